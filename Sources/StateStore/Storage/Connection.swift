@@ -1,0 +1,149 @@
+import CSQLite
+import Foundation
+
+/// One SQLite connection: explicit open flags, the store's pragmas, a cache of
+/// prepared statements, and `BEGIN IMMEDIATE` write transactions.
+///
+/// The only type (with ``Statement``) that calls SQLite. Not thread-safe on its own:
+/// ``StateStore`` keeps it inside a `Mutex`.
+final class Connection {
+    let handle: OpaquePointer
+    let path: String
+    let readOnly: Bool
+    private var statements: [String: Statement] = [:]
+
+    struct OpenOptions {
+        var readOnly = false
+        var create = true
+        var busyTimeout: Duration = .seconds(5)
+    }
+
+    init(path: String, options: OpenOptions) throws(StateStoreError) {
+        self.path = path
+        self.readOnly = options.readOnly
+        var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
+        if options.readOnly {
+            flags |= SQLITE_OPEN_READONLY
+        } else {
+            flags |= SQLITE_OPEN_READWRITE
+            if options.create { flags |= SQLITE_OPEN_CREATE }
+        }
+        var handle: OpaquePointer?
+        let code = sqlite3_open_v2(path, &handle, flags, nil)
+        guard code == SQLITE_OK, let handle else {
+            let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))
+            sqlite3_close_v2(handle)
+            throw .cannotOpen(file: path, SQLiteFailure(extendedResultCode: code, message: message))
+        }
+        self.handle = handle
+        let milliseconds = options.busyTimeout.components.seconds * 1000
+            + options.busyTimeout.components.attoseconds / 1_000_000_000_000_000
+        sqlite3_busy_timeout(handle, Int32(clamping: milliseconds))
+        // Defensive mode: no writes to the schema through PRAGMA writable_schema and
+        // friends, so a hostile import cannot corrupt the file on purpose.
+        var ignored: Int32 = 0
+        _ = csqlite_db_config_int(handle, SQLITE_DBCONFIG_DEFENSIVE, 1, &ignored)
+    }
+
+    deinit {
+        statements.removeAll()
+        sqlite3_close_v2(handle)
+    }
+
+    // MARK: Errors
+
+    /// Turns an SQLite result code into the store's typed error.
+    func error(_ code: Int32, sql: String?) -> StateStoreError {
+        let extended = code == sqlite3_errcode(handle) ? sqlite3_extended_errcode(handle) : code
+        let failure = SQLiteFailure(
+            extendedResultCode: extended,
+            message: String(cString: sqlite3_errmsg(handle)),
+            sql: sql
+        )
+        switch extended & 0xFF {
+        case SQLITE_NOTADB: return .notADatabase(file: path)
+        case SQLITE_CORRUPT: return .corrupt(file: path, detail: failure.message)
+        case SQLITE_FULL: return .diskFull(failure)
+        case SQLITE_BUSY, SQLITE_LOCKED: return .busy(failure)
+        case SQLITE_READONLY: return .readOnly(file: path, failure)
+        case SQLITE_CANTOPEN: return .cannotOpen(file: path, failure)
+        default: return .sqlite(failure)
+        }
+    }
+
+    // MARK: Statements
+
+    /// The prepared statement for `sql`, prepared on first use and kept for the connection's life.
+    func cached(_ sql: String) throws(StateStoreError) -> Statement {
+        if let statement = statements[sql] { return statement }
+        let statement = try Statement(connection: self, sql: sql, persistent: true)
+        statements[sql] = statement
+        return statement
+    }
+
+    /// Runs one or more statements that take no parameters (`sqlite3_exec`).
+    func execute(_ sql: String) throws(StateStoreError) {
+        var message: UnsafeMutablePointer<CChar>?
+        let code = sqlite3_exec(handle, sql, nil, nil, &message)
+        defer { sqlite3_free(message) }
+        guard code == SQLITE_OK else { throw error(code, sql: sql) }
+    }
+
+    /// The first column of the first row of a statement without parameters, as an integer.
+    func scalarInt(_ sql: String) throws(StateStoreError) -> Int64? {
+        let statement = try Statement(connection: self, sql: sql, persistent: false)
+        guard try statement.step() else { return nil }
+        return statement.isNull(0) ? nil : statement.int64(0)
+    }
+
+    /// Every row's first column of a statement without parameters, as text.
+    func strings(_ sql: String) throws(StateStoreError) -> [String] {
+        let statement = try Statement(connection: self, sql: sql, persistent: false)
+        var result: [String] = []
+        while try statement.step() { result.append(statement.string(0)) }
+        return result
+    }
+
+    // MARK: Transactions
+
+    /// Runs `body` in a `BEGIN IMMEDIATE` transaction: the write lock is taken up
+    /// front, so the busy timeout applies and no `SQLITE_BUSY_SNAPSHOT` can surface
+    /// half-way. Commits when `body` returns, rolls back when it throws.
+    func writeTransaction<T>(_ body: () throws(StateStoreError) -> T) throws(StateStoreError) -> T {
+        if readOnly { throw .readOnly(file: path, nil) }
+        try cached("BEGIN IMMEDIATE").run()
+        do {
+            let result = try body()
+            try cached("COMMIT").run()
+            return result
+        } catch {
+            if sqlite3_get_autocommit(handle) == 0 {
+                _ = try? cached("ROLLBACK").run()
+            }
+            throw error
+        }
+    }
+
+    /// Runs `body` in a deferred read transaction, so several queries see one snapshot.
+    func readTransaction<T>(_ body: () throws(StateStoreError) -> T) throws(StateStoreError) -> T {
+        try cached("BEGIN DEFERRED").run()
+        defer { if sqlite3_get_autocommit(handle) == 0 { _ = try? cached("COMMIT").run() } }
+        return try body()
+    }
+
+    /// Rows changed by the last INSERT, UPDATE or DELETE (`sqlite3_changes64`).
+    var changes: Int { Int(sqlite3_changes64(handle)) }
+
+    /// Frees as much of the page cache as it can (`sqlite3_db_release_memory`).
+    func releaseMemory() {
+        sqlite3_db_release_memory(handle)
+    }
+
+    /// Bytes held by this connection's page cache and statements (`SQLITE_DBSTATUS_CACHE_USED` + `STMT_USED`).
+    var memoryUsed: Int {
+        var cache: Int32 = 0, statementsUsed: Int32 = 0, high: Int32 = 0
+        sqlite3_db_status(handle, SQLITE_DBSTATUS_CACHE_USED, &cache, &high, 0)
+        sqlite3_db_status(handle, SQLITE_DBSTATUS_STMT_USED, &statementsUsed, &high, 0)
+        return Int(cache) + Int(statementsUsed)
+    }
+}

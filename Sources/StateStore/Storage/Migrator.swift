@@ -1,0 +1,72 @@
+import Foundation
+
+/// One schema step, from `migrations/NNNN_name.sql` (embedded at build time).
+struct Migration: Sendable {
+    var version: Int
+    var name: String
+    var sql: String
+}
+
+/// Applies `migrations/*.sql` in order, each in its own transaction, and records each
+/// in `schema_migrations` and `PRAGMA user_version`.
+///
+/// A database whose schema is newer than the newest embedded migration is refused
+/// with ``StateStoreError/schemaTooNew(file:found:supported:)`` before anything is written.
+struct Migrator {
+    var migrations: [Migration] = EmbeddedMigrations.all
+
+    /// The schema version this build writes and reads.
+    var latestVersion: Int { migrations.last?.version ?? 0 }
+
+    /// The migrator's own bookkeeping; every other table comes from `migrations/`.
+    private static let bookkeeping = """
+        CREATE TABLE IF NOT EXISTS schema_migrations (
+            version    INTEGER NOT NULL PRIMARY KEY,
+            name       TEXT    NOT NULL,
+            applied_at INTEGER NOT NULL
+        ) STRICT
+        """
+
+    /// The highest schema version the database records: the larger of `user_version`
+    /// and the newest row in `schema_migrations`, so a tampered header alone cannot hide one.
+    func appliedVersion(of connection: Connection) throws(StateStoreError) -> Int {
+        let header = try connection.scalarInt("PRAGMA user_version") ?? 0
+        let hasTable = try connection.scalarInt(
+            "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'schema_migrations'"
+        ) ?? 0
+        let recorded = hasTable > 0 ? try connection.scalarInt("SELECT max(version) FROM schema_migrations") ?? 0 : 0
+        return Int(max(header, recorded))
+    }
+
+    /// The migrations this database still needs, after refusing one that is too new.
+    func pending(for connection: Connection) throws(StateStoreError) -> [Migration] {
+        let applied = try appliedVersion(of: connection)
+        guard applied <= latestVersion else {
+            throw .schemaTooNew(file: connection.path, found: applied, supported: latestVersion)
+        }
+        return migrations.filter { $0.version > applied }
+    }
+
+    /// Brings the database to ``latestVersion``. Returns the migrations it applied.
+    @discardableResult
+    func migrate(_ connection: Connection) throws(StateStoreError) -> [Migration] {
+        let pending = try pending(for: connection)
+        for migration in pending {
+            try connection.writeTransaction { () throws(StateStoreError) in
+                // Checked again under the write lock: another process may have migrated meanwhile.
+                guard try appliedVersion(of: connection) < migration.version else { return }
+                try connection.execute(Self.bookkeeping)
+                try connection.execute(migration.sql)
+                let record = try connection.cached(
+                    "INSERT INTO schema_migrations(version, name, applied_at) VALUES (?1, ?2, ?3)"
+                )
+                record.bind(migration.version, at: 1)
+                record.bind(migration.name, at: 2)
+                record.bind(Int64(Date().timeIntervalSince1970 * 1000), at: 3)
+                try record.run()
+                try connection.execute("PRAGMA user_version = \(migration.version)")
+            }
+        }
+        return pending
+    }
+}

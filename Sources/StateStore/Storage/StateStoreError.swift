@@ -1,0 +1,105 @@
+import CSQLite
+
+/// The SQLite side of a failure: result codes, SQLite's own message and the SQL that failed.
+///
+/// See <https://www.sqlite.org/rescode.html> for the codes.
+public struct SQLiteFailure: Sendable, Hashable, CustomStringConvertible {
+    /// The primary result code (`SQLITE_BUSY`, `SQLITE_CORRUPT`, ...): the low 8 bits of the extended code.
+    public var resultCode: Int32 { extendedResultCode & 0xFF }
+    /// The extended result code (`SQLITE_IOERR_WRITE`, `SQLITE_BUSY_SNAPSHOT`, ...).
+    public var extendedResultCode: Int32
+    /// SQLite's message for the failure (`sqlite3_errmsg`).
+    public var message: String
+    /// The statement that failed, when there was one.
+    public var sql: String?
+
+    public init(extendedResultCode: Int32, message: String, sql: String? = nil) {
+        self.extendedResultCode = extendedResultCode
+        self.message = message
+        self.sql = sql
+    }
+
+    public var description: String {
+        var text = "SQLite error \(extendedResultCode) (\(String(cString: sqlite3_errstr(extendedResultCode)))): \(message)"
+        if let sql { text += " — while executing `\(sql)`" }
+        return text
+    }
+}
+
+/// Every failure the store reports. Each case says what went wrong and, in its
+/// ``description``, what to do about it. None of them leaves the user's data altered.
+public enum StateStoreError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The file could not be opened or created (missing folder, permissions, a directory in the way).
+    case cannotOpen(file: String, SQLiteFailure)
+    /// The file exists but is not an SQLite database. It was not modified.
+    case notADatabase(file: String)
+    /// The database is damaged (`SQLITE_CORRUPT` or a failed integrity check). It was not modified.
+    case corrupt(file: String, detail: String)
+    /// The database was migrated by a newer build than this one. It was not modified.
+    case schemaTooNew(file: String, found: Int, supported: Int)
+    /// A read-only open met a database whose schema this build would first have to migrate.
+    case schemaTooOld(file: String, found: Int, required: Int)
+    /// A write was attempted on a database opened read-only, or on a read-only file.
+    case readOnly(file: String, SQLiteFailure?)
+    /// The disk (or the database's `max_page_count`) is full. The write was rolled back; earlier states are intact.
+    case diskFull(SQLiteFailure)
+    /// Another connection held the database locked for longer than the busy timeout.
+    case busy(SQLiteFailure)
+    /// A stored state could not be decoded as the requested type.
+    case decodingFailed(path: RestorationPath, reason: String)
+    /// A state could not be encoded.
+    case encodingFailed(path: RestorationPath, reason: String)
+    /// A stored state's bytes no longer match the checksum written with them.
+    case checksumMismatch(path: RestorationPath)
+    /// An encoded state is larger than ``StateStore/Options/maximumStateSize``.
+    case stateTooLarge(path: RestorationPath, byteCount: Int, limit: Int)
+    /// A restoration path is empty, too long, or has a component SQLite paths cannot hold.
+    case invalidPath(String, reason: String)
+    /// Any other SQLite failure.
+    case sqlite(SQLiteFailure)
+
+    /// The SQLite details behind the error, when SQLite reported it.
+    public var sqliteFailure: SQLiteFailure? {
+        switch self {
+        case .cannotOpen(_, let failure), .diskFull(let failure), .busy(let failure), .sqlite(let failure):
+            failure
+        case .readOnly(_, let failure):
+            failure
+        default:
+            nil
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .cannotOpen(let file, let failure):
+            "Cannot open the state database at \(file): \(failure.message). Check that the folder exists and is writable by this user."
+        case .notADatabase(let file):
+            "\(file) is not an SQLite database. It was left untouched; move it aside (or point --db elsewhere) to start a new store."
+        case .corrupt(let file, let detail):
+            "The state database at \(file) is damaged (\(detail)). It was left untouched; restore a backup, or use StateStore.openOrRecover to move it aside and start fresh."
+        case .schemaTooNew(let file, let found, let supported):
+            "The state database at \(file) has schema version \(found), newer than the \(supported) this build knows. It was left untouched; run a newer build of the app or statectl."
+        case .schemaTooOld(let file, let found, let required):
+            "The state database at \(file) has schema version \(found) and this build reads version \(required). Run `statectl migrate --db \(file)` first."
+        case .readOnly(let file, _):
+            "The state database at \(file) is read-only here. Open it without the read-only option, or fix the file's permissions."
+        case .diskFull(let failure):
+            "The disk holding the state database is full (\(failure.message)). The write was rolled back and earlier states are intact; free some space and save again."
+        case .busy(let failure):
+            "The state database stayed locked by another connection longer than the busy timeout (\(failure.message)). Retry, or raise StateStore.Options.busyTimeout."
+        case .decodingFailed(let path, let reason):
+            "The state at \(path) could not be decoded: \(reason). Quarantine it (StateStore.quarantine) or migrate the type."
+        case .encodingFailed(let path, let reason):
+            "The state for \(path) could not be encoded: \(reason)."
+        case .checksumMismatch(let path):
+            "The state at \(path) no longer matches its checksum; it was changed outside StateStore. Quarantine it; `statectl inspect --quarantine` shows it."
+        case .stateTooLarge(let path, let byteCount, let limit):
+            "The state for \(path) encodes to \(byteCount) bytes, over the \(limit)-byte limit. Keep large data in files or caches and store a reference, or raise StateStore.Options.maximumStateSize."
+        case .invalidPath(let path, let reason):
+            "\"\(path)\" is not a valid restoration path: \(reason)."
+        case .sqlite(let failure):
+            failure.description
+        }
+    }
+}

@@ -1,0 +1,116 @@
+import CSQLite
+import Foundation
+
+/// A prepared statement, owned by one ``Connection`` and reused for every execution.
+///
+/// Not thread-safe: it is only touched while its connection's lock is held.
+final class Statement {
+    let handle: OpaquePointer
+    let sql: String
+    unowned let connection: Connection
+
+    init(connection: Connection, sql: String, persistent: Bool) throws(StateStoreError) {
+        self.connection = connection
+        self.sql = sql
+        var handle: OpaquePointer?
+        let flags = persistent ? UInt32(SQLITE_PREPARE_PERSISTENT) : 0
+        let code = sqlite3_prepare_v3(connection.handle, sql, -1, flags, &handle, nil)
+        guard code == SQLITE_OK, let handle else {
+            throw connection.error(code, sql: sql)
+        }
+        self.handle = handle
+    }
+
+    deinit {
+        sqlite3_finalize(handle)
+    }
+
+    // MARK: Binding (1-based indices, as in SQLite)
+
+    func bind(_ value: String, at index: Int32) {
+        sqlite3_bind_text(handle, index, value, -1, csqlite_transient())
+    }
+
+    func bind(_ value: Int64, at index: Int32) {
+        sqlite3_bind_int64(handle, index, value)
+    }
+
+    func bind(_ value: Int, at index: Int32) {
+        sqlite3_bind_int64(handle, index, Int64(value))
+    }
+
+    func bind(_ value: Double, at index: Int32) {
+        sqlite3_bind_double(handle, index, value)
+    }
+
+    func bindNull(at index: Int32) {
+        sqlite3_bind_null(handle, index)
+    }
+
+    /// Binds bytes without copying them: the buffer must stay valid until ``reset()``.
+    func bindBorrowed(_ bytes: UnsafeRawBufferPointer, at index: Int32) {
+        // A zero-length blob still needs a non-NULL pointer, or SQLite stores NULL.
+        let base = bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!
+        sqlite3_bind_blob64(handle, index, base, sqlite3_uint64(bytes.count), csqlite_static())
+    }
+
+    // MARK: Stepping
+
+    /// Steps once: `true` when a row is available, `false` when the statement is done.
+    func step() throws(StateStoreError) -> Bool {
+        let code = sqlite3_step(handle)
+        switch code {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default: throw connection.error(code, sql: sql)
+        }
+    }
+
+    /// Runs the statement to completion, ignoring any rows.
+    func run() throws(StateStoreError) {
+        defer { reset() }
+        while try step() {}
+    }
+
+    /// Resets the statement and drops its bindings, so borrowed buffers are released.
+    func reset() {
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+    }
+
+    // MARK: Columns (0-based indices, as in SQLite)
+
+    func int64(_ column: Int32) -> Int64 {
+        sqlite3_column_int64(handle, column)
+    }
+
+    func int(_ column: Int32) -> Int {
+        Int(sqlite3_column_int64(handle, column))
+    }
+
+    func double(_ column: Int32) -> Double {
+        sqlite3_column_double(handle, column)
+    }
+
+    func isNull(_ column: Int32) -> Bool {
+        sqlite3_column_type(handle, column) == SQLITE_NULL
+    }
+
+    func string(_ column: Int32) -> String {
+        guard let text = sqlite3_column_text(handle, column) else { return "" }
+        return String(cString: text)
+    }
+
+    func data(_ column: Int32) -> Data {
+        let count = Int(sqlite3_column_bytes(handle, column))
+        guard count > 0, let bytes = sqlite3_column_blob(handle, column) else { return Data() }
+        return Data(bytes: bytes, count: count)
+    }
+}
+
+extension Data {
+    /// `withUnsafeBytes` for closures with typed throws.
+    func withBorrowedBytes<R>(_ body: (UnsafeRawBufferPointer) throws(StateStoreError) -> R) throws(StateStoreError) -> R {
+        try withUnsafeBytes { raw in Result { () throws(StateStoreError) -> R in try body(raw) } }.get()
+    }
+}

@@ -1,0 +1,88 @@
+/// Where a state lives in the store: the chain of restoration identifiers from the
+/// root, joined by `/` — `"root/nav/compose"`.
+///
+/// Components are non-empty, contain no `/` and no control characters (NUL included),
+/// and the whole path is at most ``maximumLength`` UTF-8 bytes. Any other Unicode,
+/// quotes and SQL metacharacters included, is fine: paths are always bound as
+/// parameters, never spliced into SQL.
+///
+/// A string literal that is not a valid path is a programmer error and traps, as
+/// `StaticString` misuse would; build paths from runtime strings with ``init(validating:)``.
+public struct RestorationPath: Hashable, Sendable, Comparable, Codable,
+    ExpressibleByStringLiteral, CustomStringConvertible
+{
+    /// The longest path accepted, in UTF-8 bytes.
+    public static let maximumLength = 1024
+
+    /// The identifiers from the root down.
+    public let components: [String]
+
+    /// The path as stored: components joined by `/`.
+    public let rawValue: String
+
+    /// Validates `string` (components separated by `/`).
+    public init(validating string: String) throws(StateStoreError) {
+        try self.init(components: string.split(separator: "/", omittingEmptySubsequences: false).map(String.init))
+    }
+
+    /// Validates each component and joins them.
+    public init(components: [String]) throws(StateStoreError) {
+        let joined = components.joined(separator: "/")
+        guard !components.isEmpty else { throw .invalidPath(joined, reason: "it has no components") }
+        for component in components {
+            if let problem = Self.problem(with: component) { throw .invalidPath(joined, reason: problem) }
+        }
+        guard joined.utf8.count <= Self.maximumLength else {
+            throw .invalidPath(joined, reason: "it is longer than \(Self.maximumLength) UTF-8 bytes")
+        }
+        self.components = components
+        self.rawValue = joined
+    }
+
+    public init(stringLiteral value: String) {
+        do {
+            try self.init(validating: value)
+        } catch {
+            preconditionFailure("\(error)")
+        }
+    }
+
+    /// Why `component` cannot be a path component, or `nil` when it can.
+    public static func problem(with component: String) -> String? {
+        if component.isEmpty { return "a component is empty" }
+        if component.contains("/") { return "the component \"\(component)\" contains \"/\"" }
+        if component.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+            return "the component \"\(component.debugDescription)\" contains a control character"
+        }
+        return nil
+    }
+
+    /// This path with `identifier` appended.
+    public func appending(_ identifier: String) throws(StateStoreError) -> RestorationPath {
+        try RestorationPath(components: components + [identifier])
+    }
+
+    /// The path one level up, or `nil` for a root path.
+    public var parent: RestorationPath? {
+        components.count > 1 ? try? RestorationPath(components: Array(components.dropLast())) : nil
+    }
+
+    /// Whether `self` is `other` or lies below it.
+    public func hasPrefix(_ other: RestorationPath) -> Bool {
+        components.starts(with: other.components)
+    }
+
+    public var description: String { rawValue }
+
+    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        try self.init(validating: container.decode(String.self))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
+}

@@ -1,0 +1,163 @@
+import Foundation
+
+/// A memory-pressure event as the application handled it, stored in `pressure_events`.
+public struct PressureEvent: Sendable, Hashable, Codable {
+    public var occurredAt: Date
+    public var level: MemoryPressureLevel
+    /// Effective available memory (host or cgroup, whichever is tighter) when the event was raised.
+    public var availableBytes: UInt64
+    /// Resident set size before and after the application released its caches.
+    public var rssBefore: UInt64
+    public var rssAfter: UInt64
+    /// How long the response took, from the warning to the last cache released.
+    public var duration: Duration
+
+    /// Bytes the response gave back (never negative).
+    public var bytesFreed: UInt64 { rssBefore > rssAfter ? rssBefore - rssAfter : 0 }
+
+    public init(
+        occurredAt: Date, level: MemoryPressureLevel, availableBytes: UInt64,
+        rssBefore: UInt64, rssAfter: UInt64, duration: Duration
+    ) {
+        self.occurredAt = occurredAt
+        self.level = level
+        self.availableBytes = availableBytes
+        self.rssBefore = rssBefore
+        self.rssAfter = rssAfter
+        self.duration = duration
+    }
+}
+
+extension Duration {
+    var storedMicroseconds: Int64 {
+        components.seconds * 1_000_000 + components.attoseconds / 1_000_000_000_000
+    }
+}
+
+extension StateStore {
+    // MARK: Pressure events
+
+    /// Appends a handled memory-pressure event.
+    public func recordPressureEvent(_ event: PressureEvent) throws(StateStoreError) {
+        try write { (transaction) throws(StateStoreError) in try transaction.recordPressureEvent(event) }
+    }
+
+    /// The newest `limit` pressure events, newest first.
+    public func pressureEvents(limit: Int = 100) throws(StateStoreError) -> [PressureEvent] {
+        try withConnection { (connection) throws(StateStoreError) -> [PressureEvent] in
+            let statement = try connection.cached("""
+                SELECT occurred_at, level, available_bytes, rss_before, rss_after, duration_us
+                FROM pressure_events ORDER BY id DESC LIMIT ?1
+                """)
+            defer { statement.reset() }
+            statement.bind(max(0, limit), at: 1)
+            var events: [PressureEvent] = []
+            while try statement.step() {
+                events.append(PressureEvent(
+                    occurredAt: Date(storedMilliseconds: statement.int64(0)),
+                    level: MemoryPressureLevel(rawValue: statement.int(1)) ?? .normal,
+                    availableBytes: UInt64(max(0, statement.int64(2))),
+                    rssBefore: UInt64(max(0, statement.int64(3))),
+                    rssAfter: UInt64(max(0, statement.int64(4))),
+                    duration: .microseconds(statement.int64(5))
+                ))
+            }
+            return events
+        }
+    }
+
+    // MARK: Hierarchy archive
+
+    /// The archived window hierarchy for `scene`, or `nil`. `setAside` reads the copy the
+    /// crash-loop guard moved aside instead of the live one.
+    public func hierarchyArchive(scene: String = "main", setAside: Bool = false) throws(StateStoreError) -> Data? {
+        try withConnection { (connection) throws(StateStoreError) -> Data? in
+            let statement = try connection.cached("SELECT archive FROM hierarchy WHERE scene = ?1 AND set_aside = ?2")
+            defer { statement.reset() }
+            statement.bind(scene, at: 1)
+            statement.bind(setAside ? 1 : 0, at: 2)
+            return try statement.step() ? statement.data(0) : nil
+        }
+    }
+
+    /// Moves the live archive of `scene` aside (replacing an older set-aside copy), so the next
+    /// launch starts fresh while the archive stays available for inspection.
+    @discardableResult
+    public func setHierarchyArchiveAside(scene: String = "main") throws(StateStoreError) -> Bool {
+        try write { (transaction) throws(StateStoreError) in
+            let drop = try transaction.connection.cached("DELETE FROM hierarchy WHERE scene = ?1 AND set_aside = 1")
+            drop.bind(scene, at: 1)
+            try drop.run()
+            let move = try transaction.connection.cached(
+                "UPDATE hierarchy SET set_aside = 1 WHERE scene = ?1 AND set_aside = 0"
+            )
+            move.bind(scene, at: 1)
+            try move.run()
+            return transaction.connection.changes > 0
+        }
+    }
+
+    // MARK: Metadata
+
+    /// A value from the `metadata` table.
+    public func metadata(_ key: String) throws(StateStoreError) -> String? {
+        try withConnection { (connection) throws(StateStoreError) -> String? in
+            let statement = try connection.cached("SELECT value FROM metadata WHERE key = ?1")
+            defer { statement.reset() }
+            statement.bind(key, at: 1)
+            return try statement.step() ? statement.string(0) : nil
+        }
+    }
+
+    /// Sets (or, with `nil`, removes) a value in the `metadata` table.
+    public func setMetadata(_ key: String, to value: String?) throws(StateStoreError) {
+        try write { (transaction) throws(StateStoreError) in try transaction.setMetadata(key, to: value) }
+    }
+}
+
+extension StateStore.WriteTransaction {
+    /// Appends a handled memory-pressure event.
+    public func recordPressureEvent(_ event: PressureEvent) throws(StateStoreError) {
+        let statement = try connection.cached("""
+            INSERT INTO pressure_events(occurred_at, level, available_bytes, rss_before, rss_after, duration_us)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+            """)
+        statement.bind(event.occurredAt.storedMilliseconds, at: 1)
+        statement.bind(event.level.rawValue, at: 2)
+        statement.bind(Int64(clamping: event.availableBytes), at: 3)
+        statement.bind(Int64(clamping: event.rssBefore), at: 4)
+        statement.bind(Int64(clamping: event.rssAfter), at: 5)
+        statement.bind(event.duration.storedMicroseconds, at: 6)
+        try statement.run()
+    }
+
+    /// Replaces the live hierarchy archive of `scene`.
+    public func setHierarchyArchive(_ archive: Data, scene: String = "main") throws(StateStoreError) {
+        let statement = try connection.cached("""
+            INSERT INTO hierarchy(scene, set_aside, archive, updated_at) VALUES (?1, 0, ?2, ?3)
+            ON CONFLICT(scene, set_aside) DO UPDATE SET archive = excluded.archive, updated_at = excluded.updated_at
+            """)
+        try archive.withBorrowedBytes { (raw) throws(StateStoreError) in
+            statement.bind(scene, at: 1)
+            statement.bindBorrowed(raw, at: 2)
+            statement.bind(Date().storedMilliseconds, at: 3)
+            try statement.run()
+        }
+    }
+
+    /// Sets (or, with `nil`, removes) a value in the `metadata` table.
+    public func setMetadata(_ key: String, to value: String?) throws(StateStoreError) {
+        if let value {
+            let statement = try connection.cached(
+                "INSERT INTO metadata(key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value"
+            )
+            statement.bind(key, at: 1)
+            statement.bind(value, at: 2)
+            try statement.run()
+        } else {
+            let statement = try connection.cached("DELETE FROM metadata WHERE key = ?1")
+            statement.bind(key, at: 1)
+            try statement.run()
+        }
+    }
+}

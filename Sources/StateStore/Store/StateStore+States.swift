@@ -1,0 +1,175 @@
+import Foundation
+
+/// The JSON coders shared by every store. Sorted keys make equal values encode to
+/// equal bytes even for dictionaries (whose order is randomised per process).
+enum StateCoding {
+    static func encoder() -> JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .millisecondsSince1970
+        return encoder
+    }
+
+    static func decoder() -> JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .millisecondsSince1970
+        return decoder
+    }
+
+    static func encode<T: Encodable>(_ value: T, for path: RestorationPath) throws(StateStoreError) -> Data {
+        do {
+            return try encoder().encode(value)
+        } catch {
+            throw .encodingFailed(path: path, reason: String(describing: error))
+        }
+    }
+
+    static func decode<T: Decodable>(_ type: T.Type, from bytes: Data, at path: RestorationPath) throws(StateStoreError) -> T {
+        do {
+            return try decoder().decode(type, from: bytes)
+        } catch {
+            throw .decodingFailed(path: path, reason: Self.describe(error))
+        }
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        guard let error = error as? DecodingError else { return String(describing: error) }
+        func at(_ context: DecodingError.Context) -> String {
+            let keys = context.codingPath.map(\.stringValue).joined(separator: ".")
+            return keys.isEmpty ? context.debugDescription : "\(keys): \(context.debugDescription)"
+        }
+        switch error {
+        case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
+            return at(context)
+        case .keyNotFound(let key, let context):
+            return "missing key \"\(key.stringValue)\"" + (context.codingPath.isEmpty ? "" : " in \(at(context))")
+        @unknown default:
+            return String(describing: error)
+        }
+    }
+}
+
+extension StateStore {
+    // MARK: Saving
+
+    /// Encodes `value` as JSON and stores it under `path`.
+    ///
+    /// When the stored row already holds the same bytes, version and type, nothing is
+    /// written and the generation stays the same (`wrote == false`).
+    @discardableResult
+    public func save<T: Codable & Sendable>(
+        _ value: T, for path: RestorationPath, version: Int = 1
+    ) throws(StateStoreError) -> SaveResult {
+        let bytes = try StateCoding.encode(value, for: path)
+        return try save(encoded: bytes, encoding: .json, typeName: String(reflecting: T.self), version: version, for: path)
+    }
+
+    /// Stores already-encoded bytes under `path`.
+    @discardableResult
+    public func save(
+        encoded bytes: Data, encoding: StateEncoding, typeName: String, version: Int, for path: RestorationPath
+    ) throws(StateStoreError) -> SaveResult {
+        try write { (transaction) throws(StateStoreError) in
+            try transaction.save(encoded: bytes, encoding: encoding, typeName: typeName, version: version, for: path)
+        }
+    }
+
+    // MARK: Reading
+
+    /// Decodes the state stored under `path`, or returns `nil` when there is none.
+    ///
+    /// Throws ``StateStoreError/checksumMismatch(path:)`` when the bytes were altered
+    /// outside the store, and ``StateStoreError/decodingFailed(path:reason:)`` when they
+    /// do not decode as `T`. Either way the row stays where it is; see ``quarantine(_:reason:)``.
+    public func restore<T: Codable & Sendable>(_ type: T.Type, for path: RestorationPath) throws(StateStoreError) -> T? {
+        guard let state = try state(at: path) else { return nil }
+        guard state.checksumIsValid else { throw .checksumMismatch(path: path) }
+        return try StateCoding.decode(type, from: state.bytes, at: path)
+    }
+
+    /// The row stored under `path`, bytes included, or `nil`.
+    public func state(at path: RestorationPath) throws(StateStoreError) -> StoredState? {
+        try withConnection { (connection) throws(StateStoreError) -> StoredState? in
+            let statement = try connection.cached("""
+                SELECT type_name, version, generation, encoding, checksum, updated_at, bytes
+                FROM states WHERE path = ?1
+                """)
+            defer { statement.reset() }
+            statement.bind(path.rawValue, at: 1)
+            guard try statement.step() else { return nil }
+            return StoredState(
+                path: path,
+                typeName: statement.string(0),
+                version: statement.int(1),
+                generation: statement.int64(2),
+                encoding: StateEncoding(rawValue: statement.string(3)) ?? .binary,
+                checksum: statement.int64(4),
+                updatedAt: Date(storedMilliseconds: statement.int64(5)),
+                bytes: statement.data(6)
+            )
+        }
+    }
+
+    /// The generation stored under `path`, or `nil`: a cheap way to ask whether a row changed.
+    public func generation(at path: RestorationPath) throws(StateStoreError) -> Int64? {
+        try withConnection { (connection) throws(StateStoreError) -> Int64? in
+            let statement = try connection.cached("SELECT generation FROM states WHERE path = ?1")
+            defer { statement.reset() }
+            statement.bind(path.rawValue, at: 1)
+            return try statement.step() ? statement.int64(0) : nil
+        }
+    }
+
+    /// Every stored state at `prefix` or below it (all of them when `prefix` is `nil`), sorted by path.
+    public func entries(under prefix: RestorationPath? = nil) throws(StateStoreError) -> [Entry] {
+        try withConnection { (connection) throws(StateStoreError) -> [Entry] in
+            let columns = "path, version, length(bytes), updated_at, type_name, generation, encoding"
+            let statement: Statement
+            if let prefix {
+                // "a/b" and everything in ["a/b/", "a/b0"): "0" is the byte after "/".
+                statement = try connection.cached("""
+                    SELECT \(columns) FROM states
+                    WHERE path = ?1 OR (path >= ?1 || '/' AND path < ?1 || '0') ORDER BY path
+                    """)
+                statement.bind(prefix.rawValue, at: 1)
+            } else {
+                statement = try connection.cached("SELECT \(columns) FROM states ORDER BY path")
+            }
+            defer { statement.reset() }
+            var entries: [Entry] = []
+            while try statement.step() {
+                guard let path = try? RestorationPath(validating: statement.string(0)) else { continue }
+                entries.append(Entry(
+                    path: path,
+                    version: statement.int(1),
+                    byteCount: statement.int(2),
+                    updatedAt: Date(storedMilliseconds: statement.int64(3)),
+                    typeName: statement.string(4),
+                    generation: statement.int64(5),
+                    encoding: StateEncoding(rawValue: statement.string(6)) ?? .binary
+                ))
+            }
+            return entries
+        }
+    }
+
+    // MARK: Removing
+
+    /// Removes the state stored exactly at `path`. Returns whether there was one.
+    @discardableResult
+    public func remove(_ path: RestorationPath) throws(StateStoreError) -> Bool {
+        try write { (transaction) throws(StateStoreError) in try transaction.remove(path) }
+    }
+
+    /// Removes the states at `prefix` and below it. Returns how many were removed.
+    @discardableResult
+    public func removeAll(under prefix: RestorationPath) throws(StateStoreError) -> Int {
+        try write { (transaction) throws(StateStoreError) in try transaction.removeAll(under: prefix) }
+    }
+
+    /// Removes every state last written before `date`. Returns how many were removed.
+    @discardableResult
+    public func removeAll(updatedBefore date: Date) throws(StateStoreError) -> Int {
+        try write { (transaction) throws(StateStoreError) in try transaction.removeAll(updatedBefore: date) }
+    }
+}

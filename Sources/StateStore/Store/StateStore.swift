@@ -1,0 +1,213 @@
+import CSQLite
+import Foundation
+import Synchronization
+
+/// A Sendable store of restorable controller state in one SQLite database.
+///
+/// ```swift
+/// let store = try StateStore(path: StateStore.defaultPath(appName: "mail"))
+/// try store.save(draft, for: "root/inbox/compose")
+/// let restored = try store.restore(Draft.self, for: "root/inbox/compose")
+/// ```
+///
+/// The file is created with mode 0600 in a folder created 0700, opened in WAL mode
+/// with `synchronous=NORMAL` (see ``Options/Synchronous``), checked, and migrated
+/// with the SQL in `migrations/`. A file that is not a database, is damaged, or
+/// comes from a newer build is refused with a typed error and left untouched.
+///
+/// One connection serves every thread, behind a `Mutex`; encoding and decoding
+/// happen outside the lock. Writes run in `BEGIN IMMEDIATE` transactions with
+/// statements prepared once.
+public final class StateStore: Sendable {
+    /// How the store opens and writes its database.
+    public struct Options: Sendable {
+        /// `PRAGMA synchronous` in WAL mode. See <https://www.sqlite.org/pragma.html#pragma_synchronous>.
+        public enum Synchronous: String, Sendable, CaseIterable {
+            /// Committed saves survive an application crash; the last ones may be lost on power loss. The default.
+            case normal = "NORMAL"
+            /// Every commit is synced to disk: saves also survive power loss, at the cost of an fsync each.
+            case full = "FULL"
+        }
+
+        /// What to verify when a database is opened.
+        public enum OpenCheck: Sendable {
+            /// Only that the file is an SQLite database whose schema can be read.
+            case header
+            /// `PRAGMA quick_check`: every page is read once, so damage is reported at open as
+            /// ``StateStoreError/corrupt(file:detail:)`` instead of on a later save. The default.
+            case quick
+        }
+
+        public var synchronous: Synchronous = .normal
+        /// How long a write waits for another connection's lock before ``StateStoreError/busy(_:)``.
+        public var busyTimeout: Duration = .seconds(5)
+        /// Open without writing anything: no migration, no pragmas that write. Saves throw ``StateStoreError/readOnly(file:_:)``.
+        public var readOnly = false
+        public var openCheck: OpenCheck = .quick
+        /// The largest encoded state accepted by ``StateStore/save(_:for:version:)``, in bytes. Default 1 MiB.
+        public var maximumStateSize = 1 << 20
+
+        public init(
+            synchronous: Synchronous = .normal,
+            busyTimeout: Duration = .seconds(5),
+            readOnly: Bool = false,
+            openCheck: OpenCheck = .quick,
+            maximumStateSize: Int = 1 << 20
+        ) {
+            self.synchronous = synchronous
+            self.busyTimeout = busyTimeout
+            self.readOnly = readOnly
+            self.openCheck = openCheck
+            self.maximumStateSize = maximumStateSize
+        }
+    }
+
+    /// The database file, or `":memory:"`.
+    public let path: String
+    public let options: Options
+    /// The schema version of the open database (equal to ``latestSchemaVersion`` unless read-only).
+    public let schemaVersion: Int
+    /// The schema version this build writes.
+    public static var latestSchemaVersion: Int { Migrator().latestVersion }
+
+    let connection: Mutex<Connection>
+
+    /// Opens (creating and migrating when needed) the database at `path`.
+    public init(path: String, options: Options = .init()) throws(StateStoreError) {
+        self.path = path
+        self.options = options
+        let isMemory = path == ":memory:" || path.isEmpty
+        if !isMemory && !options.readOnly {
+            try Self.prepareFile(at: path)
+        }
+        let connection = try Connection(
+            path: path,
+            options: .init(readOnly: options.readOnly, create: !options.readOnly, busyTimeout: options.busyTimeout)
+        )
+        try Self.probe(connection, check: options.openCheck)
+        let migrator = Migrator()
+        if options.readOnly {
+            let found = try migrator.appliedVersion(of: connection)
+            guard found <= migrator.latestVersion else {
+                throw .schemaTooNew(file: path, found: found, supported: migrator.latestVersion)
+            }
+            guard found == migrator.latestVersion else {
+                throw .schemaTooOld(file: path, found: found, required: migrator.latestVersion)
+            }
+            schemaVersion = found
+        } else {
+            // Refuse a newer schema before the first write: the file must stay byte-for-byte as it was.
+            _ = try migrator.pending(for: connection)
+            if !isMemory {
+                let mode = try connection.strings("PRAGMA journal_mode = WAL").first
+                guard mode == "wal" else {
+                    throw .sqlite(SQLiteFailure(
+                        extendedResultCode: SQLITE_ERROR,
+                        message: "the database could not be switched to WAL mode (it reports \(mode ?? "nothing"))",
+                        sql: "PRAGMA journal_mode = WAL"
+                    ))
+                }
+            }
+            try connection.execute("PRAGMA synchronous = \(options.synchronous.rawValue)")
+            try migrator.migrate(connection)
+            schemaVersion = migrator.latestVersion
+        }
+        self.connection = Mutex(connection)
+    }
+
+    /// A private in-memory store: the same schema and behaviour, nothing on disk.
+    public static func inMemory(options: Options = .init()) throws(StateStoreError) -> StateStore {
+        try StateStore(path: ":memory:", options: options)
+    }
+
+    /// `$XDG_STATE_HOME/<appName>/state.sqlite`, else `~/.local/state/<appName>/state.sqlite`
+    /// (the XDG Base Directory default). A relative `XDG_STATE_HOME` is ignored, as the spec says.
+    public static func defaultPath(appName: String) -> String {
+        let environment = ProcessInfo.processInfo.environment
+        let base: String
+        if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") {
+            base = state
+        } else {
+            let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+            base = home + "/.local/state"
+        }
+        return base + "/" + appName + "/state.sqlite"
+    }
+
+    // MARK: Opening
+
+    /// Creates missing folders with mode 0700 and a missing file with mode 0600, so
+    /// SQLite (which would use 0644) never makes restoration state world-readable.
+    private static func prepareFile(at path: String) throws(StateStoreError) {
+        let folder = (path as NSString).deletingLastPathComponent
+        if !folder.isEmpty {
+            var isDirectory: ObjCBool = false
+            if !FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory) {
+                do {
+                    try FileManager.default.createDirectory(
+                        atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700]
+                    )
+                } catch {
+                    throw .cannotOpen(file: path, SQLiteFailure(
+                        extendedResultCode: SQLITE_CANTOPEN,
+                        message: "cannot create the folder \(folder): \(error.localizedDescription)"
+                    ))
+                }
+            }
+        }
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            throw .cannotOpen(file: path, SQLiteFailure(
+                extendedResultCode: SQLITE_CANTOPEN, message: String(cString: strerror(errno))
+            ))
+        }
+        close(descriptor)
+    }
+
+    /// SQLite opens any file and fails only on the first statement; read the schema
+    /// (and, by default, every page) now so a bad file is reported at open, untouched.
+    private static func probe(_ connection: Connection, check: Options.OpenCheck) throws(StateStoreError) {
+        _ = try connection.scalarInt("SELECT count(*) FROM sqlite_schema")
+        guard check == .quick else { return }
+        let problems = try connection.strings("PRAGMA quick_check(5)")
+        if problems != ["ok"] {
+            throw .corrupt(file: connection.path, detail: problems.joined(separator: "; "))
+        }
+    }
+
+    // MARK: Access
+
+    /// Runs `body` with the connection, under the lock.
+    func withConnection<T: Sendable>(_ body: (Connection) throws(StateStoreError) -> T) throws(StateStoreError) -> T {
+        try connection.withLock { (connection: inout Connection) throws(StateStoreError) -> T in
+            try body(connection)
+        }
+    }
+
+    /// Runs `body` in one `BEGIN IMMEDIATE` transaction: everything it writes
+    /// commits together or not at all.
+    ///
+    /// ```swift
+    /// try store.write { transaction in
+    ///     try transaction.save(inbox, for: "root/inbox")
+    ///     try transaction.remove("root/inbox/compose")
+    /// }
+    /// ```
+    public func write<T: Sendable>(_ body: (WriteTransaction) throws(StateStoreError) -> T) throws(StateStoreError) -> T {
+        try withConnection { (connection) throws(StateStoreError) -> T in
+            try connection.writeTransaction { () throws(StateStoreError) -> T in
+                try body(WriteTransaction(connection: connection, store: self))
+            }
+        }
+    }
+
+    /// Asks SQLite to give back the memory its page cache holds. Called on memory warnings.
+    public func releaseMemory() {
+        connection.withLock { $0.releaseMemory() }
+    }
+
+    /// Bytes held by the connection's page cache and prepared statements.
+    public var memoryUsed: Int {
+        connection.withLock { $0.memoryUsed }
+    }
+}

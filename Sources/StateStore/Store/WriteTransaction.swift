@@ -1,0 +1,98 @@
+import Foundation
+
+extension StateStore {
+    /// The writes of one ``StateStore/write(_:)`` call. Everything done through it
+    /// commits together when the closure returns, or rolls back when it throws.
+    ///
+    /// Valid only inside that closure; do not keep it.
+    public struct WriteTransaction {
+        let connection: Connection
+        let store: StateStore
+
+        // MARK: States
+
+        /// Encodes `value` as JSON and stores it under `path`; see ``StateStore/save(_:for:version:)``.
+        @discardableResult
+        public func save<T: Codable & Sendable>(
+            _ value: T, for path: RestorationPath, version: Int = 1
+        ) throws(StateStoreError) -> SaveResult {
+            let bytes = try StateCoding.encode(value, for: path)
+            return try save(encoded: bytes, encoding: .json, typeName: String(reflecting: T.self), version: version, for: path)
+        }
+
+        /// Stores already-encoded bytes under `path`.
+        @discardableResult
+        public func save(
+            encoded bytes: Data, encoding: StateEncoding, typeName: String, version: Int, for path: RestorationPath
+        ) throws(StateStoreError) -> SaveResult {
+            let limit = store.options.maximumStateSize
+            guard bytes.count <= limit else {
+                throw .stateTooLarge(path: path, byteCount: bytes.count, limit: limit)
+            }
+            let checksum = Checksum.stored(bytes)
+            let upsert = try connection.cached("""
+                INSERT INTO states(path, type_name, version, generation, encoding, checksum, updated_at, bytes)
+                VALUES (?1, ?2, ?3, 1, ?4, ?5, ?6, ?7)
+                ON CONFLICT(path) DO UPDATE SET
+                    type_name = excluded.type_name, version = excluded.version,
+                    generation = states.generation + 1, encoding = excluded.encoding,
+                    checksum = excluded.checksum, updated_at = excluded.updated_at, bytes = excluded.bytes
+                WHERE states.checksum != excluded.checksum OR states.version != excluded.version
+                    OR states.type_name != excluded.type_name OR states.encoding != excluded.encoding
+                    OR length(states.bytes) != length(excluded.bytes)
+                RETURNING generation
+                """)
+            let written = try bytes.withBorrowedBytes { (raw) throws(StateStoreError) -> Int64? in
+                defer { upsert.reset() }
+                upsert.bind(path.rawValue, at: 1)
+                upsert.bind(typeName, at: 2)
+                upsert.bind(version, at: 3)
+                upsert.bind(encoding.rawValue, at: 4)
+                upsert.bind(checksum, at: 5)
+                upsert.bind(Date().storedMilliseconds, at: 6)
+                upsert.bindBorrowed(raw, at: 7)
+                guard try upsert.step() else { return nil }
+                let generation = upsert.int64(0)
+                while try upsert.step() {}
+                return generation
+            }
+            if let written { return SaveResult(generation: written, wrote: true) }
+            let current = try connection.cached("SELECT generation FROM states WHERE path = ?1")
+            defer { current.reset() }
+            current.bind(path.rawValue, at: 1)
+            _ = try current.step()
+            return SaveResult(generation: current.int64(0), wrote: false)
+        }
+
+        /// Removes the state stored exactly at `path`. Returns whether there was one.
+        @discardableResult
+        public func remove(_ path: RestorationPath) throws(StateStoreError) -> Bool {
+            let statement = try connection.cached("DELETE FROM states WHERE path = ?1")
+            statement.bind(path.rawValue, at: 1)
+            try statement.run()
+            return sqlite3Changes > 0
+        }
+
+        /// Removes the states at `prefix` and below. Returns how many.
+        @discardableResult
+        public func removeAll(under prefix: RestorationPath) throws(StateStoreError) -> Int {
+            let statement = try connection.cached(
+                "DELETE FROM states WHERE path = ?1 OR (path >= ?1 || '/' AND path < ?1 || '0')"
+            )
+            statement.bind(prefix.rawValue, at: 1)
+            try statement.run()
+            return sqlite3Changes
+        }
+
+        /// Removes every state last written before `date`. Returns how many.
+        @discardableResult
+        public func removeAll(updatedBefore date: Date) throws(StateStoreError) -> Int {
+            let statement = try connection.cached("DELETE FROM states WHERE updated_at < ?1")
+            statement.bind(date.storedMilliseconds, at: 1)
+            try statement.run()
+            return sqlite3Changes
+        }
+
+        var sqlite3Changes: Int { connection.changes }
+    }
+}

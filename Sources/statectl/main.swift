@@ -1,0 +1,2 @@
+import StateStore
+print(StateStore.latestSchemaVersion)
