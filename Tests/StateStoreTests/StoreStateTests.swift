@@ -1,0 +1,185 @@
+import Foundation
+import Testing
+@testable import StateStore
+
+@Suite("Saving and restoring")
+struct StoreStateTests {
+    let folder = TemporaryFolder()
+    var path: String { folder.file("state.sqlite") }
+
+    @Test func roundTripsACodableStruct() throws {
+        let store = try StateStore(path: path)
+        let draft = Draft(
+            to: ["ada@example.org", "grace@example.org"], subject: "Lunch?", body: "Thursday\nat noon",
+            attachments: ["menu.pdf": 2048, "map.png": 512], sentAt: Date(timeIntervalSince1970: 1_700_000_000.123)
+        )
+        let result = try store.save(draft, for: "root/inbox/compose", version: 3)
+        #expect(result == .init(generation: 1, wrote: true))
+        #expect(try store.restore(Draft.self, for: "root/inbox/compose") == draft)
+        let reopened = try StateStore(path: path)
+        #expect(try reopened.restore(Draft.self, for: "root/inbox/compose") == draft)
+        let entry = try #require(try reopened.entries().first)
+        #expect(entry.path == "root/inbox/compose")
+        #expect(entry.version == 3)
+        #expect(entry.generation == 1)
+        #expect(entry.typeName == String(reflecting: Draft.self))
+        #expect(entry.encoding == .json)
+    }
+
+    @Test func restoresNilWhenNothingIsStored() throws {
+        #expect(try StateStore(path: path).restore(Draft.self, for: "root/nothing") == nil)
+    }
+
+    @Test func roundTripsAOneMegabyteState() throws {
+        let store = try StateStore(path: path)
+        let big = String((0..<1_000_000).map { Character(UnicodeScalar(UInt8(97 + $0 % 26))) })
+        try store.save(big, for: "root/big")
+        #expect(try store.restore(String.self, for: "root/big") == big)
+        #expect(try store.entries().first?.byteCount == 1_000_002)
+    }
+
+    @Test func refusesAStateOverTheSizeBudget() throws {
+        let store = try StateStore(path: path, options: .init(maximumStateSize: 1000))
+        try store.save(String(repeating: "a", count: 10), for: "root/small")
+        #expect(throws: StateStoreError.stateTooLarge(path: "root/small", byteCount: 2002, limit: 1000)) {
+            try store.save(String(repeating: "b", count: 2000), for: "root/small")
+        }
+        #expect(try store.restore(String.self, for: "root/small") == String(repeating: "a", count: 10))
+    }
+
+    @Test func pathsWithUnicodeAndSQLMetacharactersRoundTrip() throws {
+        let store = try StateStore(path: path)
+        let paths: [RestorationPath] = [
+            "root/naïve café/日本語/😀",
+            "root/'; DROP TABLE states; --",
+            "root/\"quoted\"/back\\slash/%_like",
+            "root/a b/semi;colon/*",
+        ]
+        for (index, path) in paths.enumerated() { try store.save(index, for: path) }
+        for (index, path) in paths.enumerated() { #expect(try store.restore(Int.self, for: path) == index) }
+        #expect(try store.entries().map(\.path) == paths.sorted())
+    }
+
+    @Test func invalidPathsAreRejected() {
+        for bad in ["", "root//x", "/root", "root/", "root/nul\u{0}", "root/tab\tx", String(repeating: "a", count: 1025)] {
+            #expect(throws: StateStoreError.self) { try RestorationPath(validating: bad) }
+        }
+        #expect(throws: StateStoreError.self) { try RestorationPath(components: ["a", "b/c"]) }
+    }
+
+    @Test func anUnchangedStateIsNotRewritten() throws {
+        let store = try StateStore(path: path)
+        let draft = Draft(to: ["x"], subject: "same", body: "", attachments: ["a": 1, "b": 2, "c": 3, "d": 4])
+        #expect(try store.save(draft, for: "root/compose") == .init(generation: 1, wrote: true))
+        let stamp = try #require(try store.entries().first?.updatedAt)
+        #expect(try store.save(draft, for: "root/compose") == .init(generation: 1, wrote: false))
+        #expect(try store.entries().first?.updatedAt == stamp)
+        #expect(try store.save(draft, for: "root/compose", version: 2) == .init(generation: 2, wrote: true))
+        var changed = draft
+        changed.subject = "different"
+        #expect(try store.save(changed, for: "root/compose", version: 2) == .init(generation: 3, wrote: true))
+        #expect(try store.generation(at: "root/compose") == 3)
+    }
+
+    @Test func entriesFilterByPrefixAndRemoveWorks() throws {
+        let store = try StateStore(path: path)
+        for path: RestorationPath in ["root", "root/a", "root/a/b", "root/ab", "root/a0", "other"] {
+            try store.save(path.rawValue, for: path)
+        }
+        #expect(try store.entries(under: "root/a").map(\.path.rawValue) == ["root/a", "root/a/b"])
+        #expect(try store.removeAll(under: "root/a") == 2)
+        #expect(try store.remove("other"))
+        #expect(try !store.remove("other"))
+        #expect(try store.entries().map(\.path.rawValue) == ["root", "root/a0", "root/ab"])
+    }
+
+    @Test func aWriteTransactionCommitsTogetherOrNotAtAll() throws {
+        let store = try StateStore(path: path)
+        try store.save("before", for: "root/one")
+        #expect(throws: StateStoreError.self) {
+            try store.write { (transaction) throws(StateStoreError) in
+                try transaction.save("after", for: "root/one")
+                try transaction.save(String(repeating: "z", count: 2 << 20), for: "root/two")
+            }
+        }
+        #expect(try store.restore(String.self, for: "root/one") == "before")
+        #expect(try store.restore(String.self, for: "root/two") == nil)
+    }
+
+    @Test func undecodableStatesThrowAndCanBeQuarantinedWithTheirBytes() throws {
+        let store = try StateStore(path: path)
+        try store.save(["not": "a draft"], for: "root/compose", version: 2)
+        let original = try #require(try store.state(at: "root/compose"))
+        #expect {
+            try store.restore(Draft.self, for: "root/compose")
+        } throws: { error in
+            guard case StateStoreError.decodingFailed(let path, let reason) = error else { return false }
+            return path == "root/compose" && reason.contains("to")
+        }
+        #expect(try store.quarantine("root/compose", reason: "decoding failed"))
+        #expect(try store.restore(Draft.self, for: "root/compose") == nil)
+        let moved = try #require(try store.quarantinedStates().first)
+        #expect(moved.bytes == original.bytes)
+        #expect(moved.checksum == original.checksum)
+        #expect(moved.version == 2)
+        #expect(moved.reason == "decoding failed")
+        #expect(try store.check().quarantineCount == 1)
+    }
+
+    @Test func bytesEditedOutsideTheStoreFailTheirChecksum() throws {
+        let store = try StateStore(path: path)
+        try store.save(Draft(to: [], subject: "real", body: ""), for: "root/compose")
+        try rawSQL(path, "UPDATE states SET bytes = CAST(replace(CAST(bytes AS TEXT), 'real', 'fake') AS BLOB)")
+        #expect(throws: StateStoreError.checksumMismatch(path: "root/compose")) {
+            try store.restore(Draft.self, for: "root/compose")
+        }
+        #expect(try store.check().checksumMismatches == ["root/compose"])
+    }
+
+    @Test func fourThreadsSaveAndRestoreWithoutErrors() async throws {
+        let store = try StateStore(path: path)
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            for thread in 0..<4 {
+                group.addTask {
+                    var verified = 0
+                    for index in 0..<1000 {
+                        let path = try RestorationPath(validating: "root/t\(thread)/c\(index)")
+                        let draft = Draft(to: ["t\(thread)"], subject: "\(index)", body: "")
+                        try store.save(draft, for: path)
+                        if try store.restore(Draft.self, for: path) == draft { verified += 1 }
+                    }
+                    return verified
+                }
+            }
+            var total = 0
+            for try await verified in group { total += verified }
+            #expect(total == 4000)
+        }
+        #expect(try store.check().stateCount == 4000)
+    }
+
+    @Test func pressureEventsAndMetadataPersist() throws {
+        let store = try StateStore(path: path)
+        let event = PressureEvent(
+            occurredAt: Date(timeIntervalSince1970: 1_700_000_000), level: .critical,
+            availableBytes: 123_456_789, rssBefore: 500_000_000, rssAfter: 100_000_000, duration: .microseconds(1500)
+        )
+        try store.recordPressureEvent(event)
+        try store.setMetadata("app", to: "mail")
+        let reopened = try StateStore(path: path)
+        #expect(try reopened.pressureEvents(limit: 10) == [event])
+        #expect(try reopened.pressureEvents(limit: 10).first?.bytesFreed == 400_000_000)
+        #expect(try reopened.metadata("app") == "mail")
+        try reopened.setMetadata("app", to: nil)
+        #expect(try reopened.metadata("app") == nil)
+    }
+
+    @Test func theChecksumIsXXH64() {
+        // Reference values from the xxHash specification's test vectors.
+        #expect(Checksum.xxh64(UnsafeRawBufferPointer(start: nil, count: 0)) == 0xEF46_DB37_51D8_E999)
+        let abc = Data("abc".utf8)
+        #expect(abc.withUnsafeBytes { Checksum.xxh64($0) } == 0x44BC_2CF5_AD77_0999)
+        let long = Data("Nobody inspects the spammish repetition".utf8)
+        #expect(long.withUnsafeBytes { Checksum.xxh64($0) } == 0xFBCE_A83C_8A37_8BF1)
+    }
+}

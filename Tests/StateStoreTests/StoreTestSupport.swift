@@ -1,0 +1,52 @@
+import CSQLite
+import Foundation
+@testable import StateStore
+
+/// Runs SQL on a database file with a separate raw connection, as another tool would.
+func rawSQL(_ path: String, _ sql: String) throws {
+    var handle: OpaquePointer?
+    guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK else {
+        throw RawSQLFailure(message: String(cString: sqlite3_errmsg(handle)))
+    }
+    defer { sqlite3_close_v2(handle) }
+    var error: UnsafeMutablePointer<CChar>?
+    guard sqlite3_exec(handle, sql, nil, nil, &error) == SQLITE_OK else {
+        defer { sqlite3_free(error) }
+        throw RawSQLFailure(message: error.map { String(cString: $0) } ?? "unknown")
+    }
+}
+
+struct RawSQLFailure: Error { var message: String }
+
+/// The bytes of a file, or an empty array when it is missing.
+func fileBytes(_ path: String) -> [UInt8] {
+    (try? [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))) ?? []
+}
+
+/// Runs a program and returns its standard output.
+func runProgram(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    process.standardError = pipe
+    try process.run()
+    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+}
+
+func permissions(_ path: String) -> Int {
+    var info = stat()
+    stat(path, &info)
+    return Int(info.st_mode & 0o777)
+}
+
+struct Draft: Codable, Sendable, Equatable {
+    var to: [String]
+    var subject: String
+    var body: String
+    var attachments: [String: Int] = [:]
+    var sentAt: Date? = nil
+}
