@@ -42,6 +42,12 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // A small program the tests and `statectl soak` run as a separate process:
+        // saving in a loop until killed, allocating ballast, relaunching an app.
+        .executableTarget(
+            name: "statestore-worker",
+            dependencies: ["StateStore"]
+        ),
         .testTarget(
             name: "StateStoreTests",
             dependencies: ["StateStore", "CSQLite"],

@@ -50,3 +50,16 @@ struct Draft: Codable, Sendable, Equatable {
     var attachments: [String: Int] = [:]
     var sentAt: Date? = nil
 }
+
+/// A program built beside the test bundle (`.build/debug/NAME`).
+func builtProduct(_ name: String) throws -> String {
+    let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+    var folder = URL(fileURLWithPath: executable).deletingLastPathComponent()
+    // The test runner may sit inside `StateStorePackageTests.xctest/...`; walk up to the build folder.
+    for _ in 0..<4 {
+        let candidate = folder.appending(path: name).path
+        if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        folder = folder.deletingLastPathComponent()
+    }
+    throw RawSQLFailure(message: "\(name) is not built next to the tests; run `swift build --build-tests` first")
+}

@@ -1,0 +1,88 @@
+// statestore-worker: the process StateStore's tests and `statectl soak` start, stop and kill.
+//
+//     statestore-worker save-loop DB [PATHS]    save forever; print "ack PATH GENERATION CHECKSUM" after each save returns
+//     statestore-worker allocate MEGABYTES [HOLD_SECONDS]   touch that much memory, print "ready", hold it
+//
+// Every line is flushed as soon as it is written, so a parent reading the pipe
+// knows exactly which saves were acknowledged before it killed the worker.
+import Foundation
+import StateStore
+
+/// Writes one line to standard output with a single unbuffered write(2).
+func emit(_ line: String) {
+    var bytes = Array((line + "\n").utf8)
+    var offset = 0
+    while offset < bytes.count {
+        let written = bytes.withUnsafeMutableBytes { write(1, $0.baseAddress! + offset, $0.count - offset) }
+        if written <= 0 { exit(3) }
+        offset += written
+    }
+}
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("statestore-worker: \(message)\n".utf8))
+    exit(2)
+}
+
+/// The state the save loop writes: a counter and enough payload to span a few pages.
+struct LoopState: Codable, Sendable {
+    var counter: Int
+    var payload: String
+}
+
+func saveLoop(database: String, pathCount: Int) -> Never {
+    let store: StateStore
+    do {
+        store = try StateStore(path: database)
+    } catch {
+        fail("\(error)")
+    }
+    var counter = 0
+    var generator = SystemRandomNumberGenerator()
+    while true {
+        counter += 1
+        let path: RestorationPath
+        do {
+            path = try RestorationPath(validating: "root/loop/c\(counter % pathCount)")
+        } catch {
+            fail("\(error)")
+        }
+        let size = Int.random(in: 100...6000, using: &generator)
+        let state = LoopState(counter: counter, payload: String(repeating: "abcdefgh".randomElement()!, count: size))
+        do {
+            let result = try store.save(state, for: path)
+            let stored = try store.state(at: path)
+            emit("ack \(path) \(result.generation) \(stored?.checksum ?? 0)")
+        } catch {
+            emit("error \(error)")
+        }
+    }
+}
+
+func allocate(megabytes: Int, hold: Double) -> Never {
+    let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
+    let count = megabytes << 20
+    guard let memory = malloc(count) else { fail("could not allocate \(megabytes) MB") }
+    let bytes = memory.assumingMemoryBound(to: UInt8.self)
+    var offset = 0
+    while offset < count {
+        bytes[offset] = UInt8(truncatingIfNeeded: offset / pageSize)
+        offset += pageSize
+    }
+    emit("ready \(megabytes)")
+    Thread.sleep(forTimeInterval: hold)
+    free(memory)
+    exit(0)
+}
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+switch arguments.first {
+case "save-loop":
+    guard arguments.count >= 2 else { fail("usage: save-loop DB [PATHS]") }
+    saveLoop(database: arguments[1], pathCount: arguments.count > 2 ? max(1, Int(arguments[2]) ?? 50) : 50)
+case "allocate":
+    guard arguments.count >= 2, let megabytes = Int(arguments[1]), megabytes > 0 else { fail("usage: allocate MEGABYTES [HOLD_SECONDS]") }
+    allocate(megabytes: megabytes, hold: arguments.count > 2 ? Double(arguments[2]) ?? 3600 : 3600)
+default:
+    fail("usage: statestore-worker save-loop DB [PATHS] | allocate MEGABYTES [HOLD_SECONDS]")
+}
