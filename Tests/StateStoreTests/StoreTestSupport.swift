@@ -23,6 +23,23 @@ func fileBytes(_ path: String) -> [UInt8] {
     (try? [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))) ?? []
 }
 
+/// A file's size and XXH64: compared instead of whole byte arrays, so a failure prints one line.
+struct FileSnapshot: Equatable, CustomStringConvertible {
+    var size: Int
+    var digest: UInt64
+
+    init(_ path: String) {
+        self.init(bytes: fileBytes(path))
+    }
+
+    init(bytes: [UInt8]) {
+        size = bytes.count
+        digest = bytes.withUnsafeBytes { Checksum.xxh64($0) }
+    }
+
+    var description: String { "\(size) bytes, xxh64 \(String(digest, radix: 16))" }
+}
+
 /// Runs a program and returns its standard output.
 func runProgram(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
     let process = Process()

@@ -37,6 +37,9 @@ public enum StateStoreError: Error, Sendable, Hashable, CustomStringConvertible 
     case corrupt(file: String, detail: String)
     /// The database was migrated by a newer build than this one. It was not modified.
     case schemaTooNew(file: String, found: Int, supported: Int)
+    /// The `-wal` file is missing while the `-shm` index says it held `frames` committed
+    /// pages not yet in the database file. Nothing was opened or changed.
+    case walMissing(file: String, frames: Int)
     /// A read-only open met a database whose schema this build would first have to migrate.
     case schemaTooOld(file: String, found: Int, required: Int)
     /// A write was attempted on a database opened read-only, or on a read-only file.
@@ -80,6 +83,8 @@ public enum StateStoreError: Error, Sendable, Hashable, CustomStringConvertible 
             "The state database at \(file) is damaged (\(detail)). It was left untouched; restore a backup, or use StateStore.openOrRecover to move it aside and start fresh."
         case .schemaTooNew(let file, let found, let supported):
             "The state database at \(file) has schema version \(found), newer than the \(supported) this build knows. It was left untouched; run a newer build of the app or statectl."
+        case .walMissing(let file, let frames):
+            "The write-ahead log \(file)-wal is missing, but \(file)-shm shows \(frames) committed pages that were only in it. Nothing was changed: put the -wal file back beside the database, or use StateStore.openOrRecover to set the files aside and start fresh."
         case .schemaTooOld(let file, let found, let required):
             "The state database at \(file) has schema version \(found) and this build reads version \(required). Run `statectl migrate --db \(file)` first."
         case .readOnly(let file, _):

@@ -46,19 +46,24 @@ public final class StateStore: Sendable {
         public var openCheck: OpenCheck = .quick
         /// The largest encoded state accepted by ``StateStore/save(_:for:version:)``, in bytes. Default 1 MiB.
         public var maximumStateSize = 1 << 20
+        /// A cap on the database's size in pages (`PRAGMA max_page_count`); a write past it fails
+        /// with ``StateStoreError/diskFull(_:)`` exactly as a full disk would. `nil`: no cap.
+        public var maximumPageCount: Int?
 
         public init(
             synchronous: Synchronous = .normal,
             busyTimeout: Duration = .seconds(5),
             readOnly: Bool = false,
             openCheck: OpenCheck = .quick,
-            maximumStateSize: Int = 1 << 20
+            maximumStateSize: Int = 1 << 20,
+            maximumPageCount: Int? = nil
         ) {
             self.synchronous = synchronous
             self.busyTimeout = busyTimeout
             self.readOnly = readOnly
             self.openCheck = openCheck
             self.maximumStateSize = maximumStateSize
+            self.maximumPageCount = maximumPageCount
         }
     }
 
@@ -77,8 +82,9 @@ public final class StateStore: Sendable {
         self.path = path
         self.options = options
         let isMemory = path == ":memory:" || path.isEmpty
-        if !isMemory && !options.readOnly {
-            try Self.prepareFile(at: path)
+        if !isMemory {
+            try Self.refuseLostWAL(at: path)
+            if !options.readOnly { try Self.prepareFile(at: path) }
         }
         let connection = try Connection(
             path: path,
@@ -109,6 +115,9 @@ public final class StateStore: Sendable {
                 }
             }
             try connection.execute("PRAGMA synchronous = \(options.synchronous.rawValue)")
+            if let pages = options.maximumPageCount {
+                _ = try connection.strings("PRAGMA max_page_count = \(max(1, pages))")
+            }
             try migrator.migrate(connection)
             schemaVersion = migrator.latestVersion
         }
@@ -162,6 +171,28 @@ public final class StateStore: Sendable {
             ))
         }
         close(descriptor)
+    }
+
+    /// A `-shm` file whose index lists WAL frames not yet copied into the database, beside a
+    /// missing `-wal` file, means committed saves were lost with the WAL (a backup or copy that
+    /// left it behind). SQLite would silently open the older database; refuse instead, so the
+    /// WAL can be put back. See <https://www.sqlite.org/walformat.html#the_wal_index_file_format>.
+    private static func refuseLostWAL(at path: String) throws(StateStoreError) {
+        let fileManager = FileManager.default
+        guard fileManager.fileExists(atPath: path + "-shm"), !fileManager.fileExists(atPath: path + "-wal"),
+              let handle = FileHandle(forReadingAtPath: path + "-shm")
+        else { return }
+        defer { try? handle.close() }
+        guard let header = try? handle.read(upToCount: 104), header.count == 104 else { return }
+        func word(_ offset: Int) -> UInt32 {
+            header.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset, as: UInt32.self) }
+        }
+        // WalIndexHdr: isInit at 12, mxFrame at 16; WalCkptInfo.nBackfill at 96 (native byte order).
+        let isInitialised = header[12] != 0
+        let lastFrame = word(16), backfilled = word(96)
+        if isInitialised && lastFrame > backfilled {
+            throw .walMissing(file: path, frames: Int(lastFrame - backfilled))
+        }
     }
 
     /// SQLite opens any file and fails only on the first statement; read the schema

@@ -1,0 +1,51 @@
+import Foundation
+
+extension StateStore {
+    /// What ``StateStore/openOrRecover(path:options:)`` did with a database it could not open.
+    public struct Recovery: Sendable, Hashable {
+        /// Why the old database could not be used.
+        public var reason: StateStoreError
+        /// Where the database file (and its `-wal`/`-shm`, with the same suffix) now is.
+        public var movedTo: String
+    }
+
+    /// Opens the database at `path`; when it is damaged, not a database, or its WAL is lost,
+    /// moves it aside as `<path>.broken-<UTC timestamp>` (with its `-wal` and `-shm`) and starts
+    /// a fresh one. Nothing is deleted.
+    ///
+    /// A database from a newer build (``StateStoreError/schemaTooNew(file:found:supported:)``)
+    /// is not broken and is never moved: that error is rethrown, as is anything else.
+    public static func openOrRecover(
+        path: String, options: Options = .init()
+    ) throws(StateStoreError) -> (store: StateStore, recovery: Recovery?) {
+        do {
+            return (try StateStore(path: path, options: options), nil)
+        } catch {
+            switch error {
+            case .corrupt, .notADatabase, .walMissing:
+                break
+            default:
+                throw error
+            }
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.timeZone = TimeZone(identifier: "UTC")
+            formatter.dateFormat = "yyyyMMdd'T'HHmmss'Z'"
+            var destination = "\(path).broken-\(formatter.string(from: Date()))"
+            var attempt = 1
+            while FileManager.default.fileExists(atPath: destination) {
+                attempt += 1
+                destination = "\(path).broken-\(formatter.string(from: Date()))-\(attempt)"
+            }
+            for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: path + suffix) {
+                guard rename(path + suffix, destination + suffix) == 0 else {
+                    throw .cannotOpen(file: path, SQLiteFailure(
+                        extendedResultCode: 14,
+                        message: "could not move \(path + suffix) aside: \(String(cString: strerror(errno)))"
+                    ))
+                }
+            }
+            return (try StateStore(path: path, options: options), Recovery(reason: error, movedTo: destination))
+        }
+    }
+}

@@ -1,0 +1,153 @@
+import Foundation
+import Testing
+@testable import StateStore
+
+/// Broken files and full disks: a typed error, the file unchanged, nothing lost.
+@Suite("Faults: broken files and full disks")
+struct FaultFileTests {
+    let folder = TemporaryFolder()
+    var path: String { folder.file("state.sqlite") }
+
+    /// A database of `count` states of about 900 bytes, closed (so checkpointed into one file).
+    func populated(_ count: Int = 300) throws -> [UInt8] {
+        do {
+            let store = try StateStore(path: path)
+            try store.write { (transaction) throws(StateStoreError) in
+                for index in 0..<count {
+                    try transaction.save("\(index)" + String(repeating: "x", count: 900), for: try RestorationPath(validating: "root/item\(index)"))
+                }
+            }
+        }
+        // The store is closed: its WAL was checkpointed into the one file.
+        #expect(!FileManager.default.fileExists(atPath: path + "-wal"))
+        return fileBytes(path)
+    }
+
+    @Test func aTruncatedFileIsCorruptAndUnchanged() throws {
+        let bytes = try populated()
+        let truncated = Array(bytes.prefix(bytes.count / 2))
+        try Data(truncated).write(to: URL(fileURLWithPath: path))
+        #expect {
+            try StateStore(path: path)
+        } throws: { error in
+            if case StateStoreError.corrupt = error { return true }
+            return false
+        }
+        #expect(FileSnapshot(path) == FileSnapshot(bytes: truncated))
+    }
+
+    @Test func aMissingWALBesideItsIndexIsRefused() throws {
+        // A crashed writer leaves state.sqlite, -wal and -shm; a copy that lost the -wal follows.
+        let live = try StateStore(path: path)
+        try live.save("only in the WAL", for: "root/compose")
+        let copy = folder.file("copy.sqlite")
+        for suffix in ["", "-shm"] {
+            try FileManager.default.copyItem(atPath: path + suffix, toPath: copy + suffix)
+        }
+        let before = FileSnapshot(copy)
+        #expect {
+            try StateStore(path: copy)
+        } throws: { error in
+            guard case StateStoreError.walMissing(let file, let frames) = error else { return false }
+            return file == copy && frames > 0
+        }
+        #expect(FileSnapshot(copy) == before)
+        #expect(FileManager.default.fileExists(atPath: copy + "-shm"))
+
+        // With the WAL put back, everything is there.
+        try FileManager.default.copyItem(atPath: path + "-wal", toPath: copy + "-wal")
+        #expect(try StateStore(path: copy).restore(String.self, for: "root/compose") == "only in the WAL")
+    }
+
+    @Test(arguments: ["garbage", "damaged", "truncated"])
+    func openOrRecoverMovesABrokenFileAsideAndStartsFresh(_ damage: String) throws {
+        var bytes = try populated()
+        switch damage {
+        case "garbage": bytes = (0..<8192).map { UInt8(truncatingIfNeeded: $0 &* 7919) }
+        case "damaged": for offset in (4096 * 6)..<(4096 * 9) { bytes[offset] = UInt8(truncatingIfNeeded: offset) }
+        default: bytes = Array(bytes.prefix(bytes.count / 2))
+        }
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let (store, recovery) = try StateStore.openOrRecover(path: path)
+        let moved = try #require(recovery)
+        #expect(moved.movedTo.hasPrefix(path + ".broken-"))
+        #expect(FileSnapshot(moved.movedTo) == FileSnapshot(bytes: bytes))
+        #expect(try store.entries().isEmpty)
+        try store.save("fresh", for: "root")
+        #expect(try store.check().isHealthy)
+    }
+
+    @Test func openOrRecoverNeverMovesANewerDatabase() throws {
+        _ = try populated(3)
+        try rawSQL(path, "PRAGMA user_version = 42")
+        let before = FileSnapshot(path)
+        #expect(throws: StateStoreError.schemaTooNew(file: path, found: 42, supported: StateStore.latestSchemaVersion)) {
+            try StateStore.openOrRecover(path: path)
+        }
+        #expect(FileSnapshot(path) == before)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["state.sqlite"])
+    }
+
+    @Test func aFullDatabaseFailsSavesWithDiskFullAndKeepsEarlierStates() throws {
+        let store = try StateStore(path: path, options: .init(maximumPageCount: 40))
+        try store.save("kept", for: "root/kept")
+        var filled = 0
+        var failure: StateStoreError?
+        for index in 0..<1000 {
+            do {
+                try store.save(String(repeating: "f", count: 3000), for: try RestorationPath(validating: "root/fill\(index)"))
+                filled += 1
+            } catch {
+                failure = error
+                break
+            }
+        }
+        guard case .diskFull = try #require(failure) else {
+            Issue.record("expected .diskFull, got \(String(describing: failure))")
+            return
+        }
+        #expect(filled > 0)
+        #expect(try store.restore(String.self, for: "root/kept") == "kept")
+        #expect(try store.entries().count == filled + 1)
+        // Space returns: removing states frees pages for new saves.
+        try store.removeAll(under: "root")
+        try store.save("again", for: "root/again")
+        #expect(try store.restore(String.self, for: "root/again") == "again")
+    }
+
+    static var canMountTmpfs: Bool { getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/bin/mount") }
+
+    @Test(.enabled(if: canMountTmpfs, "needs root to mount a small tmpfs"))
+    func aFullDiskFailsSavesWithDiskFullAndRecoversWhenSpaceReturns() throws {
+        let mountPoint = folder.file("tmpfs")
+        try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
+        let mounted = try runProgram("/bin/mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", mountPoint])
+        try #require(mounted.status == 0, "mount failed: \(mounted.output)")
+        defer { _ = try? runProgram("/bin/umount", [mountPoint]) }
+
+        let database = mountPoint + "/state.sqlite"
+        let store = try StateStore(path: database)
+        try store.save("kept", for: "root/kept")
+        let filler = mountPoint + "/filler"
+        var failure: StateStoreError?
+        // Fill the disk beside the database, then save until the disk refuses.
+        _ = FileManager.default.createFile(atPath: filler, contents: Data(count: 600 << 10))
+        for index in 0..<2000 {
+            do {
+                try store.save(String(repeating: "f", count: 4000), for: try RestorationPath(validating: "root/fill\(index)"))
+            } catch {
+                failure = error
+                break
+            }
+        }
+        guard case .diskFull = try #require(failure) else {
+            Issue.record("expected .diskFull, got \(String(describing: failure))")
+            return
+        }
+        #expect(try store.restore(String.self, for: "root/kept") == "kept")
+        try FileManager.default.removeItem(atPath: filler)
+        try store.save("after", for: "root/after")
+        #expect(try store.restore(String.self, for: "root/after") == "after")
+        #expect(try store.check().integrity == ["ok"])
+    }
+}
