@@ -2,6 +2,8 @@
 //
 //     statestore-worker save-loop DB [PATHS]    save forever; print "ack PATH GENERATION CHECKSUM" after each save returns
 //     statestore-worker allocate MEGABYTES [HOLD_SECONDS]   touch that much memory, print "ready", hold it
+//     statestore-worker contend DB SECONDS NAME   save and restore shared and own paths for SECONDS;
+//                                                print "done SAVES RESTORES ERRORS", and each error
 //
 // Every line is flushed as soon as it is written, so a parent reading the pipe
 // knows exactly which saves were acknowledged before it killed the worker.
@@ -75,6 +77,35 @@ func allocate(megabytes: Int, hold: Double) -> Never {
     exit(0)
 }
 
+func contend(database: String, seconds: Double, name: String) -> Never {
+    let store: StateStore
+    do {
+        store = try StateStore(path: database)
+    } catch {
+        fail("\(error)")
+    }
+    let deadline = Date().addingTimeInterval(seconds)
+    var saves = 0, restores = 0, errors = 0, counter = 0
+    while Date() < deadline {
+        counter += 1
+        do {
+            // Half the traffic on paths both processes write, half on this process's own.
+            let shared = counter.isMultiple(of: 2)
+            let path = try RestorationPath(validating: shared ? "root/shared/c\(counter % 20)" : "root/\(name)/c\(counter % 20)")
+            try store.save(LoopState(counter: counter, payload: String(repeating: "p", count: 200 + counter % 3000)), for: path)
+            saves += 1
+            _ = try store.restore(LoopState.self, for: path)
+            _ = try store.entries(under: "root/shared")
+            restores += 1
+        } catch {
+            errors += 1
+            emit("error \(error)")
+        }
+    }
+    emit("done \(saves) \(restores) \(errors)")
+    exit(errors == 0 ? 0 : 1)
+}
+
 let arguments = Array(CommandLine.arguments.dropFirst())
 switch arguments.first {
 case "save-loop":
@@ -83,6 +114,9 @@ case "save-loop":
 case "allocate":
     guard arguments.count >= 2, let megabytes = Int(arguments[1]), megabytes > 0 else { fail("usage: allocate MEGABYTES [HOLD_SECONDS]") }
     allocate(megabytes: megabytes, hold: arguments.count > 2 ? Double(arguments[2]) ?? 3600 : 3600)
+case "contend":
+    guard arguments.count >= 4, let seconds = Double(arguments[2]) else { fail("usage: contend DB SECONDS NAME") }
+    contend(database: arguments[1], seconds: seconds, name: arguments[3])
 default:
     fail("usage: statestore-worker save-loop DB [PATHS] | allocate MEGABYTES [HOLD_SECONDS]")
 }

@@ -1,0 +1,35 @@
+/// Problems the restoration layer reports (through ``RestorationCoordinator/errorHandler``)
+/// instead of crashing: each leaves the user's data where it was.
+public enum RestorationError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The store failed; the state stays in memory and is saved again on the next disappearance.
+    case store(StateStoreError)
+    /// Two controllers under the same parent share a restoration identifier, so their states
+    /// would overwrite each other. Neither is saved until one is renamed.
+    case duplicateRestorationIdentifier(path: RestorationPath)
+    /// A stored state was moved to quarantine (see `statectl inspect --quarantine`).
+    case quarantined(path: RestorationPath, reason: String)
+    /// ``StateRestoring/migrateRestorableState(from:data:)`` was not implemented for this version.
+    case noMigration(type: String, from: Int, to: Int)
+    /// The archived hierarchy names a storyboard identifier this build does not register,
+    /// or cannot be read. The archive was set aside and the app starts fresh.
+    case archiveUnusable(reason: String)
+    /// The crash-loop guard skipped restoration after this many interrupted attempts.
+    case crashLoopDetected(interruptedAttempts: Int)
+
+    public var description: String {
+        switch self {
+        case .store(let error):
+            error.description
+        case .duplicateRestorationIdentifier(let path):
+            "Two sibling controllers share the restoration path \(path); neither is saved. Give each a distinct restorationIdentifier."
+        case .quarantined(let path, let reason):
+            "The state at \(path) was moved to quarantine (\(reason)); the controller starts from its default state. `statectl inspect --quarantine` shows it."
+        case .noMigration(let type, let from, let to):
+            "No migration of \(type) from version \(from) to \(to): implement migrateRestorableState(from:data:)."
+        case .archiveUnusable(let reason):
+            "The saved window hierarchy could not be rebuilt (\(reason)); it was set aside and the app starts fresh."
+        case .crashLoopDetected(let attempts):
+            "The last \(attempts) launches died while restoring; restoration was skipped and the archive set aside."
+        }
+    }
+}
