@@ -3,12 +3,13 @@ extension ViewController {
     /// `viewWillAppear` (`isAppearing`) or `viewWillDisappear` and forwards it to the
     /// visible children.
     ///
+    /// An appearing controller's view is loaded first and laid out after `viewWillAppear`.
     /// The built-in containers call this themselves; custom containers may too. A call
     /// the state machine does not allow (two "will"s without a "did" or a cancel between)
     /// is reported as a ``LifecycleViolation`` and ignored.
     public func beginAppearanceTransition(_ isAppearing: Bool, animated: Bool) {
         beginAppearanceTree(appearing: isAppearing, animated: animated)
-        if isAppearing { layoutForAppearance() }
+        if isAppearing, lifecycleState == .appearing { layoutForAppearance() }
     }
 
     /// Finishes the transition begun by ``beginAppearanceTransition(_:animated:)``: sends
