@@ -221,3 +221,55 @@ struct LifecycleApplicationTests {
         #expect(stage.application.trace?.lines == ["ViewController: loadView", "ViewController: viewDidLoad"])
     }
 }
+
+@MainActor
+@Suite("Lifecycle: registration and off-screen transitions")
+struct LifecycleRegistrationTests {
+    @Test("a controller entering a window registers with that window's application")
+    func adoptionMovesRegistration() {
+        let first = Application()
+        let window = Window(size: Size(width: 100, height: 100), application: first)
+        let second = Application()
+        #expect(Application.current === second)
+        let nav = NavigationController(rootViewController: Probe("A"))
+        #expect(second.liveControllerCount == 2)
+        window.rootViewController = nav
+        #expect(first.liveControllerCount == 2)
+        #expect(second.liveControllerCount == 0)
+        #expect(nav.application === first)
+        second.terminate()
+        #expect(Application.current == nil)
+    }
+
+    @Test("an interactive pop of a navigation controller that is not on screen")
+    func interactivePopOffscreen() {
+        let stage = Stage()
+        let a = Probe("A"), b = Probe("B")
+        let nav = named("Nav", NavigationController(rootViewController: a))
+        nav.pushViewController(b, animated: false)
+        stage.record()
+        let transition = nav.beginInteractivePop()
+        #expect(stage.take() == [])
+        transition.finish()
+        #expect(stage.take() == ["B: willMove(toParent: nil)", "B: didMove(toParent: nil)"])
+        #expect(same(nav.viewControllers, [a]))
+    }
+
+    @Test("closing a window during an interactive pop cancels it first")
+    func closeDuringInteractivePop() {
+        let stage = Stage()
+        let a = Probe("A"), b = Probe("B")
+        let nav = named("Nav", NavigationController(rootViewController: a))
+        stage.show(nav)
+        nav.pushViewController(b, animated: false)
+        let transition = nav.beginInteractivePop()
+        stage.take()
+        stage.window.close()
+        #expect(transition.state == .cancelled)
+        #expect(stage.take() == [disappear("A", will: true, true), disappear("A", will: false, true),
+            appear("B", will: true, true), appear("B", will: false, true),
+            disappear("Nav", will: true, false), disappear("B", will: true, false),
+            disappear("Nav", will: false, false), disappear("B", will: false, false)])
+        #expect(stage.violations.isEmpty)
+    }
+}

@@ -8,12 +8,13 @@
 /// window.makeKeyAndVisible()
 /// ```
 ///
-/// The most recently created application that has not terminated is ``current``; new
-/// controllers register with it (weakly). Controllers also register with the application
-/// of any window they enter.
+/// The most recently created application is ``current`` until it terminates or is
+/// released; new controllers register with it (weakly). A controller that enters a
+/// window's hierarchy moves its registration to that window's application, and a
+/// storyboard's controllers register with the storyboard's application.
 @MainActor
 public final class Application {
-    /// The most recently created application that is alive and has not terminated.
+    /// The most recently created application, until it terminates or is released.
     public internal(set) static weak var current: Application?
 
     /// The storyboard controllers are instantiated from (for instance when restoring a hierarchy).

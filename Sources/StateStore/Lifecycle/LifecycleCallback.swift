@@ -3,13 +3,34 @@
 /// ``LifecycleObserver``s are told about each one before and after the controller's
 /// override runs, and a ``LifecycleTrace`` can be limited to a set of them.
 public enum LifecycleCallback: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
-    case loadView, viewDidLoad
-    case viewWillAppear, viewDidAppear, viewWillDisappear, viewDidDisappear
-    case viewWillLayoutSubviews, viewDidLayoutSubviews
+    /// ``ViewController/loadView()``.
+    case loadView
+    /// ``ViewController/viewDidLoad()``.
+    case viewDidLoad
+    /// ``ViewController/viewWillAppear(_:)``.
+    case viewWillAppear
+    /// ``ViewController/viewDidAppear(_:)``.
+    case viewDidAppear
+    /// ``ViewController/viewWillDisappear(_:)``.
+    case viewWillDisappear
+    /// ``ViewController/viewDidDisappear(_:)``.
+    case viewDidDisappear
+    /// ``ViewController/viewWillLayoutSubviews()``.
+    case viewWillLayoutSubviews
+    /// ``ViewController/viewDidLayoutSubviews()``.
+    case viewDidLayoutSubviews
+    /// ``ViewController/didReceiveMemoryWarning(level:)``.
     case didReceiveMemoryWarning
+    /// ``ViewController/awakeFromNib()``.
     case awakeFromNib
-    case willRotate, didRotate
-    case willMoveToParent, didMoveToParent
+    /// ``ViewController/willRotate(to:duration:)``.
+    case willRotate
+    /// ``ViewController/didRotate(from:)``.
+    case didRotate
+    /// ``ViewController/willMove(toParent:)``.
+    case willMoveToParent
+    /// ``ViewController/didMove(toParent:)``.
+    case didMoveToParent
 
     /// The four appearance callbacks.
     public static let appearance: Set<LifecycleCallback> = [

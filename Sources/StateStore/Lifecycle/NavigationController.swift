@@ -155,9 +155,7 @@ open class NavigationController: ViewController {
         }
         for controller in added { controller.deliverDidMove(toParent: self) }
 
-        if !removed.isEmpty || !added.isEmpty || oldStack.count != newStack.count {
-            window?.notifyHierarchyChange()
-        } else if zip(oldStack, newStack).contains(where: { $0 !== $1 }) {
+        if oldStack.map(ObjectIdentifier.init) != newStack.map(ObjectIdentifier.init) {
             window?.notifyHierarchyChange()
         }
     }

@@ -92,7 +92,7 @@ public final class TabBarController: ViewController {
             controller.deliverDidMove(toParent: nil)
         }
         for controller in added { controller.deliverDidMove(toParent: self) }
-        if !removed.isEmpty || !added.isEmpty || zip(oldTabs, newTabs).contains(where: { $0 !== $1 }) {
+        if oldTabs.map(ObjectIdentifier.init) != newTabs.map(ObjectIdentifier.init) {
             window?.notifyHierarchyChange()
         }
     }
