@@ -1,0 +1,126 @@
+/// The process's application object: owns the windows, the orientations the app allows,
+/// the lifecycle observers and trace, and delivers memory warnings to every live controller.
+///
+/// ```swift
+/// let application = Application(storyboard: storyboard, supportedOrientations: .allButUpsideDown)
+/// let window = Window(size: Size(width: 390, height: 844), orientation: .portrait, application: application)
+/// window.rootViewController = NavigationController(rootViewController: InboxController())
+/// window.makeKeyAndVisible()
+/// ```
+///
+/// The most recently created application is ``current`` until it terminates or is
+/// released; new controllers register with it (weakly). A controller that enters a
+/// window's hierarchy moves its registration to that window's application, and a
+/// storyboard's controllers register with the storyboard's application.
+@MainActor
+public final class Application {
+    /// The most recently created application, until it terminates or is released.
+    public internal(set) static weak var current: Application?
+
+    /// The storyboard controllers are instantiated from (for instance when restoring a hierarchy).
+    public let storyboard: Storyboard
+
+    /// The orientations the application allows; a window never rotates to another one.
+    public var supportedOrientations: InterfaceOrientationMask
+
+    /// The open windows, in creation order. A window leaves this list when closed.
+    public internal(set) var windows: [Window] = []
+
+    /// The window made key last by ``Window/makeKeyAndVisible()``, while it is open.
+    public internal(set) weak var keyWindow: Window?
+
+    /// An opt-in recorder of every callback sent to this application's controllers.
+    public var trace: LifecycleTrace?
+
+    /// Receives every ``LifecycleViolation`` after it is recorded in ``lifecycleViolations``.
+    /// Defaults to ``LifecycleViolation/defaultHandler(_:)`` (log, then `assertionFailure`).
+    public var violationHandler: @MainActor (LifecycleViolation) -> Void = LifecycleViolation.defaultHandler
+
+    /// Every violation reported so far, oldest first. A healthy app keeps this empty.
+    public internal(set) var lifecycleViolations: [LifecycleViolation] = []
+
+    /// Whether ``terminate()`` was called.
+    public private(set) var isTerminated = false
+
+    /// Observers, held strongly until removed (an observer must not hold its application
+    /// strongly, or neither is ever released).
+    public private(set) var observers: [any LifecycleObserver] = []
+
+    /// Live controllers, held weakly.
+    var registry = ControllerRegistry()
+
+    /// Objects other layers of this module attach to the application (for instance the
+    /// restoration layer's store), by key.
+    var attachments: [String: AnyObject] = [:]
+
+    /// Creates an application and makes it ``current``.
+    ///
+    /// - Parameters:
+    ///   - storyboard: The storyboard controllers are instantiated from. Controllers it
+    ///     instantiates register with this application.
+    ///   - supportedOrientations: The orientations the application allows.
+    public init(storyboard: Storyboard = Storyboard(), supportedOrientations: InterfaceOrientationMask = .all) {
+        self.storyboard = storyboard
+        self.supportedOrientations = supportedOrientations
+        storyboard.application = self
+        Application.current = self
+    }
+
+    // MARK: Observers
+
+    /// Adds `observer`; it is held strongly until ``removeObserver(_:)``. Adding the same
+    /// observer twice has no effect.
+    public func addObserver(_ observer: any LifecycleObserver) {
+        guard !observers.contains(where: { $0 === observer }) else { return }
+        observers.append(observer)
+    }
+
+    /// Removes `observer`.
+    public func removeObserver(_ observer: any LifecycleObserver) {
+        observers.removeAll { $0 === observer }
+    }
+
+    // MARK: Live controllers
+
+    /// The controllers alive now that registered with this application, oldest first.
+    public var liveControllers: [ViewController] { registry.live() }
+
+    /// How many controllers registered with this application are alive.
+    public var liveControllerCount: Int { registry.live().count }
+
+    func register(_ controller: ViewController) {
+        if let previous = controller.registeredApplication, previous !== self {
+            previous.registry.remove(controller)
+        }
+        if controller.registeredApplication !== self {
+            registry.insert(controller)
+            controller.registeredApplication = self
+        }
+    }
+
+    // MARK: Events
+
+    /// Delivers `didReceiveMemoryWarning(level:)` to every live controller, visible or not,
+    /// oldest first, then tells the observers. Like "Simulate Memory Warning".
+    public func didReceiveMemoryWarning(level: MemoryPressureLevel) {
+        for controller in registry.live() {
+            controller.deliverMemoryWarning(level: level)
+        }
+        for observer in observers { observer.applicationDidReceiveMemoryWarning(self, level: level) }
+    }
+
+    /// Terminates the application: tells the observers (which flush what they need to),
+    /// then closes every window (visible controllers disappear). Later calls do nothing.
+    public func terminate() {
+        guard !isTerminated else { return }
+        isTerminated = true
+        for observer in observers { observer.applicationWillTerminate(self) }
+        for window in windows.reversed() { window.close() }
+        if Application.current === self { Application.current = nil }
+    }
+
+    func report(_ violation: LifecycleViolation) {
+        lifecycleViolations.append(violation)
+        violationHandler(violation)
+    }
+}

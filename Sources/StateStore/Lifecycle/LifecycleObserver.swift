@@ -1,0 +1,36 @@
+/// Something told about every callback the lifecycle engine sends, and about structural
+/// changes in windows.
+///
+/// The lifecycle layer knows no database: it reports to its observers, and the
+/// restoration layer is the observer that saves state when a controller disappears and
+/// restores it when one appears. Register observers with ``Application/addObserver(_:)``.
+///
+/// Every method has an empty default implementation, so an observer implements only
+/// what it needs.
+///
+/// The engine calls ``controller(_:willRun:animated:)`` immediately before the
+/// controller's override of `callback` runs and ``controller(_:didRun:animated:)``
+/// immediately after it returns, for every callback it sends (including `loadView`,
+/// layout, rotation, containment and memory warnings). `animated` is the flag passed to
+/// appearance callbacks and `false` for the others.
+@MainActor
+public protocol LifecycleObserver: AnyObject {
+    /// Before the controller's override of `callback` runs.
+    func controller(_ controller: ViewController, willRun callback: LifecycleCallback, animated: Bool)
+    /// After the override returned.
+    func controller(_ controller: ViewController, didRun callback: LifecycleCallback, animated: Bool)
+    /// A structural change (push/pop/present/dismiss/tab switch/child add/remove/root set/window close) finished in `window`.
+    func hierarchyDidChange(in window: Window)
+    /// A memory warning was delivered to every live controller.
+    func applicationDidReceiveMemoryWarning(_ application: Application, level: MemoryPressureLevel)
+    /// terminate() was called (before windows are torn down).
+    func applicationWillTerminate(_ application: Application)
+}
+
+extension LifecycleObserver {
+    public func controller(_ controller: ViewController, willRun callback: LifecycleCallback, animated: Bool) {}
+    public func controller(_ controller: ViewController, didRun callback: LifecycleCallback, animated: Bool) {}
+    public func hierarchyDidChange(in window: Window) {}
+    public func applicationDidReceiveMemoryWarning(_ application: Application, level: MemoryPressureLevel) {}
+    public func applicationWillTerminate(_ application: Application) {}
+}

@@ -1,0 +1,233 @@
+/// A stack of controllers of which the top one is shown, as UIKit's `UINavigationController`.
+///
+/// The stack is the controller's ``ViewController/children``. Every change goes through
+/// the same steps, in this order:
+///
+/// 1. `willMove(toParent: nil)` to each removed controller, then `willMove(toParent: self)`
+///    to each added one (in stack order);
+/// 2. if the navigation controller is on screen and the top changes: the new top's view
+///    loads if needed, then old top `viewWillDisappear`, new top `viewWillAppear`, new top
+///    layout (if its geometry is new or changed), old top `viewDidDisappear`, new top
+///    `viewDidAppear`;
+/// 3. `didMove(toParent: nil)` to each removed controller, `didMove(toParent: self)` to each
+///    added one.
+///
+/// Push, pop, pop-to-root and `setViewControllers` are all such changes. Controllers under
+/// the top keep their state (`disappeared`) and get no callbacks until they are on top again.
+///
+/// Rotation questions (``ViewController/shouldAutorotate``,
+/// ``ViewController/supportedInterfaceOrientations``) are forwarded to the top controller.
+@MainActor
+open class NavigationController: ViewController {
+    /// The pending interactive pop, if any.
+    var interactivePop: InteractiveTransition?
+
+    /// Creates an empty navigation controller.
+    public override init() {
+        super.init()
+    }
+
+    /// Creates a navigation controller whose stack holds `rootViewController`.
+    public init(rootViewController: ViewController) {
+        super.init()
+        setViewControllers([rootViewController], animated: false)
+    }
+
+    /// The stack, bottom first. Setting it is ``setViewControllers(_:animated:)`` without animation.
+    public var viewControllers: [ViewController] {
+        get { children }
+        set { setViewControllers(newValue, animated: false) }
+    }
+
+    /// The controller on top of the stack.
+    public var topViewController: ViewController? { children.last }
+
+    /// The controller on screen: the top controller, or what it presents.
+    public var visibleViewController: ViewController? {
+        if let presented = presentedViewController {
+            var top = presented
+            while let next = top.presentedStorage { top = next }
+            return top
+        }
+        return topViewController
+    }
+
+    open override var shouldAutorotate: Bool {
+        topViewController?.shouldAutorotate ?? true
+    }
+
+    open override var supportedInterfaceOrientations: InterfaceOrientationMask {
+        topViewController?.supportedInterfaceOrientations ?? .all
+    }
+
+    /// Pushes `viewController` on top of the stack.
+    public func pushViewController(_ viewController: ViewController, animated: Bool) {
+        if children.contains(where: { $0 === viewController }) {
+            reportViolation(nil, reason: "cannot push \(viewController.lifecycleName): it is already in the stack")
+            return
+        }
+        setViewControllers(children + [viewController], animated: animated)
+    }
+
+    /// Pops the top controller; returns it, or `nil` when only the root is left.
+    @discardableResult
+    public func popViewController(animated: Bool) -> ViewController? {
+        settleTransitions()
+        guard children.count > 1, let top = children.last else { return nil }
+        setViewControllers(Array(children.dropLast()), animated: animated)
+        return top
+    }
+
+    /// Pops every controller above the root; returns them, or `nil` when there were none.
+    @discardableResult
+    public func popToRootViewController(animated: Bool) -> [ViewController]? {
+        settleTransitions()
+        guard children.count > 1 else { return nil }
+        let popped = Array(children.dropFirst())
+        setViewControllers([children[0]], animated: animated)
+        return popped
+    }
+
+    /// Pops the controllers above `viewController`; returns them, or `nil` if it is not in the stack.
+    @discardableResult
+    public func popToViewController(_ viewController: ViewController, animated: Bool) -> [ViewController]? {
+        settleTransitions()
+        guard let index = children.firstIndex(where: { $0 === viewController }) else { return nil }
+        let popped = Array(children[(index + 1)...])
+        setViewControllers(Array(children[...index]), animated: animated)
+        return popped
+    }
+
+    /// Replaces the stack. See the type's documentation for the order of callbacks.
+    public func setViewControllers(_ newStack: [ViewController], animated: Bool) {
+        settleTransitions()
+        var seen = Set<ObjectIdentifier>()
+        for controller in newStack {
+            guard seen.insert(ObjectIdentifier(controller)).inserted else {
+                reportViolation(nil, reason: "\(controller.lifecycleName) appears twice in the new stack")
+                return
+            }
+            if controller === self || isDescendant(of: controller) {
+                reportViolation(nil, reason: "cannot put \(controller.lifecycleName) in its own stack")
+                return
+            }
+            if controller.presentingStorage != nil || controller.hostingWindow != nil {
+                reportViolation(nil, reason: "cannot push \(controller.lifecycleName): it is presented or a window's root")
+                return
+            }
+        }
+        // A controller that belongs to another container leaves it first.
+        for controller in newStack where controller.parent != nil && controller.parent !== self {
+            controller.removeFromParent()
+        }
+        let oldStack = children
+        let oldIDs = Set(oldStack.map(ObjectIdentifier.init))
+        let removed = oldStack.filter { !seen.contains(ObjectIdentifier($0)) }
+        let added = newStack.filter { !oldIDs.contains(ObjectIdentifier($0)) }
+        let oldTop = oldStack.last
+        let newTop = newStack.last
+
+        for controller in removed { controller.deliverWillMove(toParent: nil) }
+        for controller in added { controller.deliverWillMove(toParent: self) }
+
+        children = newStack
+        for controller in added {
+            controller.parent = self
+            controller.adopt(application)
+        }
+
+        if oldTop !== newTop, lifecycleState == .appeared, isInVisibleWindow {
+            let pushing = newTop.map { top in added.contains { $0 === top } } ?? false
+            let popping = oldTop.map { top in removed.contains { $0 === top } } ?? false
+            newTop?.isMovingToParent = pushing
+            oldTop?.isMovingFromParent = popping
+            ViewController.transition(from: oldTop, to: newTop, animated: animated, removeOutgoingView: true)
+            newTop?.isMovingToParent = false
+            oldTop?.isMovingFromParent = false
+        } else if oldTop !== newTop {
+            oldTop?.loadedView?.removeFromSuperview()
+        }
+
+        for controller in removed {
+            controller.loadedView?.removeFromSuperview()
+            controller.parent = nil
+            controller.deliverDidMove(toParent: nil)
+        }
+        for controller in added { controller.deliverDidMove(toParent: self) }
+
+        if oldStack.map(ObjectIdentifier.init) != newStack.map(ObjectIdentifier.init) {
+            window?.notifyHierarchyChange()
+        }
+    }
+
+    /// Starts an interactive pop (the edge-swipe gesture): the top controller starts to
+    /// disappear and the one below starts to appear.
+    ///
+    /// On screen this sends top `viewWillDisappear(animated: true)` and below
+    /// `viewWillAppear(animated: true)` (plus its layout if its geometry changed). Then
+    /// ``InteractiveTransition/finish()`` completes the pop, and
+    /// ``InteractiveTransition/cancel()`` undoes it: below `viewWillDisappear`,
+    /// `viewDidDisappear`, top `viewWillAppear`, `viewDidAppear`. Any other structural
+    /// change while the transition is pending cancels it first. With fewer than two
+    /// controllers the returned transition is ``InteractiveTransition/State/unavailable``.
+    public func beginInteractivePop() -> InteractiveTransition {
+        settleTransitions()
+        guard children.count > 1 else {
+            return InteractiveTransition(navigationController: self, from: nil, to: nil, state: .unavailable, onScreen: false)
+        }
+        let from = children[children.count - 1]
+        let to = children[children.count - 2]
+        let onScreen = lifecycleState == .appeared && isInVisibleWindow
+        let transition = InteractiveTransition(navigationController: self, from: from, to: to, state: .interactive, onScreen: onScreen)
+        interactivePop = transition
+        if onScreen {
+            from.isMovingFromParent = true
+            from.beginAppearanceTree(appearing: false, animated: true)
+            to.beginAppearanceTree(appearing: true, animated: true)
+            to.layoutForAppearance()
+        }
+        return transition
+    }
+
+    /// Completes the pending interactive pop.
+    func finishInteractivePop(_ transition: InteractiveTransition) {
+        guard interactivePop === transition else { return }
+        interactivePop = nil
+        guard let from = transition.from, let to = transition.to, children.last === from else { return }
+        guard transition.onScreen else {
+            setViewControllers(Array(children.dropLast()), animated: true)
+            return
+        }
+        from.endAppearanceTree(appearing: false, animated: true)
+        from.loadedView?.removeFromSuperview()
+        to.endAppearanceTree(appearing: true, animated: true)
+        from.isMovingFromParent = false
+        from.deliverWillMove(toParent: nil)
+        children.removeLast()
+        from.parent = nil
+        from.deliverDidMove(toParent: nil)
+        window?.notifyHierarchyChange()
+    }
+
+    /// Undoes the pending interactive pop.
+    func cancelInteractivePop(_ transition: InteractiveTransition) {
+        guard interactivePop === transition else { return }
+        interactivePop = nil
+        guard transition.onScreen, let from = transition.from, let to = transition.to else { return }
+        to.beginAppearanceTree(appearing: false, animated: true)
+        to.endAppearanceTree(appearing: false, animated: true)
+        to.loadedView?.removeFromSuperview()
+        from.beginAppearanceTree(appearing: true, animated: true)
+        from.layoutForAppearance()
+        from.endAppearanceTree(appearing: true, animated: true)
+        from.isMovingFromParent = false
+    }
+
+    override var appearanceChildren: [ViewController] {
+        children.last.map { [$0] } ?? []
+    }
+
+    override func settleTransitions() {
+        interactivePop?.cancel()
+    }
+}

@@ -1,0 +1,91 @@
+/// A rectangle in a window's view hierarchy, owned by a ``ViewController`` or by another view.
+///
+/// A view lays itself out lazily: changing the size of its ``frame`` (or calling
+/// ``setNeedsLayout()``) marks it, and the next ``layoutIfNeeded()`` runs the owning
+/// controller's ``ViewController/viewWillLayoutSubviews()``, positions the views of its
+/// visible child controllers, calls ``layoutSubviews()``, then
+/// ``ViewController/viewDidLayoutSubviews()``, and finally lays out the subviews.
+/// A new view starts marked, so its first layout always happens: that is when its
+/// geometry is first known.
+@MainActor
+open class View {
+    /// The view's position and size in its superview's coordinates (or the window's).
+    ///
+    /// A change of size marks the view as needing layout; moving it does not.
+    public var frame: Rect {
+        didSet {
+            if frame.size != oldValue.size { setNeedsLayout() }
+        }
+    }
+
+    /// The view's own coordinate space: the frame's size at the origin.
+    public var bounds: Rect {
+        get { Rect(origin: .zero, size: frame.size) }
+        set { frame.size = newValue.size }
+    }
+
+    /// The views this view contains, back to front.
+    public private(set) var subviews: [View] = []
+
+    /// The view that contains this one.
+    public private(set) weak var superview: View?
+
+    /// Whether a layout pass is pending.
+    public private(set) var needsLayout = true
+
+    /// The controller whose ``ViewController/view`` this is.
+    weak var viewController: ViewController?
+
+    /// Creates a view.
+    public init(frame: Rect = .zero) {
+        self.frame = frame
+    }
+
+    /// Adds `view` on top of the subviews, taking it from its current superview first.
+    public func addSubview(_ view: View) {
+        guard view !== self else { return }
+        if view.superview === self { return }
+        view.removeFromSuperview()
+        subviews.append(view)
+        view.superview = self
+    }
+
+    /// Detaches the view from its superview.
+    public func removeFromSuperview() {
+        guard let superview else { return }
+        superview.subviews.removeAll { $0 === self }
+        self.superview = nil
+    }
+
+    /// Marks the view as needing layout at the next ``layoutIfNeeded()``.
+    public func setNeedsLayout() {
+        needsLayout = true
+    }
+
+    /// Lays out the view now if it is marked, then its subviews.
+    public func layoutIfNeeded() {
+        if needsLayout {
+            needsLayout = false
+            if let controller = viewController {
+                controller.deliverLayout(.viewWillLayoutSubviews)
+                controller.positionChildViews()
+                layoutSubviews()
+                controller.deliverLayout(.viewDidLayoutSubviews)
+            } else {
+                layoutSubviews()
+            }
+        }
+        for subview in subviews {
+            subview.layoutIfNeeded()
+        }
+    }
+
+    /// Override to position subviews. The default does nothing.
+    open func layoutSubviews() {}
+
+    /// Marks this view and every view below it.
+    func setNeedsLayoutRecursively() {
+        setNeedsLayout()
+        for subview in subviews { subview.setNeedsLayoutRecursively() }
+    }
+}

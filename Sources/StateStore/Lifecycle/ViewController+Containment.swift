@@ -1,0 +1,111 @@
+extension ViewController {
+    /// The nearest ancestor that is a navigation controller.
+    public var navigationController: NavigationController? {
+        var node = parent
+        while let current = node {
+            if let navigation = current as? NavigationController { return navigation }
+            node = current.parent
+        }
+        return nil
+    }
+
+    /// The nearest ancestor that is a tab bar controller.
+    public var tabBarController: TabBarController? {
+        var node = parent
+        while let current = node {
+            if let tabBar = current as? TabBarController { return tabBar }
+            node = current.parent
+        }
+        return nil
+    }
+
+    /// Adds `child` as a child controller.
+    ///
+    /// Sends `child.willMove(toParent: self)`; if this controller is on screen, the child's
+    /// view is installed in this view (filling its bounds) and the child appears
+    /// (`viewWillAppear`, layout, `viewDidAppear`, not animated); then
+    /// `child.didMove(toParent: self)`. A child that has another parent is removed from it
+    /// first. For a ``NavigationController`` use `pushViewController(_:animated:)`, for a
+    /// ``TabBarController`` its `viewControllers`.
+    public func addChild(_ child: ViewController) {
+        guard child !== self, child.parent !== self else { return }
+        guard !isDescendant(of: child) else {
+            reportViolation(nil, reason: "cannot add \(child.lifecycleName) as a child: it contains this controller")
+            return
+        }
+        guard child.presentingStorage == nil, child.hostingWindow == nil else {
+            reportViolation(nil, reason: "cannot add \(child.lifecycleName) as a child: it is presented or a window's root")
+            return
+        }
+        if child.parent != nil { child.removeFromParent() }
+        settleTransitionsInWindow()
+        child.deliverWillMove(toParent: self)
+        children.append(child)
+        child.parent = self
+        child.adopt(application)
+        if lifecycleState == .appeared, isInVisibleWindow {
+            child.isMovingToParent = true
+            ViewController.transition(from: nil, to: child, animated: false, removeOutgoingView: false)
+            child.isMovingToParent = false
+        }
+        child.deliverDidMove(toParent: self)
+        window?.notifyHierarchyChange()
+    }
+
+    /// Removes this controller from its parent.
+    ///
+    /// Sends `willMove(toParent: nil)`; if it is on screen it disappears (not animated);
+    /// its view leaves the parent's view; then `didMove(toParent: nil)`. A controller in a
+    /// navigation stack or a tab bar is removed from it.
+    public func removeFromParent() {
+        guard let parent else { return }
+        if let navigation = parent as? NavigationController {
+            navigation.setViewControllers(navigation.viewControllers.filter { $0 !== self }, animated: false)
+            return
+        }
+        if let tabBar = parent as? TabBarController {
+            tabBar.viewControllers = tabBar.viewControllers.filter { $0 !== self }
+            return
+        }
+        let window = self.window
+        settleTransitionsInWindow()
+        deliverWillMove(toParent: nil)
+        if lifecycleState.isVisibleOrAppearing {
+            isMovingFromParent = true
+            ViewController.transition(from: self, to: nil, animated: false, removeOutgoingView: true)
+            isMovingFromParent = false
+        }
+        loadedView?.removeFromSuperview()
+        parent.children.removeAll { $0 === self }
+        self.parent = nil
+        deliverDidMove(toParent: nil)
+        window?.notifyHierarchyChange()
+    }
+
+    /// Whether `ancestor` is this controller or contains it.
+    func isDescendant(of ancestor: ViewController) -> Bool {
+        var node: ViewController? = self
+        while let current = node {
+            if current === ancestor { return true }
+            node = current.parent
+        }
+        return false
+    }
+
+    /// Finishes or cancels any interactive transition in this controller's window (or tree).
+    func settleTransitionsInWindow() {
+        if let window {
+            window.settleTransitions()
+        } else {
+            for controller in containmentRoot.subtree { controller.settleTransitions() }
+        }
+    }
+
+    /// This controller, its children recursively and what they present, depth first.
+    var subtree: [ViewController] {
+        var result = [self]
+        for child in children { result += child.subtree }
+        if let presented = presentedStorage { result += presented.subtree }
+        return result
+    }
+}

@@ -1,0 +1,99 @@
+extension ViewController {
+    /// The controller presented by this one (or by the root of its containment tree).
+    public var presentedViewController: ViewController? {
+        containmentRoot.presentedStorage
+    }
+
+    /// The controller that presented this one (or the root of its containment tree).
+    public var presentingViewController: ViewController? {
+        containmentRoot.presentingStorage
+    }
+
+    /// Presents `viewControllerToPresent` full screen over this controller's window content.
+    ///
+    /// The presenter is the root of this controller's containment tree (a navigation
+    /// controller presents for its children). Presentations stack: a presented controller
+    /// may present another. On screen the order is `viewControllerToPresent`'s
+    /// `loadView`/`viewDidLoad` if needed, then presenter `viewWillDisappear`, presented
+    /// `viewWillAppear`, its layout, presenter `viewDidDisappear`, presented
+    /// `viewDidAppear`; `completion` runs after. Presenting while already presenting, or
+    /// presenting a controller that is already in a hierarchy, is a ``LifecycleViolation``
+    /// (nothing happens, `completion` is not called).
+    public func present(_ viewControllerToPresent: ViewController, animated: Bool, completion: (@MainActor () -> Void)? = nil) {
+        let presenter = containmentRoot
+        let presented = viewControllerToPresent
+        if let current = presenter.presentedStorage {
+            reportViolation(nil, reason: "cannot present \(presented.lifecycleName): already presenting \(current.lifecycleName)")
+            return
+        }
+        guard presented.parent == nil, presented.presentingStorage == nil, presented.hostingWindow == nil,
+              presented !== presenter, !presenter.isPresented(by: presented)
+        else {
+            reportViolation(nil, reason: "cannot present \(presented.lifecycleName): it is already in a hierarchy")
+            return
+        }
+        let window = self.window
+        settleTransitionsInWindow()
+        presenter.presentedStorage = presented
+        presented.presentingStorage = presenter
+        presented.adopt(application)
+        if presenter.lifecycleState == .appeared, presenter.isInVisibleWindow {
+            presented.isBeingPresented = true
+            ViewController.transition(from: presenter, to: presented, animated: animated, removeOutgoingView: false)
+            presented.isBeingPresented = false
+        }
+        completion?()
+        window?.notifyHierarchyChange()
+    }
+
+    /// Dismisses the controller presented by this one, with everything it presented; or,
+    /// if this one presents nothing, dismisses this one (its containment root) from its presenter.
+    ///
+    /// Only the topmost controller and the one uncovered get callbacks: top
+    /// `viewWillDisappear`, uncovered `viewWillAppear`, layout if its geometry changed,
+    /// top `viewDidDisappear`, uncovered `viewDidAppear`; then `completion`.
+    public func dismiss(animated: Bool, completion: (@MainActor () -> Void)? = nil) {
+        let root = containmentRoot
+        let presenter: ViewController
+        if root.presentedStorage != nil {
+            presenter = root
+        } else if let presenting = root.presentingStorage {
+            presenter = presenting
+        } else {
+            return
+        }
+        guard let first = presenter.presentedStorage else { return }
+        let window = self.window
+        settleTransitionsInWindow()
+        var top = first
+        while let next = top.presentedStorage { top = next }
+        if top.lifecycleState.isVisibleOrAppearing, top.isInVisibleWindow {
+            top.isBeingDismissed = true
+            ViewController.transition(from: top, to: presenter, animated: animated, removeOutgoingView: false)
+            top.isBeingDismissed = false
+        }
+        var chain: [ViewController] = []
+        var node: ViewController? = first
+        while let current = node {
+            chain.append(current)
+            node = current.presentedStorage
+        }
+        presenter.presentedStorage = nil
+        for controller in chain {
+            controller.presentedStorage = nil
+            controller.presentingStorage = nil
+        }
+        completion?()
+        window?.notifyHierarchyChange()
+    }
+
+    /// Whether `other` is below this controller in a presentation chain.
+    func isPresented(by other: ViewController) -> Bool {
+        var node = containmentRoot.presentingStorage
+        while let current = node {
+            if current === other.containmentRoot { return true }
+            node = current.presentingStorage
+        }
+        return false
+    }
+}

@@ -1,0 +1,164 @@
+/// The unit of an app's interface, with UIKit's lifecycle.
+///
+/// Subclass it and override the callbacks; the lifecycle engine (windows, navigation and
+/// tab bar controllers, presentation, child containment) calls them in the order UIKit
+/// does, described in DESIGN.md ("Lifecycle rules"):
+///
+/// - ``view`` is created lazily: the first access sends ``loadView()`` then ``viewDidLoad()``.
+/// - Appearance: ``viewWillAppear(_:)`` → ``viewDidAppear(_:)``, ``viewWillDisappear(_:)`` →
+///   ``viewDidDisappear(_:)``; the state machine is ``LifecycleState``. Illegal moves are
+///   reported as ``LifecycleViolation``s and not delivered.
+/// - Layout: ``viewWillLayoutSubviews()`` → ``viewDidLayoutSubviews()`` whenever the view's
+///   geometry is first known or changes (first appearance, resize, rotation), after
+///   `viewWillAppear`.
+/// - ``didReceiveMemoryWarning(level:)`` reaches every live controller, visible or not.
+///
+/// Every callback is reported to the application's ``LifecycleObserver``s before and after
+/// the override runs. Overrides need not call `super` (the base implementations do
+/// nothing, except ``loadView()`` which creates an empty ``View``).
+///
+/// A controller registers (weakly) with ``Application/current`` when created, and with a
+/// window's application when it enters that window's hierarchy; that application
+/// delivers its memory warnings and records its callbacks in its ``LifecycleTrace``.
+///
+/// Ownership: a parent owns its ``children``, a presenter owns its
+/// ``presentedViewController``, a window owns its root. ``parent`` and
+/// ``presentingViewController`` are weak, so a controller that leaves the hierarchy is
+/// deallocated once nothing else holds it.
+@MainActor
+open class ViewController {
+    // MARK: Identity
+
+    /// The identifier this controller was instantiated with by a ``Storyboard``, if any.
+    public internal(set) var storyboardIdentifier: String?
+
+    /// The storyboard that instantiated this controller, if any.
+    public internal(set) weak var storyboard: Storyboard?
+
+    private var explicitRestorationIdentifier: String?
+
+    /// The name under which this controller's state is saved and restored, and under which
+    /// it appears in a ``LifecycleTrace``.
+    ///
+    /// Defaults to ``storyboardIdentifier``; setting `nil` restores that default.
+    open var restorationIdentifier: String? {
+        get { explicitRestorationIdentifier ?? storyboardIdentifier }
+        set { explicitRestorationIdentifier = newValue }
+    }
+
+    // MARK: State
+
+    /// Where the controller is in its appearance cycle.
+    public internal(set) var lifecycleState: LifecycleState = .initialized
+
+    /// `true` between `viewWillAppear` and `viewDidAppear` of a push onto a navigation
+    /// stack or an addition as a child.
+    public internal(set) var isMovingToParent = false
+    /// `true` between `viewWillDisappear` and `viewDidDisappear` of a pop or a removal from a parent.
+    public internal(set) var isMovingFromParent = false
+    /// `true` while the controller is being presented.
+    public internal(set) var isBeingPresented = false
+    /// `true` while the controller is being dismissed.
+    public internal(set) var isBeingDismissed = false
+
+    // MARK: View
+
+    var loadedView: View?
+    var isLoadingView = false
+    var pendingAnimated = false
+
+    // MARK: Hierarchy links
+
+    /// The containing controller, if any.
+    public internal(set) weak var parent: ViewController?
+
+    /// The contained controllers. For a ``NavigationController`` this is the stack, for a
+    /// ``TabBarController`` the tabs.
+    public internal(set) var children: [ViewController] = []
+
+    /// Strong: a presenter owns what it presents. Only set on the root of a containment tree.
+    var presentedStorage: ViewController?
+    /// Weak: only set on the root of a presented containment tree.
+    weak var presentingStorage: ViewController?
+    /// Set on a window's root controller only.
+    weak var hostingWindow: Window?
+    /// The application whose registry holds this controller.
+    weak var registeredApplication: Application?
+
+    // MARK: Creation
+
+    /// Creates a controller and registers it, weakly, with ``Application/current``.
+    public init() {
+        Application.current?.register(self)
+    }
+
+    // MARK: Callbacks
+
+    /// Sent when a ``Storyboard`` instantiates the controller, before its view is loaded.
+    open func awakeFromNib() {}
+
+    /// Creates the controller's view. The default creates an empty ``View``; overrides
+    /// assign ``view`` and need not call `super`.
+    open func loadView() {
+        view = View()
+    }
+
+    /// Sent once the view is loaded.
+    open func viewDidLoad() {}
+
+    /// The view is about to be shown.
+    open func viewWillAppear(_ animated: Bool) {}
+    /// The view is shown.
+    open func viewDidAppear(_ animated: Bool) {}
+    /// The view is about to be hidden. This is where a controller commits its edits to its state.
+    open func viewWillDisappear(_ animated: Bool) {}
+    /// The view is hidden.
+    open func viewDidDisappear(_ animated: Bool) {}
+
+    /// The view's geometry was first known or changed, and it is about to lay out.
+    open func viewWillLayoutSubviews() {}
+    /// The view laid out.
+    open func viewDidLayoutSubviews() {}
+
+    /// Memory is short: release what can be recreated. Reaches every live controller,
+    /// visible or not.
+    open func didReceiveMemoryWarning(level: MemoryPressureLevel) {}
+
+    /// Whether the window may rotate while this controller is on top. Defaults to `true`.
+    open var shouldAutorotate: Bool { true }
+
+    /// The orientations this controller supports while on top. Defaults to ``InterfaceOrientationMask/all``.
+    open var supportedInterfaceOrientations: InterfaceOrientationMask { .all }
+
+    /// The window is about to rotate to `toInterfaceOrientation`.
+    open func willRotate(to toInterfaceOrientation: InterfaceOrientation, duration: Double) {}
+    /// The window rotated from `fromInterfaceOrientation`; layout already happened.
+    open func didRotate(from fromInterfaceOrientation: InterfaceOrientation) {}
+
+    /// Sent before the controller is added to (`parent` non-nil) or removed from (`nil`)
+    /// a container.
+    ///
+    /// Unlike UIKit, the engine sends both `willMove(toParent:)` and
+    /// ``didMove(toParent:)`` itself for ``addChild(_:)``, ``removeFromParent()`` and the
+    /// built-in containers, so observers see every containment change; do not call them
+    /// yourself.
+    open func willMove(toParent parent: ViewController?) {}
+
+    /// Sent after the controller was added to (`parent` non-nil) or removed from (`nil`)
+    /// a container, once any appearance transition finished.
+    open func didMove(toParent parent: ViewController?) {}
+
+    // MARK: Engine hooks (overridden by the built-in containers)
+
+    /// The children that receive forwarded appearance callbacks: all of them for a plain
+    /// container, the top one for a navigation controller, the selected one for a tab bar.
+    var appearanceChildren: [ViewController] { children }
+
+    /// The frame a visible child's view gets inside this controller's view.
+    func frame(forChild child: ViewController) -> Rect {
+        loadedView?.bounds ?? .zero
+    }
+
+    /// Called before a structural change: finishes or cancels pending interactive transitions.
+    func settleTransitions() {}
+}

@@ -1,0 +1,188 @@
+/// A screen area that shows one controller hierarchy: a root controller and whatever it presents.
+///
+/// A window belongs to its ``Application`` (which keeps it in ``Application/windows`` until
+/// ``close()``); the window owns its root controller. Nothing appears before
+/// ``makeKeyAndVisible()``.
+///
+/// The first display of a root sends, in order: `loadView`, `viewDidLoad`,
+/// `viewWillAppear(animated: false)`, `viewWillLayoutSubviews`, `viewDidLayoutSubviews`,
+/// `viewDidAppear(animated: false)` (forwarded to visible children after each of the
+/// root's own callbacks).
+@MainActor
+public final class Window {
+    /// The application that owns this window. Weak: the application owns its windows.
+    public private(set) weak var application: Application?
+
+    /// The window's size in its current orientation.
+    public private(set) var size: Size
+
+    /// The window's current orientation.
+    public private(set) var orientation: InterfaceOrientation
+
+    /// Whether ``makeKeyAndVisible()`` was called and ``close()`` was not.
+    public private(set) var isVisible = false
+
+    /// Whether ``close()`` was called.
+    public private(set) var isClosed = false
+
+    /// The duration passed to `willRotate(to:duration:)`.
+    public var rotationDuration: Double = 0.3
+
+    private var root: ViewController?
+
+    /// Creates a window of `size` in `orientation` and adds it to `application`'s windows.
+    public init(size: Size, orientation: InterfaceOrientation = .portrait, application: Application) {
+        self.size = size
+        self.orientation = orientation
+        self.application = application
+        application.windows.append(self)
+    }
+
+    /// The window's bounds: its size at the origin.
+    public var bounds: Rect { Rect(origin: .zero, size: size) }
+
+    /// Whether this is its application's key window.
+    public var isKeyWindow: Bool { application?.keyWindow === self }
+
+    /// The controller at the root of the window's hierarchy.
+    ///
+    /// Replacing it on a visible window is a transition (not animated): the new root's view
+    /// loads if needed, then the old top controller `viewWillDisappear`, new root
+    /// `viewWillAppear`, its layout, old `viewDidDisappear`, new `viewDidAppear`.
+    public var rootViewController: ViewController? {
+        get { root }
+        set { setRootViewController(newValue) }
+    }
+
+    /// The controller on screen: the root, or the top of the chain it presents.
+    public var topViewController: ViewController? {
+        guard var top = root else { return nil }
+        while let next = top.presentedStorage { top = next }
+        return top
+    }
+
+    /// Every controller in the window: the root and its children (navigation stacks, tabs,
+    /// child controllers) depth first, then each presented controller and its children.
+    public var allViewControllers: [ViewController] {
+        root?.subtree ?? []
+    }
+
+    /// Shows the window and makes it the application's key window. The first time, the
+    /// root controller (or the top of its presentations) appears.
+    public func makeKeyAndVisible() {
+        guard !isClosed else { return }
+        application?.keyWindow = self
+        guard !isVisible else { return }
+        isVisible = true
+        if let top = topViewController {
+            ViewController.transition(from: nil, to: top, animated: false, removeOutgoingView: false)
+        }
+    }
+
+    /// Changes the window's size. Visible controllers whose geometry changes get
+    /// `viewWillLayoutSubviews` and `viewDidLayoutSubviews`; hidden ones lay out when they
+    /// next appear.
+    public func resize(to newSize: Size) {
+        guard newSize != size, !isClosed else { return }
+        size = newSize
+        layoutVisible()
+    }
+
+    /// Rotates the window to `newOrientation` if allowed; returns whether it rotated (or
+    /// already was in that orientation).
+    ///
+    /// Rotation happens only if the top controller's ``ViewController/shouldAutorotate`` is
+    /// `true`, `newOrientation` is in its ``ViewController/supportedInterfaceOrientations``
+    /// and in ``Application/supportedOrientations``. Then each visible controller gets
+    /// `willRotate(to:duration:)`, the size swaps between portrait and landscape, each
+    /// visible controller lays out, and each gets `didRotate(from:)` (parents before
+    /// children). A refused rotation sends nothing.
+    @discardableResult
+    public func rotate(to newOrientation: InterfaceOrientation) -> Bool {
+        guard !isClosed else { return false }
+        if newOrientation == orientation { return true }
+        let top = topViewController
+        if let top {
+            guard top.shouldAutorotate, top.supportedInterfaceOrientations.includes(newOrientation) else { return false }
+        }
+        if let application, !application.supportedOrientations.includes(newOrientation) { return false }
+        let old = orientation
+        let visible = isVisible ? (top?.visibleTree ?? []) : []
+        let duration = rotationDuration
+        for controller in visible {
+            controller.deliver(.willRotate, "willRotate(to: \(newOrientation), duration: \(duration))") {
+                controller.willRotate(to: newOrientation, duration: duration)
+            }
+        }
+        orientation = newOrientation
+        if old.isLandscape != newOrientation.isLandscape { size = size.transposed }
+        if isVisible, let view = top?.loadedView {
+            view.setNeedsLayoutRecursively()
+            layoutVisible()
+        }
+        for controller in visible {
+            controller.deliver(.didRotate, "didRotate(from: \(old))") { controller.didRotate(from: old) }
+        }
+        return true
+    }
+
+    /// Closes the window: the visible controllers disappear (not animated), the window
+    /// releases its root (so the hierarchy deallocates unless held elsewhere) and leaves
+    /// its application's windows.
+    public func close() {
+        guard !isClosed else { return }
+        settleTransitions()
+        if isVisible, let top = topViewController {
+            ViewController.transition(from: top, to: nil, animated: false, removeOutgoingView: false)
+        }
+        isVisible = false
+        isClosed = true
+        root?.hostingWindow = nil
+        root = nil
+        if let application {
+            application.windows.removeAll { $0 === self }
+            if application.keyWindow === self { application.keyWindow = nil }
+        }
+        notifyHierarchyChange()
+    }
+
+    private func setRootViewController(_ newRoot: ViewController?) {
+        guard newRoot !== root, !isClosed else { return }
+        if let newRoot {
+            guard newRoot.parent == nil, newRoot.presentingStorage == nil, newRoot.hostingWindow == nil else {
+                newRoot.reportViolation(nil, reason: "cannot become a window's root: it is already in a hierarchy")
+                return
+            }
+        }
+        settleTransitions()
+        let oldRoot = root
+        let oldTop = topViewController
+        newRoot?.hostingWindow = self
+        root = newRoot
+        newRoot?.adopt(application)
+        if isVisible {
+            // The old hierarchy stays reachable from this window (oldRoot.hostingWindow)
+            // until it has disappeared.
+            ViewController.transition(from: oldTop, to: topViewController, animated: false, removeOutgoingView: false)
+        }
+        oldRoot?.hostingWindow = nil
+        notifyHierarchyChange()
+    }
+
+    /// Lays out the visible hierarchy: the top controller's view gets the window's bounds.
+    func layoutVisible() {
+        guard isVisible, let top = topViewController, let view = top.loadedView else { return }
+        view.frame = bounds
+        view.layoutIfNeeded()
+    }
+
+    /// Cancels pending interactive transitions anywhere in the window.
+    func settleTransitions() {
+        for controller in allViewControllers { controller.settleTransitions() }
+    }
+
+    func notifyHierarchyChange() {
+        guard let application else { return }
+        for observer in application.observers { observer.hierarchyDidChange(in: self) }
+    }
+}
