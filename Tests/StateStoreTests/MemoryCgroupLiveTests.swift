@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Synchronization
 import Testing
 @testable import StateStore
@@ -66,7 +67,7 @@ struct MemoryCgroupLiveTests {
         #expect(procs.split(separator: "\n").contains("\(child.processIdentifier)"))
 
         let monitor = MemoryPressureMonitor(configuration: .init(
-            cgroupPath: String(directory.dropFirst(0)),
+            cgroupPath: directory,
             warningPressureStallPercent: nil,       // grade by the cgroup's headroom only:
             criticalPressureStallPercent: nil,      // host-wide PSI is not what this test is about
             usesPressureStallTriggers: false,
@@ -110,5 +111,40 @@ struct MemoryCgroupLiveTests {
             if chunk.isEmpty { throw CocoaError(.fileReadUnknown) }  // the helper died (OOM?)
             line.append(chunk)
         }
+    }
+}
+
+@Suite("PSI triggers (live)")
+struct PressureStallTriggerLiveTests {
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/proc/pressure/memory"), "needs a kernel with PSI"))
+    func triggerRegistersOnProcPressure() throws {
+        guard let watch = PressureWatch.trigger(file: "/proc/pressure/memory", "some 200000 2000000") else {
+            // Kernels may refuse triggers (EPERM without CAP_SYS_RESOURCE for sub-2 s windows,
+            // EOPNOTSUPP with psi=0); the monitor then polls. Nothing more to check here.
+            return
+        }
+        close(watch.fd)
+        #expect(watch.events == Int16(POLLPRI))
+    }
+
+    @Test func fixtureFilesNeverGetTriggers() throws {
+        let folder = TemporaryFolder()
+        try MemoryFixtures.write("some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n", to: "/proc/pressure/memory", in: folder.path)
+        #expect(PressureWatch.trigger(file: folder.path + "/proc/pressure/memory", "some 200000 2000000") == nil)
+        let text = try String(contentsOfFile: folder.path + "/proc/pressure/memory", encoding: .utf8)
+        #expect(text == "some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n")
+    }
+
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/proc/pressure/memory"), "needs a kernel with PSI"))
+    func monitorOnTheRealSystemStartsAndStops() async throws {
+        let monitor = MemoryPressureMonitor(configuration: .init(usesSystemdPressureWatch: false))
+        monitor.start()
+        try await Task.sleep(for: .milliseconds(300))
+        let sample = try #require(monitor.lastSample)
+        #expect(sample.effectiveTotal > 0)
+        #expect(sample.pressure != nil)
+        #expect(!monitor.watchDescription.isEmpty)
+        monitor.stop()
+        #expect(!monitor.isRunning)
     }
 }

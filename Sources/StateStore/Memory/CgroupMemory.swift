@@ -36,7 +36,13 @@ public struct CgroupMemory: Sendable, Equatable {
 
     /// The level whose limit leaves the least headroom, or `nil` when no level has a limit.
     public var bindingLevel: Level? {
-        hierarchy.filter { $0.available != nil }.min { $0.available! < $1.available! }
+        var binding: Level?
+        for level in hierarchy {
+            guard let available = level.available else { continue }
+            if let current = binding?.available, current <= available { continue }
+            binding = level
+        }
+        return binding
     }
 
     /// The binding limit in bytes (`min(memory.max, memory.high)` on v2); `nil` when unlimited.

@@ -38,8 +38,11 @@ public struct MemInfo: Sendable, Equatable {
             self.available = available
             self.availableIsEstimated = false
         } else {
-            let gains = [values["MemFree"], values["Buffers"], values["Cached"], values["SReclaimable"]]
-                .reduce(UInt64(0)) { sum, value in sum.addingReportingOverflow(value ?? 0).overflow ? .max : sum &+ (value ?? 0) }
+            var gains: UInt64 = 0
+            for key in ["MemFree", "Buffers", "Cached", "SReclaimable"] {
+                let (sum, overflow) = gains.addingReportingOverflow(values[key] ?? 0)
+                gains = overflow ? .max : sum
+            }
             let shmem = values["Shmem"] ?? 0
             let estimate = gains > shmem ? gains - shmem : 0
             self.available = min(estimate, total)
