@@ -148,3 +148,54 @@ struct PressureStallTriggerLiveTests {
         #expect(!monitor.isRunning)
     }
 }
+
+@Suite("systemd pressure watch")
+struct SystemdPressureWatchTests {
+    @Test func fifoWatchWakesOnInput() throws {
+        let folder = TemporaryFolder()
+        let path = folder.file("pressure.fifo")
+        #expect(mkfifo(path, 0o600) == 0)
+        let watch = try #require(PressureWatch.systemd(path: path, write: nil))
+        defer { close(watch.fd) }
+        #expect(watch.source == .systemdWatch)
+        let writer = open(path, O_WRONLY | O_NONBLOCK)
+        defer { close(writer) }
+        #expect(write(writer, "x", 1) == 1)
+        var descriptor = pollfd(fd: watch.fd, events: watch.events, revents: 0)
+        #expect(poll(&descriptor, 1, 1000) == 1)
+        watch.drain()
+        descriptor.revents = 0
+        #expect(poll(&descriptor, 1, 0) == 0)
+    }
+
+    @Test func plainFileIsNotAWatch() throws {
+        let folder = TemporaryFolder()
+        try "some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n".write(toFile: folder.file("memory.pressure"), atomically: true, encoding: .utf8)
+        #expect(PressureWatch.systemd(path: folder.file("memory.pressure"), write: Array("some 200000 2000000".utf8)) == nil)
+        #expect(PressureWatch.systemd(path: folder.file("missing"), write: nil) == nil)
+    }
+
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/proc/pressure/memory"), "needs a kernel with PSI"))
+    func pressureFileGetsTheTriggerWritten() throws {
+        // What systemd puts in $MEMORY_PRESSURE_WRITE by default, base64-decoded.
+        if let watch = PressureWatch.systemd(path: "/proc/pressure/memory", write: Array("some 200000 2000000".utf8)) {
+            close(watch.fd)
+            #expect(watch.events == Int16(POLLPRI))
+        }
+    }
+
+    @Test func releasingTheMonitorStopsItsThread() async throws {
+        let folder = TemporaryFolder()
+        try MemoryFixtures.write(MemoryFixtures.meminfo(totalKB: 1000, availableKB: 900), to: "/proc/meminfo", in: folder.path)
+        weak var released: MemoryPressureMonitor?
+        do {
+            let monitor = MemoryPressureMonitor(configuration: .init(root: folder.path, minimumPollingInterval: .milliseconds(10),
+                                                                     maximumPollingInterval: .milliseconds(20)))
+            monitor.start()
+            released = monitor
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        for _ in 0..<50 where released != nil { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(released == nil)
+    }
+}

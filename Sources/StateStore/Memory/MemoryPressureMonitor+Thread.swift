@@ -19,8 +19,9 @@ extension MemoryPressureMonitor {
         }
         guard started else { return }
         let readFD = fds[0]
-        let thread = Thread { [weak self] in
-            Self.run(monitor: self, wakeFD: readFD)
+        let reference = WeakReference(monitor: self)
+        let thread = Thread {
+            Self.run(reference, wakeFD: readFD)
         }
         thread.name = "MemoryPressureMonitor"
         thread.start()
@@ -38,8 +39,12 @@ extension MemoryPressureMonitor {
         }
     }
 
-    private static func run(monitor: MemoryPressureMonitor?, wakeFD: Int32) {
-        weak let weakMonitor = monitor
+    /// The thread's only link to the monitor, so that releasing the monitor stops the thread.
+    private struct WeakReference: Sendable {
+        weak var monitor: MemoryPressureMonitor?
+    }
+
+    private static func run(_ reference: WeakReference, wakeFD: Int32) {
         var watches: [PressureWatch] = []
         var prepared = false
         var source = MemoryPressureEvent.Source.poll
@@ -50,7 +55,7 @@ extension MemoryPressureMonitor {
         while true {
             let timeout: Int32
             do {
-                guard let monitor = weakMonitor, monitor.isRunning else { return }
+                guard let monitor = reference.monitor, monitor.isRunning else { return }
                 if !prepared {
                     prepared = true
                     let cgroup = try? monitor.sample().cgroup
@@ -86,7 +91,7 @@ extension MemoryPressureMonitor {
                 // trigger. Keep working by polling.
                 for watch in watches { close(watch.fd) }
                 watches = []
-                weakMonitor?.shared.withLock { $0.watchDescription = "polling (pressure watch failed)" }
+                reference.monitor?.shared.withLock { $0.watchDescription = "polling (pressure watch failed)" }
             }
         }
     }
