@@ -1,0 +1,127 @@
+extension CgroupMemory {
+    /// cgroup v1 reports "no limit" as the largest page-aligned counter (`9223372036854771712`
+    /// with 4 KiB pages, other values with other page sizes). Anything at or above 2⁶² is
+    /// treated as unlimited: no machine has 4 EiB.
+    public static let unlimitedThreshold: UInt64 = 1 << 62
+
+    /// Finds and reads the memory cgroup of the current process.
+    ///
+    /// Reads `<root>/proc/self/cgroup` and `<root>/proc/self/mountinfo`, maps the cgroup path
+    /// into the mounted hierarchy (under `root`), and reads it and its ancestors. A v2 cgroup with
+    /// memory files wins; otherwise a v1 `memory` hierarchy is used.
+    ///
+    /// - Parameter root: a directory standing in for `/` (tests use fixture trees).
+    /// - Throws: ``MemoryError/cgroupNotFound(detail:)`` when the process has no memory cgroup
+    ///   (bare metal without cgroups, or the controller is not mounted), or a read/parse error.
+    public static func discover(root: String = "/") throws(MemoryError) -> CgroupMemory {
+        let membership = CgroupMembership.parse(try ProcFile.read(ProcFile.join(root, "/proc/self/cgroup")))
+        let mounts = MountInfo.parse(try ProcFile.read(ProcFile.join(root, "/proc/self/mountinfo")))
+
+        if let path = membership.unifiedPath, let mount = mounts.cgroup2 {
+            let directory = ProcFile.join(root, locate(path, in: mount))
+            if ProcFile.exists(directory + "/memory.max") || ProcFile.exists(directory + "/memory.current") {
+                return try read(directory: directory, version: .v2)
+            }
+        }
+        if let path = membership.path(controller: "memory"), let mount = mounts.cgroup1(controller: "memory") {
+            let directory = ProcFile.join(root, locate(path, in: mount))
+            if ProcFile.exists(directory + "/memory.limit_in_bytes") {
+                return try read(directory: directory, version: .v1)
+            }
+            let mountPoint = ProcFile.join(root, mount.mountPoint)
+            if ProcFile.exists(mountPoint + "/memory.limit_in_bytes") {
+                return try read(directory: mountPoint, version: .v1)
+            }
+        }
+        throw .cgroupNotFound(detail: "neither a cgroup v2 memory controller nor a v1 memory hierarchy is mounted for this process under \(root)")
+    }
+
+    /// Reads a given cgroup directory and its ancestors, detecting the version from the files
+    /// present (`memory.limit_in_bytes` → v1, `memory.max`/`memory.current` → v2).
+    public static func read(directory: String) throws(MemoryError) -> CgroupMemory {
+        if ProcFile.exists(directory + "/memory.limit_in_bytes") { return try read(directory: directory, version: .v1) }
+        if ProcFile.exists(directory + "/memory.max") || ProcFile.exists(directory + "/memory.current") {
+            return try read(directory: directory, version: .v2)
+        }
+        throw .cgroupNotFound(detail: "\(directory) has neither memory.limit_in_bytes (v1) nor memory.max (v2)")
+    }
+
+    /// Reads a cgroup directory of a known version and walks up its ancestors for as long as
+    /// they carry memory files (the v2 root cgroup has none, the v1 root has an unlimited one).
+    public static func read(directory: String, version: Version) throws(MemoryError) -> CgroupMemory {
+        var directory = normalized(directory)
+        var hierarchy = [try readLevel(directory, version: version)]
+        while let parent = parentDirectory(directory), hierarchy.count < 64 {
+            let marker = version == .v1 ? "/memory.limit_in_bytes" : "/memory.max"
+            guard ProcFile.exists(parent + marker), let level = try? readLevel(parent, version: version) else { break }
+            hierarchy.append(level)
+            directory = parent
+        }
+        let own = hierarchy[0].path
+        var pressure: PressureStall?
+        var events: Events?
+        if version == .v2 {
+            if let text = ProcFile.readIfPresent(own + "/memory.pressure") {
+                pressure = try? PressureStall.parse(text, file: own + "/memory.pressure")
+            }
+            if let text = ProcFile.readIfPresent(own + "/memory.events") {
+                events = try? Events.parse(text, file: own + "/memory.events")
+            }
+        }
+        return CgroupMemory(version: version, path: own, hierarchy: hierarchy, pressure: pressure, events: events)
+    }
+
+    static func readLevel(_ directory: String, version: Version) throws(MemoryError) -> Level {
+        switch version {
+        case .v2:
+            let maxFile = directory + "/memory.max"
+            let max = try FlatKeyedFile.limit(try ProcFile.read(maxFile), file: maxFile)
+            let highFile = directory + "/memory.high"
+            let high = try ProcFile.readIfPresent(highFile).flatMap { text throws(MemoryError) in try FlatKeyedFile.limit(text, file: highFile) }
+            let usage = try number(directory + "/memory.current")
+            let statFile = directory + "/memory.stat"
+            let stat = try ProcFile.readIfPresent(statFile).map { text throws(MemoryError) in try FlatKeyedFile.parse(text, file: statFile) } ?? [:]
+            return Level(path: directory, max: max, high: high, usage: usage, inactiveFile: stat["inactive_file"] ?? 0)
+        case .v1:
+            let limitFile = directory + "/memory.limit_in_bytes"
+            let rawLimit = try FlatKeyedFile.limit(try ProcFile.read(limitFile), file: limitFile)
+            let limit = rawLimit.flatMap { $0 >= unlimitedThreshold ? nil : $0 }
+            let usage = try number(directory + "/memory.usage_in_bytes")
+            let statFile = directory + "/memory.stat"
+            let stat = try ProcFile.readIfPresent(statFile).map { text throws(MemoryError) in try FlatKeyedFile.parse(text, file: statFile) } ?? [:]
+            // total_inactive_file counts the whole subtree, like usage_in_bytes with use_hierarchy.
+            return Level(path: directory, max: limit, usage: usage, inactiveFile: stat["total_inactive_file"] ?? stat["inactive_file"] ?? 0)
+        }
+    }
+
+    private static func number(_ file: String) throws(MemoryError) -> UInt64 {
+        guard let value = try FlatKeyedFile.limit(try ProcFile.read(file), file: file) else {
+            throw .invalidNumber(file: file, line: 1, key: "value", text: "max")
+        }
+        return value
+    }
+
+    /// Maps a path from `/proc/self/cgroup` into a mount: strip the mount's own root; a path
+    /// outside the mount (`/..` under a cgroup namespace) maps to the mount point itself.
+    static func locate(_ path: String, in mount: MountInfo.Entry) -> String {
+        if path.split(separator: "/").contains("..") { return mount.mountPoint }
+        var relative = path
+        if mount.root != "/" {
+            if path == mount.root { relative = "/" }
+            else if path.hasPrefix(mount.root + "/") { relative = String(path.dropFirst(mount.root.count)) }
+        }
+        if relative == "/" { return mount.mountPoint }
+        return mount.mountPoint == "/" ? relative : mount.mountPoint + relative
+    }
+
+    private static func normalized(_ directory: String) -> String {
+        var directory = directory
+        while directory.count > 1 && directory.hasSuffix("/") { directory.removeLast() }
+        return directory
+    }
+
+    private static func parentDirectory(_ directory: String) -> String? {
+        guard let slash = directory.lastIndex(of: "/"), slash != directory.startIndex else { return nil }
+        return String(directory[..<slash])
+    }
+}

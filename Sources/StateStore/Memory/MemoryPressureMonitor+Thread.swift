@@ -1,0 +1,98 @@
+import Foundation
+import Glibc
+
+extension MemoryPressureMonitor {
+    /// Starts the monitor thread. Calling it while running does nothing.
+    ///
+    /// The thread samples at once, then whenever a PSI trigger or systemd's watch fires, and at
+    /// the adaptive polling interval in any case. It holds the monitor weakly: releasing the
+    /// last reference stops it, as does ``stop()``.
+    public func start() {
+        var fds: [Int32] = [-1, -1]
+        let started: Bool = shared.withLock { shared in
+            guard !shared.running else { return false }
+            guard pipe(&fds) == 0 else { return false }
+            for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+            shared.running = true
+            shared.wakeFD = fds[1]
+            return true
+        }
+        guard started else { return }
+        let readFD = fds[0]
+        let reference = WeakReference(monitor: self)
+        let thread = Thread {
+            Self.run(reference, wakeFD: readFD)
+        }
+        thread.name = "MemoryPressureMonitor"
+        thread.start()
+    }
+
+    /// Stops the monitor thread; it exits promptly (it is woken, not waited for). Calling it
+    /// when stopped does nothing.
+    public func stop() {
+        shared.withLock { shared in
+            guard shared.running else { return }
+            shared.running = false
+            if shared.wakeFD >= 0 { close(shared.wakeFD) }
+            shared.wakeFD = -1
+            shared.watchDescription = "polling"
+        }
+    }
+
+    /// The thread's only link to the monitor, so that releasing the monitor stops the thread.
+    private struct WeakReference: Sendable {
+        weak var monitor: MemoryPressureMonitor?
+    }
+
+    private static func run(_ reference: WeakReference, wakeFD: Int32) {
+        var watches: [PressureWatch] = []
+        var prepared = false
+        var source = MemoryPressureEvent.Source.poll
+        defer {
+            for watch in watches { close(watch.fd) }
+            close(wakeFD)
+        }
+        while true {
+            let timeout: Int32
+            do {
+                guard let monitor = reference.monitor, monitor.isRunning else { return }
+                if !prepared {
+                    prepared = true
+                    let cgroup = try? monitor.sample().cgroup
+                    let (made, description) = PressureWatch.make(configuration: monitor.configuration, cgroup: cgroup)
+                    watches = made
+                    monitor.shared.withLock { $0.watchDescription = description }
+                }
+                _ = try? monitor.refresh(source: source)
+                let interval = monitor.configuration.pollingInterval(for: monitor.lastSample)
+                timeout = Int32(clamping: interval.components.seconds * 1000 + interval.components.attoseconds / 1_000_000_000_000_000)
+            }
+            var pollFDs = [pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
+            pollFDs += watches.map { pollfd(fd: $0.fd, events: $0.events, revents: 0) }
+            let ready = poll(&pollFDs, nfds_t(pollFDs.count), max(timeout, 1))
+            if ready < 0 && errno != EINTR { return }
+            if pollFDs[0].revents != 0 { return }  // stop(): the write end was closed
+            source = .poll
+            var failed = false
+            for index in watches.indices {
+                let revents = pollFDs[index + 1].revents
+                if revents & Int16(POLLERR | POLLNVAL | POLLHUP) != 0 { failed = true; break }
+                guard revents & watches[index].events != 0 else { continue }
+                watches[index].drain()
+                if watches[index].primed {
+                    source = watches[index].source
+                } else {
+                    // The first wake-up after registering can be spurious; count it as a poll.
+                    watches[index].primed = true
+                }
+            }
+            if failed {
+                // POLLERR: the watched file went away (cgroup removed) or the kernel withdrew the
+                // trigger. Keep working by polling.
+                for watch in watches { close(watch.fd) }
+                watches = []
+                reference.monitor?.shared.withLock { $0.watchDescription = "polling (pressure watch failed)" }
+            }
+        }
+    }
+}

@@ -1,0 +1,48 @@
+import Glibc
+
+/// Reads small kernel files (`/proc`, `/sys`) with plain `read(2)`: they report a size of 0, so
+/// anything that trusts `stat` would read nothing.
+enum ProcFile {
+    /// The whole file as text. Invalid UTF-8 is repaired, not rejected: parsers decide what is garbage.
+    static func read(_ path: String, limit: Int = 1 << 20) throws(MemoryError) -> String {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        if fd < 0 { throw .unreadable(path: path, errno: errno) }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 8192)
+        while bytes.count < limit {
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw .unreadable(path: path, errno: errno)
+            }
+            if count == 0 { break }
+            bytes.append(contentsOf: chunk[0..<count])
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The file's text, or `nil` when it does not exist or cannot be read.
+    static func readIfPresent(_ path: String) -> String? {
+        try? read(path)
+    }
+
+    /// Whether a path exists.
+    static func exists(_ path: String) -> Bool {
+        access(path, F_OK) == 0
+    }
+
+    /// Joins a root standing in for `/` with an absolute path.
+    static func join(_ root: String, _ path: String) -> String {
+        var base = root
+        while base.count > 1 && base.hasSuffix("/") { base.removeLast() }
+        if base == "/" || base.isEmpty { return path.hasPrefix("/") ? path : "/" + path }
+        return base + (path.hasPrefix("/") ? path : "/" + path)
+    }
+
+    /// Parses a decimal unsigned integer, without the quirks of `Int(_:)` (no sign, no spaces).
+    static func unsigned(_ text: Substring) -> UInt64? {
+        guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+        return UInt64(text)
+    }
+}

@@ -1,0 +1,201 @@
+import Foundation
+import Glibc
+import Synchronization
+import Testing
+@testable import StateStore
+
+/// Runs against the real kernel: creates a child memory cgroup (v1) with a 128 MiB limit, moves a
+/// helper process (not the test runner) into it, fills it step by step, and checks that a
+/// monitor pointed at that cgroup reports warning, then critical — from the cgroup, not the host.
+@Suite("Memory cgroup (live)", .serialized)
+struct MemoryCgroupLiveTests {
+    static let limit: UInt64 = 128 << 20
+
+    /// The runner's own v1 memory cgroup directory, when it is writable.
+    static let parentCgroup: String? = {
+        guard let cgroup = try? CgroupMemory.discover(), cgroup.version == .v1,
+              access(cgroup.path, W_OK) == 0 else { return nil }
+        return cgroup.path
+    }()
+
+    static let python: String? = {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        return path.split(separator: ":").map { "\($0)/python3" }.first { access($0, X_OK) == 0 }
+    }()
+
+    static var available: Bool { parentCgroup != nil && python != nil }
+
+    /// The helper: each line on stdin is a number of MiB to allocate (and touch); it answers `ok`.
+    static let allocator = """
+        import sys
+        blocks = []
+        for line in sys.stdin:
+            line = line.strip()
+            if line == "q":
+                break
+            blocks.append(bytearray(b"\\x01") * (int(line) << 20))
+            sys.stdout.write("ok\\n")
+            sys.stdout.flush()
+        """
+
+    @Test(.enabled(if: available, "needs a writable cgroup v1 memory controller and python3"), .timeLimit(.minutes(1)))
+    func monitorReportsWarningThenCriticalFromTheCgroup() throws {
+        let parent = try #require(Self.parentCgroup)
+        let directory = parent + "/statestore-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+        let child = Process()
+        defer {
+            if child.isRunning {
+                child.terminate()
+                child.waitUntilExit()
+            }
+            // v1 refuses to remove a cgroup that still has tasks; the child is gone now.
+            for _ in 0..<50 where rmdir(directory) != 0 { usleep(20_000) }
+            #expect(!FileManager.default.fileExists(atPath: directory), "left \(directory) behind")
+        }
+        try "\(Self.limit)\n".write(toFile: directory + "/memory.limit_in_bytes", atomically: false, encoding: .utf8)
+
+        child.executableURL = URL(fileURLWithPath: try #require(Self.python))
+        child.arguments = ["-u", "-c", Self.allocator]
+        let input = Pipe()
+        let output = Pipe()
+        child.standardInput = input
+        child.standardOutput = output
+        try child.run()
+        try "\(child.processIdentifier)\n".write(toFile: directory + "/cgroup.procs", atomically: false, encoding: .utf8)
+        let procs = try String(contentsOfFile: directory + "/cgroup.procs", encoding: .utf8)
+        #expect(procs.split(separator: "\n").contains("\(child.processIdentifier)"))
+
+        let monitor = MemoryPressureMonitor(configuration: .init(
+            cgroupPath: directory,
+            warningPressureStallPercent: nil,       // grade by the cgroup's headroom only:
+            criticalPressureStallPercent: nil,      // host-wide PSI is not what this test is about
+            usesPressureStallTriggers: false,
+            usesSystemdPressureWatch: false
+        ))
+        let events = Mutex<[MemoryPressureEvent]>([])
+        monitor.onEvent { event in events.withLock { $0.append(event) } }
+
+        let first = try monitor.sample()
+        #expect(first.cgroup?.path == directory)
+        #expect(first.effectiveTotal == Self.limit)
+        #expect(first.level == .normal)
+
+        var allocated = 0
+        var levels: [MemoryPressureLevel] = []
+        while monitor.level < .critical && allocated < 120 {
+            input.fileHandleForWriting.write(Data("4\n".utf8))
+            try readLine(output.fileHandleForReading)
+            allocated += 4
+            try monitor.refresh()
+            let sample = try #require(monitor.lastSample)
+            levels.append(sample.level)
+            #expect(sample.isCgroupBound || sample.level == .normal)
+            // The host is nowhere near pressure: whatever the monitor says comes from the cgroup.
+            #expect(sample.meminfo.available > 4 * Self.limit)
+        }
+        input.fileHandleForWriting.write(Data("q\n".utf8))
+
+        let seen = events.withLock { $0 }
+        #expect(seen.map(\.level) == [.warning, .critical], "levels per 4 MiB step: \(levels), \(allocated) MiB allocated")
+        #expect(seen.first?.previousLevel == .normal)
+        #expect(seen.allSatisfy { $0.totalBytes == Self.limit && $0.trigger == .availableMemory })
+        #expect(seen.last.map { $0.availableBytes <= Self.limit * 15 / 100 } == true)
+        #expect(allocated <= 120)
+    }
+
+    private func readLine(_ handle: FileHandle) throws {
+        var line = Data()
+        while !line.contains(UInt8(ascii: "\n")) {
+            let chunk = handle.availableData
+            if chunk.isEmpty { throw CocoaError(.fileReadUnknown) }  // the helper died (OOM?)
+            line.append(chunk)
+        }
+    }
+}
+
+@Suite("PSI triggers (live)")
+struct PressureStallTriggerLiveTests {
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/proc/pressure/memory"), "needs a kernel with PSI"))
+    func triggerRegistersOnProcPressure() throws {
+        guard let watch = PressureWatch.trigger(file: "/proc/pressure/memory", "some 200000 2000000") else {
+            // Kernels may refuse triggers (EPERM without CAP_SYS_RESOURCE for sub-2 s windows,
+            // EOPNOTSUPP with psi=0); the monitor then polls. Nothing more to check here.
+            return
+        }
+        close(watch.fd)
+        #expect(watch.events == Int16(POLLPRI))
+    }
+
+    @Test func fixtureFilesNeverGetTriggers() throws {
+        let folder = TemporaryFolder()
+        try MemoryFixtures.write("some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n", to: "/proc/pressure/memory", in: folder.path)
+        #expect(PressureWatch.trigger(file: folder.path + "/proc/pressure/memory", "some 200000 2000000") == nil)
+        let text = try String(contentsOfFile: folder.path + "/proc/pressure/memory", encoding: .utf8)
+        #expect(text == "some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n")
+    }
+
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/proc/pressure/memory"), "needs a kernel with PSI"))
+    func monitorOnTheRealSystemStartsAndStops() async throws {
+        let monitor = MemoryPressureMonitor(configuration: .init(usesSystemdPressureWatch: false))
+        monitor.start()
+        try await Task.sleep(for: .milliseconds(300))
+        let sample = try #require(monitor.lastSample)
+        #expect(sample.effectiveTotal > 0)
+        #expect(sample.pressure != nil)
+        #expect(!monitor.watchDescription.isEmpty)
+        monitor.stop()
+        #expect(!monitor.isRunning)
+    }
+}
+
+@Suite("systemd pressure watch")
+struct SystemdPressureWatchTests {
+    @Test func fifoWatchWakesOnInput() throws {
+        let folder = TemporaryFolder()
+        let path = folder.file("pressure.fifo")
+        #expect(mkfifo(path, 0o600) == 0)
+        let watch = try #require(PressureWatch.systemd(path: path, write: nil))
+        defer { close(watch.fd) }
+        #expect(watch.source == .systemdWatch)
+        let writer = open(path, O_WRONLY | O_NONBLOCK)
+        defer { close(writer) }
+        #expect(write(writer, "x", 1) == 1)
+        var descriptor = pollfd(fd: watch.fd, events: watch.events, revents: 0)
+        #expect(poll(&descriptor, 1, 1000) == 1)
+        watch.drain()
+        descriptor.revents = 0
+        #expect(poll(&descriptor, 1, 0) == 0)
+    }
+
+    @Test func plainFileIsNotAWatch() throws {
+        let folder = TemporaryFolder()
+        try "some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n".write(toFile: folder.file("memory.pressure"), atomically: true, encoding: .utf8)
+        #expect(PressureWatch.systemd(path: folder.file("memory.pressure"), write: Array("some 200000 2000000".utf8)) == nil)
+        #expect(PressureWatch.systemd(path: folder.file("missing"), write: nil) == nil)
+    }
+
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/proc/pressure/memory"), "needs a kernel with PSI"))
+    func pressureFileGetsTheTriggerWritten() throws {
+        // What systemd puts in $MEMORY_PRESSURE_WRITE by default, base64-decoded.
+        if let watch = PressureWatch.systemd(path: "/proc/pressure/memory", write: Array("some 200000 2000000".utf8)) {
+            close(watch.fd)
+            #expect(watch.events == Int16(POLLPRI))
+        }
+    }
+
+    @Test func releasingTheMonitorStopsItsThread() async throws {
+        let folder = TemporaryFolder()
+        try MemoryFixtures.write(MemoryFixtures.meminfo(totalKB: 1000, availableKB: 900), to: "/proc/meminfo", in: folder.path)
+        weak var released: MemoryPressureMonitor?
+        do {
+            let monitor = MemoryPressureMonitor(configuration: .init(root: folder.path, minimumPollingInterval: .milliseconds(10),
+                                                                     maximumPollingInterval: .milliseconds(20)))
+            monitor.start()
+            released = monitor
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        for _ in 0..<50 where released != nil { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(released == nil)
+    }
+}
