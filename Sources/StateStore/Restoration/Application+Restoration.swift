@@ -1,0 +1,117 @@
+import Foundation
+
+extension Application {
+    /// An application whose controllers save and restore their state in `store`, and,
+    /// when `memoryMonitor` is given, receive its memory warnings (the monitor is started).
+    public convenience init(
+        store: StateStore,
+        storyboard: Storyboard = Storyboard(),
+        memoryMonitor: MemoryPressureMonitor? = nil,
+        supportedOrientations: InterfaceOrientationMask = .all
+    ) {
+        self.init(storyboard: storyboard, supportedOrientations: supportedOrientations)
+        let coordinator = RestorationCoordinator(store: store)
+        addObserver(coordinator)
+    }
+
+    /// The observer that saves and restores state, when the application has a store.
+    public var restorationCoordinator: RestorationCoordinator? {
+        observers.lazy.compactMap { $0 as? RestorationCoordinator }.first
+    }
+
+    /// The store the application saves into, if any.
+    public var store: StateStore? { restorationCoordinator?.store }
+
+    /// Rebuilds the hierarchy archived for `window` (the controllers, by storyboard identifier,
+    /// in their navigation stacks, tabs and presentations), makes the window key and visible,
+    /// and lets each controller restore its state on its first `viewWillAppear`.
+    ///
+    /// Returns `false`, leaving the window empty for the app to fill, when there is nothing to
+    /// restore, when the archive cannot be rebuilt (it is set aside and reported), or when the
+    /// previous two launches died while restoring (the crash-loop guard; also set aside).
+    /// Throws only when the store itself fails.
+    @discardableResult
+    public func restoreHierarchy(in window: Window) throws(StateStoreError) -> Bool {
+        guard let coordinator = restorationCoordinator else { return false }
+        let scene = coordinator.sceneName(of: window, in: self)
+        let guardrail = CrashLoopGuard(store: coordinator.store, scene: scene)
+        guard let data = try coordinator.store.hierarchyArchive(scene: scene) else { return false }
+        if case .skipped(let attempts) = try guardrail.beginRestoration() {
+            coordinator.report(.crashLoopDetected(interruptedAttempts: attempts))
+            return false
+        }
+        let archive: HierarchyArchive
+        do {
+            archive = try HierarchyArchive.decode(data)
+            guard archive.format <= HierarchyArchive.currentFormat else {
+                throw StateStoreError.decodingFailed(path: "hierarchy", reason: "archive format \(archive.format) is newer than this build's")
+            }
+        } catch {
+            try coordinator.store.setHierarchyArchiveAside(scene: scene)
+            try guardrail.finishRestoration()
+            coordinator.report(.archiveUnusable(reason: "\(error)"))
+            return false
+        }
+        guard let rootNode = archive.root else {
+            try guardrail.finishRestoration()
+            return false
+        }
+        var presentations: [(ViewController, HierarchyArchive.Node)] = []
+        let root: ViewController
+        do {
+            root = try coordinator.instantiate(rootNode, from: storyboard, presentations: &presentations)
+        } catch {
+            try coordinator.store.setHierarchyArchiveAside(scene: scene)
+            try guardrail.finishRestoration()
+            coordinator.report(error)
+            return false
+        }
+        if let orientation = archive.orientation.flatMap(InterfaceOrientation.init(rawValue:)), orientation != window.orientation {
+            _ = window.rotate(to: orientation)
+        }
+        window.rootViewController = root
+        window.makeKeyAndVisible()
+        // Presentations go on screen in order, each over its presenter, without animation.
+        var index = 0
+        while index < presentations.count {
+            let (presenter, node) = presentations[index]
+            var nested: [(ViewController, HierarchyArchive.Node)] = []
+            do {
+                let presented = try coordinator.instantiate(node, from: storyboard, presentations: &nested)
+                presenter.present(presented, animated: false, completion: nil)
+            } catch {
+                coordinator.report(error)
+            }
+            presentations += nested
+            index += 1
+        }
+        for controller in coordinator.preorder(root) {
+            (controller as? any StateRestoring)?.applicationFinishedRestoringState()
+        }
+        try guardrail.finishRestoration()
+        return true
+    }
+
+    /// Saves every visible controller's state now, in one transaction.
+    public func saveVisibleState() {
+        restorationCoordinator?.saveVisibleControllers(of: self)
+    }
+
+    /// Calls ``terminate()`` when the process receives SIGTERM or SIGINT, then exits with
+    /// 128 + the signal number. The main queue must be running (`dispatchMain()` or a run loop).
+    public func installTerminationHandlers(signals: [Int32] = [SIGTERM, SIGINT]) {
+        guard let coordinator = restorationCoordinator else { return }
+        for number in signals {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .main)
+            source.setEventHandler { [weak self] in
+                MainActor.assumeIsolated {
+                    self?.terminate()
+                    exit(128 + number)
+                }
+            }
+            source.resume()
+            coordinator.signalSources.append(source)
+        }
+    }
+}

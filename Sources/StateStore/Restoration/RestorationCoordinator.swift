@@ -1,0 +1,320 @@
+import Foundation
+import Logging
+
+/// The lifecycle observer that saves each ``StateRestoring`` controller's state when it
+/// disappears, restores it when it appears, and archives the window hierarchy.
+///
+/// - `viewWillDisappear`: after the controller's override has run (it commits its edits), the
+///   state is encoded (JSON, sorted keys) and queued; unchanged bytes are not queued at all.
+/// - Structural change (push, pop, present, dismiss, tab switch, containment): the queued states
+///   and the new hierarchy archive are written in **one** transaction, so the database never holds
+///   half a navigation. Anything queued outside a structural change is written at the end of the
+///   main actor's current turn, and at once on ``Application/terminate()`` or a critical warning.
+/// - `viewWillAppear`: before the override runs, when the store holds a newer generation than
+///   this instance has seen (always, for a fresh instance), the state is decoded into
+///   `restorableState`, migrated if older, or quarantined if newer or undecodable.
+///
+/// Failures never crash the app: they go to ``errorHandler`` (by default, the log) and the
+/// state stays in memory to be saved again.
+@MainActor
+public final class RestorationCoordinator: LifecycleObserver {
+    public let store: StateStore
+    let scenePrefix = "window"
+
+    /// Receives every problem; the default logs it.
+    public var errorHandler: @MainActor (RestorationError) -> Void
+    /// The most recent problems (at most 100), newest last.
+    public private(set) var recentErrors: [RestorationError] = []
+
+    /// Counts of what the coordinator did; useful in tests, soak runs and benchmarks.
+    public struct Statistics: Sendable, Hashable {
+        /// Disappearances of a savable controller.
+        public var saveAttempts = 0
+        /// States written to the database.
+        public var stateWrites = 0
+        /// Saves skipped because the encoded bytes had not changed.
+        public var unchangedSkips = 0
+        /// States decoded into a controller.
+        public var restores = 0
+        /// Older states migrated on read.
+        public var migrations = 0
+        /// States moved to quarantine.
+        public var quarantined = 0
+        /// Hierarchy archives written.
+        public var archiveWrites = 0
+        /// Transactions committed.
+        public var transactions = 0
+    }
+    public private(set) var statistics = Statistics()
+
+    /// What the coordinator knows of one live controller instance.
+    final class Record {
+        weak var controller: ViewController?
+        /// The newest generation this instance has loaded or written.
+        var seenGeneration: Int64?
+        /// The checksum of the bytes last saved or loaded, to skip unchanged saves.
+        var lastChecksum: Int64?
+        init(_ controller: ViewController) { self.controller = controller }
+    }
+    private var records: [ObjectIdentifier: Record] = [:]
+
+    struct PendingWrite {
+        var bytes: Data
+        var checksum: Int64
+        var typeName: String
+        var version: Int
+        var record: Record
+    }
+    private var pending: [RestorationPath: PendingWrite] = [:]
+    private var pendingOrder: [RestorationPath] = []
+    private var flushScheduled = false
+    private var lastArchives: [String: Data] = [:]
+    private var reportedDuplicates: Set<RestorationPath> = []
+    private let logger = Logger(label: "statestore.restoration")
+
+    /// Set while the application terminates: closing windows must not overwrite their archives.
+    var isTerminating = false
+    var signalSources: [any DispatchSourceSignal] = []
+
+    public init(store: StateStore) {
+        self.store = store
+        let logger = self.logger
+        errorHandler = { error in logger.error("\(error.description)") }
+    }
+
+    func report(_ error: RestorationError) {
+        recentErrors.append(error)
+        if recentErrors.count > 100 { recentErrors.removeFirst(recentErrors.count - 100) }
+        errorHandler(error)
+    }
+
+    func record(for controller: ViewController) -> Record {
+        let key = ObjectIdentifier(controller)
+        if let record = records[key], record.controller === controller { return record }
+        // A new instance (perhaps at the address of a deallocated one): start afresh.
+        if records.count > 64, records.count.isMultiple(of: 64) {
+            records = records.filter { $0.value.controller != nil }
+        }
+        let record = Record(controller)
+        records[key] = record
+        return record
+    }
+
+    // MARK: Restoration paths
+
+    /// The chain of restoration identifiers from the root to `controller`, through parents
+    /// and presenting controllers; `nil` when one is missing, invalid or shared by a sibling.
+    public func restorationPath(for controller: ViewController) -> RestorationPath? {
+        var components: [String] = []
+        var node: ViewController? = controller
+        while let current = node {
+            guard let identifier = current.restorationIdentifier else { return nil }
+            components.append(identifier)
+            if let parent = current.parent,
+               parent.children.contains(where: { $0 !== current && $0.restorationIdentifier == identifier })
+            {
+                let shared = (try? RestorationPath(components: components.reversed()))
+                    ?? RestorationPath(stringLiteral: "invalid")
+                if reportedDuplicates.insert(shared).inserted {
+                    report(.duplicateRestorationIdentifier(path: shared))
+                }
+                return nil
+            }
+            node = current.parent ?? current.presentingViewController
+        }
+        do {
+            return try RestorationPath(components: components.reversed())
+        } catch {
+            report(.store(error))
+            return nil
+        }
+    }
+
+    // MARK: LifecycleObserver
+
+    public func controller(_ controller: ViewController, willRun callback: LifecycleCallback, animated: Bool) {
+        guard callback == .viewWillAppear, let restoring = controller as? any StateRestoring else { return }
+        restore(restoring)
+    }
+
+    public func controller(_ controller: ViewController, didRun callback: LifecycleCallback, animated: Bool) {
+        guard callback == .viewWillDisappear, let restoring = controller as? any StateRestoring else { return }
+        enqueueSave(restoring)
+        scheduleFlush()
+    }
+
+    public func hierarchyDidChange(in window: Window) {
+        guard !isTerminating, !window.isClosed else {
+            flush()
+            return
+        }
+        flush(archiving: window)
+    }
+
+    public func applicationDidReceiveMemoryWarning(_ application: Application, level: MemoryPressureLevel) {
+        // An OOM kill may follow a critical warning: everything visible goes to disk now.
+        if level == .critical { saveVisibleControllers(of: application) }
+    }
+
+    public func applicationWillTerminate(_ application: Application) {
+        saveVisibleControllers(of: application)
+        isTerminating = true
+    }
+
+    // MARK: Saving
+
+    private func enqueueSave<C: StateRestoring>(_ controller: C) {
+        statistics.saveAttempts += 1
+        guard let path = restorationPath(for: controller) else { return }
+        let record = record(for: controller)
+        let bytes: Data
+        do {
+            bytes = try StateCoding.encode(controller.restorableState, for: path)
+        } catch {
+            report(.store(error))
+            return
+        }
+        let checksum = Checksum.stored(bytes)
+        if record.lastChecksum == checksum, pending[path] == nil {
+            statistics.unchangedSkips += 1
+            return
+        }
+        if pending[path] == nil { pendingOrder.append(path) }
+        pending[path] = PendingWrite(
+            bytes: bytes, checksum: checksum, typeName: String(reflecting: C.RestorableState.self),
+            version: C.restorableStateVersion, record: record
+        )
+    }
+
+    /// Encodes and writes the state of every visible (or appearing) savable controller now.
+    public func saveVisibleControllers(of application: Application) {
+        for controller in application.liveControllers
+        where controller.lifecycleState.isVisibleOrAppearing {
+            if let restoring = controller as? any StateRestoring { enqueueSave(restoring) }
+        }
+        flush()
+    }
+
+    private func scheduleFlush() {
+        guard !flushScheduled else { return }
+        flushScheduled = true
+        Task { @MainActor [weak self] in
+            self?.flushScheduled = false
+            self?.flush()
+        }
+    }
+
+    /// Writes every queued state, and the hierarchy archive of `window` when it changed,
+    /// in one transaction. On failure everything stays queued for the next flush.
+    public func flush(archiving window: Window? = nil) {
+        var archive: (scene: String, bytes: Data)?
+        if let window, let application = window.application {
+            let scene = sceneName(of: window, in: application)
+            do {
+                let bytes = try makeArchive(of: window).encoded()
+                if lastArchives[scene] != bytes { archive = (scene, bytes) }
+            } catch {
+                report(.store(error))
+            }
+        }
+        guard !pending.isEmpty || archive != nil else { return }
+        let writes = pendingOrder.compactMap { path in pending[path].map { (path, $0) } }
+        do {
+            let generations = try store.write { (transaction) throws(StateStoreError) -> [Int64] in
+                var generations: [Int64] = []
+                for (path, write) in writes {
+                    let result = try transaction.save(
+                        encoded: write.bytes, encoding: .json, typeName: write.typeName,
+                        version: write.version, for: path
+                    )
+                    generations.append(result.wrote ? result.generation : -result.generation)
+                }
+                if let archive { try transaction.setHierarchyArchive(archive.bytes, scene: archive.scene) }
+                return generations
+            }
+            statistics.transactions += 1
+            for ((_, write), generation) in zip(writes, generations) {
+                write.record.seenGeneration = abs(generation)
+                write.record.lastChecksum = write.checksum
+                if generation > 0 { statistics.stateWrites += 1 } else { statistics.unchangedSkips += 1 }
+            }
+            pending.removeAll()
+            pendingOrder.removeAll()
+            if let archive {
+                lastArchives[archive.scene] = archive.bytes
+                statistics.archiveWrites += 1
+            }
+        } catch {
+            report(.store(error))
+        }
+    }
+
+    /// Whether states are waiting to be written.
+    public var hasPendingWrites: Bool { !pending.isEmpty }
+
+    // MARK: Restoring
+
+    private func restore<C: StateRestoring>(_ controller: C) {
+        guard let path = restorationPath(for: controller) else { return }
+        let record = record(for: controller)
+        if let queued = pending[path] {
+            // The newest bytes for this path are still in memory, written by another instance.
+            guard queued.record !== record else { return }
+            apply(bytes: queued.bytes, version: queued.version, checksum: queued.checksum, to: controller, record: record, path: path)
+            return
+        }
+        do {
+            if let seen = record.seenGeneration {
+                guard let generation = try store.generation(at: path), generation > seen else { return }
+            }
+            guard let stored = try store.state(at: path) else {
+                record.seenGeneration = 0
+                return
+            }
+            record.seenGeneration = stored.generation
+            guard stored.checksumIsValid else {
+                quarantine(path, reason: "its bytes no longer match their checksum")
+                return
+            }
+            apply(bytes: stored.bytes, version: stored.version, checksum: stored.checksum, to: controller, record: record, path: path)
+        } catch {
+            report(.store(error))
+        }
+    }
+
+    private func apply<C: StateRestoring>(
+        bytes: Data, version: Int, checksum: Int64, to controller: C, record: Record, path: RestorationPath
+    ) {
+        let current = C.restorableStateVersion
+        guard version <= current else {
+            quarantine(path, reason: "version \(version) is newer than this build's version \(current) of \(String(reflecting: C.RestorableState.self))")
+            return
+        }
+        do {
+            if version == current {
+                controller.restorableState = try StateCoding.decode(C.RestorableState.self, from: bytes, at: path)
+                record.lastChecksum = checksum
+            } else {
+                controller.restorableState = try C.migrateRestorableState(from: version, data: bytes)
+                statistics.migrations += 1
+                record.lastChecksum = nil
+            }
+            statistics.restores += 1
+        } catch let error as StateStoreError {
+            quarantine(path, reason: error.description)
+        } catch {
+            quarantine(path, reason: "migration from version \(version) to \(current) failed: \(error)")
+        }
+    }
+
+    private func quarantine(_ path: RestorationPath, reason: String) {
+        do {
+            if try store.quarantine(path, reason: reason) {
+                statistics.quarantined += 1
+                report(.quarantined(path: path, reason: reason))
+            }
+        } catch {
+            report(.store(error))
+        }
+    }
+}
