@@ -71,19 +71,17 @@ extension Statectl {
                     ("checksum_mismatches", .strings(health.checksumMismatches.map(\.rawValue))),
                 ])
             } else {
-                var table = Table(["", ""])
-                table.rows = [
-                    ["Database:", path],
-                    ["Integrity:", health.integrity.joined(separator: "; ")],
-                    ["Schema version:", "\(health.schemaVersion) (this build: \(health.latestSchemaVersion))"],
-                    ["Journal mode:", health.journalMode],
-                    ["States:", String(health.stateCount)],
-                    ["Quarantined:", String(health.quarantineCount)],
-                    ["Pressure events:", String(health.pressureEventCount)],
-                    ["Checksum mismatches:", health.checksumMismatches.isEmpty
-                        ? "0" : "\(health.checksumMismatches.count) (\(health.checksumMismatches.map(\.rawValue).joined(separator: ", ")))"],
-                ]
-                print(table.render().split(separator: "\n", omittingEmptySubsequences: false).dropFirst().joined(separator: "\n"))
+                print(Table.keyValue([
+                    ("Database:", path),
+                    ("Integrity:", health.integrity.joined(separator: "; ")),
+                    ("Schema version:", "\(health.schemaVersion) (this build: \(health.latestSchemaVersion))"),
+                    ("Journal mode:", health.journalMode),
+                    ("States:", String(health.stateCount)),
+                    ("Quarantined:", String(health.quarantineCount)),
+                    ("Pressure events:", String(health.pressureEventCount)),
+                    ("Checksum mismatches:", health.checksumMismatches.isEmpty
+                        ? "0" : "\(health.checksumMismatches.count) (\(health.checksumMismatches.map(\.rawValue).joined(separator: ", ")))"),
+                ]))
                 print(problems.isEmpty ? "Healthy." : "Problems found:\n" + problems.map { "  - " + $0 }.joined(separator: "\n"))
             }
             if !problems.isEmpty { throw ExitCode(ExitStatus.problemFound.rawValue) }

@@ -43,7 +43,7 @@ extension Statectl {
             }
             try AtomicFile.write(Data(text.utf8), to: output)
             let total = states.reduce(0) { $0 + $1.bytes.count }
-            Output.error("Exported \(states.count) \(states.count == 1 ? "state" : "states") (\(Format.bytes(total))) to \(output).")
+            print("Exported \(states.count) \(states.count == 1 ? "state" : "states") (\(Format.bytes(total))) to \(output).")
         }
     }
 }

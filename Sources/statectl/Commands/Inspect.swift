@@ -129,18 +129,16 @@ extension Statectl {
                 Output.json(kind: "state", members)
                 return
             }
-            var table = Table(["", ""])
-            table.rows = [
-                ["Path:", state.path.rawValue],
-                ["Type:", state.typeName],
-                ["Version:", String(state.version)],
-                ["Encoding:", state.encoding.rawValue],
-                ["Size:", Format.bytes(state.bytes.count) + (state.bytes.count >= 1024 ? " (\(state.bytes.count) bytes)" : "")],
-                ["Generation:", String(state.generation)],
-                ["Updated:", Format.iso8601(state.updatedAt)],
-                ["Checksum:", Format.checksum(state.checksum) + (state.checksumIsValid ? " (ok)" : " (MISMATCH: the bytes were changed outside StateStore)")],
-            ]
-            print(table.render().split(separator: "\n").joined(separator: "\n"))
+            print(Table.keyValue([
+                ("Path:", state.path.rawValue),
+                ("Type:", state.typeName),
+                ("Version:", String(state.version)),
+                ("Encoding:", state.encoding.rawValue),
+                ("Size:", Format.bytes(state.bytes.count) + (state.bytes.count >= 1024 ? " (\(state.bytes.count) bytes)" : "")),
+                ("Generation:", String(state.generation)),
+                ("Updated:", Format.iso8601(state.updatedAt)),
+                ("Checksum:", Format.checksum(state.checksum) + (state.checksumIsValid ? " (ok)" : " (MISMATCH: the bytes were changed outside StateStore)")),
+            ]))
             print("")
             if let value {
                 print(value.serialized(pretty: true, sortKeys: true))

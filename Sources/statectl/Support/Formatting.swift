@@ -131,8 +131,18 @@ struct Table {
 
     mutating func append(_ row: [String]) { rows.append(row) }
 
+    /// Label/value lines without a header row: `Path:  root/inbox`.
+    static func keyValue(_ rows: [(String, String)]) -> String {
+        var table = Table(["", ""])
+        table.showsHeader = false
+        table.rows = rows.map { [$0.0, $0.1] }
+        return table.render()
+    }
+
+    var showsHeader = true
+
     func render() -> String {
-        let all = [headers] + rows
+        let all = showsHeader ? [headers] + rows : rows
         var widths = Array(repeating: 0, count: headers.count)
         for row in all {
             for (column, cell) in row.enumerated() where column < widths.count {
