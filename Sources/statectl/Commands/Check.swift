@@ -93,11 +93,11 @@ extension Statectl {
                 Output.json(kind: "check", [
                     ("database", .string(path)),
                     ("healthy", .bool(false)),
-                    ("problems", .strings([failure.description])),
+                    ("problems", .strings([oneLine(failure.description)])),
                 ])
             } else {
                 print("Database: \(path)")
-                print("Problems found:\n  - \(failure.description)")
+                print("Problems found:\n  - \(oneLine(failure.description))")
             }
         }
     }

@@ -29,9 +29,9 @@ enum ExitStatus: Int32 {
     static func describe(_ error: any Error, command: ParsableCommand.Type) -> (Int32, String?) {
         switch error {
         case let error as StateStoreError:
-            return (forStoreError(error).rawValue, "statectl: \(error.description)")
+            return (forStoreError(error).rawValue, "statectl: " + oneLine(error.description))
         case let error as CLIError:
-            return (error.status.rawValue, "statectl: \(error.message)")
+            return (error.status.rawValue, "statectl: " + oneLine(error.message))
         case let error as ExitCode:
             // Thrown after the command has printed its own report (e.g. `check` on a damaged file).
             return (error.rawValue, nil)
@@ -43,6 +43,12 @@ enum ExitStatus: Int32 {
             return (status, message.isEmpty ? nil : message)
         }
     }
+}
+
+/// `text` on one line: SQLite's integrity messages, for one, span several.
+func oneLine(_ text: String) -> String {
+    text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
+        .filter { !$0.isEmpty }.joined(separator: " ")
 }
 
 /// A failure that is not the store's: a bad import document, a missing state, a file
