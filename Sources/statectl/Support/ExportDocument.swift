@@ -74,7 +74,8 @@ enum ExportDocument {
     /// Every failure is a ``CLIError`` naming the file, the state and what is wrong.
     static func read(file: String, maximumStateSize: Int) throws(CLIError) -> [StoredState] {
         func refuse(_ message: String, status: ExitStatus = .problemFound) -> CLIError {
-            CLIError(message: "\(file): \(message). Nothing was imported.", status: status)
+            let sentence = message.hasSuffix(".") ? message : message + "."
+            return CLIError(message: "\(file): \(sentence) Nothing was imported.", status: status)
         }
         var info = stat()
         guard stat(file, &info) == 0 else {
