@@ -37,8 +37,12 @@ enum ExitStatus: Int32 {
             return (error.rawValue, nil)
         default:
             let code = Statectl.exitCode(for: error)
-            if code == .success { return (0, nil) }
             let message = Statectl.fullMessage(for: error)
+            if code == .success {
+                // A clean exit (help for a command without `run`, for one): its text goes to stdout.
+                if !message.isEmpty { print(message) }
+                return (0, nil)
+            }
             let status = code == .validationFailure ? ExitStatus.usage.rawValue : code.rawValue
             return (status, message.isEmpty ? nil : message)
         }
