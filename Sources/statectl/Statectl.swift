@@ -28,12 +28,14 @@ struct Statectl: AsyncParsableCommand {
             changes only when the document changes incompatibly.
 
             Exit codes:
-              0  success; check found the database healthy
-              1  a problem was found or the operation was refused (damage, quarantined rows, \
-            checksum mismatches, an invalid import document); nothing was changed by a refusal
+              0  success (check: the database is healthy)
+              1  a problem was found, or the operation was refused and changed nothing
+                 (check: damage, checksum mismatches, quarantined rows, old schema;
+                 import: an invalid document)
               2  usage error (unknown option, invalid argument)
-              3  the database cannot be opened (missing file, not a database, damaged at open, \
-            schema newer than this build, or not migrated yet for a read command)
+              3  the database cannot be opened: missing file, not a database,
+                 damaged at open, schema newer than this build (or not migrated
+                 yet, for inspect and export); import: a document from a newer schema
 
             Errors are one line on stderr: "statectl: <what went wrong and what to do>".
 

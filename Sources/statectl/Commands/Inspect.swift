@@ -32,7 +32,8 @@ extension Statectl {
                 "rss_after", "bytes_freed", "duration_us"}]}
                   "quarantine":  {"quarantined": [{"id", "path", "type_name", "version", "generation", \
                 "encoding", "byte_count", "updated_at", "quarantined_at", "reason"}]}
-                  "hierarchy":   {"scene", "set_aside", "byte_count", "archive" (JSON or null), "base64"}
+                  "hierarchy":   {"scene", "set_aside", "found", and when found "byte_count", \
+                "archive" (the archive as JSON, or null) and "base64" (when it is not JSON)}
                 """
         )
 
