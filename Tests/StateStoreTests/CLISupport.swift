@@ -40,6 +40,10 @@ enum CLI {
 
     /// Runs `statectl arguments` with a clean environment (no `STATESTORE_DB`, XDG state in `home`).
     static func run(_ arguments: [String], home: String? = nil, environment extra: [String: String] = [:]) throws -> CLIResult {
+        struct NotBuilt: Error, CustomStringConvertible {
+            var description: String { "statectl is not built at \(CLI.executable); run `swift build --build-tests` (or set STATECTL)" }
+        }
+        guard FileManager.default.isExecutableFile(atPath: executable) else { throw NotBuilt() }
         let folder = TemporaryFolder("cli-output")
         let outPath = folder.file("stdout"), errPath = folder.file("stderr")
         _ = FileManager.default.createFile(atPath: outPath, contents: nil)
