@@ -1,0 +1,104 @@
+import ArgumentParser
+import Foundation
+import StateStore
+
+extension Statectl {
+    /// `statectl check`: integrity, schema version, counts, quarantine and checksums.
+    struct Check: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Check the database's integrity, schema version, checksums and quarantine.",
+            discussion: """
+                Opens the database read-only and runs PRAGMA integrity_check, verifies every \
+                state's checksum, and counts states, quarantined rows and pressure events.
+
+                Exit status: 0 when healthy; 1 when a problem is found (integrity errors, \
+                damage met while reading, checksum mismatches, quarantined rows, a schema older \
+                than this build's); 3 when the file cannot be opened (missing, not a database, \
+                newer schema).
+
+                Example:
+                  statectl check --db ./state.sqlite
+                  statectl check --db ./state.sqlite --json
+
+                JSON (--json): {"schema": 1, "kind": "check", "database", "healthy", "problems": [..], \
+                "integrity": [..], "schema_version", "latest_schema_version", "journal_mode", \
+                "state_count", "quarantine_count", "pressure_event_count", "checksum_mismatches": [paths]}
+                """
+        )
+
+        @OptionGroup var database: DatabaseOptions
+        @OptionGroup var output: OutputOptions
+
+        func run() throws {
+            let path = database.path
+            let health: StateStore.Health
+            do {
+                // Header-level open check: page damage is reported below as a finding (exit 1).
+                let store = try database.openReadOnly(openCheck: .header)
+                health = try store.check()
+            } catch {
+                switch error {
+                case .corrupt, .schemaTooOld:
+                    report(path: path, failure: error)
+                    throw ExitCode(ExitStatus.problemFound.rawValue)
+                default:
+                    throw error
+                }
+            }
+            var problems: [String] = []
+            if health.integrity != ["ok"] { problems.append("integrity check failed: " + health.integrity.joined(separator: "; ")) }
+            if !health.checksumMismatches.isEmpty {
+                problems.append("\(health.checksumMismatches.count) state(s) do not match their checksum")
+            }
+            if health.quarantineCount > 0 {
+                problems.append("\(health.quarantineCount) quarantined state(s); see `statectl inspect --quarantine`")
+            }
+            if health.schemaVersion != health.latestSchemaVersion {
+                problems.append("schema version \(health.schemaVersion), this build uses \(health.latestSchemaVersion)")
+            }
+            if output.json {
+                Output.json(kind: "check", [
+                    ("database", .string(path)),
+                    ("healthy", .bool(problems.isEmpty)),
+                    ("problems", .strings(problems)),
+                    ("integrity", .strings(health.integrity)),
+                    ("schema_version", .int(health.schemaVersion)),
+                    ("latest_schema_version", .int(health.latestSchemaVersion)),
+                    ("journal_mode", .string(health.journalMode)),
+                    ("state_count", .int(health.stateCount)),
+                    ("quarantine_count", .int(health.quarantineCount)),
+                    ("pressure_event_count", .int(health.pressureEventCount)),
+                    ("checksum_mismatches", .strings(health.checksumMismatches.map(\.rawValue))),
+                ])
+            } else {
+                print(Table.keyValue([
+                    ("Database:", path),
+                    ("Integrity:", health.integrity.joined(separator: "; ")),
+                    ("Schema version:", "\(health.schemaVersion) (this build: \(health.latestSchemaVersion))"),
+                    ("Journal mode:", health.journalMode),
+                    ("States:", String(health.stateCount)),
+                    ("Quarantined:", String(health.quarantineCount)),
+                    ("Pressure events:", String(health.pressureEventCount)),
+                    ("Checksum mismatches:", health.checksumMismatches.isEmpty
+                        ? "0" : "\(health.checksumMismatches.count) (\(health.checksumMismatches.map(\.rawValue).joined(separator: ", ")))"),
+                ]))
+                print(problems.isEmpty ? "Healthy." : "Problems found:\n" + problems.map { "  - " + $0 }.joined(separator: "\n"))
+            }
+            if !problems.isEmpty { throw ExitCode(ExitStatus.problemFound.rawValue) }
+        }
+
+        /// The report for a database whose damage (or old schema) stopped the check itself.
+        private func report(path: String, failure: StateStoreError) {
+            if output.json {
+                Output.json(kind: "check", [
+                    ("database", .string(path)),
+                    ("healthy", .bool(false)),
+                    ("problems", .strings([oneLine(failure.description)])),
+                ])
+            } else {
+                print("Database: \(path)")
+                print("Problems found:\n  - \(oneLine(failure.description))")
+            }
+        }
+    }
+}

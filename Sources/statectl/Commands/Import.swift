@@ -1,0 +1,83 @@
+import ArgumentParser
+import Foundation
+import StateStore
+
+extension Statectl {
+    /// `statectl import FILE`: writes the states of an export document, all or nothing.
+    struct Import: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Import the states of an export document, all in one transaction.",
+            discussion: """
+                Reads the whole document and validates it before writing anything: the format \
+                and database schema versions (a newer one is refused, exit 3), every path, type, \
+                version, encoding and time, each state's size (at most the store's 1 MiB state \
+                limit), its checksum when present, and duplicate paths. The file may be at most \
+                256 MiB and nest at most 64 levels deep. Any problem refuses the whole import \
+                (exit 1) and leaves the database as it was.
+
+                Import merges: each state is written under its path, replacing what is stored \
+                there, verbatim (type, version, encoding, bytes, checksum and update time); other \
+                stored states stay. A replaced row gets the larger of the imported generation and \
+                its stored generation + 1, so a running application notices the change; a new row \
+                keeps the imported generation. With --replace, stored states whose paths are not in \
+                the document are removed, in the same transaction. A missing database is created \
+                and migrated.
+
+                Example:
+                  statectl export --db ./state.sqlite --output backup.json
+                  statectl import --db ./restored.sqlite backup.json
+
+                JSON (--json): {"schema": 1, "kind": "import", "database", "source", "imported", \
+                "created", "replaced", "removed"}
+                """
+        )
+
+        @OptionGroup var database: DatabaseOptions
+        @OptionGroup var output: OutputOptions
+
+        @Argument(help: "The export document to import.", completion: .file())
+        var file: String
+
+        @Flag(help: "Also remove stored states whose paths are not in the document.")
+        var replace = false
+
+        func run() throws {
+            let maximumStateSize = StateStore.Options().maximumStateSize
+            // Everything is validated before the database is even opened.
+            let states = try ExportDocument.read(file: file, maximumStateSize: maximumStateSize)
+            let store = try database.openForWriting()
+            let incoming = Set(states.map(\.path.rawValue))
+            let replace = self.replace
+            let (created, replaced, removed) = try store.write { (transaction) throws(StateStoreError) -> (Int, Int, Int) in
+                let stored = try transaction.storedPaths()
+                let existing = Set(stored)
+                var removed = 0
+                if replace {
+                    for path in stored where !incoming.contains(path) {
+                        if try transaction.remove(rawPath: path) { removed += 1 }
+                    }
+                }
+                var created = 0, replaced = 0
+                for state in states {
+                    try transaction.insert(verbatim: state)
+                    if existing.contains(state.path.rawValue) { replaced += 1 } else { created += 1 }
+                }
+                return (created, replaced, removed)
+            }
+            if output.json {
+                Output.json(kind: "import", [
+                    ("database", .string(database.path)),
+                    ("source", .string(file)),
+                    ("imported", .int(states.count)),
+                    ("created", .int(created)),
+                    ("replaced", .int(replaced)),
+                    ("removed", .int(removed)),
+                ])
+            } else {
+                var line = "Imported \(states.count) \(states.count == 1 ? "state" : "states") into \(database.path): \(created) new, \(replaced) replaced"
+                if replace { line += ", \(removed) removed" }
+                print(line + ".")
+            }
+        }
+    }
+}

@@ -1,0 +1,187 @@
+import ArgumentParser
+import Foundation
+import StateStore
+
+extension Statectl {
+    /// `statectl inspect`: what the database holds, read-only.
+    struct Inspect: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show the stored states, one state, pressure events, quarantine or the hierarchy.",
+            discussion: """
+                Opens the database read-only: it never creates, migrates or writes the file, and \
+                works while an application writes to it (WAL). A missing file is not created (exit 3).
+
+                Without PATH: a table of every state sorted by path (path, type, version, size, \
+                generation, last update in UTC) and a summary line. With PATH: the state stored \
+                exactly there, with its metadata, JSON pretty-printed with sorted keys and other \
+                bytes as a hex dump; when nothing is stored exactly at PATH, the table of the \
+                states below it (--list always shows the table).
+
+                Example:
+                  statectl inspect --db ./state.sqlite
+                  statectl inspect --db ./state.sqlite root/inbox
+                  statectl inspect --db ./state.sqlite --quarantine --json
+
+                JSON (--json), by "kind":
+                  "entries":     {"prefix", "count", "total_bytes", "entries": [{"path", "type_name", \
+                "version", "encoding", "byte_count", "generation", "updated_at"}]}
+                  "state":       {"path", "type_name", "version", "encoding", "byte_count", "generation", \
+                "updated_at", "checksum" (16 hex digits), "checksum_valid", and "value" (a JSON state) or \
+                "base64" (any other bytes)}
+                  "events":      {"events": [{"occurred_at", "level", "available_bytes", "rss_before", \
+                "rss_after", "bytes_freed", "duration_us"}]}
+                  "quarantine":  {"quarantined": [{"id", "path", "type_name", "version", "generation", \
+                "encoding", "byte_count", "updated_at", "quarantined_at", "reason"}]}
+                  "hierarchy":   {"scene", "set_aside", "found", and when found "byte_count", \
+                "archive" (the archive as JSON, or null) and "base64" (when it is not JSON)}
+                """
+        )
+
+        @OptionGroup var database: DatabaseOptions
+        @OptionGroup var output: OutputOptions
+
+        @Argument(help: "A restoration path: the state stored there, else the states below it.")
+        var path: String?
+
+        @Flag(help: "Always list the states at and below PATH as a table, even when a state is stored at PATH.")
+        var list = false
+
+        @Flag(help: "Show the memory-pressure events the application handled, newest first.")
+        var events = false
+
+        @Option(help: "How many pressure events --events shows.")
+        var limit = 100
+
+        @Flag(help: "Show the quarantined states and why they were quarantined, newest first.")
+        var quarantine = false
+
+        @Flag(help: "Show the saved window hierarchy archive.")
+        var hierarchy = false
+
+        @Option(help: "The window scene whose hierarchy --hierarchy shows.")
+        var scene = "main"
+
+        @Flag(help: "With --hierarchy: the archive the crash-loop guard set aside instead of the live one.")
+        var setAside = false
+
+        func validate() throws {
+            let modes = [events, quarantine, hierarchy].filter { $0 }.count
+            if modes > 1 { throw ValidationError("Use at most one of --events, --quarantine and --hierarchy.") }
+            if modes == 1 && (path != nil || list) {
+                throw ValidationError("PATH and --list cannot be combined with --events, --quarantine or --hierarchy.")
+            }
+            if limit < 0 { throw ValidationError("--limit must be zero or more.") }
+            if let path {
+                do { _ = try RestorationPath(validating: path) } catch { throw ValidationError(error.description) }
+            }
+        }
+
+        func run() throws {
+            let store = try database.openReadOnly()
+            if events { return try showEvents(store) }
+            if quarantine { return try showQuarantine(store) }
+            if hierarchy { return try showHierarchy(store) }
+            let prefix = try path.map { (path) throws(StateStoreError) in try RestorationPath(validating: path) }
+            if let prefix, !list, let state = try store.state(at: prefix) {
+                return show(state)
+            }
+            let entries = try store.entries(under: prefix)
+            if let prefix, entries.isEmpty, !list {
+                throw CLIError(message: "Nothing is stored at or below \(prefix) in \(database.path).")
+            }
+            if output.json {
+                Output.json(kind: "entries", [
+                    ("prefix", prefix.map { .string($0.rawValue) } ?? .null),
+                    ("count", .int(entries.count)),
+                    ("total_bytes", .int(entries.reduce(0) { $0 + $1.byteCount })),
+                    ("entries", .array(entries.map(EntryOutput.json))),
+                ])
+                return
+            }
+            if entries.isEmpty {
+                print("No states in \(database.path)" + (prefix.map { " at or below \($0)" } ?? "") + ".")
+                return
+            }
+            print(EntryOutput.table(entries))
+            print(EntryOutput.summary(entries) + (prefix.map { " at or below \($0)" } ?? "") + " in \(database.path)")
+        }
+
+        // MARK: One state
+
+        private func show(_ state: StoredState) {
+            let value = StatePrinter.jsonValue(of: state.bytes)
+            if output.json {
+                var members: [(key: String, value: JSON)] = [
+                    ("path", .string(state.path.rawValue)),
+                    ("type_name", .string(state.typeName)),
+                    ("version", .int(state.version)),
+                    ("encoding", .string(state.encoding.rawValue)),
+                    ("byte_count", .int(state.bytes.count)),
+                    ("generation", .int(state.generation)),
+                    ("updated_at", .string(Format.iso8601(state.updatedAt))),
+                    ("checksum", .string(Format.checksum(state.checksum))),
+                    ("checksum_valid", .bool(state.checksumIsValid)),
+                ]
+                if let value {
+                    members.append(("value", value))
+                } else {
+                    members.append(("base64", .string(state.bytes.base64EncodedString())))
+                }
+                Output.json(kind: "state", members)
+                return
+            }
+            print(Table.keyValue([
+                ("Path:", state.path.rawValue),
+                ("Type:", state.typeName),
+                ("Version:", String(state.version)),
+                ("Encoding:", state.encoding.rawValue),
+                ("Size:", Format.bytes(state.bytes.count) + (state.bytes.count >= 1024 ? " (\(state.bytes.count) bytes)" : "")),
+                ("Generation:", String(state.generation)),
+                ("Updated:", Format.iso8601(state.updatedAt)),
+                ("Checksum:", Format.checksum(state.checksum) + (state.checksumIsValid ? " (ok)" : " (MISMATCH: the bytes were changed outside StateStore)")),
+            ]))
+            print("")
+            if let value {
+                print(value.serialized(pretty: true, sortKeys: true))
+            } else {
+                print("Not JSON; the first bytes:")
+                print(Format.hexDump(state.bytes))
+            }
+        }
+
+        // MARK: Events, quarantine, hierarchy
+
+        private func showEvents(_ store: StateStore) throws {
+            let events = try store.pressureEvents(limit: limit)
+            if output.json {
+                Output.json(kind: "events", [("events", .array(events.map(EntryOutput.json)))])
+            } else if events.isEmpty {
+                print("No memory-pressure events in \(database.path).")
+            } else {
+                print(EntryOutput.table(events))
+                print("\(events.count) \(events.count == 1 ? "event" : "events"), newest first")
+            }
+        }
+
+        private func showQuarantine(_ store: StateStore) throws {
+            let states = try store.quarantinedStates()
+            if output.json {
+                Output.json(kind: "quarantine", [("quarantined", .array(states.map(EntryOutput.json)))])
+            } else if states.isEmpty {
+                print("No quarantined states in \(database.path).")
+            } else {
+                print(EntryOutput.table(states))
+                print("\(states.count) quarantined \(states.count == 1 ? "state" : "states"), newest first")
+            }
+        }
+
+        private func showHierarchy(_ store: StateStore) throws {
+            let archive = try store.hierarchyArchive(scene: scene, setAside: setAside)
+            if output.json {
+                Output.json(kind: "hierarchy", HierarchyPrinter.json(archive: archive, scene: scene, setAside: setAside))
+            } else {
+                print(HierarchyPrinter.text(archive: archive, scene: scene, setAside: setAside))
+            }
+        }
+    }
+}

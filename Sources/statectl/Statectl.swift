@@ -1,0 +1,89 @@
+import ArgumentParser
+import Foundation
+import StateStore
+
+/// `statectl`: inspect and operate a StateStore database.
+///
+/// One `ParsableCommand` per subcommand, each in `Commands/`. Every subcommand takes
+/// ``DatabaseOptions`` (`--db`) and, when it reads, ``OutputOptions`` (`--json`). Errors
+/// are turned into one line on stderr and an exit code in one place, ``ExitStatus``.
+///
+/// New subcommands (`demo`, `monitor`, `soak`) are added to `configuration.subcommands`;
+/// they may be `ParsableCommand` or `AsyncParsableCommand`, both are run by ``main()``.
+@main
+struct Statectl: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "statectl",
+        abstract: "Inspect and operate a StateStore state database.",
+        discussion: """
+            The database is --db PATH, else $STATESTORE_DB, else the default path of the \
+            "statestore-demo" application: $XDG_STATE_HOME/statestore-demo/state.sqlite, or \
+            ~/.local/state/statestore-demo/state.sqlite when XDG_STATE_HOME is not set.
+
+            Read commands (inspect, check, export) open the database read-only: they never \
+            create, migrate or write it, and they work while an application is writing to it.
+
+            Every read command takes --json for a stable, machine-readable document: snake_case \
+            keys, times as ISO 8601 in UTC with milliseconds, and a top-level "schema": 1 that \
+            changes only when the document changes incompatibly.
+
+            Exit codes:
+              0  success (check: the database is healthy)
+              1  a problem was found, or the operation was refused and changed nothing
+                 (check: damage, checksum mismatches, quarantined rows, old schema;
+                 import: an invalid document)
+              2  usage error (unknown option, invalid argument)
+              3  the database cannot be opened: missing file, not a database,
+                 damaged at open, schema newer than this build (or not migrated
+                 yet, for inspect and export); import: a document from a newer schema
+
+            Errors are one line on stderr: "statectl: <what went wrong and what to do>".
+
+            Example:
+              statectl migrate --db ./state.sqlite
+              statectl inspect --db ./state.sqlite
+              statectl --generate-completion-script bash > statectl.bash
+            """,
+        version: "1.0.0",
+        subcommands: [
+            Migrate.self,
+            Check.self,
+            Inspect.self,
+            Export.self,
+            Import.self,
+            Prune.self,
+        ]
+    )
+
+    /// Parses, runs and maps every error to ``ExitStatus`` — instead of argument-parser's
+    /// default, which uses exit code 64 for usage errors and prints raw error values.
+    static func main() async {
+        let command: ParsableCommand
+        do {
+            command = try parseAsRoot()
+        } catch {
+            // Help, --version and completion scripts arrive here too, with exit code 0.
+            let code = exitCode(for: error)
+            let message = fullMessage(for: error)
+            if code == .success {
+                if !message.isEmpty { print(message) }
+                Foundation.exit(0)
+            }
+            Output.error(message)
+            Foundation.exit(code == .validationFailure ? ExitStatus.usage.rawValue : code.rawValue)
+        }
+        do {
+            if var asyncCommand = command as? AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                var syncCommand = command
+                try syncCommand.run()
+            }
+            Foundation.exit(ExitStatus.success.rawValue)
+        } catch {
+            let (status, message) = ExitStatus.describe(error, command: type(of: command))
+            if let message { Output.error(message) }
+            Foundation.exit(status)
+        }
+    }
+}

@@ -1,0 +1,67 @@
+import ArgumentParser
+import Foundation
+import StateStore
+
+/// `--db PATH`, shared by every subcommand through `@OptionGroup`, and the ways
+/// subcommands open the database it names.
+struct DatabaseOptions: ParsableArguments {
+    /// The application name whose default database `statectl` uses when neither
+    /// `--db` nor `$STATESTORE_DB` is given: the one `statectl demo` writes.
+    static let defaultAppName = "statestore-demo"
+
+    @Option(
+        name: .customLong("db"),
+        help: ArgumentHelp(
+            "The state database file. Default: $STATESTORE_DB, else the \"statestore-demo\" app's default path ($XDG_STATE_HOME/statestore-demo/state.sqlite or ~/.local/state/statestore-demo/state.sqlite).",
+            valueName: "path"
+        ),
+        completion: .file()
+    )
+    var db: String?
+
+    /// The database file this invocation works on.
+    var path: String {
+        if let db { return db }
+        if let environment = ProcessInfo.processInfo.environment["STATESTORE_DB"], !environment.isEmpty {
+            return environment
+        }
+        return StateStore.defaultPath(appName: Self.defaultAppName)
+    }
+
+    func validate() throws {
+        if let db, db.isEmpty { throw ValidationError("--db needs a file path.") }
+    }
+
+    /// Throws ``StateStoreError/cannotOpen(file:_:)`` when the file does not exist, so a read
+    /// command never creates one and says plainly why it stopped.
+    func requireExistingFile() throws(StateStoreError) {
+        var isDirectory: ObjCBool = false
+        let exists = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
+        if !exists {
+            throw .cannotOpen(file: path, SQLiteFailure(
+                extendedResultCode: 14,
+                message: "there is no such file (run `statectl migrate --db \(path)` to create one)"
+            ))
+        }
+        if isDirectory.boolValue {
+            throw .cannotOpen(file: path, SQLiteFailure(extendedResultCode: 14, message: "it is a directory"))
+        }
+    }
+
+    /// Opens read-only: never creates, migrates or writes; works beside a writing application (WAL).
+    func openReadOnly(openCheck: StateStore.Options.OpenCheck = .quick) throws(StateStoreError) -> StateStore {
+        try requireExistingFile()
+        return try StateStore(path: path, options: .init(readOnly: true, openCheck: openCheck))
+    }
+
+    /// Opens for writing, creating and migrating the file when needed.
+    func openForWriting() throws(StateStoreError) -> StateStore {
+        try StateStore(path: path)
+    }
+}
+
+/// `--json`, for every command that reads.
+struct OutputOptions: ParsableArguments {
+    @Flag(help: "Print a JSON document (stable schema, see `statectl --help`) instead of text.")
+    var json = false
+}

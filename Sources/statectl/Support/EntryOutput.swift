@@ -1,0 +1,109 @@
+import Foundation
+import StateStore
+
+/// How stored states, quarantined rows and pressure events are shown, in tables and in JSON.
+/// Shared by `inspect`, `prune` and anything else that lists rows.
+enum EntryOutput {
+    // MARK: States
+
+    /// `{"path", "type_name", "version", "encoding", "byte_count", "generation", "updated_at"}`.
+    static func json(_ entry: StateStore.Entry) -> JSON {
+        .object([
+            ("path", .string(entry.path.rawValue)),
+            ("type_name", .string(entry.typeName)),
+            ("version", .int(entry.version)),
+            ("encoding", .string(entry.encoding.rawValue)),
+            ("byte_count", .int(entry.byteCount)),
+            ("generation", .int(entry.generation)),
+            ("updated_at", .string(Format.iso8601(entry.updatedAt))),
+        ])
+    }
+
+    /// Aligned columns PATH, TYPE, VERSION, SIZE, GENERATION, UPDATED (UTC), sorted by path.
+    static func table(_ entries: [StateStore.Entry]) -> String {
+        var table = Table(["PATH", "TYPE", "VERSION", "SIZE", "GENERATION", "UPDATED (UTC)"], rightAligned: [2, 3, 4])
+        for entry in entries.sorted(by: { $0.path < $1.path }) {
+            table.append([
+                entry.path.rawValue, entry.typeName, String(entry.version),
+                Format.bytes(entry.byteCount), String(entry.generation), Format.table(entry.updatedAt),
+            ])
+        }
+        return table.render()
+    }
+
+    /// `3 states, 1.2 KiB` — the summary line under a table.
+    static func summary(_ entries: [StateStore.Entry]) -> String {
+        let total = entries.reduce(0) { $0 + $1.byteCount }
+        return "\(entries.count) \(entries.count == 1 ? "state" : "states"), \(Format.bytes(total))"
+    }
+
+    // MARK: Quarantine
+
+    static func json(_ state: StateStore.QuarantinedState) -> JSON {
+        .object([
+            ("id", .int(state.id)),
+            ("path", .string(state.path.rawValue)),
+            ("type_name", .string(state.typeName)),
+            ("version", .int(state.version)),
+            ("generation", .int(state.generation)),
+            ("encoding", .string(state.encoding.rawValue)),
+            ("byte_count", .int(state.bytes.count)),
+            ("updated_at", .string(Format.iso8601(state.updatedAt))),
+            ("quarantined_at", .string(Format.iso8601(state.quarantinedAt))),
+            ("reason", .string(state.reason)),
+        ])
+    }
+
+    static func table(_ states: [StateStore.QuarantinedState]) -> String {
+        var table = Table(["ID", "PATH", "TYPE", "VERSION", "SIZE", "QUARANTINED (UTC)", "REASON"], rightAligned: [0, 3, 4])
+        for state in states {
+            table.append([
+                String(state.id), state.path.rawValue, state.typeName, String(state.version),
+                Format.bytes(state.bytes.count), Format.table(state.quarantinedAt), state.reason,
+            ])
+        }
+        return table.render()
+    }
+
+    // MARK: Pressure events
+
+    static func levelName(_ level: MemoryPressureLevel) -> String {
+        switch level {
+        case .normal: "normal"
+        case .warning: "warning"
+        case .critical: "critical"
+        }
+    }
+
+    static func microseconds(_ duration: Duration) -> Int64 {
+        duration.components.seconds * 1_000_000 + duration.components.attoseconds / 1_000_000_000_000
+    }
+
+    static func json(_ event: PressureEvent) -> JSON {
+        .object([
+            ("occurred_at", .string(Format.iso8601(event.occurredAt))),
+            ("level", .string(levelName(event.level))),
+            ("available_bytes", .int(event.availableBytes)),
+            ("rss_before", .int(event.rssBefore)),
+            ("rss_after", .int(event.rssAfter)),
+            ("bytes_freed", .int(event.bytesFreed)),
+            ("duration_us", .int(microseconds(event.duration))),
+        ])
+    }
+
+    static func table(_ events: [PressureEvent]) -> String {
+        var table = Table(
+            ["OCCURRED (UTC)", "LEVEL", "AVAILABLE", "RSS BEFORE", "RSS AFTER", "FREED", "DURATION"],
+            rightAligned: [2, 3, 4, 5, 6]
+        )
+        for event in events {
+            let micros = microseconds(event.duration)
+            table.append([
+                Format.table(event.occurredAt), levelName(event.level), Format.bytes(event.availableBytes),
+                Format.bytes(event.rssBefore), Format.bytes(event.rssAfter), Format.bytes(event.bytesFreed),
+                micros >= 1000 ? String(format: "%.1f ms", Double(micros) / 1000) : "\(micros) µs",
+            ])
+        }
+        return table.render()
+    }
+}

@@ -1,0 +1,43 @@
+import Foundation
+
+/// Writing to stdout and stderr, and the shape shared by every `--json` document.
+///
+/// Every document `statectl` prints with `--json` (and the `export` document) is one JSON
+/// object whose first two members are `"schema"` (``schemaVersion``, today 1) and `"kind"`:
+///
+/// | kind         | command                  | other members |
+/// |--------------|--------------------------|---------------|
+/// | `entries`    | `inspect [PREFIX]`       | `prefix`, `count`, `total_bytes`, `entries` |
+/// | `state`      | `inspect PATH`           | `path`, `type_name`, `version`, `encoding`, `byte_count`, `generation`, `updated_at`, `checksum`, `checksum_valid`, `value` or `base64` |
+/// | `events`     | `inspect --events`       | `events`: `occurred_at`, `level`, `available_bytes`, `rss_before`, `rss_after`, `bytes_freed`, `duration_us` |
+/// | `quarantine` | `inspect --quarantine`   | `quarantined`: `id`, `path`, `type_name`, `version`, `generation`, `encoding`, `byte_count`, `updated_at`, `quarantined_at`, `reason` |
+/// | `hierarchy`  | `inspect --hierarchy`    | `scene`, `set_aside`, `found`, `byte_count`, `archive`, `base64` |
+/// | `check`      | `check`                  | `database`, `healthy`, `problems`, `integrity`, `schema_version`, `latest_schema_version`, `journal_mode`, `state_count`, `quarantine_count`, `pressure_event_count`, `checksum_mismatches` |
+/// | `migrate`    | `migrate`                | `database`, `dry_run`, `created`, `from_version`, `to_version`, `migrations` |
+/// | `export`     | `export`                 | `database_schema_version`, `exported_at`, `state_count`, `states` (see ``ExportDocument``) |
+/// | `import`     | `import`                 | `database`, `source`, `imported`, `created`, `replaced`, `removed` |
+/// | `prune`      | `prune`                  | `database`, `dry_run`, `older_than`, `cutoff`, `path_prefix`, `count`, `total_bytes`, `removed` |
+///
+/// Keys are snake_case; times are ISO 8601 in UTC with milliseconds (`2026-01-02T03:04:05.678Z`);
+/// sizes are bytes; absent optional values are `null`. Members may be added within a schema
+/// version; removing or changing one raises it. New commands (`monitor`, `soak`, ...) should
+/// print through ``json(kind:_:)`` with a kind of their own.
+enum Output {
+    /// The version of every `--json` document and of the export format. It changes only
+    /// when a document changes incompatibly (a key removed or its meaning changed).
+    static let schemaVersion = 1
+
+    /// One line (or a usage message) on stderr.
+    static func error(_ message: String) {
+        FileHandle.standardError.write(Data((message + "\n").utf8))
+    }
+
+    /// A `--json` document: `{"schema": 1, "kind": kind, ...members}`, pretty-printed on stdout.
+    static func json(kind: String, _ members: [(key: String, value: JSON)]) {
+        print(document(kind: kind, members).serialized(pretty: true))
+    }
+
+    static func document(kind: String, _ members: [(key: String, value: JSON)]) -> JSON {
+        .object([("schema", .int(schemaVersion)), ("kind", .string(kind))] + members)
+    }
+}

@@ -1,2 +1,0 @@
-import StateStore
-print(StateStore.latestSchemaVersion)

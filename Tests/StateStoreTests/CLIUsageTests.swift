@@ -1,0 +1,52 @@
+import Foundation
+import Testing
+
+/// The command tree itself: help, usage errors, completions and the default database path.
+@Suite struct CLIUsageTests {
+    @Test func helpListsEverySubcommandAndTheExitCodes() throws {
+        let help = try CLI.run(["--help"])
+        #expect(help.status == 0, "\(help)")
+        for text in ["migrate", "check", "inspect", "export", "import", "prune", "Exit codes:", "statestore-demo", "STATESTORE_DB"] {
+            #expect(help.stdout.contains(text), "\(text)")
+        }
+        for command in ["migrate", "check", "inspect", "export", "import", "prune"] {
+            let result = try CLI.run([command, "--help"])
+            #expect(result.status == 0, "\(command)")
+            #expect(result.stdout.contains("--db <path>"), "\(command)")
+            #expect(result.stdout.contains("Example:"), "\(command)")
+        }
+    }
+
+    @Test func usageErrorsExitWith2() throws {
+        for arguments in [["frobnicate"], ["inspect", "--no-such-flag"], ["import"], ["inspect", "--limit", "x"]] {
+            let result = try CLI.run(arguments)
+            #expect(result.status == 2, "\(arguments): \(result)")
+            #expect(result.stderr.hasPrefix("Error: "), "\(arguments)")
+            #expect(result.stdout.isEmpty)
+        }
+    }
+
+    @Test(arguments: ["bash", "zsh", "fish"])
+    func completionScripts(_ shell: String) throws {
+        let result = try CLI.run(["--generate-completion-script", shell])
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stdout.contains("statectl"))
+        #expect(result.stdout.contains("inspect"))
+    }
+
+    @Test func theDefaultDatabaseIsTheDemoAppsXDGPath() throws {
+        let folder = TemporaryFolder()
+        let migrated = try CLI.run(["migrate"], home: folder.path)
+        #expect(migrated.status == 0, "\(migrated)")
+        #expect(FileManager.default.fileExists(atPath: folder.file("statestore-demo/state.sqlite")))
+
+        // $STATESTORE_DB wins over the default, --db over both.
+        let environment = folder.file("env.sqlite")
+        #expect(try CLI.run(["migrate"], home: folder.path, environment: ["STATESTORE_DB": environment]).status == 0)
+        #expect(FileManager.default.fileExists(atPath: environment))
+        let explicit = folder.file("explicit.sqlite")
+        #expect(try CLI.run(["migrate", "--db", explicit], environment: ["STATESTORE_DB": environment]).status == 0)
+        #expect(FileManager.default.fileExists(atPath: explicit))
+        #expect(try CLI.run(["inspect"], environment: ["STATESTORE_DB": explicit]).stdout == "No states in \(explicit).\n")
+    }
+}
