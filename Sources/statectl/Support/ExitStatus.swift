@@ -17,7 +17,7 @@ enum ExitStatus: Int32 {
     /// opened is ``cannotOpen``; the rest (a refused write, a bad state) is ``problemFound``.
     static func forStoreError(_ error: StateStoreError) -> ExitStatus {
         switch error {
-        case .cannotOpen, .notADatabase, .corrupt, .schemaTooNew, .schemaTooOld:
+        case .cannotOpen, .notADatabase, .corrupt, .schemaTooNew, .schemaTooOld, .walMissing:
             .cannotOpen
         case .readOnly, .diskFull, .busy, .decodingFailed, .encodingFailed, .checksumMismatch,
              .stateTooLarge, .invalidPath, .sqlite:
