@@ -1,3 +1,5 @@
+import Foundation
+
 /// The process's application object: owns the windows, the orientations the app allows,
 /// the lifecycle observers and trace, and delivers memory warnings to every live controller.
 ///
@@ -53,6 +55,15 @@ public final class Application {
     /// restoration layer's store), by key.
     var attachments: [String: AnyObject] = [:]
 
+    /// The last memory warning handled, with what it released.
+    public internal(set) var lastMemoryWarning: MemoryWarningReport?
+
+    /// How many memory warnings were handled.
+    public internal(set) var memoryWarningCount = 0
+
+    /// The monitors this application listens to, with their handler tokens.
+    var memoryMonitors: [(monitor: MemoryPressureMonitor, token: MemoryPressureMonitor.HandlerToken)] = []
+
     /// Creates an application and makes it ``current``.
     ///
     /// - Parameters:
@@ -101,12 +112,10 @@ public final class Application {
     // MARK: Events
 
     /// Delivers `didReceiveMemoryWarning(level:)` to every live controller, visible or not,
-    /// oldest first, then tells the observers. Like "Simulate Memory Warning".
+    /// and releases memory, as a real warning does (see ``respondToMemoryPressure(level:availableBytes:raisedAt:)``).
+    /// Like "Simulate Memory Warning".
     public func didReceiveMemoryWarning(level: MemoryPressureLevel) {
-        for controller in registry.live() {
-            controller.deliverMemoryWarning(level: level)
-        }
-        for observer in observers { observer.applicationDidReceiveMemoryWarning(self, level: level) }
+        respondToMemoryPressure(level: level, availableBytes: nil, raisedAt: Date())
     }
 
     /// Terminates the application: tells the observers (which flush what they need to),

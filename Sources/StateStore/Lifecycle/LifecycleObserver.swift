@@ -21,8 +21,12 @@ public protocol LifecycleObserver: AnyObject {
     func controller(_ controller: ViewController, didRun callback: LifecycleCallback, animated: Bool)
     /// A structural change (push/pop/present/dismiss/tab switch/child add/remove/root set/window close) finished in `window`.
     func hierarchyDidChange(in window: Window)
-    /// A memory warning was delivered to every live controller.
+    /// A memory warning was delivered to every live controller and the global caches were
+    /// purged; memory has not been returned to the system yet (release what you hold now).
     func applicationDidReceiveMemoryWarning(_ application: Application, level: MemoryPressureLevel)
+    /// A memory warning was handled: controllers and caches purged, memory returned to the
+    /// system, and `report` measured.
+    func applicationDidRespondToMemoryWarning(_ application: Application, report: MemoryWarningReport)
     /// terminate() was called (before windows are torn down).
     func applicationWillTerminate(_ application: Application)
 }
@@ -32,5 +36,6 @@ extension LifecycleObserver {
     public func controller(_ controller: ViewController, didRun callback: LifecycleCallback, animated: Bool) {}
     public func hierarchyDidChange(in window: Window) {}
     public func applicationDidReceiveMemoryWarning(_ application: Application, level: MemoryPressureLevel) {}
+    public func applicationDidRespondToMemoryWarning(_ application: Application, report: MemoryWarningReport) {}
     public func applicationWillTerminate(_ application: Application) {}
 }

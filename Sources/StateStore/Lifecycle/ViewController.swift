@@ -78,6 +78,8 @@ open class ViewController {
 
     /// Strong: a presenter owns what it presents. Only set on the root of a containment tree.
     var presentedStorage: ViewController?
+    /// Caches this controller owns and purges on memory warnings.
+    var ownedCaches: [any PurgeableCache] = []
     /// Weak: only set on the root of a presented containment tree.
     weak var presentingStorage: ViewController?
     /// Set on a window's root controller only.
@@ -122,7 +124,12 @@ open class ViewController {
 
     /// Memory is short: release what can be recreated. Reaches every live controller,
     /// visible or not.
-    open func didReceiveMemoryWarning(level: MemoryPressureLevel) {}
+    ///
+    /// The default purges the caches given to this controller with ``register(_:)``; an
+    /// override that keeps that behaviour calls `super`.
+    open func didReceiveMemoryWarning(level: MemoryPressureLevel) {
+        purgeCaches(for: level)
+    }
 
     /// Whether the window may rotate while this controller is on top. Defaults to `true`.
     open var shouldAutorotate: Bool { true }

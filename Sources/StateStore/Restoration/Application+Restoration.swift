@@ -12,6 +12,7 @@ extension Application {
         self.init(storyboard: storyboard, supportedOrientations: supportedOrientations)
         let coordinator = RestorationCoordinator(store: store)
         addObserver(coordinator)
+        if let memoryMonitor { observeMemoryPressure(memoryMonitor) }
     }
 
     /// The observer that saves and restores state, when the application has a store.

@@ -154,6 +154,18 @@ public final class RestorationCoordinator: LifecycleObserver {
     public func applicationDidReceiveMemoryWarning(_ application: Application, level: MemoryPressureLevel) {
         // An OOM kill may follow a critical warning: everything visible goes to disk now.
         if level == .critical { saveVisibleControllers(of: application) }
+        store.releaseMemory()
+    }
+
+    public func applicationDidRespondToMemoryWarning(_ application: Application, report: MemoryWarningReport) {
+        do {
+            try store.recordPressureEvent(PressureEvent(
+                occurredAt: report.raisedAt, level: report.level, availableBytes: report.availableBytes ?? 0,
+                rssBefore: report.rssBefore, rssAfter: report.rssAfter, duration: report.duration
+            ))
+        } catch {
+            self.report(.store(error))
+        }
     }
 
     public func applicationWillTerminate(_ application: Application) {

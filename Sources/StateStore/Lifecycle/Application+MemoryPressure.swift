@@ -1,0 +1,64 @@
+import Foundation
+
+extension Application {
+    /// The whole response to memory pressure, on the main actor:
+    ///
+    /// 1. every live controller, visible or not, gets `didReceiveMemoryWarning(level:)`
+    ///    (by default each purges its own caches);
+    /// 2. the global ``RecreatableCaches/shared`` caches purge (warning trims, critical empties);
+    /// 3. observers release what they hold (the restoration layer: SQLite's page cache, and on
+    ///    critical, every visible controller's state goes to disk, since an OOM kill may follow);
+    /// 4. `malloc_trim(0)` returns freed pages to the system;
+    /// 5. RSS is measured before and after, and the report goes to the observers (the
+    ///    restoration layer records it in the database).
+    @discardableResult
+    public func respondToMemoryPressure(
+        level: MemoryPressureLevel, availableBytes: UInt64?, raisedAt: Date
+    ) -> MemoryWarningReport {
+        let clock = ContinuousClock()
+        let rssBefore = ProcessMemory.residentBytes() ?? 0
+        let controllers = registry.live()
+        let delay = Duration.seconds(max(0, Date().timeIntervalSince(raisedAt)))
+        let start = clock.now
+        let ownedBefore = controllers.reduce(0) { $0 + $1.ownedCaches.reduce(0) { $0 + $1.totalCost } }
+        for controller in controllers {
+            controller.deliverMemoryWarning(level: level)
+        }
+        let ownedAfter = controllers.reduce(0) { $0 + $1.ownedCaches.reduce(0) { $0 + $1.totalCost } }
+        let globalReleased = RecreatableCaches.shared.purgeAll(for: level)
+        for observer in observers { observer.applicationDidReceiveMemoryWarning(self, level: level) }
+        _ = ProcessMemory.trim()
+        let report = MemoryWarningReport(
+            level: level, raisedAt: raisedAt, availableBytes: availableBytes, delay: delay,
+            duration: clock.now - start, rssBefore: rssBefore, rssAfter: ProcessMemory.residentBytes() ?? 0,
+            cacheCostReleased: max(0, ownedBefore - ownedAfter) + globalReleased, controllerCount: controllers.count
+        )
+        lastMemoryWarning = report
+        memoryWarningCount += 1
+        for observer in observers { observer.applicationDidRespondToMemoryWarning(self, report: report) }
+        return report
+    }
+
+    /// Delivers `monitor`'s warnings to this application on the main actor, and starts it.
+    /// A return to normal is not a warning and is not delivered.
+    public func observeMemoryPressure(_ monitor: MemoryPressureMonitor) {
+        guard !memoryMonitors.contains(where: { $0.monitor === monitor }) else { return }
+        let token = monitor.onEvent { [weak self] event in
+            guard event.level > .normal else { return }
+            Task { @MainActor in
+                self?.respondToMemoryPressure(level: event.level, availableBytes: event.availableBytes, raisedAt: event.time)
+            }
+        }
+        memoryMonitors.append((monitor, token))
+        monitor.start()
+    }
+
+    /// Stops delivering `monitor`'s warnings (the monitor keeps running for its other listeners).
+    public func stopObservingMemoryPressure(_ monitor: MemoryPressureMonitor) {
+        memoryMonitors.removeAll { link in
+            guard link.monitor === monitor else { return false }
+            monitor.removeHandler(link.token)
+            return true
+        }
+    }
+}
