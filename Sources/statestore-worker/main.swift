@@ -2,6 +2,9 @@
 //
 //     statestore-worker save-loop DB [PATHS]    save forever; print "ack PATH GENERATION CHECKSUM" after each save returns
 //     statestore-worker allocate MEGABYTES [HOLD_SECONDS]   touch that much memory, print "ready", hold it
+//     statestore-worker app-session DB [kill|sigterm]   launch the sample app, run a session, print "ready",
+//                                                then wait to be killed (after an explicit save) or for SIGTERM
+//     statestore-worker app-report DB              relaunch the sample app; print what was restored, one key=value a line
 //     statestore-worker contend DB SECONDS NAME   save and restore shared and own paths for SECONDS;
 //                                                print "done SAVES RESTORES ERRORS", and each error
 //
@@ -106,6 +109,42 @@ func contend(database: String, seconds: Double, name: String) -> Never {
     exit(errors == 0 ? 0 : 1)
 }
 
+@MainActor
+func appSession(database: String, ending: String) -> Never {
+    do {
+        let (application, window, _) = try SampleApp.launch(database: database)
+        try SampleApp.session(application, window)
+        if ending == "sigterm" {
+            // Not saved yet: only the SIGTERM handler's flush can save this edit.
+            let compose = (window.rootViewController?.presentedViewController as? ComposeController)
+            compose?.restorableState.body = "Hello, world"
+            application.installTerminationHandlers()
+            emit("ready")
+            dispatchMain()
+        }
+        application.saveVisibleState()
+        emit("ready")
+        while true { sleep(60) }
+    } catch {
+        fail("\(error)")
+    }
+}
+
+@MainActor
+func appReport(database: String) -> Never {
+    do {
+        let (application, window, restored) = try SampleApp.launch(database: database)
+        for (key, value) in SampleApp.report(application, window, restored: restored).sorted(by: { $0.key < $1.key }) {
+            emit("\(key)=\(value)")
+        }
+        for error in application.restorationCoordinator?.recentErrors ?? [] { emit("error=\(error)") }
+        application.terminate()
+        exit(0)
+    } catch {
+        fail("\(error)")
+    }
+}
+
 let arguments = Array(CommandLine.arguments.dropFirst())
 switch arguments.first {
 case "save-loop":
@@ -114,6 +153,12 @@ case "save-loop":
 case "allocate":
     guard arguments.count >= 2, let megabytes = Int(arguments[1]), megabytes > 0 else { fail("usage: allocate MEGABYTES [HOLD_SECONDS]") }
     allocate(megabytes: megabytes, hold: arguments.count > 2 ? Double(arguments[2]) ?? 3600 : 3600)
+case "app-session":
+    guard arguments.count >= 2 else { fail("usage: app-session DB [kill|sigterm]") }
+    MainActor.assumeIsolated { appSession(database: arguments[1], ending: arguments.count > 2 ? arguments[2] : "kill") }
+case "app-report":
+    guard arguments.count >= 2 else { fail("usage: app-report DB") }
+    MainActor.assumeIsolated { appReport(database: arguments[1]) }
 case "contend":
     guard arguments.count >= 4, let seconds = Double(arguments[2]) else { fail("usage: contend DB SECONDS NAME") }
     contend(database: arguments[1], seconds: seconds, name: arguments[3])
