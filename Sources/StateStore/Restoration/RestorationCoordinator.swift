@@ -106,6 +106,7 @@ public final class RestorationCoordinator: LifecycleObserver {
     /// and presenting controllers; `nil` when one is missing, invalid or shared by a sibling.
     public func restorationPath(for controller: ViewController) -> RestorationPath? {
         var components: [String] = []
+        var shared = false
         var node: ViewController? = controller
         while let current = node {
             guard let identifier = current.restorationIdentifier else { return nil }
@@ -113,21 +114,22 @@ public final class RestorationCoordinator: LifecycleObserver {
             if let parent = current.parent,
                parent.children.contains(where: { $0 !== current && $0.restorationIdentifier == identifier })
             {
-                let shared = (try? RestorationPath(components: components.reversed()))
-                    ?? RestorationPath(stringLiteral: "invalid")
-                if reportedDuplicates.insert(shared).inserted {
-                    report(.duplicateRestorationIdentifier(path: shared))
-                }
-                return nil
+                shared = true
             }
             node = current.parent ?? current.presentingViewController
         }
+        let path: RestorationPath
         do {
-            return try RestorationPath(components: components.reversed())
+            path = try RestorationPath(components: components.reversed())
         } catch {
             report(.store(error))
             return nil
         }
+        if shared {
+            if reportedDuplicates.insert(path).inserted { report(.duplicateRestorationIdentifier(path: path)) }
+            return nil
+        }
+        return path
     }
 
     // MARK: LifecycleObserver

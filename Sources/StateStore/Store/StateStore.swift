@@ -49,6 +49,9 @@ public final class StateStore: Sendable {
         /// A cap on the database's size in pages (`PRAGMA max_page_count`); a write past it fails
         /// with ``StateStoreError/diskFull(_:)`` exactly as a full disk would. `nil`: no cap.
         public var maximumPageCount: Int?
+        /// When set, states not written for this long are removed each time the store is
+        /// opened read-write (at launch), so abandoned screens do not accumulate. `nil`: kept forever.
+        public var retention: Duration?
 
         public init(
             synchronous: Synchronous = .normal,
@@ -56,7 +59,8 @@ public final class StateStore: Sendable {
             readOnly: Bool = false,
             openCheck: OpenCheck = .quick,
             maximumStateSize: Int = 1 << 20,
-            maximumPageCount: Int? = nil
+            maximumPageCount: Int? = nil,
+            retention: Duration? = nil
         ) {
             self.synchronous = synchronous
             self.busyTimeout = busyTimeout
@@ -64,6 +68,7 @@ public final class StateStore: Sendable {
             self.openCheck = openCheck
             self.maximumStateSize = maximumStateSize
             self.maximumPageCount = maximumPageCount
+            self.retention = retention
         }
     }
 
@@ -76,6 +81,9 @@ public final class StateStore: Sendable {
     public static var latestSchemaVersion: Int { Migrator().latestVersion }
 
     let connection: Mutex<Connection>
+
+    /// States removed at open because they were older than ``Options/retention``.
+    public let prunedAtOpen: Int
 
     /// Opens (creating and migrating when needed) the database at `path`.
     public init(path: String, options: Options = .init()) throws(StateStoreError) {
@@ -120,6 +128,18 @@ public final class StateStore: Sendable {
             }
             try migrator.migrate(connection)
             schemaVersion = migrator.latestVersion
+        }
+        if let retention = options.retention, !options.readOnly {
+            let age = Double(retention.components.seconds) + Double(retention.components.attoseconds) / 1e18
+            let cutoff = Date().addingTimeInterval(-age).storedMilliseconds
+            prunedAtOpen = try connection.writeTransaction { () throws(StateStoreError) -> Int in
+                let prune = try connection.cached("DELETE FROM states WHERE updated_at < ?1")
+                prune.bind(cutoff, at: 1)
+                try prune.run()
+                return connection.changes
+            }
+        } else {
+            prunedAtOpen = 0
         }
         self.connection = Mutex(connection)
     }

@@ -1,0 +1,293 @@
+import Foundation
+import Testing
+@testable import StateStore
+
+/// A note screen: its state, and what it saw when its own callbacks ran.
+final class NoteController: ViewController, StateRestoring {
+    struct State: Codable, Sendable, Equatable { var text = ""; var edits = 0 }
+    var restorableState = State()
+    /// The state as `viewWillAppear`'s override saw it.
+    var stateInWillAppear: State?
+    /// Set by a test: committed into the state by the `viewWillDisappear` override.
+    var uncommittedText: String?
+
+    override func viewWillAppear(_ animated: Bool) {
+        stateInWillAppear = restorableState
+    }
+
+    override func viewWillDisappear(_ animated: Bool) {
+        if let uncommittedText {
+            restorableState.text = uncommittedText
+            self.uncommittedText = nil
+        }
+    }
+}
+
+/// Version 2 of a screen whose version 1 stored `{"text": "..."}`.
+final class CounterController: ViewController, StateRestoring {
+    struct State: Codable, Sendable, Equatable { var title = ""; var words = 0 }
+    struct Version1: Codable { var text: String }
+    var restorableState = State()
+    static var restorableStateVersion: Int { 2 }
+
+    static func migrateRestorableState(from version: Int, data: Data) throws -> State {
+        guard version == 1 else { throw RestorationError.noMigration(type: "State", from: version, to: 2) }
+        let old = try JSONDecoder().decode(Version1.self, from: data)
+        return State(title: old.text, words: old.text.split(separator: " ").count)
+    }
+}
+
+/// A navigation controller that restores state too, to see hooks run parents first.
+final class RestoringNavigationController: NavigationController, StateRestoring {
+    struct State: Codable, Sendable { var visits = 0 }
+    var restorableState = State()
+    var onFinishedRestoring: ((String) -> Void)?
+    func applicationFinishedRestoringState() { onFinishedRestoring?(restorationIdentifier ?? "?") }
+}
+
+@MainActor
+@Suite("Restoration: save on disappear, restore on appear")
+struct RestorationTests {
+    let folder = TemporaryFolder()
+    var database: String { folder.file("state.sqlite") }
+
+    func storyboard(finished: ((String) -> Void)? = nil) -> Storyboard {
+        let storyboard = Storyboard()
+        storyboard.register("nav") {
+            let navigation = RestoringNavigationController()
+            navigation.onFinishedRestoring = finished
+            return navigation
+        }
+        for identifier in ["a", "b", "c"] {
+            storyboard.register(identifier) {
+                let note = NoteController()
+                return note
+            }
+        }
+        storyboard.register("counter") { CounterController() }
+        return storyboard
+    }
+
+    /// A visible window whose root is a navigation controller holding `stack`.
+    func launch(_ store: StateStore, stack: [String] = ["a"], finished: ((String) -> Void)? = nil) throws
+        -> (Application, Window, NavigationController)
+    {
+        let application = Application(store: store, storyboard: storyboard(finished: finished))
+        application.violationHandler = { Issue.record("lifecycle violation: \($0)") }
+        let window = Window(size: Size(width: 400, height: 800), orientation: .portrait, application: application)
+        let navigation = try application.storyboard.instantiateViewController(withIdentifier: "nav") as! NavigationController
+        navigation.setViewControllers(try stack.map { try application.storyboard.instantiateViewController(withIdentifier: $0) }, animated: false)
+        window.rootViewController = navigation
+        window.makeKeyAndVisible()
+        return (application, window, navigation)
+    }
+
+    @Test func theStateIsRestoredBeforeWillAppearAndSavedAfterWillDisappear() throws {
+        let store = try StateStore(path: database)
+        try store.save(NoteController.State(text: "from last time", edits: 3), for: "nav/a")
+        let (application, _, navigation) = try launch(store)
+        let note = navigation.topViewController as! NoteController
+        #expect(note.stateInWillAppear == .init(text: "from last time", edits: 3))
+
+        note.uncommittedText = "committed by the override"
+        navigation.pushViewController(try application.storyboard.instantiateViewController(withIdentifier: "b"), animated: true)
+        #expect(try store.restore(NoteController.State.self, for: "nav/a") == .init(text: "committed by the override", edits: 3))
+    }
+
+    @Test func thePushWritesTheStateAndTheArchiveInOneTransaction() throws {
+        let store = try StateStore(path: database)
+        let (application, _, navigation) = try launch(store)
+        let coordinator = try #require(application.restorationCoordinator)
+        coordinator.flush()
+        let before = coordinator.statistics
+        (navigation.topViewController as! NoteController).restorableState.text = "edited"
+        navigation.pushViewController(try application.storyboard.instantiateViewController(withIdentifier: "b"), animated: true)
+        let after = coordinator.statistics
+        #expect(after.transactions == before.transactions + 1)
+        #expect(after.stateWrites == before.stateWrites + 1)
+        #expect(after.archiveWrites == before.archiveWrites + 1)
+        let archive = try HierarchyArchive.decode(try #require(try store.hierarchyArchive()))
+        #expect(archive.root?.children.map(\.storyboardIdentifier) == ["a", "b"])
+    }
+
+    @Test func anUnchangedStateIsNotRewritten() throws {
+        let store = try StateStore(path: database)
+        let (application, _, navigation) = try launch(store)
+        let coordinator = try #require(application.restorationCoordinator)
+        let note = navigation.topViewController as! NoteController
+        note.restorableState.text = "once"
+        for _ in 0..<20 {
+            navigation.pushViewController(try application.storyboard.instantiateViewController(withIdentifier: "b"), animated: false)
+            _ = navigation.popViewController(animated: false)
+        }
+        coordinator.flush()
+        // "a" was written once; each fresh "b" once (its state never changes afterwards, but each
+        // new instance starts from what the store holds and writes identical bytes: skipped).
+        #expect(try store.generation(at: "nav/a") == 1)
+        #expect(try store.generation(at: "nav/b") == 1)
+        #expect(coordinator.statistics.stateWrites == 2)
+        #expect(coordinator.statistics.unchangedSkips >= 38)
+        note.restorableState.edits += 1
+        navigation.pushViewController(try application.storyboard.instantiateViewController(withIdentifier: "b"), animated: false)
+        #expect(try store.generation(at: "nav/a") == 2)
+    }
+
+    @Test func aVersion1RowMigratesToVersion2OnRead() throws {
+        let store = try StateStore(path: database)
+        try store.save(CounterController.Version1(text: "three little words"), for: "nav/counter", version: 1)
+        let (application, _, navigation) = try launch(store, stack: ["counter"])
+        let counter = navigation.topViewController as! CounterController
+        #expect(counter.restorableState == .init(title: "three little words", words: 3))
+        #expect(application.restorationCoordinator?.statistics.migrations == 1)
+        navigation.pushViewController(try application.storyboard.instantiateViewController(withIdentifier: "a"), animated: false)
+        #expect(try store.entries(under: "nav/counter").first?.version == 2)
+        #expect(try store.restore(CounterController.State.self, for: "nav/counter") == counter.restorableState)
+    }
+
+    @Test func aRowFromANewerVersionIsQuarantinedWithItsBytesAndTheDefaultStateIsUsed() throws {
+        let store = try StateStore(path: database)
+        try store.save(["from": "the future"], for: "nav/counter", version: 3)
+        let original = try #require(try store.state(at: "nav/counter"))
+        let (application, _, navigation) = try launch(store, stack: ["counter"])
+        #expect((navigation.topViewController as! CounterController).restorableState == .init())
+        let quarantined = try #require(try store.quarantinedStates().first)
+        #expect(quarantined.bytes == original.bytes)
+        #expect(quarantined.version == 3)
+        #expect(quarantined.reason.contains("version 3 is newer"))
+        #expect(try store.state(at: "nav/counter") == nil)
+        #expect(application.restorationCoordinator?.recentErrors.contains {
+            if case .quarantined(let path, _) = $0 { return path == "nav/counter" } else { return false }
+        } == true)
+    }
+
+    @Test func garbageBytesAreQuarantined() throws {
+        let store = try StateStore(path: database)
+        let garbage = Data([0xFF, 0x00, 0x13, 0x37])
+        try store.save(encoded: garbage, encoding: .binary, typeName: "?", version: 1, for: "nav/a")
+        let (_, _, navigation) = try launch(store)
+        #expect((navigation.topViewController as! NoteController).restorableState == .init())
+        #expect(try store.quarantinedStates().map(\.bytes) == [garbage])
+    }
+
+    @Test func aCancelledInteractivePopSavesAndRestoresConsistently() throws {
+        let store = try StateStore(path: database)
+        let (application, _, navigation) = try launch(store, stack: ["a", "b"])
+        let a = navigation.viewControllers[0] as! NoteController
+        let b = navigation.viewControllers[1] as! NoteController
+        a.restorableState.text = "under"
+        b.restorableState.text = "on top"
+        let pop = navigation.beginInteractivePop()
+        // B began to disappear: its state then is what gets saved.
+        b.restorableState.edits = 1
+        pop.cancel()
+        // B appears again without being overwritten by its own, older, saved state.
+        #expect(b.restorableState == .init(text: "on top", edits: 1))
+        #expect(a.restorableState.text == "under")
+        application.restorationCoordinator?.flush()
+        #expect(try store.restore(NoteController.State.self, for: "nav/b") == .init(text: "on top", edits: 0))
+        #expect(application.lifecycleViolations.isEmpty)
+
+        // A relaunch comes back to the same place.
+        application.terminate()
+        let relaunched = Application(store: store, storyboard: storyboard())
+        let window = Window(size: Size(width: 400, height: 800), orientation: .portrait, application: relaunched)
+        #expect(try relaunched.restoreHierarchy(in: window))
+        let stack = (window.rootViewController as! NavigationController).viewControllers
+        #expect(stack.map(\.restorationIdentifier) == ["a", "b"])
+        #expect((stack[1] as! NoteController).restorableState == .init(text: "on top", edits: 1))
+    }
+
+    @Test func aControllerWithoutAnIdentifierInItsChainIsNotSaved() throws {
+        let store = try StateStore(path: database)
+        let (application, _, navigation) = try launch(store)
+        let anonymous = NoteController()
+        anonymous.restorationIdentifier = nil
+        navigation.pushViewController(anonymous, animated: false)
+        anonymous.restorableState.text = "nowhere to go"
+        navigation.pushViewController(try application.storyboard.instantiateViewController(withIdentifier: "b"), animated: false)
+        application.restorationCoordinator?.flush()
+        #expect(try store.entries().map(\.path.rawValue) == ["nav/a"])
+    }
+
+    @Test func siblingsSharingAnIdentifierAreReportedAndNotSaved() throws {
+        let store = try StateStore(path: database)
+        let (application, window, navigation) = try launch(store)
+        let parent = navigation.topViewController!
+        for _ in 0..<2 {
+            let child = NoteController()
+            child.restorationIdentifier = "twin"
+            child.restorableState.text = "which one?"
+            parent.addChild(child)
+        }
+        window.close()
+        application.restorationCoordinator?.flush()
+        #expect(try store.entries().map(\.path.rawValue) == ["nav", "nav/a"])
+        #expect(application.restorationCoordinator?.recentErrors.contains(.duplicateRestorationIdentifier(path: "nav/a/twin")) == true)
+    }
+
+    @Test func aCriticalWarningSavesVisibleStatePurgesCachesAndIsRecorded() throws {
+        let store = try StateStore(path: database)
+        let (application, _, navigation) = try launch(store)
+        let note = navigation.topViewController as! NoteController
+        let cache = RecreatableCache<Int, [UInt8]>(name: "previews", cost: { $0.count })
+        note.register(cache)
+        for key in 0..<16 { cache[key] = [UInt8](repeating: UInt8(key), count: 64 << 10) }
+        note.restorableState.text = "typed but not yet saved"
+
+        let warning = application.respondToMemoryPressure(level: .warning, availableBytes: 1 << 30, raisedAt: Date())
+        #expect(cache.count == 8)
+        #expect(warning.cacheCostReleased >= 8 * (64 << 10))
+        #expect(try store.restore(NoteController.State.self, for: "nav/a") == nil)
+
+        application.didReceiveMemoryWarning(level: .critical)
+        #expect(cache.count == 0)
+        #expect(try store.restore(NoteController.State.self, for: "nav/a")?.text == "typed but not yet saved")
+        let events = try store.pressureEvents(limit: 10)
+        #expect(events.map(\.level) == [.critical, .warning])
+        #expect(events.last?.availableBytes == 1 << 30)
+        #expect(application.memoryWarningCount == 2)
+    }
+
+    @Test func restoringRunsTheFinishedHookParentsBeforeChildren() throws {
+        let store = try StateStore(path: database)
+        do {
+            let (application, _, navigation) = try launch(store, stack: ["a", "b", "c"])
+            navigation.pushViewController(try application.storyboard.instantiateViewController(withIdentifier: "a"), animated: false)
+            application.terminate()
+        }
+        var order: [String] = []
+        let application = Application(store: store, storyboard: storyboard(finished: { order.append($0) }))
+        let window = Window(size: Size(width: 400, height: 800), orientation: .portrait, application: application)
+        #expect(try application.restoreHierarchy(in: window))
+        #expect(order == ["nav"])
+        let stack = (window.rootViewController as! NavigationController).viewControllers
+        #expect(stack.map(\.restorationIdentifier) == ["a", "b", "c", "a"])
+    }
+
+    @Test func aStateOverTheSizeBudgetIsReportedAndTheOldOneKept() throws {
+        let store = try StateStore(path: database, options: .init(maximumStateSize: 200))
+        let (application, _, navigation) = try launch(store)
+        let note = navigation.topViewController as! NoteController
+        note.restorableState.text = "short"
+        navigation.pushViewController(try application.storyboard.instantiateViewController(withIdentifier: "b"), animated: false)
+        _ = navigation.popViewController(animated: false)
+        note.restorableState.text = String(repeating: "long ", count: 100)
+        navigation.pushViewController(try application.storyboard.instantiateViewController(withIdentifier: "b"), animated: false)
+        #expect(try store.restore(NoteController.State.self, for: "nav/a")?.text == "short")
+        #expect(application.restorationCoordinator?.recentErrors.contains {
+            if case .store(.stateTooLarge(let path, _, 200)) = $0 { return path == "nav/a" } else { return false }
+        } == true)
+    }
+
+    @Test func statesOlderThanTheRetentionArePrunedAtLaunch() throws {
+        do {
+            let store = try StateStore(path: database)
+            try store.save("old", for: "nav/a")
+            try store.save("recent", for: "nav/b")
+        }
+        try rawSQL(database, "UPDATE states SET updated_at = 0 WHERE path = 'nav/a'")
+        let store = try StateStore(path: database, options: .init(retention: .seconds(30 * 86_400)))
+        #expect(store.prunedAtOpen == 1)
+        #expect(try store.entries().map(\.path.rawValue) == ["nav/b"])
+    }
+}
