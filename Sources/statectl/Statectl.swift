@@ -52,6 +52,8 @@ struct Statectl: AsyncParsableCommand {
             Export.self,
             Import.self,
             Prune.self,
+            Monitor.self,
+            Demo.self,
         ]
     )
 

@@ -98,12 +98,15 @@ extension Statectl {
                 ])
                 return
             }
-            if entries.isEmpty {
-                print("No states in \(database.path)" + (prefix.map { " at or below \($0)" } ?? "") + ".")
-                return
-            }
-            print(EntryOutput.table(entries))
-            print(EntryOutput.summary(entries) + (prefix.map { " at or below \($0)" } ?? "") + " in \(database.path)")
+            print(Self.entriesText(entries, prefix: prefix, databasePath: database.path))
+        }
+
+        /// What `statectl inspect [PREFIX]` prints: the table of `entries` and a summary line,
+        /// or one line saying there is nothing. Shared with `statectl demo`.
+        static func entriesText(_ entries: [StateStore.Entry], prefix: RestorationPath?, databasePath: String) -> String {
+            let below = prefix.map { " at or below \($0)" } ?? ""
+            if entries.isEmpty { return "No states in \(databasePath)\(below)." }
+            return EntryOutput.table(entries) + "\n" + EntryOutput.summary(entries) + below + " in \(databasePath)"
         }
 
         // MARK: One state
