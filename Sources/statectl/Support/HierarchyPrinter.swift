@@ -131,7 +131,8 @@ enum HierarchyPrinter {
     }
 
     private static func reason(_ error: StateStoreError) -> String {
-        let text = oneLine(error.description)
+        var text = oneLine(error.description)
+        if case .decodingFailed(_, let reason) = error { text = oneLine(reason) }
         return text.count > 200 ? String(text.prefix(200)) + "…" : text
     }
 }
