@@ -25,15 +25,23 @@ final class MailApp {
     func launch() throws {
         restored = try application.restoreHierarchy(in: window)
         guard !restored else { return }
-        let storyboard = application.storyboard
-        let tabs = try storyboard.instantiateViewController(withIdentifier: MailStoryboard.tabs) as! TabBarController
-        let mail = try storyboard.instantiateViewController(withIdentifier: MailStoryboard.mail) as! NavigationController
-        let inbox = try storyboard.instantiateViewController(withIdentifier: MailStoryboard.inbox)
-        let settings = try storyboard.instantiateViewController(withIdentifier: MailStoryboard.settings)
+        let tabs = try instantiate(MailStoryboard.tabs, as: TabBarController.self)
+        let mail = try instantiate(MailStoryboard.mail, as: NavigationController.self)
+        let inbox = try instantiate(MailStoryboard.inbox, as: InboxController.self)
+        let settings = try instantiate(MailStoryboard.settings, as: SettingsController.self)
         mail.setViewControllers([inbox], animated: false)
         tabs.viewControllers = [mail, settings]
         window.rootViewController = tabs
         window.makeKeyAndVisible()
+    }
+
+    /// A controller from the storyboard, of the class the app expects.
+    private func instantiate<Controller: ViewController>(_ identifier: String, as type: Controller.Type) throws -> Controller {
+        let controller = try application.storyboard.instantiateViewController(withIdentifier: identifier)
+        guard let typed = controller as? Controller else {
+            throw CLIError(message: "The storyboard identifier \"\(identifier)\" made a \(Swift.type(of: controller)), not a \(Controller.self).")
+        }
+        return typed
     }
 
     // MARK: Finding controllers
@@ -56,7 +64,7 @@ final class MailApp {
         guard let inbox, let mail else { return }
         inbox.scrollOffset = 480
         inbox.select(item)
-        let message = try application.storyboard.instantiateViewController(withIdentifier: MailStoryboard.message) as! MessageController
+        let message = try instantiate(MailStoryboard.message, as: MessageController.self)
         mail.pushViewController(message, animated: true)
         message.show(item)
     }
@@ -64,7 +72,7 @@ final class MailApp {
     /// Taps "Reply": presents a compose controller modally over the tabs.
     func reply() throws {
         guard let message else { return }
-        let compose = try application.storyboard.instantiateViewController(withIdentifier: MailStoryboard.compose)
+        let compose = try instantiate(MailStoryboard.compose, as: ComposeController.self)
         message.present(compose, animated: true)
     }
 
