@@ -8,7 +8,7 @@ import StateStore
 /// ``DatabaseOptions`` (`--db`) and, when it reads, ``OutputOptions`` (`--json`). Errors
 /// are turned into one line on stderr and an exit code in one place, ``ExitStatus``.
 ///
-/// New subcommands (`demo`, `monitor`, `soak`) are added to `configuration.subcommands`;
+/// New subcommands (`soak`, ...) are added to `configuration.subcommands`;
 /// they may be `ParsableCommand` or `AsyncParsableCommand`, both are run by ``main()``.
 @main
 struct Statectl: AsyncParsableCommand {
@@ -23,6 +23,9 @@ struct Statectl: AsyncParsableCommand {
             Read commands (inspect, check, export) open the database read-only: they never \
             create, migrate or write it, and they work while an application is writing to it.
 
+            demo runs a small mail app on the database (creating it when needed) and shows what \
+            it saved and restored; monitor watches memory pressure and opens no database.
+
             Every read command takes --json for a stable, machine-readable document: snake_case \
             keys, times as ISO 8601 in UTC with milliseconds, and a top-level "schema": 1 that \
             changes only when the document changes incompatibly.
@@ -35,13 +38,15 @@ struct Statectl: AsyncParsableCommand {
               2  usage error (unknown option, invalid argument)
               3  the database cannot be opened: missing file, not a database,
                  damaged at open, schema newer than this build (or not migrated
-                 yet, for inspect and export); import: a document from a newer schema
+                 yet, for inspect and export); import: a document from a newer schema;
+                 monitor: /proc/meminfo cannot be read or parsed
 
             Errors are one line on stderr: "statectl: <what went wrong and what to do>".
 
             Example:
-              statectl migrate --db ./state.sqlite
+              statectl demo --db ./state.sqlite
               statectl inspect --db ./state.sqlite
+              statectl monitor --once
               statectl --generate-completion-script bash > statectl.bash
             """,
         version: "1.0.0",
@@ -52,6 +57,8 @@ struct Statectl: AsyncParsableCommand {
             Export.self,
             Import.self,
             Prune.self,
+            Monitor.self,
+            Demo.self,
         ]
     )
 

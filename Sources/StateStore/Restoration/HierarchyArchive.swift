@@ -62,6 +62,23 @@ public struct HierarchyArchive: Codable, Sendable, Hashable {
         self.root = root
     }
 
+    /// Decodes an archive as the library stores it (for instance the bytes of
+    /// ``StateStore/hierarchyArchive(scene:setAside:)``), for tools that show it.
+    ///
+    /// Decoding does not check ``format``: compare it with ``currentFormat`` to know whether
+    /// this build could rebuild the hierarchy.
+    ///
+    /// - Throws: ``StateStoreError/decodingFailed(path:reason:)`` (with the path `hierarchy`)
+    ///   when the bytes are not an archive.
+    public init(decoding data: Data) throws(StateStoreError) {
+        self = try Self.decode(data)
+    }
+
+    /// The archive as JSON, as the library stores it (sorted keys).
+    public func encodedJSON() throws(StateStoreError) -> Data {
+        try encoded()
+    }
+
     func encoded() throws(StateStoreError) -> Data {
         try StateCoding.encode(self, for: "hierarchy")
     }

@@ -17,10 +17,16 @@ extension Statectl {
                 bytes as a hex dump; when nothing is stored exactly at PATH, the table of the \
                 states below it (--list always shows the table).
 
+                --hierarchy draws the window hierarchy the application archived (the controllers by \
+                storyboard identifier, in their navigation stacks, tabs and presentations), the one \
+                restoreHierarchy(in:) rebuilds at the next launch; with --set-aside, the archive the \
+                crash-loop guard set aside instead.
+
                 Example:
                   statectl inspect --db ./state.sqlite
                   statectl inspect --db ./state.sqlite root/inbox
                   statectl inspect --db ./state.sqlite --quarantine --json
+                  statectl inspect --db ./state.sqlite --hierarchy
 
                 JSON (--json), by "kind":
                   "entries":     {"prefix", "count", "total_bytes", "entries": [{"path", "type_name", \
@@ -32,8 +38,10 @@ extension Statectl {
                 "rss_after", "bytes_freed", "duration_us"}]}
                   "quarantine":  {"quarantined": [{"id", "path", "type_name", "version", "generation", \
                 "encoding", "byte_count", "updated_at", "quarantined_at", "reason"}]}
-                  "hierarchy":   {"scene", "set_aside", "found", and when found "byte_count", \
-                "archive" (the archive as JSON, or null) and "base64" (when it is not JSON)}
+                  "hierarchy":   {"scene", "set_aside", "found", and when found "byte_count", "readable", \
+                "archive" (the decoded archive: "format", "orientation", "root" with "storyboardIdentifier", \
+                "restorationIdentifier", "kind", "children", "selectedIndex", "presented"; when not readable, \
+                the stored JSON or null), "reason" and "base64" (when not readable / not JSON)}
                 """
         )
 
@@ -98,12 +106,15 @@ extension Statectl {
                 ])
                 return
             }
-            if entries.isEmpty {
-                print("No states in \(database.path)" + (prefix.map { " at or below \($0)" } ?? "") + ".")
-                return
-            }
-            print(EntryOutput.table(entries))
-            print(EntryOutput.summary(entries) + (prefix.map { " at or below \($0)" } ?? "") + " in \(database.path)")
+            print(Self.entriesText(entries, prefix: prefix, databasePath: database.path))
+        }
+
+        /// What `statectl inspect [PREFIX]` prints: the table of `entries` and a summary line,
+        /// or one line saying there is nothing. Shared with `statectl demo`.
+        static func entriesText(_ entries: [StateStore.Entry], prefix: RestorationPath?, databasePath: String) -> String {
+            let below = prefix.map { " at or below \($0)" } ?? ""
+            if entries.isEmpty { return "No states in \(databasePath)\(below)." }
+            return EntryOutput.table(entries) + "\n" + EntryOutput.summary(entries) + below + " in \(databasePath)"
         }
 
         // MARK: One state

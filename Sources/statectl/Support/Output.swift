@@ -11,17 +11,19 @@ import Foundation
 /// | `state`      | `inspect PATH`           | `path`, `type_name`, `version`, `encoding`, `byte_count`, `generation`, `updated_at`, `checksum`, `checksum_valid`, `value` or `base64` |
 /// | `events`     | `inspect --events`       | `events`: `occurred_at`, `level`, `available_bytes`, `rss_before`, `rss_after`, `bytes_freed`, `duration_us` |
 /// | `quarantine` | `inspect --quarantine`   | `quarantined`: `id`, `path`, `type_name`, `version`, `generation`, `encoding`, `byte_count`, `updated_at`, `quarantined_at`, `reason` |
-/// | `hierarchy`  | `inspect --hierarchy`    | `scene`, `set_aside`, `found`, `byte_count`, `archive`, `base64` |
+/// | `hierarchy`  | `inspect --hierarchy`    | `scene`, `set_aside`, `found`, `byte_count`, `readable`, `archive` (the decoded ``HierarchyArchive``), `reason`, `base64` |
 /// | `check`      | `check`                  | `database`, `healthy`, `problems`, `integrity`, `schema_version`, `latest_schema_version`, `journal_mode`, `state_count`, `quarantine_count`, `pressure_event_count`, `checksum_mismatches` |
 /// | `migrate`    | `migrate`                | `database`, `dry_run`, `created`, `from_version`, `to_version`, `migrations` |
 /// | `export`     | `export`                 | `database_schema_version`, `exported_at`, `state_count`, `states` (see ``ExportDocument``) |
 /// | `import`     | `import`                 | `database`, `source`, `imported`, `created`, `replaced`, `removed` |
 /// | `prune`      | `prune`                  | `database`, `dry_run`, `older_than`, `cutoff`, `path_prefix`, `count`, `total_bytes`, `removed` |
+/// | `sample`     | `monitor` (JSON Lines)   | `time`, `level`, `host`, `cgroup`, `pressure`, `effective_total`, `effective_available`, `available_percent` |
+/// | `demo`       | `demo`                   | `database`, `continued`, `steps`, `restored_draft`, `entries`, `hierarchy` |
 ///
 /// Keys are snake_case; times are ISO 8601 in UTC with milliseconds (`2026-01-02T03:04:05.678Z`);
 /// sizes are bytes; absent optional values are `null`. Members may be added within a schema
 /// version; removing or changing one raises it. New commands (`monitor`, `soak`, ...) should
-/// print through ``json(kind:_:)`` with a kind of their own.
+/// print through ``json(kind:_:)`` (or ``document(kind:_:)`` for one compact line) with a kind of their own.
 enum Output {
     /// The version of every `--json` document and of the export format. It changes only
     /// when a document changes incompatibly (a key removed or its meaning changed).

@@ -17,38 +17,3 @@ enum StatePrinter {
         return Data(value.serialized().utf8) == bytes ? value : nil
     }
 }
-
-/// Shows a window hierarchy archive. The archive format belongs to the Restoration layer;
-/// until `statectl` can decode it, the archive is shown as JSON when it parses, else as bytes.
-/// Everything about presenting it lives here, so this is the one place to replace.
-enum HierarchyPrinter {
-    static func text(archive: Data?, scene: String, setAside: Bool) -> String {
-        let which = setAside ? "set-aside hierarchy archive" : "hierarchy archive"
-        guard let archive else { return "No \(which) for scene \"\(scene)\"." }
-        var lines = ["The \(which) for scene \"\(scene)\" (\(Format.bytes(archive.count))):"]
-        if let value = StatePrinter.jsonValue(of: archive) {
-            lines.append(value.serialized(pretty: true, sortKeys: true))
-        } else {
-            lines.append("Not JSON; the first bytes:")
-            lines.append(Format.hexDump(archive))
-        }
-        return lines.joined(separator: "\n")
-    }
-
-    static func json(archive: Data?, scene: String, setAside: Bool) -> [(key: String, value: JSON)] {
-        var members: [(key: String, value: JSON)] = [
-            ("scene", .string(scene)),
-            ("set_aside", .bool(setAside)),
-            ("found", .bool(archive != nil)),
-        ]
-        guard let archive else { return members }
-        members.append(("byte_count", .int(archive.count)))
-        if let value = StatePrinter.jsonValue(of: archive) {
-            members.append(("archive", value))
-        } else {
-            members.append(("archive", .null))
-            members.append(("base64", .string(archive.base64EncodedString())))
-        }
-        return members
-    }
-}

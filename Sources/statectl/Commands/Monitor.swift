@@ -1,0 +1,190 @@
+import ArgumentParser
+import Foundation
+import StateStore
+
+extension Statectl {
+    /// `statectl monitor`: memory pressure as the library's monitor sees it, one line per sample.
+    struct Monitor: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print memory samples: host and cgroup memory, PSI, effective available and level.",
+            discussion: """
+                Reads what MemoryPressureMonitor reads: /proc/meminfo, the process's memory cgroup \
+                (v2 or v1, its limit the smallest of memory.max and memory.high up the hierarchy) \
+                and memory PSI (the cgroup's memory.pressure, else /proc/pressure/memory). No \
+                database is opened.
+
+                Columns: host total and available (MemAvailable); the cgroup's limit, usage and \
+                available (limit − (usage − inactive_file)), "none" without a cgroup and "max" \
+                without a limit; PSI some and full avg10 (%, "-" without PSI); effective available \
+                (the smaller of host and cgroup) and its percentage of the effective total; and the \
+                level those numbers indicate on their own (the monitor's instantaneous level: \
+                warning at ≤ 25 % available or PSI some avg10 ≥ 10, critical at ≤ 15 % or PSI full \
+                avg10 ≥ 30; a running monitor adds hysteresis before it raises a warning). Sizes \
+                in the table are binary units (MiB = 2^20 bytes); JSON has bytes.
+
+                --root DIR reads a copy of the files under DIR instead of / (DIR/proc/meminfo, \
+                DIR/proc/pressure/memory, DIR/proc/self/cgroup, DIR/proc/self/mountinfo, \
+                DIR/sys/fs/cgroup/...). --cgroup PATH (relative to the root) watches that cgroup \
+                directory instead of the process's own.
+
+                Without --once or --count the monitor runs until interrupted. Exit 3 with one line \
+                on stderr when /proc/meminfo cannot be read or parsed.
+
+                Example:
+                  statectl monitor --once
+                  statectl monitor --interval 500ms --count 10 --json
+                  statectl monitor --cgroup /sys/fs/cgroup/system.slice/app.service
+
+                JSON (--json): JSON Lines, one object per sample: {"schema": 1, "kind": "sample", \
+                "time", "level" ("normal", "warning", "critical"), "host": {"total", "available", \
+                "available_is_estimated"}, "cgroup": null or {"version", "path", "limit" (null when \
+                unlimited), "usage", "inactive_file", "available" (null when unlimited)}, \
+                "pressure": null or {"some_avg10", "full_avg10"} (null members without that line), \
+                "effective_total", "effective_available", "available_percent"}
+                """
+        )
+
+        @Flag(help: "Print one sample and exit.")
+        var once = false
+
+        @Option(help: ArgumentHelp("Time between samples: 1s, 500ms, 2m.", valueName: "duration"))
+        var interval = "1s"
+
+        @Option(help: "Stop after this many samples.")
+        var count: Int?
+
+        @Option(help: ArgumentHelp("A directory standing in for / (a fixture tree).", valueName: "dir"), completion: .directory)
+        var root = "/"
+
+        @Option(help: ArgumentHelp("A cgroup directory, relative to the root, to watch instead of the process's own.", valueName: "path"))
+        var cgroup: String?
+
+        @OptionGroup var output: OutputOptions
+
+        func validate() throws {
+            guard let duration = Self.duration(interval), duration > .zero else {
+                throw ValidationError("\"\(interval)\" is not a duration; use a number and a unit: 1s, 500ms, 2m.")
+            }
+            if let count, count < 1 { throw ValidationError("--count must be 1 or more.") }
+            if once && count != nil { throw ValidationError("Use either --once or --count.") }
+        }
+
+        func run() async throws {
+            let monitor = MemoryPressureMonitor(configuration: .init(root: root, cgroupPath: cgroup))
+            let limit = once ? 1 : count
+            let pause = Self.duration(interval) ?? .seconds(1)
+            var taken = 0
+            while limit.map({ taken < $0 }) ?? true {
+                let sample: MemorySample
+                do {
+                    sample = try monitor.sample()
+                } catch {
+                    throw CLIError(message: oneLine(error.description), status: .cannotOpen)
+                }
+                let now = Date()
+                // Written unbuffered, so a pipe (`| jq`) sees each sample as it is taken.
+                var text = ""
+                if output.json {
+                    text = Self.json(sample, at: now, root: root).serialized() + "\n"
+                } else {
+                    if taken == 0 { text = Self.header + "\n" }
+                    text += Self.line(sample, at: now) + "\n"
+                }
+                FileHandle.standardOutput.write(Data(text.utf8))
+                taken += 1
+                if let limit, taken >= limit { break }
+                try await Task.sleep(for: pause)
+            }
+        }
+
+        // MARK: Formatting
+
+        static let columns: [(title: String, width: Int)] = [
+            ("TIME (UTC)", 19), ("HOST TOTAL", 10), ("HOST AVAIL", 10), ("CG LIMIT", 10), ("CG USAGE", 10),
+            ("CG AVAIL", 10), ("PSI SOME", 8), ("PSI FULL", 8), ("EFFECTIVE", 10), ("AVAIL %", 7), ("LEVEL", 0),
+        ]
+
+        static var header: String { row(columns.map(\.title)) }
+
+        /// One table row; every column but the first and last is right-aligned to its width.
+        static func row(_ cells: [String]) -> String {
+            zip(columns, cells).enumerated().map { index, pair in
+                let (column, cell) = pair
+                let padding = String(repeating: " ", count: max(0, column.width - cell.count))
+                if index == 0 { return cell + padding }
+                return index == columns.count - 1 ? cell : padding + cell
+            }.joined(separator: "  ")
+        }
+
+        static func line(_ sample: MemorySample, at time: Date) -> String {
+            var cells = [Format.table(time), Format.bytes(sample.meminfo.total), Format.bytes(sample.meminfo.available)]
+            if let cgroup = sample.cgroup {
+                cells += [cgroup.limit.map(Format.bytes) ?? "max", Format.bytes(cgroup.usage), cgroup.available.map(Format.bytes) ?? "max"]
+            } else {
+                cells += ["none", "none", "none"]
+            }
+            cells.append(sample.pressure?.some.map { String(format: "%.2f", $0.avg10) } ?? "-")
+            cells.append(sample.pressure?.full.map { String(format: "%.2f", $0.avg10) } ?? "-")
+            cells.append(Format.bytes(sample.effectiveAvailable))
+            cells.append(String(format: "%.1f", sample.availablePercent))
+            cells.append(EntryOutput.levelName(sample.level))
+            return row(cells)
+        }
+
+        static func json(_ sample: MemorySample, at time: Date, root: String) -> JSON {
+            func number(_ value: Double) -> JSON { .number(String(format: "%.2f", value)) }
+            let cgroup: JSON = sample.cgroup.map { cgroup in
+                .object([
+                    ("version", .int(cgroup.version.rawValue)),
+                    ("path", .string(relative(cgroup.path, to: root))),
+                    ("limit", cgroup.limit.map { .int($0) } ?? .null),
+                    ("usage", .int(cgroup.usage)),
+                    ("inactive_file", .int(cgroup.inactiveFile)),
+                    ("available", cgroup.available.map { .int($0) } ?? .null),
+                ])
+            } ?? .null
+            let pressure: JSON = sample.pressure.map { pressure in
+                .object([
+                    ("some_avg10", pressure.some.map { number($0.avg10) } ?? .null),
+                    ("full_avg10", pressure.full.map { number($0.avg10) } ?? .null),
+                ])
+            } ?? .null
+            return Output.document(kind: "sample", [
+                ("time", .string(Format.iso8601(time))),
+                ("level", .string(EntryOutput.levelName(sample.level))),
+                ("host", .object([
+                    ("total", .int(sample.meminfo.total)),
+                    ("available", .int(sample.meminfo.available)),
+                    ("available_is_estimated", .bool(sample.meminfo.availableIsEstimated)),
+                ])),
+                ("cgroup", cgroup),
+                ("pressure", pressure),
+                ("effective_total", .int(sample.effectiveTotal)),
+                ("effective_available", .int(sample.effectiveAvailable)),
+                ("available_percent", number(sample.availablePercent)),
+            ])
+        }
+
+        /// `path` as seen from inside `root` (`/sys/fs/cgroup/app`, not `/tmp/tree/sys/fs/cgroup/app`).
+        static func relative(_ path: String, to root: String) -> String {
+            var root = root
+            while root.count > 1 && root.hasSuffix("/") { root.removeLast() }
+            guard root != "/", path.hasPrefix(root + "/") else { return path }
+            return String(path.dropFirst(root.count))
+        }
+
+        /// `1s`, `500ms`, `2m`, `0.5s`; a bare number is seconds.
+        static func duration(_ text: String) -> Duration? {
+            let units: [(suffix: String, seconds: Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600)]
+            for unit in units where text.hasSuffix(unit.suffix) {
+                let number = text.dropLast(unit.suffix.count)
+                // "ms" also ends in "s": let the longer suffix win.
+                if unit.suffix == "s", number.hasSuffix("m") { continue }
+                guard let value = Double(number), value.isFinite, value >= 0 else { return nil }
+                return .milliseconds(Int64((value * unit.seconds * 1000).rounded()))
+            }
+            guard let value = Double(text), value.isFinite, value >= 0 else { return nil }
+            return .milliseconds(Int64((value * 1000).rounded()))
+        }
+    }
+}

@@ -1,0 +1,138 @@
+import Foundation
+import StateStore
+
+/// Shows a window hierarchy archive (``HierarchyArchive``) as a tree, or in JSON.
+///
+/// ```
+/// main (portrait)
+/// └─ tabs [TabBarController] selected: mail
+///    ├─ mail [NavigationController]
+///    │  ├─ inbox
+///    │  └─ message
+///    └─ settings
+///    ⤷ presents compose
+/// ```
+///
+/// Each controller is named by its storyboard identifier (with `restoration: ID` when its
+/// restoration identifier differs); containers show their kind, a tab bar its selected tab,
+/// and `⤷ presents` the controller presented modally over it. An archive this build cannot
+/// decode is shown as stored (JSON, else a hex dump), with the reason.
+enum HierarchyPrinter {
+    /// The archive decoded, or why it cannot be.
+    static func decode(_ data: Data) -> Result<HierarchyArchive, StateStoreError> {
+        Result { () throws(StateStoreError) in try HierarchyArchive(decoding: data) }
+    }
+
+    static func text(archive data: Data?, scene: String, setAside: Bool) -> String {
+        let which = setAside ? "set-aside hierarchy archive" : "hierarchy archive"
+        guard let data else { return "No \(which) for scene \"\(scene)\"." }
+        switch decode(data) {
+        case .success(let archive):
+            var heading = "\(scene) (\(archive.orientation ?? "orientation unknown"))"
+            if setAside { heading += ", set aside: not restored at the last launch" }
+            if archive.format > HierarchyArchive.currentFormat {
+                heading += ", format \(archive.format) (newer than this build's \(HierarchyArchive.currentFormat))"
+            }
+            var lines = [heading]
+            if let root = archive.root {
+                render(root, connector: "└─ ", childPrefix: "   ", into: &lines)
+            } else {
+                lines.append("└─ (no controllers)")
+            }
+            return lines.joined(separator: "\n")
+        case .failure(let error):
+            var lines = ["The \(which) for scene \"\(scene)\" (\(Format.bytes(data.count))) is not one this build can read: \(reason(error))"]
+            if let value = StatePrinter.jsonValue(of: data) {
+                lines.append(value.serialized(pretty: true, sortKeys: true))
+            } else {
+                lines.append("Not JSON; the first bytes:")
+                lines.append(Format.hexDump(data))
+            }
+            return lines.joined(separator: "\n")
+        }
+    }
+
+    /// `kind: "hierarchy"` members: `scene`, `set_aside`, `found`, and when found `byte_count`,
+    /// `readable`, `archive` (the decoded archive; the stored JSON, or `null`, when unreadable),
+    /// `reason` (when unreadable) and `base64` (when the bytes are not JSON).
+    static func json(archive data: Data?, scene: String, setAside: Bool) -> [(key: String, value: JSON)] {
+        var members: [(key: String, value: JSON)] = [
+            ("scene", .string(scene)),
+            ("set_aside", .bool(setAside)),
+            ("found", .bool(data != nil)),
+        ]
+        guard let data else { return members }
+        members.append(("byte_count", .int(data.count)))
+        switch decode(data) {
+        case .success(let archive):
+            members.append(("readable", .bool(true)))
+            members.append(("archive", json(archive)))
+        case .failure(let error):
+            members.append(("readable", .bool(false)))
+            members.append(("reason", .string(reason(error))))
+            if let value = StatePrinter.jsonValue(of: data) {
+                members.append(("archive", value))
+            } else {
+                members.append(("archive", .null))
+                members.append(("base64", .string(data.base64EncodedString())))
+            }
+        }
+        return members
+    }
+
+    // MARK: Tree
+
+    private static func render(_ node: HierarchyArchive.Node, connector: String, childPrefix: String, into lines: inout [String]) {
+        lines.append(connector + label(node))
+        for (index, child) in node.children.enumerated() {
+            let last = index == node.children.count - 1
+            render(child, connector: childPrefix + (last ? "└─ " : "├─ "), childPrefix: childPrefix + (last ? "   " : "│  "), into: &lines)
+        }
+        if let presented = node.presented?.node {
+            render(presented, connector: childPrefix + "⤷ presents ", childPrefix: childPrefix + "   ", into: &lines)
+        }
+    }
+
+    private static func label(_ node: HierarchyArchive.Node) -> String {
+        var text = node.storyboardIdentifier
+        if let restoration = node.restorationIdentifier { text += " (restoration: \(restoration))" }
+        switch node.kind {
+        case .plain: break
+        case .navigation: text += " [NavigationController]"
+        case .tabBar:
+            text += " [TabBarController]"
+            if let index = node.selectedIndex {
+                text += " selected: " + (node.children.indices.contains(index) ? node.children[index].storyboardIdentifier : "#\(index)")
+            }
+        }
+        return text
+    }
+
+    // MARK: JSON
+
+    /// The archive with its own key names, `null` for absent optionals.
+    private static func json(_ archive: HierarchyArchive) -> JSON {
+        .object([
+            ("format", .int(archive.format)),
+            ("orientation", archive.orientation.map(JSON.string) ?? .null),
+            ("root", archive.root.map(json) ?? .null),
+        ])
+    }
+
+    private static func json(_ node: HierarchyArchive.Node) -> JSON {
+        .object([
+            ("storyboardIdentifier", .string(node.storyboardIdentifier)),
+            ("restorationIdentifier", node.restorationIdentifier.map(JSON.string) ?? .null),
+            ("kind", .string(node.kind.rawValue)),
+            ("children", .array(node.children.map(json))),
+            ("selectedIndex", node.selectedIndex.map { .int($0) } ?? .null),
+            ("presented", node.presented.map { json($0.node) } ?? .null),
+        ])
+    }
+
+    private static func reason(_ error: StateStoreError) -> String {
+        var text = oneLine(error.description)
+        if case .decodingFailed(_, let reason) = error { text = oneLine(reason) }
+        return text.count > 200 ? String(text.prefix(200)) + "…" : text
+    }
+}
