@@ -3,7 +3,7 @@ import StateStore
 import Testing
 
 /// `statectl inspect`, run as the built binary against real databases.
-@Suite struct CLIInspectTests {
+@Suite(.timeLimit(.minutes(3))) struct CLIInspectTests {
     @Test func inspectOnAnEmptyMigratedDatabase() throws {
         let folder = TemporaryFolder()
         let db = folder.file("state.sqlite")

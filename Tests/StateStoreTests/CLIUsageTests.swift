@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// The command tree itself: help, usage errors, completions and the default database path.
-@Suite struct CLIUsageTests {
+@Suite(.timeLimit(.minutes(3))) struct CLIUsageTests {
     @Test func helpListsEverySubcommandAndTheExitCodes() throws {
         let help = try CLI.run(["--help"])
         #expect(help.status == 0, "\(help)")

@@ -3,7 +3,7 @@ import Testing
 @testable import StateStore
 
 /// Real launches of a real process (the sample mail app in `statestore-worker`).
-@Suite("Restoration across real process launches")
+@Suite("Restoration across real process launches", .timeLimit(.minutes(2)))
 struct RestorationProcessTests {
     let folder = TemporaryFolder()
     var database: String { folder.file("mail.sqlite") }

@@ -100,19 +100,50 @@ extension Application {
 
     /// Calls ``terminate()`` when the process receives SIGTERM or SIGINT, then exits with
     /// 128 + the signal number. The main queue must be running (`dispatchMain()` or a run loop).
+    ///
+    /// The handler is installed before this returns: a signal that arrives at once is not
+    /// lost. It only writes the signal number to a pipe (all a signal handler may safely do);
+    /// the main queue reads the pipe and terminates the application there.
     public func installTerminationHandlers(signals: [Int32] = [SIGTERM, SIGINT]) {
-        guard let coordinator = restorationCoordinator else { return }
-        for number in signals {
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .main)
-            source.setEventHandler { [weak self] in
-                MainActor.assumeIsolated {
-                    self?.terminate()
-                    exit(128 + number)
-                }
+        guard let coordinator = restorationCoordinator, let readEnd = TerminationSignals.install(signals) else { return }
+        let source = DispatchSource.makeReadSource(fileDescriptor: readEnd, queue: .main)
+        source.setEventHandler { [weak self] in
+            var number: UInt8 = 0
+            guard read(readEnd, &number, 1) == 1 else { return }
+            MainActor.assumeIsolated {
+                self?.terminate()
+                exit(128 + Int32(number))
             }
-            source.resume()
-            coordinator.signalSources.append(source)
         }
+        source.resume()
+        coordinator.terminationSource = source
+    }
+}
+
+/// The process-wide self-pipe behind ``Application/installTerminationHandlers(signals:)``.
+enum TerminationSignals {
+    /// Written only by the signal handler, after ``install(_:)`` set it (before any handler runs).
+    nonisolated(unsafe) static var writeEnd: Int32 = -1
+    nonisolated(unsafe) static var readEnd: Int32 = -1
+
+    /// Installs the handler for `signals`; returns the pipe's read end.
+    static func install(_ signals: [Int32]) -> Int32? {
+        if readEnd < 0 {
+            var ends: [Int32] = [-1, -1]
+            guard pipe(&ends) == 0 else { return nil }
+            for end in ends {
+                _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+                _ = fcntl(end, F_SETFL, O_NONBLOCK)
+            }
+            readEnd = ends[0]
+            writeEnd = ends[1]
+        }
+        for number in signals {
+            signal(number) { received in
+                var byte = UInt8(truncatingIfNeeded: received)
+                _ = write(TerminationSignals.writeEnd, &byte, 1)
+            }
+        }
+        return readEnd
     }
 }
