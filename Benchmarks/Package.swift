@@ -8,9 +8,10 @@ let package = Package(
     platforms: [.macOS(.v15)],
     dependencies: [
         .package(name: "StateStore", path: ".."),
-        // Only the malloc interposer: the ARC runtime interposer (a default trait on
-        // Linux with Swift 6.3) is not needed for wall-clock and malloc counts.
-        .package(url: "https://github.com/ordo-one/package-benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+        // package-benchmark (renamed ordo-one/benchmark). Only the malloc interposer: the
+        // ARC runtime interposer (a default trait on Linux with Swift 6.3) is not needed
+        // for wall-clock time and malloc counts.
+        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
@@ -21,11 +22,21 @@ let package = Package(
             dependencies: [
                 .product(name: "StateStore", package: "StateStore"),
                 .product(name: "CSQLite", package: "StateStore"),
-                .product(name: "Benchmark", package: "package-benchmark"),
+                .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             path: "Benchmarks/StoreBenchmarks",
-            plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        // The same peers outside the harness, for perf/strace/valgrind (see its main.swift).
+        .executableTarget(
+            name: "Probe",
+            dependencies: [
+                .product(name: "StateStore", package: "StateStore"),
+                .product(name: "CSQLite", package: "StateStore"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            path: "Tools/Probe"
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -37,17 +37,28 @@ enum Fixtures {
         return "app/main/nav/item" + String(repeating: "0", count: max(0, 7 - digits.count)) + digits
     }
 
-    /// A database in the store's schema holding `rows` states of about 1 KB each, built on
-    /// first use in this run (in one transaction) and shared by the store, raw-SQLite and
-    /// GRDB peers, which all write identical rows.
-    static func database(rows: Int) throws -> String {
-        let path = runFolder.appendingPathComponent("states-\(rows).sqlite").path
+    /// Who creates a database's schema.
+    enum Schema: String {
+        /// `migrations/` through `StateStore(path:)`: the store and raw-SQLite peers.
+        case store
+        /// GRDB's migrator, as a GRDB user would (see ``GRDBPeer``).
+        case grdb
+    }
+
+    /// A database holding `rows` states of about 1 KB each in a `states` table, built on
+    /// first use in this run (in one transaction) and shared by every benchmark of that
+    /// schema's peers. The store and raw-SQLite peers write identical rows to one file.
+    static func database(rows: Int, schema: Schema = .store) throws -> String {
+        let path = runFolder.appendingPathComponent("\(schema.rawValue)-\(rows).sqlite").path
         if FileManager.default.fileExists(atPath: path) { return path }
         let building = path + ".building"
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: building + suffix) }
         let started = ContinuousClock.now
-        // The store creates the file and applies migrations/ ...
-        do { _ = try StateStore(path: building) }
+        // The store (or GRDB) creates the file and its schema ...
+        switch schema {
+        case .store: _ = try StateStore(path: building)
+        case .grdb: try GRDBPeer.createSchema(at: building)
+        }
         // ... then the raw C API fills it: no journal, one transaction, rows in key order.
         try fill(building, rows: rows)
         try FileManager.default.moveItem(atPath: building, toPath: path)

@@ -217,11 +217,10 @@ final class RawSQLitePeer: BytesPeer {
 
 // MARK: - GRDB
 
-/// A row of the store's `states` table as an idiomatic GRDB record. The state is
+/// A saved state as an idiomatic GRDB record, with the store's columns. The state is
 /// JSON-encoded into the `bytes` blob exactly as the store does it, rather than
 /// spread over columns: a restoration store holds arbitrary `Codable` types under
-/// one schema, so a table per state type is not the comparable design, and the
-/// identical rows let GRDB share the fixture databases with the other SQLite peers.
+/// one schema, so a table per state type is not the comparable design.
 struct StateRecord: Codable, Sendable, FetchableRecord, PersistableRecord {
     static let databaseTableName = "states"
     static let databaseColumnDecodingStrategy = DatabaseColumnDecodingStrategy.convertFromSnakeCase
@@ -237,13 +236,36 @@ struct StateRecord: Codable, Sendable, FetchableRecord, PersistableRecord {
     var bytes: Data
 }
 
-/// GRDB 7 as its documentation teaches: a `DatabaseQueue` (WAL and
-/// `synchronous=NORMAL` configured, as the other peers), `upsertAndFetch` that
-/// bumps the generation, `fetchOne(key:)`, the same checksum written and verified.
+/// GRDB 7 as its documentation teaches: a schema from `DatabaseMigrator`, a
+/// `DatabaseQueue` (WAL and `synchronous=NORMAL` configured, as the other peers),
+/// `upsertAndFetch` that bumps the generation, `fetchOne(key:)`, the same checksum
+/// written and verified.
+///
+/// The table is an ordinary rowid table (GRDB's `t.primaryKey("path", .text)`), in
+/// GRDB's own fixture files: GRDB 7.10.0's upsert always adds `RETURNING rowid`,
+/// which fails on the store's `WITHOUT ROWID` table (groue/GRDB.swift#1855, fixed
+/// after 7.10.0 by #1858), and a GRDB user would write this schema anyway.
 final class GRDBPeer: BytesPeer {
     let queue: DatabaseQueue
     let paths: [String]
     let coding = BenchCoding()
+
+    static func createSchema(at path: String) throws {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("states") { db in
+            try db.create(table: "states") { table in
+                table.primaryKey("path", .text)
+                table.column("type_name", .text).notNull()
+                table.column("version", .integer).notNull()
+                table.column("generation", .integer).notNull()
+                table.column("encoding", .text).notNull()
+                table.column("checksum", .integer).notNull()
+                table.column("updated_at", .integer).notNull()
+                table.column("bytes", .blob).notNull()
+            }
+        }
+        try migrator.migrate(DatabaseQueue(path: path))
+    }
 
     init(database: String, targets: [String]) throws {
         var configuration = Configuration()

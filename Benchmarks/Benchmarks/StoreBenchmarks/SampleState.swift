@@ -27,13 +27,19 @@ struct SampleState: Codable, Sendable, Equatable {
         let coder = BenchCoding()
         func size(_ state: SampleState) -> Int { (try? coder.encode(state).count) ?? 0 }
         let row = { (id: Int) in Row(id: id, title: "Message \(id) subject line", done: id % 3 == 0) }
-        // Grow by whole rows, then pad the draft to land on the target.
-        while true {
-            var bigger = state
-            bigger.rows.append(row(bigger.rows.count))
-            if size(bigger) > target { break }
-            state = bigger
+        // Guess the row count from the average row, refine a few times (row sizes grow
+        // with the digits of their id), then step down until it fits.
+        let empty = size(state)
+        var count = 0
+        var perRow = 50.0
+        for _ in 0..<6 {
+            count = max(0, Int(Double(target - empty) / perRow))
+            state.rows = (0..<count).map(row)
+            let measured = size(state)
+            if count > 0 { perRow = Double(measured - empty) / Double(count) }
+            if measured <= target && Double(target - measured) < 2 * perRow { break }
         }
+        while size(state) > target, !state.rows.isEmpty { state.rows.removeLast() }
         let missing = target - size(state)
         if missing > 0 { state.draft = String(repeating: "x", count: missing) }
         return state

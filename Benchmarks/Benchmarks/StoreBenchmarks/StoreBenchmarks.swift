@@ -135,7 +135,7 @@ final class Workload: @unchecked Sendable {
         switch kind {
         case .store: peer = try StorePeer(database: Fixtures.database(rows: scenario.rows), targets: targets)
         case .raw: peer = try RawSQLitePeer(database: Fixtures.database(rows: scenario.rows), targets: targets)
-        case .grdb: peer = try GRDBPeer(database: Fixtures.database(rows: scenario.rows), targets: targets)
+        case .grdb: peer = try GRDBPeer(database: Fixtures.database(rows: scenario.rows, schema: .grdb), targets: targets)
         case .jsonfile:
             peer = try JSONFilePeer(folder: Fixtures.scratchFolder(name), targets: targets, stored: scenario.rows)
         case .userdefaults:
@@ -150,10 +150,14 @@ final class Workload: @unchecked Sendable {
                 return try coding.encode(state)
             }
         }
-        // Every target holds this scenario's state before measuring, holding the counter
-        // the first measured save will not use.
+        // Every target holds this scenario's state before measuring, with a counter the
+        // first measured save will not use. Measured counters are never negative, so the
+        // first of the two saves always changes the row (store and raw refuse a save
+        // that writes nothing).
         for slot in 0..<scenario.slots {
             var state = state
+            state.counter = -1 - slot
+            try peer.save(state, at: slot)
             state.counter = slot + scenario.slots
             try peer.save(state, at: slot)
         }
