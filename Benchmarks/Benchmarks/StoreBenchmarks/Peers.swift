@@ -303,9 +303,11 @@ final class GRDBPeer: BytesPeer {
 // MARK: - A JSON file per controller
 
 /// What an application without a library writes: one JSON file per restoration
-/// path, written with `Data.write(to:options: .atomic)` (temporary file + rename,
-/// so a crash never leaves half a file), read with `Data(contentsOf:)` + `JSONDecoder`.
-final class JSONFilePeer: Peer {
+/// path, written with `Data.write(to:options: .atomic)`, read with `Data(contentsOf:)`
+/// + `JSONDecoder`. On Linux, Foundation's atomic write is a temporary file, `fsync`,
+/// then `rename` (checked with strace): durable even against power loss, where the
+/// store's `synchronous=NORMAL` only promises survival of an application crash.
+final class JSONFilePeer: BytesPeer {
     let files: [URL]
     let coding = BenchCoding()
 
@@ -322,30 +324,38 @@ final class JSONFilePeer: Peer {
         files = targets.map { Self.file(for: $0, in: folder) }
     }
 
-    func save(_ state: SampleState, at slot: Int) throws {
-        try coding.encode(state).write(to: files[slot], options: .atomic)
+    func save(encoded bytes: Data, at slot: Int) throws {
+        try bytes.write(to: files[slot], options: .atomic)
     }
 
-    func restore(at slot: Int) throws -> SampleState {
-        try coding.decode(Data(contentsOf: files[slot]))
+    func restoreEncoded(at slot: Int) throws -> Data {
+        try Data(contentsOf: files[slot])
     }
 }
 
 // MARK: - UserDefaults
 
 /// Foundation's `UserDefaults` on Linux: one suite, the encoded state stored as
-/// `Data` under the path, `synchronize()` after each save so it reaches the disk
-/// (swift-corelibs-foundation writes the suite's whole property list then).
+/// `Data` under the path, `synchronize()` after each save so it reaches the disk.
+/// swift-corelibs-foundation then rewrites the suite's whole XML property list in
+/// place (`open(O_TRUNC)`, `write`, `fsync`, then reads it back; checked with strace),
+/// at `$XDG_CONFIG_HOME/<suite>.plist`, which is pointed into the run folder here.
 final class UserDefaultsPeer: Peer {
     let defaults: UserDefaults
+    let suite: String
     let keys: [String]
     let coding = BenchCoding()
+    static let configFolder = Fixtures.runFolder.appendingPathComponent("config")
 
     init(suite: String, targets: [String], stored: Int) throws {
+        // Read when the preferences are first used, so set before any UserDefaults call.
+        try FileManager.default.createDirectory(at: Self.configFolder, withIntermediateDirectories: true)
+        setenv("XDG_CONFIG_HOME", Self.configFolder.path, 1)
         guard let defaults = UserDefaults(suiteName: suite) else {
             throw FixtureError.unexpected("no UserDefaults suite \(suite)")
         }
         self.defaults = defaults
+        self.suite = suite
         let filler = try coding.encode(SampleState.make(approximateBytes: 1000))
         for index in 0..<stored { defaults.set(filler, forKey: Fixtures.fillerPath(index)) }
         defaults.synchronize()
@@ -362,5 +372,10 @@ final class UserDefaultsPeer: Peer {
             throw FixtureError.unexpected("nothing stored under \(keys[slot])")
         }
         return try coding.decode(bytes)
+    }
+
+    func removeSuite() {
+        defaults.removePersistentDomain(forName: suite)
+        try? FileManager.default.removeItem(at: Self.configFolder.appendingPathComponent(suite + ".plist"))
     }
 }

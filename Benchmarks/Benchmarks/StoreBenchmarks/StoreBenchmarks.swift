@@ -8,7 +8,7 @@ import Foundation
 //
 // Scenarios:
 //   save 1KB, restore 1KB               full API, encoding included; 1k states stored
-//   save 1KB bytes, restore 1KB bytes   already-encoded bytes: storage cost without JSON
+//   save 1KB bytes, restore 1KB bytes   already-encoded bytes: storage cost without JSON (not userdefaults)
 //   encode 1KB, decode 1KB              JSON alone (a reused coder, and a new one per call)
 //   save 1KB @100k, @1M (and restore)   the same with 100k and 1M states stored
 //   save 100B, 10KB, 1MB (and restore)  state size, 1k states stored
@@ -17,7 +17,8 @@ import Foundation
 // a monitor sample, cache get/set) belong in Benchmarks/LayerBenchmarks.
 
 let benchmarks: @Sendable () -> Void = {
-    let bytePeers: [PeerKind] = [.store, .raw, .grdb]
+    let bytePeers: [PeerKind] = [.store, .raw, .grdb, .jsonfile]
+    let sqlitePeers: [PeerKind] = [.store, .raw, .grdb]
     let allPeers: [PeerKind] = [.store, .raw, .grdb, .jsonfile, .userdefaults]
 
     // 1 KB, 1k stored states, every peer.
@@ -37,7 +38,7 @@ let benchmarks: @Sendable () -> Void = {
     for rows in [100_000, 1_000_000] {
         let scenario = Scenario(label: "1KB @\(rows >= 1_000_000 ? "\(rows / 1_000_000)M" : "\(rows / 1000)k")",
                                 stateBytes: 1000, rows: rows)
-        for peer in bytePeers {
+        for peer in sqlitePeers {
             register(.save, scenario, peer)
             register(.restore, scenario, peer)
         }
@@ -184,10 +185,7 @@ final class Workload: @unchecked Sendable {
     }
 
     func tearDown() {
-        if let defaults = (peer as? UserDefaultsPeer)?.defaults {
-            for key in defaults.dictionaryRepresentation().keys { defaults.removeObject(forKey: key) }
-            defaults.synchronize()
-        }
+        (peer as? UserDefaultsPeer)?.removeSuite()
         peer = nil
     }
 }

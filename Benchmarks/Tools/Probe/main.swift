@@ -6,7 +6,7 @@
 //     STATESTORE_BENCH_DIR=/tmp/sb strace -c -f .build/release/Probe save-bytes store 1000 2000
 //
 // Operations: save, restore, save-bytes, restore-bytes, encode, decode.
-// Peers: store, raw, grdb, jsonfile (save/restore only).
+// Peers: store, raw, raw-rowid (raw on a rowid table), grdb, jsonfile (save/restore only).
 import Foundation
 
 let arguments = CommandLine.arguments.dropFirst()
@@ -33,6 +33,8 @@ do {
     switch peerName {
     case "store": peer = try StorePeer(database: Fixtures.database(rows: rows), targets: targets)
     case "raw": peer = try RawSQLitePeer(database: Fixtures.database(rows: rows), targets: targets)
+    // The raw peer's SQL on GRDB's schema: the same columns in an ordinary rowid table.
+    case "raw-rowid": peer = try RawSQLitePeer(database: Fixtures.database(rows: rows, schema: .grdb), targets: targets)
     case "grdb": peer = try GRDBPeer(database: Fixtures.database(rows: rows, schema: .grdb), targets: targets)
     case "jsonfile": peer = try JSONFilePeer(folder: Fixtures.scratchFolder("probe"), targets: targets, stored: rows)
     default: throw FixtureError.unexpected("unknown peer \(peerName)")
@@ -43,9 +45,13 @@ do {
         state.counter = slot + slots
         try peer.save(state, at: slot)
     }
-    let started = ContinuousClock.now
     var sink = 0
+    var durations: [Duration] = []
+    durations.reserveCapacity(count)
+    let clock = ContinuousClock()
     for iteration in 0..<count {
+        let started = clock.now
+        defer { durations.append(clock.now - started) }
         let slot = iteration % slots, counter = iteration % (2 * slots)
         switch operation {
         case "save":
@@ -59,9 +65,15 @@ do {
         default: throw FixtureError.unexpected("unknown operation \(operation)")
         }
     }
-    let elapsed = ContinuousClock.now - started
-    let micros = Double(elapsed.components.seconds) * 1e6 + Double(elapsed.components.attoseconds) / 1e12
-    print("\(operation) \(peerName) rows=\(rows): \(String(format: "%.2f", micros / Double(count))) µs/op (\(sink % 2))")
+    func micros(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) * 1e6 + Double(duration.components.attoseconds) / 1e12
+    }
+    let sorted = durations.map(micros).sorted()
+    let mean = sorted.reduce(0, +) / Double(sorted.count)
+    print(String(
+        format: "%@ %@ rows=%d: median %.2f µs, mean %.2f µs, p99 %.0f µs, max %.0f µs (%d)",
+        operation, peerName, rows, sorted[sorted.count / 2], mean, sorted[sorted.count * 99 / 100], sorted.last!, sink % 2
+    ))
 } catch {
     FileHandle.standardError.write(Data("error: \(error)\n".utf8))
     exit(1)
