@@ -7,6 +7,8 @@ let package = Package(
     products: [
         .library(name: "StateStore", targets: ["StateStore"]),
         .executable(name: "statectl", targets: ["statectl"]),
+        // Exported only for Benchmarks/, whose raw-SQLite peer (the floor) needs the C API.
+        .library(name: "CSQLite", targets: ["CSQLite"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),

@@ -17,7 +17,7 @@ extension StateStore {
             _ value: T, for path: RestorationPath, version: Int = 1
         ) throws(StateStoreError) -> SaveResult {
             let bytes = try StateCoding.encode(value, for: path)
-            return try save(encoded: bytes, encoding: .json, typeName: String(reflecting: T.self), version: version, for: path)
+            return try save(encoded: bytes, encoding: .json, typeName: StateCoding.typeName(T.self), version: version, for: path)
         }
 
         /// Stores already-encoded bytes under `path`.

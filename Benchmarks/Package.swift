@@ -1,0 +1,43 @@
+// swift-tools-version:6.1
+// The benchmarks live in their own package so the library's build and CI stay lean.
+// Run them with `./compare` (table + targets) or `swift package benchmark`.
+import PackageDescription
+
+let package = Package(
+    name: "StateStoreBenchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(name: "StateStore", path: ".."),
+        // package-benchmark (renamed ordo-one/benchmark). Only the malloc interposer: the
+        // ARC runtime interposer (a default trait on Linux with Swift 6.3) is not needed
+        // for wall-clock time and malloc counts.
+        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+    ],
+    targets: [
+        // Save/restore side by side: StateStore, raw SQLite (the floor), GRDB,
+        // a JSON file per controller, and UserDefaults; plus scaling by rows and size.
+        .executableTarget(
+            name: "StoreBenchmarks",
+            dependencies: [
+                .product(name: "StateStore", package: "StateStore"),
+                .product(name: "CSQLite", package: "StateStore"),
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            path: "Benchmarks/StoreBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        // The same peers outside the harness, for perf/strace/valgrind (see its main.swift).
+        .executableTarget(
+            name: "Probe",
+            dependencies: [
+                .product(name: "StateStore", package: "StateStore"),
+                .product(name: "CSQLite", package: "StateStore"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            path: "Tools/Probe"
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

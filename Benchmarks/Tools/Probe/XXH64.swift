@@ -1,0 +1,1 @@
+../../Benchmarks/StoreBenchmarks/XXH64.swift
