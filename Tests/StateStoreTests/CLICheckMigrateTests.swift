@@ -12,8 +12,9 @@ import Testing
         let text = try CLI.run(["migrate", "--db", db, "--dry-run"])
         #expect(text.status == 0, "\(text)")
         #expect(text.stdout == """
-            1 pending migration for \(db) (schema 0 → 1):
+            2 pending migrations for \(db) (schema 0 → 2):
               0001 initial
+              0002 states_rowid
             Nothing was changed (--dry-run).
 
             """)
@@ -26,11 +27,15 @@ import Testing
               "dry_run": true,
               "created": false,
               "from_version": 0,
-              "to_version": 1,
+              "to_version": 2,
               "migrations": [
                 {
                   "version": 1,
                   "name": "initial"
+                },
+                {
+                  "version": 2,
+                  "name": "states_rowid"
                 }
               ]
             }
@@ -51,8 +56,9 @@ import Testing
         let result = try CLI.run(["migrate", "--db", db])
         #expect(result.status == 0, "\(result)")
         #expect(result.stdout == """
-            Applied 1 migration to \(db) (created) (schema 0 → 1):
+            Applied 2 migrations to \(db) (created) (schema 0 → 2):
               0001 initial
+              0002 states_rowid
 
             """)
         #expect(try CLI.tool("sqlite3", [db, "PRAGMA journal_mode; PRAGMA integrity_check"]) == "wal\nok\n")
@@ -61,7 +67,7 @@ import Testing
 
         let again = try CLI.run(["migrate", "--db", db])
         #expect(again.status == 0)
-        #expect(again.stdout == "\(db) is at schema version 1; nothing to migrate.\n")
+        #expect(again.stdout == "\(db) is at schema version 2; nothing to migrate.\n")
     }
 
     @Test func migrateRefusesANewerSchemaAndANonDatabase() throws {
@@ -75,7 +81,7 @@ import Testing
             if arguments.first == "import" { continue }  // x.json does not exist: refused before opening.
             #expect(result.status == 3, "\(arguments): \(result)")
             #expect(result.stderrLines.count == 1)
-            #expect(result.stderr.contains("schema version 99, newer than the 1 this build knows"))
+            #expect(result.stderr.contains("schema version 99, newer than the \(StateStore.latestSchemaVersion) this build knows"))
         }
         #expect(FileManager.default.contents(atPath: db) == before)
 
@@ -100,7 +106,7 @@ import Testing
         #expect(text.stdout == """
             Database:             \(db)
             Integrity:            ok
-            Schema version:       1 (this build: 1)
+            Schema version:       2 (this build: 2)
             Journal mode:         wal
             States:               4
             Quarantined:          0
@@ -121,8 +127,8 @@ import Testing
               "integrity": [
                 "ok"
               ],
-              "schema_version": 1,
-              "latest_schema_version": 1,
+              "schema_version": 2,
+              "latest_schema_version": 2,
               "journal_mode": "wal",
               "state_count": 4,
               "quarantine_count": 0,

@@ -116,7 +116,7 @@ import Testing
     }
 
     /// A valid export document with `states` spliced in.
-    static func document(states: String, schema: Int = 1, databaseSchema: Int = 1) -> String {
+    static func document(states: String, schema: Int = 1, databaseSchema: Int = StateStore.latestSchemaVersion) -> String {
         """
         {"schema": \(schema), "kind": "export", "database_schema_version": \(databaseSchema),
          "exported_at": "2026-01-02T03:04:05.678Z", "states": [
@@ -135,7 +135,8 @@ import Testing
             ("bad JSON", #"{"schema": 1, "kind": "export", "states": [ {"path": "a",}"#, 1, "not a valid export document: expected a string key at line 1"),
             ("not an object", "[1, 2, 3]", 1, "the top level is an array, not an object"),
             ("not an export", #"{"schema": 1, "kind": "entries"}"#, 1, "\"kind\" is not \"export\""),
-            ("newer database schema", document(states: "", databaseSchema: 2), 3, "has schema version 2, newer than the 1 this build knows"),
+            ("newer database schema", document(states: "", databaseSchema: StateStore.latestSchemaVersion + 1), 3,
+             "has schema version \(StateStore.latestSchemaVersion + 1), newer than the \(StateStore.latestSchemaVersion) this build knows"),
             ("newer document format", document(states: "", schema: 2), 3, "the document format is version 2, newer than the 1 this build reads"),
             ("deep state", document(states: #"{"path": "root/deep", "type_name": "T", "version": 1, "encoding": "json", "value": \#(deepValue)}"#),
              1, "nesting deeper than 64 levels"),

@@ -196,7 +196,7 @@ public final class RestorationCoordinator: LifecycleObserver {
         }
         if pending[path] == nil { pendingOrder.append(path) }
         pending[path] = PendingWrite(
-            bytes: bytes, checksum: checksum, typeName: String(reflecting: C.RestorableState.self),
+            bytes: bytes, checksum: checksum, typeName: StateCoding.typeName(C.RestorableState.self),
             version: C.restorableStateVersion, record: record
         )
     }
