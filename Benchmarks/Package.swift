@@ -28,6 +28,17 @@ let package = Package(
             path: "Benchmarks/StoreBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        // Lifecycle, restoration and memory layers: push + pop with save/restore,
+        // memory-warning dispatch, a monitor sample, cache get/set.
+        .executableTarget(
+            name: "LayerBenchmarks",
+            dependencies: [
+                .product(name: "StateStore", package: "StateStore"),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/LayerBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
         // The same peers outside the harness, for perf/strace/valgrind (see its main.swift).
         .executableTarget(
             name: "Probe",
