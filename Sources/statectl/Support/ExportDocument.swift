@@ -92,7 +92,20 @@ enum ExportDocument {
             throw CLIError(message: "Cannot read \(file): \(error.localizedDescription). Nothing was imported.")
         }
         guard bytes.count <= maximumFileSize else { throw refuse("the file grew over the import limit while being read") }
+        return try validate(bytes, source: file, maximumStateSize: maximumStateSize)
+    }
 
+    /// Parses and validates an export document already in memory; `source` names it in
+    /// messages. Pure: no file system, no database, so the fuzzer (`Fuzz/`) drives it directly.
+    /// Every failure is a ``CLIError``; no input traps.
+    static func validate(_ bytes: Data, source file: String, maximumStateSize: Int) throws(CLIError) -> [StoredState] {
+        func refuse(_ message: String, status: ExitStatus = .problemFound) -> CLIError {
+            let sentence = message.hasSuffix(".") ? message : message + "."
+            return CLIError(message: "\(file): \(sentence) Nothing was imported.", status: status)
+        }
+        guard bytes.count <= maximumFileSize else {
+            throw refuse("the document is \(Format.bytes(bytes.count)), over the \(Format.bytes(maximumFileSize)) import limit")
+        }
         let document: JSON
         do {
             document = try JSONParser.parse(bytes, maximumDepth: maximumDepth)
