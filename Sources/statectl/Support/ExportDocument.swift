@@ -128,7 +128,7 @@ enum ExportDocument {
         guard case .array(let items)? = document["states"] else { throw refuse("\"states\" is missing or not an array") }
 
         var states: [StoredState] = []
-        var seen: Set<String> = []
+        var seen: Set<RestorationPath> = []  // by bytes, as the database's primary key is
         for (index, item) in items.enumerated() {
             let state: StoredState
             do {
@@ -137,7 +137,7 @@ enum ExportDocument {
                 let where_ = item["path"].flatMap(string).map { "states[\(index)] (\($0.debugDescription))" } ?? "states[\(index)]"
                 throw refuse("\(where_): \(problem.message)")
             }
-            guard seen.insert(state.path.rawValue).inserted else {
+            guard seen.insert(state.path).inserted else {
                 throw refuse("states[\(index)]: the path \(state.path.rawValue.debugDescription) appears more than once")
             }
             states.append(state)
