@@ -43,8 +43,13 @@ public func invariant(
     }
 }
 
-/// The lines of `text` as the parsers count them (split on "\n" Characters, empty ones kept),
-/// for checking the line numbers errors report.
+/// The lines of `text` as the parsers count them (split on "\n" scalars, empty ones kept), for
+/// checking the line numbers errors report.
 public func lineCount(_ text: String) -> Int {
-    text.split(separator: "\n", omittingEmptySubsequences: false).count
+    text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).count
+}
+
+/// `text` split on scalars, as the kernel's byte formats (and now the parsers) split.
+public func scalarSplit(_ text: Substring, where isSeparator: (Unicode.Scalar) -> Bool) -> [Substring] {
+    text.unicodeScalars.split(whereSeparator: isSeparator).map(Substring.init)
 }

@@ -27,7 +27,8 @@ public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
     let membership = CgroupMembership.parse(text)
     for entry in membership.entries {
         invariant(entry.hierarchyID >= 0, "negative hierarchy ID \(entry.hierarchyID)")
-        invariant(entry.path.hasPrefix("/"), "path \(entry.path.debugDescription) does not start with /")
+        invariant(entry.path.unicodeScalars.first == "/", "path \(entry.path.debugDescription) does not start with /")
+        invariant(!entry.path.unicodeScalars.contains("\n"), "path \(entry.path.debugDescription) spans lines")
     }
 
     var stat: [String: UInt64] = [:]
@@ -46,7 +47,7 @@ public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
     do {
         limit = try FlatKeyedFile.limit(text, file: limitFile)
         if limit == nil {
-            let words = text.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\t" || $0 == "\r" })
+            let words = scalarSplit(Substring(text)) { $0 == " " || $0 == "\n" || $0 == "\t" || $0 == "\r" }
             invariant(words == ["max"], "no limit from \(text.debugDescription)")
         }
     } catch {

@@ -15,14 +15,14 @@ import FuzzSupport
 public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
     let text = FuzzInput.text(start, count)
     let info = MountInfo.parse(text)
-    let lines = text.split(separator: "\n")
+    let lines = scalarSplit(Substring(text)) { $0 == "\n" }
     invariant(info.entries.count <= lines.count, "\(info.entries.count) entries from \(lines.count) lines")
     for entry in info.entries {
         invariant(!entry.filesystemType.isEmpty, "empty filesystem type")
-        invariant(!entry.filesystemType.contains(" ") && !entry.filesystemType.contains("\n"),
+        invariant(!entry.filesystemType.unicodeScalars.contains { $0 == " " || $0 == "\n" },
                   "filesystem type \(entry.filesystemType.debugDescription) spans fields")
         for option in entry.superOptions {
-            invariant(!option.isEmpty && !option.contains(",") && !option.contains(" "),
+            invariant(!option.isEmpty && !option.unicodeScalars.contains { $0 == "," || $0 == " " || $0 == "\n" },
                       "super option \(option.debugDescription) is empty or spans fields")
         }
     }
@@ -31,10 +31,10 @@ public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
         invariant(memory.filesystemType == "cgroup" && memory.superOptions.contains("memory"), "cgroup1(memory) is not a memory hierarchy")
     }
     for line in lines {
-        for field in line.split(separator: " ") {
+        for field in scalarSplit(line, where: { $0 == " " }) {
             let decoded = MountInfo.unescape(field)
             invariant(decoded.utf8.count <= field.utf8.count, "unescape made \(field.debugDescription) longer")
-            if !field.contains("\\") {
+            if !field.unicodeScalars.contains("\\") {
                 invariant(decoded == String(field), "unescape changed text without a backslash")
             }
         }
