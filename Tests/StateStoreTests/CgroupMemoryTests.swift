@@ -250,6 +250,26 @@ struct CgroupMemoryTests {
         #expect(CgroupMemory.locate("/../../x", in: mount) == "/sys/fs/cgroup")
     }
 
+    /// The kernel resolves paths byte by byte; Swift compares `Character`s, where `/` followed by
+    /// a combining mark is one character (not a separator) and `é` equals `e` + U+0301. Found
+    /// while writing the fuzz-cgroup target's invariant: `/a/../\u{301}` hid its `..` and left
+    /// the mount for a sibling directory.
+    @Test func locateJudgesPathsByTheirBytes() {
+        let mount = MountInfo.Entry(root: "/", mountPoint: "/sys/fs/cgroup", filesystemType: "cgroup2", superOptions: [])
+        for hidden in ["/a/../\u{301}", "/../\u{301}", "/x/../\u{301}/../\u{301}", "/..\u{301}/../\u{301}"] {
+            #expect(Array(CgroupMemory.locate(hidden, in: mount).utf8) == Array("/sys/fs/cgroup".utf8), "\(hidden.debugDescription)")
+        }
+        // Not `..`: a component that merely starts or ends with dots, or carries a mark itself.
+        #expect(Array(CgroupMemory.locate("/..\u{301}", in: mount).utf8) == Array("/sys/fs/cgroup/..\u{301}".utf8))
+
+        // A root spelled with a precomposed é does not contain a path spelled with e + U+0301.
+        let rooted = MountInfo.Entry(root: "/caf\u{E9}", mountPoint: "/sys/fs/cgroup/memory", filesystemType: "cgroup", superOptions: ["memory"])
+        #expect(Array(CgroupMemory.locate("/caf\u{E9}/x", in: rooted).utf8) == Array("/sys/fs/cgroup/memory/x".utf8))
+        #expect(Array(CgroupMemory.locate("/caf\u{E9}", in: rooted).utf8) == Array("/sys/fs/cgroup/memory".utf8))
+        #expect(Array(CgroupMemory.locate("/cafe\u{301}/x", in: rooted).utf8) == Array("/sys/fs/cgroup/memory/cafe\u{301}/x".utf8))
+        #expect(Array(CgroupMemory.locate("/cafe\u{301}", in: rooted).utf8) == Array("/sys/fs/cgroup/memory/cafe\u{301}".utf8))
+    }
+
     @Test(.enabled(if: FileManager.default.fileExists(atPath: "/sys/fs/cgroup/memory/memory.limit_in_bytes")
                    || FileManager.default.fileExists(atPath: "/sys/fs/cgroup/cgroup.controllers"),
                    "needs a mounted memory cgroup"))

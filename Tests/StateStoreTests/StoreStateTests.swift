@@ -54,10 +54,45 @@ struct StoreStateTests {
             "root/'; DROP TABLE states; --",
             "root/\"quoted\"/back\\slash/%_like",
             "root/a b/semi;colon/*",
+            "root/?1/:name/@p/$x/' OR '1'='1",
+            "root/x');DELETE FROM states;--/\"\"\"/''",
+            "root/👩‍👩‍👧‍👦/\u{202E}gnp.exe/\u{FEFF}bom/\u{200B}zero width",
+            "root/Ελληνικά/עברית/العربية/한국어",
+            "root/\u{10FFFF}/\u{E000}/\u{FFFD}",
         ]
         for (index, path) in paths.enumerated() { try store.save(index, for: path) }
         for (index, path) in paths.enumerated() { #expect(try store.restore(Int.self, for: path) == index) }
         #expect(try store.entries().map(\.path) == paths.sorted())
+        #expect(try store.entries().map { Array($0.path.rawValue.utf8) } == paths.sorted().map { Array($0.rawValue.utf8) })
+        let reopened = try StateStore(path: path)
+        for (index, path) in paths.enumerated() { #expect(try reopened.restore(Int.self, for: path) == index) }
+        #expect(try store.entries().count == paths.count)
+    }
+
+    /// Paths are bytes to SQLite. Two spellings of "café" (U+00E9, and e + U+0301) are equal
+    /// Swift Strings but two rows; a "/" followed by a combining mark is one Swift Character
+    /// but still the separator. RestorationPath follows the bytes in both cases.
+    @Test func pathsAreTheirBytesNotTheirCharacters() throws {
+        let store = try StateStore(path: path)
+        let composed = try RestorationPath(validating: "root/caf\u{E9}")
+        let decomposed = try RestorationPath(validating: "root/cafe\u{301}")
+        #expect(composed != decomposed)
+        #expect(Set([composed, decomposed]).count == 2)
+        try store.save("composed", for: composed)
+        try store.save("decomposed", for: decomposed)
+        #expect(try store.restore(String.self, for: composed) == "composed")
+        #expect(try store.restore(String.self, for: decomposed) == "decomposed")
+        #expect(try store.entries().map(\.path) == [composed, decomposed].sorted())
+        #expect([composed, decomposed].sorted() == [decomposed, composed].sorted())
+
+        let marked = try RestorationPath(validating: "root/\u{301}mark")
+        #expect(marked.components == ["root", "\u{301}mark"])
+        #expect(marked.parent == "root")
+        #expect(marked.hasPrefix("root"))
+        #expect(marked == (try RestorationPath(components: ["root", "\u{301}mark"])))
+        #expect(throws: StateStoreError.self) { try RestorationPath(components: ["root/\u{301}mark"]) }
+        try store.save(1, for: marked)
+        #expect(try store.entries(under: "root").map(\.path).contains(marked))
     }
 
     @Test func invalidPathsAreRejected() {

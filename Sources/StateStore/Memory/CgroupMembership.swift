@@ -30,11 +30,11 @@ public struct CgroupMembership: Sendable, Equatable {
     /// Parses `/proc/self/cgroup`. Never throws: malformed lines are skipped.
     public static func parse(_ text: String) -> CgroupMembership {
         var entries: [Entry] = []
-        for line in text.split(separator: "\n") {
+        for line in ProcFile.lines(text, omittingEmpty: true) {
             // The path may itself contain ':' — split only twice.
-            let parts = line.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
-            guard parts.count == 3, let id = Int(parts[0]), id >= 0, parts[2].hasPrefix("/") else { continue }
-            let controllers = parts[1].split(separator: ",").map(String.init)
+            let parts = ProcFile.split(line, maxSplits: 2, omittingEmpty: false) { $0 == ":" }
+            guard parts.count == 3, let id = Int(parts[0]), id >= 0, parts[2].unicodeScalars.first == "/" else { continue }
+            let controllers = ProcFile.split(parts[1]) { $0 == "," }.map(String.init)
             entries.append(Entry(hierarchyID: id, controllers: controllers, path: String(parts[2])))
         }
         return CgroupMembership(entries: entries)

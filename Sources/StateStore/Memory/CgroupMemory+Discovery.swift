@@ -103,25 +103,35 @@ extension CgroupMemory {
 
     /// Maps a path from `/proc/self/cgroup` into a mount: strip the mount's own root; a path
     /// outside the mount (`/..` under a cgroup namespace) maps to the mount point itself.
+    ///
+    /// Compared byte by byte, as the kernel resolves paths: Swift's `String` comparisons work on
+    /// `Character`s, where `/` followed by a combining mark is one character (so `/a/../\u{301}`
+    /// would hide its `..`) and `é` equals `e` + U+0301 (so a root would contain paths it does not).
     static func locate(_ path: String, in mount: MountInfo.Entry) -> String {
-        if path.split(separator: "/").contains("..") { return mount.mountPoint }
-        var relative = path
-        if mount.root != "/" {
-            if path == mount.root { relative = "/" }
-            else if path.hasPrefix(mount.root + "/") { relative = String(path.dropFirst(mount.root.count)) }
+        let slash = UInt8(ascii: "/")
+        let bytes = Array(path.utf8)
+        if bytes.split(separator: slash).contains(where: { $0.elementsEqual("..".utf8) }) { return mount.mountPoint }
+        var relative = bytes[...]
+        let root = Array(mount.root.utf8)
+        if root != [slash] {
+            if bytes == root { relative = [slash][...] }
+            else if bytes.starts(with: root + [slash]) { relative = bytes[root.count...] }
         }
-        if relative == "/" { return mount.mountPoint }
-        return mount.mountPoint == "/" ? relative : mount.mountPoint + relative
+        if relative.elementsEqual([slash]) { return mount.mountPoint }
+        let tail = String(decoding: relative, as: UTF8.self)
+        return Array(mount.mountPoint.utf8) == [slash] ? tail : mount.mountPoint + tail
     }
 
+    // Bytes again, not Characters: `a/\u{301}` ends in a `/` character that is not "/".
     private static func normalized(_ directory: String) -> String {
-        var directory = directory
-        while directory.count > 1 && directory.hasSuffix("/") { directory.removeLast() }
-        return directory
+        var bytes = Array(directory.utf8)
+        while bytes.count > 1 && bytes.last == UInt8(ascii: "/") { bytes.removeLast() }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     private static func parentDirectory(_ directory: String) -> String? {
-        guard let slash = directory.lastIndex(of: "/"), slash != directory.startIndex else { return nil }
-        return String(directory[..<slash])
+        let bytes = Array(directory.utf8)
+        guard let slash = bytes.lastIndex(of: UInt8(ascii: "/")), slash != 0 else { return nil }
+        return String(decoding: bytes[..<slash], as: UTF8.self)
     }
 }

@@ -4,9 +4,9 @@ enum FlatKeyedFile {
     static func parse(_ text: String, file: String) throws(MemoryError) -> [String: UInt64] {
         var values: [String: UInt64] = [:]
         var lineNumber = 0
-        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+        for line in ProcFile.lines(text) {
             lineNumber += 1
-            let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" })
+            let fields = ProcFile.split(line, where: ProcFile.isBlank)
             if fields.isEmpty { continue }
             guard fields.count == 2 else { throw .malformedLine(file: file, line: lineNumber, text: String(line)) }
             guard let value = ProcFile.unsigned(fields[1]) else {
@@ -19,7 +19,7 @@ enum FlatKeyedFile {
 
     /// A file holding one number, or `max` (cgroup v2's "no limit", returned as `nil`).
     static func limit(_ text: String, file: String) throws(MemoryError) -> UInt64? {
-        let trimmed = text.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\t" || $0 == "\r" })
+        let trimmed = ProcFile.split(Substring(text)) { $0 == "\n" || ProcFile.isBlank($0) }
         guard trimmed.count == 1 else {
             if trimmed.isEmpty { throw .empty(file: file) }
             throw .malformedLine(file: file, line: 1, text: text)

@@ -63,16 +63,16 @@ public struct MemInfo: Sendable, Equatable {
         var values: [String: UInt64] = [:]
         var sawLine = false
         var lineNumber = 0
-        for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
+        for rawLine in ProcFile.lines(text) {
             lineNumber += 1
             let line = rawLine.drop { $0 == " " || $0 == "\t" }
             if line.allSatisfy({ $0 == " " || $0 == "\t" || $0 == "\r" }) { continue }
             sawLine = true
-            guard let colon = line.firstIndex(of: ":") else {
+            guard let (name, rest) = ProcFile.cut(line, at: ":") else {
                 throw .malformedLine(file: file, line: lineNumber, text: String(rawLine))
             }
-            let key = String(line[..<colon])
-            let fields = line[line.index(after: colon)...].split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" })
+            let key = String(name)
+            let fields = ProcFile.split(rest, where: ProcFile.isBlank)
             // Linux 2.4 printed a table first: a header `total: used: free: …` and rows
             // `Mem: n n n …` / `Swap: n n n`. Its keys are not meminfo keys; skip it.
             if isLegacyTable(key: key, fields: fields) { continue }

@@ -33,14 +33,14 @@ public struct MountInfo: Sendable, Equatable {
     /// Parses `/proc/self/mountinfo`. Never throws: malformed lines are skipped.
     public static func parse(_ text: String) -> MountInfo {
         var entries: [Entry] = []
-        for line in text.split(separator: "\n") {
-            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+        for line in ProcFile.lines(text, omittingEmpty: true) {
+            let fields = ProcFile.split(line) { $0 == " " }
             // id parent major:minor root mountpoint options [optional…] - fstype source superoptions
             guard fields.count >= 9, let separator = fields[6...].firstIndex(of: "-"),
                   separator + 1 < fields.count else { continue }
-            guard fields[2].contains(":") else { continue }
+            guard fields[2].unicodeScalars.contains(":") else { continue }
             let fsType = String(fields[separator + 1])
-            let superOptions = separator + 3 < fields.count ? fields[separator + 3].split(separator: ",").map(String.init) : []
+            let superOptions = separator + 3 < fields.count ? ProcFile.split(fields[separator + 3]) { $0 == "," }.map(String.init) : []
             entries.append(Entry(
                 root: unescape(fields[3]),
                 mountPoint: unescape(fields[4]),

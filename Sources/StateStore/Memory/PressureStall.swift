@@ -43,16 +43,16 @@ public struct PressureStall: Sendable, Equatable {
     public static func parse(_ text: String, file: String = "/proc/pressure/memory") throws(MemoryError) -> PressureStall {
         var result = PressureStall()
         var lineNumber = 0
-        for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
+        for rawLine in ProcFile.lines(text) {
             lineNumber += 1
-            let fields = rawLine.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" })
+            let fields = ProcFile.split(rawLine, where: ProcFile.isBlank)
             guard let kind = fields.first, kind == "some" || kind == "full" else { continue }
             var numbers: [Substring: Substring] = [:]
             for field in fields.dropFirst() {
-                guard let equals = field.firstIndex(of: "=") else {
+                guard let (key, value) = ProcFile.cut(field, at: "=") else {
                     throw .malformedLine(file: file, line: lineNumber, text: String(rawLine))
                 }
-                numbers[field[..<equals]] = field[field.index(after: equals)...]
+                numbers[key] = value
             }
             func ratio(_ key: Substring) throws(MemoryError) -> Double {
                 guard let text = numbers[key] else { throw .malformedLine(file: file, line: lineNumber, text: String(rawLine)) }

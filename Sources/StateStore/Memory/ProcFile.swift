@@ -40,6 +40,38 @@ enum ProcFile {
         return base + (path.hasPrefix("/") ? path : "/" + path)
     }
 
+    /// Splits kernel text where `isSeparator` says, on single Unicode scalars, as the kernel's
+    /// byte-oriented formats mean it. Never on `Character`s: "\r\n" is one Character (a CRLF file
+    /// would be one long line), and a space, ':' or '=' followed by a combining mark is one
+    /// Character too (it would stop separating, and fields would run together).
+    static func split(
+        _ text: Substring, maxSplits: Int = .max, omittingEmpty: Bool = true,
+        where isSeparator: (Unicode.Scalar) -> Bool
+    ) -> [Substring] {
+        text.unicodeScalars.split(maxSplits: maxSplits, omittingEmptySubsequences: omittingEmpty, whereSeparator: isSeparator)
+            .map(Substring.init)
+    }
+
+    /// The lines of `text`, split on "\n" scalars; a "\r\n" ending counts as "\n" (its "\r" is
+    /// dropped). Empty lines are kept unless `omittingEmpty`, so that line numbers stay right.
+    static func lines(_ text: String, omittingEmpty: Bool = false) -> [Substring] {
+        split(Substring(text), omittingEmpty: false) { $0 == "\n" }.compactMap { line in
+            let trimmed = line.unicodeScalars.last == "\r" ? Substring(line.unicodeScalars.dropLast()) : line
+            return omittingEmpty && trimmed.isEmpty ? nil : trimmed
+        }
+    }
+
+    /// Space, tab or carriage return: what separates fields in /proc and cgroup files.
+    static func isBlank(_ scalar: Unicode.Scalar) -> Bool {
+        scalar == " " || scalar == "\t" || scalar == "\r"
+    }
+
+    /// The text before and after the first `separator` scalar, or `nil` when there is none.
+    static func cut(_ text: Substring, at separator: Unicode.Scalar) -> (before: Substring, after: Substring)? {
+        guard let index = text.unicodeScalars.firstIndex(of: separator) else { return nil }
+        return (Substring(text.unicodeScalars[..<index]), Substring(text.unicodeScalars[text.unicodeScalars.index(after: index)...]))
+    }
+
     /// Parses a decimal unsigned integer, without the quirks of `Int(_:)` (no sign, no spaces).
     static func unsigned(_ text: Substring) -> UInt64? {
         guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }

@@ -8,6 +8,10 @@
 ///
 /// A string literal that is not a valid path is a programmer error and traps, as
 /// `StaticString` misuse would; build paths from runtime strings with ``init(validating:)``.
+///
+/// Paths are split, compared, hashed and ordered by their UTF-8 bytes, as SQLite stores and
+/// orders them, not by Swift `Character`s: `/` followed by a combining mark is one Character,
+/// and `é` (U+00E9) equals `e` + U+0301 as a `String` while the two are different rows.
 public struct RestorationPath: Hashable, Sendable, Comparable, Codable,
     ExpressibleByStringLiteral, CustomStringConvertible
 {
@@ -22,7 +26,7 @@ public struct RestorationPath: Hashable, Sendable, Comparable, Codable,
 
     /// Validates `string` (components separated by `/`).
     public init(validating string: String) throws(StateStoreError) {
-        try self.init(components: string.split(separator: "/", omittingEmptySubsequences: false).map(String.init))
+        try self.init(components: string.unicodeScalars.split(separator: "/", omittingEmptySubsequences: false).map { String($0) })
     }
 
     /// Validates each component and joins them.
@@ -50,7 +54,7 @@ public struct RestorationPath: Hashable, Sendable, Comparable, Codable,
     /// Why `component` cannot be a path component, or `nil` when it can.
     public static func problem(with component: String) -> String? {
         if component.isEmpty { return "a component is empty" }
-        if component.contains("/") { return "the component \"\(component)\" contains \"/\"" }
+        if component.unicodeScalars.contains("/") { return "the component \"\(component)\" contains \"/\"" }
         if component.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
             return "the component \"\(component.debugDescription)\" contains a control character"
         }
@@ -74,7 +78,16 @@ public struct RestorationPath: Hashable, Sendable, Comparable, Codable,
 
     public var description: String { rawValue }
 
-    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
+    /// Byte order, the order of SQLite's `ORDER BY path`.
+    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue.utf8.lexicographicallyPrecedes(rhs.rawValue.utf8) }
+
+    /// The same bytes: the same row.
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.rawValue.utf8.elementsEqual(rhs.rawValue.utf8) }
+
+    public func hash(into hasher: inout Hasher) {
+        for byte in rawValue.utf8 { hasher.combine(byte) }
+        hasher.combine(0xFF as UInt8)  // never in UTF-8: ends the path
+    }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()

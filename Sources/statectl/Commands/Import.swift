@@ -46,21 +46,23 @@ extension Statectl {
             // Everything is validated before the database is even opened.
             let states = try ExportDocument.read(file: file, maximumStateSize: maximumStateSize)
             let store = try database.openForWriting()
-            let incoming = Set(states.map(\.path.rawValue))
+            // Paths compared by bytes, as the database's primary key compares them (a String
+            // would call "é" and "e\u{301}" the same path).
+            let incoming = Set(states.map { Array($0.path.rawValue.utf8) })
             let replace = self.replace
             let (created, replaced, removed) = try store.write { (transaction) throws(StateStoreError) -> (Int, Int, Int) in
                 let stored = try transaction.storedPaths()
-                let existing = Set(stored)
+                let existing = Set(stored.map { Array($0.utf8) })
                 var removed = 0
                 if replace {
-                    for path in stored where !incoming.contains(path) {
+                    for path in stored where !incoming.contains(Array(path.utf8)) {
                         if try transaction.remove(rawPath: path) { removed += 1 }
                     }
                 }
                 var created = 0, replaced = 0
                 for state in states {
                     try transaction.insert(verbatim: state)
-                    if existing.contains(state.path.rawValue) { replaced += 1 } else { created += 1 }
+                    if existing.contains(Array(state.path.rawValue.utf8)) { replaced += 1 } else { created += 1 }
                 }
                 return (created, replaced, removed)
             }

@@ -1,4 +1,3 @@
-import ArgumentParser
 import Foundation
 import StateStore
 
@@ -24,35 +23,6 @@ enum ExitStatus: Int32 {
             .problemFound
         }
     }
-
-    /// The exit code and the one stderr line (already prefixed) for any error a command throws.
-    static func describe(_ error: any Error, command: ParsableCommand.Type) -> (Int32, String?) {
-        switch error {
-        case let error as StateStoreError:
-            return (forStoreError(error).rawValue, "statectl: " + oneLine(error.description))
-        case let error as CLIError:
-            return (error.status.rawValue, "statectl: " + oneLine(error.message))
-        case let error as ExitCode:
-            // Thrown after the command has printed its own report (e.g. `check` on a damaged file).
-            return (error.rawValue, nil)
-        default:
-            let code = Statectl.exitCode(for: error)
-            let message = Statectl.fullMessage(for: error)
-            if code == .success {
-                // A clean exit (help for a command without `run`, for one): its text goes to stdout.
-                if !message.isEmpty { print(message) }
-                return (0, nil)
-            }
-            let status = code == .validationFailure ? ExitStatus.usage.rawValue : code.rawValue
-            return (status, message.isEmpty ? nil : message)
-        }
-    }
-}
-
-/// `text` on one line: SQLite's integrity messages, for one, span several.
-func oneLine(_ text: String) -> String {
-    text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
-        .filter { !$0.isEmpty }.joined(separator: " ")
 }
 
 /// A failure that is not the store's: a bad import document, a missing state, a file

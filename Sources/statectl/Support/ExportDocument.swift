@@ -92,7 +92,20 @@ enum ExportDocument {
             throw CLIError(message: "Cannot read \(file): \(error.localizedDescription). Nothing was imported.")
         }
         guard bytes.count <= maximumFileSize else { throw refuse("the file grew over the import limit while being read") }
+        return try validate(bytes, source: file, maximumStateSize: maximumStateSize)
+    }
 
+    /// Parses and validates an export document already in memory; `source` names it in
+    /// messages. Pure: no file system, no database, so the fuzzer (`Fuzz/`) drives it directly.
+    /// Every failure is a ``CLIError``; no input traps.
+    static func validate(_ bytes: Data, source file: String, maximumStateSize: Int) throws(CLIError) -> [StoredState] {
+        func refuse(_ message: String, status: ExitStatus = .problemFound) -> CLIError {
+            let sentence = message.hasSuffix(".") ? message : message + "."
+            return CLIError(message: "\(file): \(sentence) Nothing was imported.", status: status)
+        }
+        guard bytes.count <= maximumFileSize else {
+            throw refuse("the document is \(Format.bytes(bytes.count)), over the \(Format.bytes(maximumFileSize)) import limit")
+        }
         let document: JSON
         do {
             document = try JSONParser.parse(bytes, maximumDepth: maximumDepth)
@@ -115,7 +128,7 @@ enum ExportDocument {
         guard case .array(let items)? = document["states"] else { throw refuse("\"states\" is missing or not an array") }
 
         var states: [StoredState] = []
-        var seen: Set<String> = []
+        var seen: Set<RestorationPath> = []  // by bytes, as the database's primary key is
         for (index, item) in items.enumerated() {
             let state: StoredState
             do {
@@ -124,7 +137,7 @@ enum ExportDocument {
                 let where_ = item["path"].flatMap(string).map { "states[\(index)] (\($0.debugDescription))" } ?? "states[\(index)]"
                 throw refuse("\(where_): \(problem.message)")
             }
-            guard seen.insert(state.path.rawValue).inserted else {
+            guard seen.insert(state.path).inserted else {
                 throw refuse("states[\(index)]: the path \(state.path.rawValue.debugDescription) appears more than once")
             }
             states.append(state)

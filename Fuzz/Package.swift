@@ -1,0 +1,65 @@
+// swift-tools-version:6.1
+import Foundation
+import PackageDescription
+
+// libFuzzer targets for StateStore's parsers of untrusted text. A package of its own so that
+// the library's build, tests and CI never compile or link a fuzzer. Build and run them with
+// `Fuzz/run`; docs/fuzzing.md says why the build looks the way it does. In short:
+//
+// - `swift build --sanitize=fuzzer` cannot be used: it compiles every executable with
+//   `-parse-as-library` and links libFuzzer's `main` into it, and StateStore's build-tool plugin
+//   runs an executable (`embed-migrations`) with top-level code and its own `main`.
+// - So `Fuzz/run` instruments everything for coverage and ASan (`--sanitize=address
+//   -Xswiftc -sanitize-coverage=...`), and only the `fuzz-*` targets link libFuzzer, in its
+//   no-main form: each target's `main.swift` calls `LLVMFuzzerRunDriver` with its
+//   `LLVMFuzzerTestOneInput`.
+let stateStore: Target.Dependency = .product(name: "StateStore", package: "StateStore")
+
+/// The toolchain's compiler-rt directory, holding libclang_rt.fuzzer_no_main-<arch>.a:
+/// `$LIBFUZZER_DIR`, else found next to the `swiftc` on `PATH`.
+let libFuzzerDirectory: String = {
+    if let directory = Context.environment["LIBFUZZER_DIR"] { return directory }
+    for entry in (Context.environment["PATH"] ?? "").split(separator: ":") {
+        let swiftc = URL(fileURLWithPath: String(entry)).appendingPathComponent("swiftc")
+        guard FileManager.default.fileExists(atPath: swiftc.path) else { continue }
+        let bin = swiftc.resolvingSymlinksInPath().deletingLastPathComponent()
+        return bin.deletingLastPathComponent().appendingPathComponent("lib/swift/clang/lib/linux").path
+    }
+    return "/usr/lib/swift/clang/lib/linux"
+}()
+
+#if arch(arm64)
+let libFuzzerLibrary = "clang_rt.fuzzer_no_main-aarch64"
+#else
+let libFuzzerLibrary = "clang_rt.fuzzer_no_main-x86_64"
+#endif
+
+func fuzzer(_ name: String) -> Target {
+    .executableTarget(
+        name: name,
+        dependencies: [stateStore, "FuzzSupport"],
+        linkerSettings: [.unsafeFlags(["-L", libFuzzerDirectory, "-l" + libFuzzerLibrary, "-lstdc++"])]
+    )
+}
+
+let package = Package(
+    name: "StateStoreFuzz",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(name: "StateStore", path: ".."),
+    ],
+    targets: [
+        .target(name: "CLibFuzzer"),
+        // Running libFuzzer, input helpers and the invariant check shared by every target.
+        .target(name: "FuzzSupport", dependencies: ["CLibFuzzer"]),
+        fuzzer("fuzz-meminfo"),
+        fuzzer("fuzz-psi"),
+        fuzzer("fuzz-mountinfo"),
+        fuzzer("fuzz-cgroup"),
+        // `statectl import`'s validator. Its source files are symbolic links into
+        // Sources/statectl/Support, compiled here unchanged: the validator lives in the
+        // executable target, which cannot be imported, and this leaves statectl's layout alone.
+        fuzzer("fuzz-import"),
+    ],
+    swiftLanguageModes: [.v6]
+)

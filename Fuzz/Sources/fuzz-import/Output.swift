@@ -1,0 +1,1 @@
+../../../Sources/statectl/Support/Output.swift

@@ -1,0 +1,37 @@
+import ArgumentParser
+import Foundation
+import StateStore
+
+// Kept apart from ExitStatus.swift, which needs neither ArgumentParser nor the root command,
+// so that the import validator (ExportDocument, JSON, Formatting, Output, StatePrinter,
+// ExitStatus) compiles on its own in the fuzz target `Fuzz/Sources/fuzz-import`.
+extension ExitStatus {
+    /// The exit code and the one stderr line (already prefixed) for any error a command throws.
+    static func describe(_ error: any Error, command: ParsableCommand.Type) -> (Int32, String?) {
+        switch error {
+        case let error as StateStoreError:
+            return (forStoreError(error).rawValue, "statectl: " + oneLine(error.description))
+        case let error as CLIError:
+            return (error.status.rawValue, "statectl: " + oneLine(error.message))
+        case let error as ExitCode:
+            // Thrown after the command has printed its own report (e.g. `check` on a damaged file).
+            return (error.rawValue, nil)
+        default:
+            let code = Statectl.exitCode(for: error)
+            let message = Statectl.fullMessage(for: error)
+            if code == .success {
+                // A clean exit (help for a command without `run`, for one): its text goes to stdout.
+                if !message.isEmpty { print(message) }
+                return (0, nil)
+            }
+            let status = code == .validationFailure ? ExitStatus.usage.rawValue : code.rawValue
+            return (status, message.isEmpty ? nil : message)
+        }
+    }
+}
+
+/// `text` on one line: SQLite's integrity messages, for one, span several.
+func oneLine(_ text: String) -> String {
+    text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
+        .filter { !$0.isEmpty }.joined(separator: " ")
+}
