@@ -84,7 +84,7 @@ enum Fixtures {
         guard sqlite3_prepare_v2(db, sql, -1, &insert, nil) == SQLITE_OK else { throw FixtureError.sqlite(sql) }
         defer { sqlite3_finalize(insert) }
         let bytes = try BenchCoding().encode(SampleState.make(approximateBytes: 1000))
-        let checksum = XXH64.stored(bytes)
+        let checksum = StoredState.checksum(of: bytes)
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         try bytes.withUnsafeBytes { raw in
             for index in 0..<rows {

@@ -81,7 +81,7 @@ final class StorePeer: BytesPeer {
 /// The SQLite C API with nothing around it: the store's schema and pragmas (WAL,
 /// `synchronous=NORMAL`), statements prepared once, `BEGIN IMMEDIATE`/`COMMIT`, the
 /// store's exact upsert (generation bump, unchanged-row skip, `RETURNING generation`)
-/// and select, and the same XXH64 checksum written and verified. What the store
+/// and select, and the same checksum (the store's own XXH64, `StoredState.checksum(of:)`) written and verified. What the store
 /// would cost if it had no Swift around SQLite.
 final class RawSQLitePeer: BytesPeer {
     private let db: OpaquePointer
@@ -158,7 +158,7 @@ final class RawSQLitePeer: BytesPeer {
     }
 
     func save(encoded bytes: Data, at slot: Int) throws {
-        let checksum = XXH64.stored(bytes)
+        let checksum = StoredState.checksum(of: bytes)
         let now = Int64((Date().timeIntervalSince1970 * 1000).rounded())
         try run(begin)
         do {
@@ -208,7 +208,7 @@ final class RawSQLitePeer: BytesPeer {
 
     func restoreEncoded(at slot: Int) throws -> Data {
         guard let row = try row(at: slot) else { throw FixtureError.unexpected("nothing stored at \(paths[slot])") }
-        guard XXH64.stored(row.bytes) == row.checksum else {
+        guard StoredState.checksum(of: row.bytes) == row.checksum else {
             throw FixtureError.unexpected("checksum mismatch at \(paths[slot])")
         }
         return row.bytes
@@ -279,7 +279,7 @@ final class GRDBPeer: BytesPeer {
     func save(encoded bytes: Data, at slot: Int) throws {
         let record = StateRecord(
             path: paths[slot], typeName: Fixtures.typeName, version: 1, generation: 1, encoding: "json",
-            checksum: XXH64.stored(bytes), updatedAt: Int64((Date().timeIntervalSince1970 * 1000).rounded()),
+            checksum: StoredState.checksum(of: bytes), updatedAt: Int64((Date().timeIntervalSince1970 * 1000).rounded()),
             bytes: bytes
         )
         let saved = try queue.write { db in
@@ -293,7 +293,7 @@ final class GRDBPeer: BytesPeer {
         guard let record = try queue.read({ db in try StateRecord.fetchOne(db, key: path) }) else {
             throw FixtureError.unexpected("nothing stored at \(path)")
         }
-        guard XXH64.stored(record.bytes) == record.checksum else {
+        guard StoredState.checksum(of: record.bytes) == record.checksum else {
             throw FixtureError.unexpected("checksum mismatch at \(path)")
         }
         return record.bytes

@@ -37,18 +37,7 @@ extension StateStore {
         try withConnection { (connection) throws(StateStoreError) -> [StoredState] in
             try connection.readTransaction { () throws(StateStoreError) -> [StoredState] in
                 let columns = "path, type_name, version, generation, encoding, checksum, updated_at, bytes"
-                let statement: Statement
-                if let prefix {
-                    statement = try Statement(connection: connection, sql: """
-                        SELECT \(columns) FROM states
-                        WHERE path = ?1 OR (path >= ?1 || '/' AND path < ?1 || '0') ORDER BY path
-                        """, persistent: false)
-                    statement.bind(prefix.rawValue, at: 1)
-                } else {
-                    statement = try Statement(
-                        connection: connection, sql: "SELECT \(columns) FROM states ORDER BY path", persistent: false
-                    )
-                }
+                let statement = try connection.selectStates(columns, under: prefix, cached: false)
                 var result: [StoredState] = []
                 while try statement.step() {
                     guard let path = try? RestorationPath(validating: statement.string(0)) else { continue }

@@ -137,17 +137,7 @@ extension StateStore {
     public func entries(under prefix: RestorationPath? = nil) throws(StateStoreError) -> [Entry] {
         try withConnection { (connection) throws(StateStoreError) -> [Entry] in
             let columns = "path, version, length(bytes), updated_at, type_name, generation, encoding"
-            let statement: Statement
-            if let prefix {
-                // "a/b" and everything in ["a/b/", "a/b0"): "0" is the byte after "/".
-                statement = try connection.cached("""
-                    SELECT \(columns) FROM states
-                    WHERE path = ?1 OR (path >= ?1 || '/' AND path < ?1 || '0') ORDER BY path
-                    """)
-                statement.bind(prefix.rawValue, at: 1)
-            } else {
-                statement = try connection.cached("SELECT \(columns) FROM states ORDER BY path")
-            }
+            let statement = try connection.selectStates(columns, under: prefix, cached: true)
             defer { statement.reset() }
             var entries: [Entry] = []
             while try statement.step() {
@@ -184,5 +174,19 @@ extension StateStore {
     @discardableResult
     public func removeAll(updatedBefore date: Date) throws(StateStoreError) -> Int {
         try write { (transaction) throws(StateStoreError) in try transaction.removeAll(updatedBefore: date) }
+    }
+}
+
+extension Connection {
+    /// `SELECT columns FROM states` for the rows at `prefix` and below (all rows when `nil`),
+    /// ordered by path, with the prefix bound. "a/b" and below is "a/b" plus the range
+    /// ["a/b/", "a/b0"): "0" is the byte after "/", so the primary key's index serves it.
+    func selectStates(_ columns: String, under prefix: RestorationPath?, cached: Bool) throws(StateStoreError) -> Statement {
+        let sql = prefix == nil
+            ? "SELECT \(columns) FROM states ORDER BY path"
+            : "SELECT \(columns) FROM states WHERE path = ?1 OR (path >= ?1 || '/' AND path < ?1 || '0') ORDER BY path"
+        let statement = cached ? try self.cached(sql) : try Statement(connection: self, sql: sql, persistent: false)
+        if let prefix { statement.bind(prefix.rawValue, at: 1) }
+        return statement
     }
 }

@@ -1,1 +1,0 @@
-../../Benchmarks/StoreBenchmarks/XXH64.swift
