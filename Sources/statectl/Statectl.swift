@@ -52,6 +52,7 @@ struct Statectl: AsyncParsableCommand {
             Export.self,
             Import.self,
             Prune.self,
+            Soak.self,
         ]
     )
 
