@@ -8,9 +8,33 @@ let soakStopRequested = Atomic<Bool>(false)
 
 /// Monitor events above `.normal` not yet matched by a delivered ``MemoryWarningReport``,
 /// keyed by their time in microseconds. Written on the monitor's thread, read on the main actor.
+///
+/// The monitor calls its handlers in no fixed order, so the application's handler may deliver
+/// an event before the harness's handler has put it in the ledger; such early deliveries are
+/// remembered, and the event is not entered as pending when it comes.
 final class SoakEventLedger: Sendable {
-    let pending = Mutex<[Int64: MemoryPressureEvent]>([:])
+    struct Book {
+        var pending: [Int64: MemoryPressureEvent] = [:]
+        var deliveredEarly: Set<Int64> = []
+    }
+    let book = Mutex(Book())
     let count = Mutex(0)
+
+    func raised(_ event: MemoryPressureEvent) {
+        let key = Self.key(event.time)
+        book.withLock { book in
+            if book.deliveredEarly.remove(key) == nil { book.pending[key] = event }
+        }
+    }
+
+    func delivered(raisedAt date: Date) {
+        let key = Self.key(date)
+        book.withLock { book in
+            if book.pending.removeValue(forKey: key) == nil { book.deliveredEarly.insert(key) }
+        }
+    }
+
+    var isEmpty: Bool { book.withLock { $0.pending.isEmpty } }
 
     static func key(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1_000_000).rounded()) }
 }
@@ -232,7 +256,7 @@ final class SoakHarness {
         let roll = Int.random(in: 0..<100, using: &random)
         let stacks = navigationControllers
         switch roll {
-        case 0..<32:
+        case 0..<38:
             guard let navigation = stacks.randomElement(using: &random) else { return }
             if navigation.viewControllers.count >= depthCap {
                 navigation.popViewController(animated: false)
@@ -241,7 +265,7 @@ final class SoakHarness {
                 navigation.pushViewController(controller, animated: false)
                 count("push")
             }
-        case 32..<56:
+        case 38..<56:
             guard let navigation = stacks.filter({ $0.viewControllers.count > 1 }).randomElement(using: &random) else { return }
             navigation.popViewController(animated: false)
             count("pop")
@@ -315,7 +339,7 @@ final class SoakHarness {
     /// application that is about to go away.
     private func drainWarnings() async {
         for _ in 0..<200 {
-            if ledger.pending.withLock({ $0.isEmpty }) { return }
+            if ledger.isEmpty { return }
             await Task.yield()
             try? await Task.sleep(for: .milliseconds(1))
         }
@@ -401,9 +425,7 @@ final class SoakHarness {
     func run() async {
         monitor.onEvent { [ledger] event in
             ledger.count.withLock { $0 += 1 }
-            if event.level > .normal {
-                ledger.pending.withLock { $0[SoakEventLedger.key(event.time)] = event }
-            }
+            if event.level > .normal { ledger.raised(event) }
             var message = SoakMessage(type: "event")
             message.t = event.time.timeIntervalSince1970
             message.level = event.level.rawValue
@@ -458,9 +480,9 @@ final class SoakHarness {
     /// Counts events above normal that no report matched within `seconds`.
     func checkUndelivered(olderThan seconds: Double) {
         let cutoff = SoakValues.now() - seconds
-        let missed: [MemoryPressureEvent] = ledger.pending.withLock { pending in
-            let old = pending.values.filter { $0.time.timeIntervalSince1970 <= cutoff }
-            for event in old { pending.removeValue(forKey: SoakEventLedger.key(event.time)) }
+        let missed: [MemoryPressureEvent] = ledger.book.withLock { book in
+            let old = book.pending.values.filter { $0.time.timeIntervalSince1970 <= cutoff }
+            for event in old { book.pending.removeValue(forKey: SoakEventLedger.key(event.time)) }
             return old
         }
         for event in missed {
@@ -513,8 +535,7 @@ final class SoakWarningObserver: LifecycleObserver {
     init(harness: SoakHarness) { self.harness = harness }
 
     func applicationDidRespondToMemoryWarning(_ application: Application, report: MemoryWarningReport) {
-        let key = SoakEventLedger.key(report.raisedAt)
-        _ = harness.ledger.pending.withLock { $0.removeValue(forKey: key) }
+        harness.ledger.delivered(raisedAt: report.raisedAt)
         harness.final.warningsDelivered += 1
         var message = SoakMessage(type: "warning")
         message.t = SoakValues.now()

@@ -44,7 +44,10 @@ final class SoakSupervisor {
     private var ballast: Process?
     private var ballastInput: FileHandle?
     private var ballastOutputFD: Int32 = -1
+    /// The ballast size last asked for, and whether the ballast has confirmed it ("ok N").
     private var ballastMiB = 0
+    private var ballastSettled = true
+    private var lastSteer = 0.0
     private var ballastBuffer = Data()
     private var buffer = Data()
     private var progressShown = false
@@ -170,11 +173,13 @@ final class SoakSupervisor {
         ballastInput = input.fileHandleForWriting
         ballastOutputFD = output.fileHandleForReading.fileDescriptor
         ballastMiB = 0
+        ballastSettled = true
     }
 
     private func setBallast(_ megabytes: Int) {
         guard let ballastInput, megabytes != ballastMiB else { return }
         ballastMiB = megabytes
+        ballastSettled = false
         run.ballastPeakMiB = max(run.ballastPeakMiB, megabytes)
         let bytes = Array("\(megabytes)\n".utf8)
         _ = bytes.withUnsafeBytes { Glibc.write(ballastInput.fileDescriptor, $0.baseAddress, $0.count) }
@@ -252,6 +257,14 @@ final class SoakSupervisor {
     private func readBallast() {
         var chunk = [UInt8](repeating: 0, count: 4096)
         let count = read(ballastOutputFD, &chunk, chunk.count)
+        if count > 0 {
+            ballastBuffer.append(contentsOf: chunk[0..<count])
+            while let newline = ballastBuffer.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = String(decoding: ballastBuffer[ballastBuffer.startIndex..<newline], as: UTF8.self)
+                ballastBuffer.removeSubrange(ballastBuffer.startIndex...newline)
+                if line == "ok \(ballastMiB)" { ballastSettled = true }
+            }
+        }
         if count <= 0 {
             // The ballast died (an OOM kill picks it first); start a new one.
             ballastOutputFD = -1
@@ -290,7 +303,12 @@ final class SoakSupervisor {
             synthetic.write(available: UInt64(level * Double(plan.limit)))
             return
         }
+        // Steer at most every 100 ms, and only from numbers that include the last step: the
+        // ballast must have touched what it was asked for, or the loop would overshoot.
+        guard now - lastSteer >= 0.1 else { return }
         guard let cgroup, let memory = cgroup.read(), let available = memory.available else { return }
+        if !ballastSettled && Double(available) >= 0.04 * Double(plan.limit) { return }
+        lastSteer = now
         let mib = Double(1 << 20)
         let limit = Double(plan.limit)
         let difference = (Double(available) - target * limit) / mib
