@@ -155,7 +155,10 @@ extension Statectl {
             for invariant in summary.invariants where !invariant.ok {
                 Output.error("statectl: soak invariant broken: \(invariant.name) (\(invariant.detail))")
             }
-            if run.interrupted { throw ExitCode(130) }
+            if run.interrupted {
+                Output.error(String(format: "statectl: soak interrupted after %.0f s; the summary covers that part, the fresh-process check did not run", run.end - run.start))
+                throw ExitCode(130)
+            }
             if !summary.ok { throw ExitCode(ExitStatus.problemFound.rawValue) }
         }
 

@@ -33,7 +33,7 @@ final class SoakController: ViewController, StateRestoring {
         self.harness = harness
         self.index = index
         rendered = RecreatableCache(name: "c\(index).rendered", costLimit: 1 << 20, registry: nil) { $0.count }
-        thumbnails = RecreatableCache(name: "c\(index).thumbnails", costLimit: 256 << 10, registry: nil) { $0.count }
+        thumbnails = RecreatableCache(name: "c\(index).thumbnails", costLimit: 384 << 10, registry: nil) { $0.count }
         super.init()
         register(rendered)
         register(thumbnails)
@@ -67,7 +67,7 @@ final class SoakController: ViewController, StateRestoring {
         let orientation = window?.orientation.rawValue ?? "none"
         let size = harness.renderedSize(for: index)
         _ = rendered.value(forKey: orientation) { Self.buffer(size, seed: index) }
-        _ = thumbnails.value(forKey: restorableState.counter % 4) { Self.buffer(64 << 10, seed: index &+ 7) }
+        _ = thumbnails.value(forKey: restorableState.counter % 4) { Self.buffer(96 << 10, seed: index &+ 7) }
     }
 
     /// A buffer of `size` bytes, every byte written, so it is resident, not just reserved.

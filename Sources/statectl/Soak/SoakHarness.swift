@@ -115,10 +115,10 @@ final class SoakHarness {
         return String((0..<length).map { _ in letters[Int(generator.next() % UInt64(letters.count))] })
     }
 
-    /// Bytes of one rendered cache entry of controller `index`: 96–256 KiB.
+    /// Bytes of one rendered cache entry of controller `index`: 128–384 KiB.
     func renderedSize(for index: Int) -> Int {
         var generator = SoakRandom(seed: UInt64(index) &* 31 &+ configuration.seed)
-        return Int.random(in: (96 << 10)...(256 << 10), using: &generator)
+        return Int.random(in: (128 << 10)...(384 << 10), using: &generator)
     }
 
     func recordSave(of controller: SoakController) {

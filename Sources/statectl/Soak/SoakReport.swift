@@ -69,7 +69,7 @@ enum SoakReport {
         for (fraction, label, color) in [(0.25, "warning threshold (25 %)", "#d98c00"), (0.15, "critical threshold (15 %)", "#c62828")] {
             let value = totalMiB * fraction
             svg += "<line x1=\"\(f(left))\" y1=\"\(f(y(value)))\" x2=\"\(f(left + plotWidth))\" y2=\"\(f(y(value)))\" stroke=\"\(color)\" stroke-dasharray=\"6 4\" stroke-width=\"1\"/>\n"
-            svg += text(left + plotWidth - 4, y(value) - 4, label, anchor: "end", fill: color, size: 10)
+            svg += text(left + 6, y(value) - 4, label, fill: color, size: 10)
         }
 
         // Series.

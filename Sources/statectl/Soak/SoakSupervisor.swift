@@ -316,7 +316,7 @@ final class SoakSupervisor {
         if Double(available) < 0.04 * limit {
             next = ballastMiB - 24  // nearly out of memory: give back at once
         } else if difference > 1 {
-            next = ballastMiB + min(Int(difference), 12)  // rise as a wave, not a wall
+            next = ballastMiB + min(Int(difference), 4)  // rise as a wave (≤ 40 MiB/s), not a wall
         } else if difference < -1 {
             next = ballastMiB + Int(difference.rounded(.down))
         }
