@@ -78,10 +78,11 @@ struct SoakTests {
         _ = try warnings(document)
         let svg = try String(contentsOfFile: report, encoding: .utf8)
         #expect(svg.hasPrefix("<svg") && svg.contains("</svg>") && svg.contains("polyline"))
-        // Nothing left behind.
-        let own = try #require(try? CgroupMemory.discover())
-        let leftovers = try FileManager.default.contentsOfDirectory(atPath: own.path).filter { $0.hasPrefix("statestore-soak-") }
-        #expect(leftovers.isEmpty, "left \(leftovers) behind")
+        // Nothing left behind: the cgroup is gone (other soaks may be running beside this one).
+        let cgroup = try #require(document["cgroup"] as? String)
+        #expect(cgroup.contains("/statestore-soak-"))
+        #expect(document["cgroup_removed"] as? Bool == true)
+        #expect(!FileManager.default.fileExists(atPath: cgroup), "left \(cgroup) behind")
     }
 
     @Test(.timeLimit(.minutes(2)))

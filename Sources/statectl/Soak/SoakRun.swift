@@ -23,6 +23,8 @@ struct SoakRun {
     var ballastRestarts = 0
     var ballastPeakMiB = 0
     var interrupted = false
+    /// The cgroup the run created (removed by the time the summary is printed).
+    var cgroupPath: String?
 
     mutating func take(_ message: SoakMessage) {
         switch message.type {

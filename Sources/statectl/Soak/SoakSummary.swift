@@ -182,6 +182,8 @@ struct SoakSummary {
             ("broken", .strings(invariants.filter { !$0.ok }.map(\.name))),
             ("interrupted", .bool(run.interrupted)),
             ("pressure", .string(plan.mode.rawValue)),
+            ("cgroup", run.cgroupPath.map(JSON.string) ?? .null),
+            ("cgroup_removed", run.cgroupPath.map { .bool(!FileManager.default.fileExists(atPath: $0)) } ?? .null),
             ("cgroup_version", cgroupVersion.map { .int($0.rawValue) } ?? .null),
             ("memory_limit", .int(plan.limit)),
             ("ballast", .string(plan.mode == .cgroup ? "statestore-worker ballast" : "none")),

@@ -95,6 +95,7 @@ final class SoakSupervisor {
         switch plan.mode {
         case .cgroup:
             cgroup = try SoakCgroup.create(limit: plan.limit)
+            run.cgroupPath = cgroup?.path
             guard Self.worker != nil else {
                 throw CLIError(message: "statestore-worker is not next to statectl; build it with `swift build --product statestore-worker`")
             }
