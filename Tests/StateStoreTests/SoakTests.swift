@@ -104,5 +104,7 @@ struct SoakTests {
         #expect(try CLI.run(["soak", "--duration", "soon"]).status == 2)
         #expect(try CLI.run(["soak", "--memory-limit", "1MiB"]).status == 2)
         #expect(try CLI.run(["soak", "--pressure", "magic"]).status == 2)
+        #expect(try CLI.run(["soak", "--ballast", "sandbags"]).status == 2)
+        #expect(try CLI.run(["soak", "--controllers", "3"]).status == 2)
     }
 }

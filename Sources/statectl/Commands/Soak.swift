@@ -13,6 +13,20 @@ enum SoakPressure: String, ExpressibleByArgument, CaseIterable, Sendable {
     case none
 }
 
+/// What makes the memory waves in `--pressure cgroup`.
+enum SoakBallast: String, ExpressibleByArgument, CaseIterable, Sendable {
+    /// `statestore-worker ballast`: grows and shrinks to the MiB it is told, confirming each size.
+    case worker
+    /// `stress-ng --vm` processes of 16 MiB each, started and stopped one at a time.
+    case stressNG = "stress-ng"
+
+    /// `stress-ng` on the `PATH`, if any.
+    static var stressNGPath: String? {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        return path.split(separator: ":").map { "\($0)/stress-ng" }.first { access($0, X_OK) == 0 }
+    }
+}
+
 extension Statectl {
     /// `statectl soak`: a memory-pressure soak of the whole stack, with invariants checked all along.
     ///
@@ -32,7 +46,9 @@ extension Statectl {
                 cgroup, v1 or v2): the harness runs in a new memory cgroup limited to \
                 --memory-limit, beside a ballast process whose memory rises and falls in waves so \
                 the cgroup's available memory crosses the warning (25 %) and critical (15 %) \
-                thresholds again and again. The cgroup is removed at exit, also on Ctrl-C. \
+                thresholds again and again: statestore-worker's ballast mode (default), or \
+                stress-ng --vm processes with --ballast stress-ng. The cgroup is removed at \
+                exit, also on Ctrl-C. \
                 --pressure synthetic replays a scripted /proc/meminfo instead (no privilege \
                 needed); --pressure none runs the traffic alone.
 
@@ -76,6 +92,9 @@ extension Statectl {
         @Option(name: .customLong("memory-limit"), help: ArgumentHelp("The harness's memory (cgroup limit, or the synthetic total).", valueName: "bytes"))
         var memoryLimit = "256MiB"
 
+        @Option(help: ArgumentHelp("What makes the waves in cgroup mode: auto, worker or stress-ng. Default (auto): statestore-worker when it is beside statectl, else stress-ng when installed.", valueName: "ballast"))
+        var ballast = "auto"
+
         @Option(help: "Seed of the traffic: the same seed replays the same operations.")
         var seed: UInt64 = 1
 
@@ -113,6 +132,12 @@ extension Statectl {
             guard controllers >= 10 else { throw ValidationError("--controllers must be at least 10.") }
             guard rate > 0 else { throw ValidationError("--rate must be positive.") }
             if let db, db.isEmpty { throw ValidationError("--db needs a file path.") }
+            guard ballast == "auto" || SoakBallast(rawValue: ballast) != nil else {
+                throw ValidationError("--ballast must be auto, worker or stress-ng.")
+            }
+            if ballast == SoakBallast.stressNG.rawValue && SoakBallast.stressNGPath == nil {
+                throw ValidationError("--ballast stress-ng: stress-ng is not installed (apt-get install stress-ng), or use --ballast worker.")
+            }
         }
 
         func run() async throws {
@@ -130,11 +155,14 @@ extension Statectl {
             defer { try? FileManager.default.removeItem(atPath: work) }
             let databasePath = db ?? work + "/state.sqlite"
             let durationSeconds = SoakValues.parseDuration(duration)!
-            let plan = SoakSupervisor.Plan(
+            let ballastKind = SoakBallast(rawValue: ballast)
+                ?? (SoakSupervisor.worker == nil && SoakBallast.stressNGPath != nil ? .stressNG : .worker)
+            var plan = SoakSupervisor.Plan(
                 mode: mode, duration: durationSeconds, controllers: controllers, seed: seed,
                 limit: SoakValues.parseBytes(memoryLimit)!, databasePath: databasePath, workDirectory: work,
                 quiet: quiet, operationsPerSecond: rate, relaunchInterval: SoakValues.parseDuration(relaunchInterval)!
             )
+            plan.ballast = ballastKind
             let supervisor = SoakSupervisor(plan: plan)
             let run = try supervisor.execute()
             let summary = SoakSummary(plan: plan, run: run, database: db ?? databasePath, databaseKept: db != nil,

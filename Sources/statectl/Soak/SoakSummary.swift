@@ -186,7 +186,7 @@ struct SoakSummary {
             ("cgroup_removed", run.cgroupPath.map { .bool(!FileManager.default.fileExists(atPath: $0)) } ?? .null),
             ("cgroup_version", cgroupVersion.map { .int($0.rawValue) } ?? .null),
             ("memory_limit", .int(plan.limit)),
-            ("ballast", .string(plan.mode == .cgroup ? "statestore-worker ballast" : "none")),
+            ("ballast", .string(plan.mode != .cgroup ? "none" : plan.ballast == .worker ? "statestore-worker ballast" : "stress-ng --vm")),
             ("ballast_peak_bytes", .int(run.ballastPeakMiB << 20)),
             ("database", .string(database)),
             ("database_kept", .bool(databaseKept)),
@@ -276,7 +276,7 @@ struct SoakSummary {
         let delays = self.delays
         func ms(_ value: Double?) -> String { value.map { String(format: "%.1f ms", $0) } ?? "-" }
         var rows: [(String, String)] = [
-            ("Pressure:", plan.mode.rawValue + (plan.mode == .cgroup ? " (v\(cgroupVersion?.rawValue ?? 1), limit \(Format.bytes(plan.limit)), ballast peak \(run.ballastPeakMiB) MiB)" : "")),
+            ("Pressure:", plan.mode.rawValue + (plan.mode == .cgroup ? " (v\(cgroupVersion?.rawValue ?? 1), limit \(Format.bytes(plan.limit)), \(plan.ballast.rawValue) ballast peak \(run.ballastPeakMiB) MiB)" : "")),
             ("Duration:", String(format: "%.1f s", elapsed) + (run.interrupted ? " (interrupted)" : "")),
             ("Traffic:", "\(final.operations.values.reduce(0, +)) operations, \(final.transitions) transitions (\(String(format: "%.0f", Double(final.transitions) / elapsed))/s), \(plan.controllers) controllers, seed \(plan.seed)"),
             ("Monitor:", "\(crossings(to: 1)) crossings to warning, \(crossings(to: 2)) to critical, \(recoveries) recoveries"),

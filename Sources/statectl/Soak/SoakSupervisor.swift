@@ -22,6 +22,11 @@ let soakInterrupted = Atomic<Int32>(0)
 /// The OOM killer is kept off the harness: the harness sets its `oom_score_adj` to -900 and
 /// the ballast to 1000, so if the cgroup ever runs out, the ballast dies (and is restarted);
 /// the `oom_kill` counter of the cgroup and the harness's exit status are reported.
+///
+/// With `--ballast stress-ng`, the ballast is a set of `stress-ng --vm 1 --vm-bytes 16M
+/// --vm-keep --vm-hang 0` processes, 16 MiB each, started (each joins the cgroup before it
+/// execs) and stopped one at a time; stress-ng cannot confirm its allocation, so the loop
+/// waits 250 ms after each start before it trusts the cgroup's numbers again.
 final class SoakSupervisor {
     struct Plan {
         var mode: SoakPressure
@@ -34,6 +39,7 @@ final class SoakSupervisor {
         var quiet: Bool
         var operationsPerSecond: Double
         var relaunchInterval: Double
+        var ballast: SoakBallast = .worker
     }
 
     let plan: Plan
@@ -49,6 +55,10 @@ final class SoakSupervisor {
     private var ballastSettled = true
     private var lastSteer = 0.0
     private var ballastBuffer = Data()
+    /// `--ballast stress-ng`: one process per chunk, and when the last start may have settled.
+    private var stressChunks: [Process] = []
+    private var stressSettleUntil = 0.0
+    static let stressChunkMiB = 16
     private var buffer = Data()
     private var progressShown = false
     private let showsProgress: Bool
@@ -96,7 +106,7 @@ final class SoakSupervisor {
         case .cgroup:
             cgroup = try SoakCgroup.create(limit: plan.limit)
             run.cgroupPath = cgroup?.path
-            guard Self.worker != nil else {
+            guard plan.ballast == .stressNG || Self.worker != nil else {
                 throw CLIError(message: "statestore-worker is not next to statectl; build it with `swift build --product statestore-worker`")
             }
         case .synthetic:
@@ -160,7 +170,7 @@ final class SoakSupervisor {
     }
 
     private func startBallast() throws {
-        guard let worker = Self.worker, let cgroup else { return }
+        guard plan.ballast == .worker, let worker = Self.worker, let cgroup else { return }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: worker)
         process.arguments = ["ballast"]
@@ -178,6 +188,7 @@ final class SoakSupervisor {
     }
 
     private func setBallast(_ megabytes: Int) {
+        if plan.ballast == .stressNG { return setStressBallast(megabytes) }
         guard let ballastInput, megabytes != ballastMiB else { return }
         ballastMiB = megabytes
         ballastSettled = false
@@ -186,7 +197,55 @@ final class SoakSupervisor {
         _ = bytes.withUnsafeBytes { Glibc.write(ballastInput.fileDescriptor, $0.baseAddress, $0.count) }
     }
 
+    /// Grows by at most one stress-ng process (16 MiB) per call; shrinks at once.
+    private func setStressBallast(_ megabytes: Int) {
+        guard let cgroup else { return }
+        stressChunks.removeAll { !$0.isRunning }
+        let chunk = Self.stressChunkMiB
+        let current = stressChunks.count
+        let wanted = megabytes < current * chunk ? megabytes / chunk : (megabytes + chunk - 1) / chunk
+        while stressChunks.count > wanted {
+            Self.killTree(stressChunks.removeLast().processIdentifier)
+        }
+        if stressChunks.count < wanted {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            // Join the cgroup first, then become stress-ng, so its forked worker is charged there too.
+            process.arguments = ["-c", "echo $$ > '\(cgroup.path)/cgroup.procs' && exec stress-ng --vm 1 --vm-bytes \(chunk)M --vm-keep --vm-hang 0 --timeout 0 --quiet"]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            process.standardInput = FileHandle.nullDevice
+            if (try? process.run()) != nil {
+                stressChunks.append(process)
+                stressSettleUntil = SoakValues.now() + 0.25
+            }
+        }
+        ballastMiB = stressChunks.count * chunk
+        run.ballastPeakMiB = max(run.ballastPeakMiB, ballastMiB)
+    }
+
+    /// SIGKILLs `pid` and all its descendants (stress-ng forks a worker that forks the process
+    /// doing the work; any of them left behind would keep its memory charged to the cgroup).
+    static func killTree(_ pid: Int32) {
+        var childrenOf: [Int32: [Int32]] = [:]
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
+            guard let candidate = Int32(entry),
+                  let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { continue }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            if fields.count > 2, let parent = Int32(fields[1]) { childrenOf[parent, default: []].append(candidate) }
+        }
+        var queue = [pid]
+        while let next = queue.popLast() {
+            kill(next, SIGKILL)
+            queue += childrenOf[next] ?? []
+        }
+    }
+
     private func stopBallast() {
+        for process in stressChunks where process.isRunning { Self.killTree(process.processIdentifier) }
+        for process in stressChunks { process.waitUntilExit() }
+        stressChunks = []
         guard let ballast else { return }
         try? ballastInput?.close()
         ballastInput = nil
@@ -308,7 +367,8 @@ final class SoakSupervisor {
         // ballast must have touched what it was asked for, or the loop would overshoot.
         guard now - lastSteer >= 0.1 else { return }
         guard let cgroup, let memory = cgroup.read(), let available = memory.available else { return }
-        if !ballastSettled && Double(available) >= 0.04 * Double(plan.limit) { return }
+        let settled = plan.ballast == .stressNG ? now >= stressSettleUntil : ballastSettled
+        if !settled && Double(available) >= 0.04 * Double(plan.limit) { return }
         lastSteer = now
         let mib = Double(1 << 20)
         let limit = Double(plan.limit)
