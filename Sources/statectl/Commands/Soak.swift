@@ -220,7 +220,7 @@ extension Statectl {
             }
             let harness = try SoakHarness(configuration: .init(
                 databasePath: db ?? "state.sqlite", controllers: controllers,
-                duration: SoakValues.parseDuration(duration)!, seed: seed, epoch: SoakValues.now(),
+                duration: SoakValues.parseDuration(duration)!, seed: seed,
                 monitorConfiguration: monitorConfiguration,
                 expectationsPath: expectations ?? "expectations.json",
                 relaunchInterval: SoakValues.parseDuration(relaunchInterval)!, operationsPerSecond: rate
@@ -258,7 +258,7 @@ extension Statectl {
             let harness: SoakHarness
             do {
                 harness = try SoakHarness(configuration: .init(
-                    databasePath: db, controllers: controllers, duration: 0, seed: seed, epoch: SoakValues.now(),
+                    databasePath: db, controllers: controllers, duration: 0, seed: seed,
                     monitorConfiguration: monitorConfiguration, expectationsPath: expectations,
                     relaunchInterval: 1, operationsPerSecond: 1
                 ))

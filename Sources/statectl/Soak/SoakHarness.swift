@@ -64,7 +64,6 @@ final class SoakHarness {
         var controllers: Int
         var duration: Double
         var seed: UInt64
-        var epoch: Double
         var monitorConfiguration: MemoryPressureMonitor.Configuration
         var expectationsPath: String
         var relaunchInterval: Double
