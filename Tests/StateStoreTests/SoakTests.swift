@@ -32,7 +32,7 @@ struct SoakTests {
         let invariants = try #require(document["invariants"] as? [[String: Any]])
         let names = Set(invariants.compactMap { $0["name"] as? String })
         #expect(names == ["saves_restore_intact", "no_lifecycle_violations", "warnings_delivered", "critical_empties_caches",
-                          "critical_rss_falls", "live_controllers_return_to_baseline", "no_rss_upward_trend",
+                          "critical_rss_falls", "crossings_detected", "live_controllers_return_to_baseline", "no_rss_upward_trend",
                           "integrity_ok", "never_oom_killed"])
         for invariant in invariants {
             #expect(invariant["ok"] as? Bool == true, "\(invariant["name"] ?? "?"): \(invariant["detail"] ?? "")")
@@ -60,6 +60,10 @@ struct SoakTests {
         #expect(warnings["undelivered"] as? Int == 0)
         let delay = try #require(warnings["delay_ms"] as? [String: Any])
         #expect(delay["max"] is Double)
+        let crossings = try #require(document["crossings"] as? [String: [String: Any]])
+        #expect(crossings["critical"]?["observed"] as? Int ?? 0 >= 1)
+        #expect(crossings["critical"]?["missed"] as? Int == 0)
+        #expect(crossings["warning"]?["missed"] as? Int == 0)
         return warnings
     }
 

@@ -12,6 +12,10 @@ struct SoakRun {
     var errors: [String] = []
     var final: SoakFinal?
     var verification: SoakVerification?
+    /// The supervisor's own readings of available memory, as a percentage of the limit (from the
+    /// cgroup in cgroup mode, the scripted value in synthetic mode): the ground truth the
+    /// monitor's events are checked against.
+    var observations: [(t: Double, percent: Double)] = []
     /// Ballast phases as (start time, phase name), for the report.
     var phases: [(t: Double, name: String)] = []
 

@@ -10,6 +10,7 @@ import StateStore
 /// | `saves_restore_intact` | every path's last acknowledged save reads back with the same checksum after each simulated relaunch, after the final flush and in the fresh verifying process (0 lost, 0 corrupt), and every controller that appeared for the first time restored exactly that save |
 /// | `no_lifecycle_violations` | no `LifecycleViolation` in the harness or the verifier |
 /// | `warnings_delivered` | every monitor event above normal reached the application as a `MemoryWarningReport` (matched by its raise time) |
+/// | `crossings_detected` | every time the supervisor's own readings (the cgroup's numbers, or the scripted meminfo) stayed at or below the warning (25 %) or critical (15 %) threshold for ≥ 0.5 s, the monitor was at that level, or raised it, by 1.5 s after the episode ended; the latency from the episode's first reading to the escalating event is reported |
 /// | `critical_empties_caches` | after every critical warning, the live controllers' caches hold 0 bytes |
 /// | `critical_rss_falls` | after every critical warning that released ≥ 1 MiB of cache, RSS fell by ≥ 80 % of the bytes released (`rss_before − rss_after ≥ 0.8 × cache_cost_released`; cache cost is the buffers' byte count) |
 /// | `live_controllers_return_to_baseline` | after each relaunch (and in the verifier) the new application holds exactly as many live controllers as the old hierarchy had, and none of the old controllers is still alive |
@@ -90,6 +91,45 @@ struct SoakSummary {
         return sorted[index]
     }
 
+    /// Episodes the supervisor saw at or below a threshold, and whether the monitor caught them.
+    struct CrossingCheck {
+        var observed = 0
+        var detected = 0
+        /// Seconds from the episode's first reading to the monitor's escalating event; negative
+        /// when the monitor saw it before the supervisor's next reading (both sample every ~100 ms).
+        var latencies: [Double] = []
+        var missedAt: [Double] = []
+    }
+
+    func crossingCheck(thresholdPercent: Double, level: Int) -> CrossingCheck {
+        var check = CrossingCheck()
+        var episodes: [(start: Double, end: Double)] = []
+        var current: (start: Double, end: Double)?
+        for observation in run.observations {
+            if observation.percent <= thresholdPercent {
+                current = (current?.start ?? observation.t, observation.t)
+            } else if let episode = current {
+                episodes.append(episode)
+                current = nil
+            }
+        }
+        if let current { episodes.append(current) }
+        for episode in episodes where episode.end - episode.start >= 0.5 && episode.start < run.end - 2.5 {
+            check.observed += 1
+            let window = (episode.start - 1.0)...(episode.end + 1.5)
+            let escalation = run.events.first { ($0.level ?? 0) >= level && ($0.previous ?? 0) < level && window.contains($0.t ?? 0) }
+            let held = run.samples.contains { ($0.level ?? 0) >= level && window.contains($0.t ?? 0) }
+                || run.events.contains { ($0.level ?? 0) >= level && window.contains($0.t ?? 0) }
+            if let escalation, let t = escalation.t { check.latencies.append(t - episode.start) }
+            if escalation != nil || held {
+                check.detected += 1
+            } else {
+                check.missedAt.append(episode.start - run.start)
+            }
+        }
+        return check
+    }
+
     // MARK: Invariants
 
     var invariants: [Invariant] {
@@ -112,6 +152,17 @@ struct SoakSummary {
         result.append(Invariant(
             name: "warnings_delivered", ok: undelivered == 0 && run.final != nil,
             detail: "\(aboveNormalEvents.count) events above normal, \(run.warnings.count) delivered, \(undelivered) undelivered"
+        ))
+        let warningCrossings = crossingCheck(thresholdPercent: 25, level: 1)
+        let criticalCrossings = crossingCheck(thresholdPercent: 15, level: 2)
+        let missed = warningCrossings.missedAt.count + criticalCrossings.missedAt.count
+        let latencies = (warningCrossings.latencies + criticalCrossings.latencies).sorted()
+        result.append(Invariant(
+            name: "crossings_detected", ok: missed == 0,
+            detail: "\(warningCrossings.observed) episodes at or below 25 % and \(criticalCrossings.observed) at or below 15 % seen by the supervisor, \(missed) missed by the monitor"
+                + (latencies.isEmpty ? "" : String(format: "; escalation relative to the supervisor's first reading: median %+.0f ms, max %+.0f ms",
+                                                   (Self.percentile(latencies, 50) ?? 0) * 1000, (latencies.last ?? 0) * 1000))
+                + (missed == 0 ? "" : "; missed at " + (warningCrossings.missedAt + criticalCrossings.missedAt).map { String(format: "%.1f s", $0) }.joined(separator: ", "))
         ))
         let notEmptied = criticalWarnings.filter { ($0.cache_left ?? 0) > 0 }
         result.append(Invariant(
@@ -207,6 +258,7 @@ struct SoakSummary {
                 ("crossings_to_critical", .int(crossings(to: 2))),
                 ("recoveries", .int(recoveries)),
             ])),
+            ("crossings", crossingsJSON()),
             ("warnings", .object([
                 ("delivered", .int(run.warnings.count)),
                 ("warning", .int(run.warnings.filter { $0.level == 1 }.count)),
@@ -270,6 +322,27 @@ struct SoakSummary {
             ("report", reportPath.map(JSON.string) ?? .null),
         ]
         return members
+    }
+
+    /// `{"warning": {...}, "critical": {...}}`: episodes observed, detected, missed, latency.
+    func crossingsJSON() -> JSON {
+        func json(_ check: CrossingCheck) -> JSON {
+            let latencies = check.latencies.sorted().map { $0 * 1000 }
+            return .object([
+                ("observed", .int(check.observed)),
+                ("detected", .int(check.detected)),
+                ("missed", .int(check.missedAt.count)),
+                ("detection_latency_ms", .object([
+                    ("min", latencies.first.map { SoakValues.number($0) } ?? .null),
+                    ("median", Self.percentile(latencies, 50).map { SoakValues.number($0) } ?? .null),
+                    ("max", latencies.last.map { SoakValues.number($0) } ?? .null),
+                ])),
+            ])
+        }
+        return .object([
+            ("warning", json(crossingCheck(thresholdPercent: 25, level: 1))),
+            ("critical", json(crossingCheck(thresholdPercent: 15, level: 2))),
+        ])
     }
 
     func text() -> String {

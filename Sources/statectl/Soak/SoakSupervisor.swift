@@ -361,12 +361,14 @@ final class SoakSupervisor {
             let fraction = min(1, (now - phaseStart) / 1.5)
             let level = previous + (target - previous) * fraction
             synthetic.write(available: UInt64(level * Double(plan.limit)))
+            if now - (run.observations.last?.t ?? 0) >= 0.1 { run.observations.append((now, level * 100)) }
             return
         }
         // Steer at most every 100 ms, and only from numbers that include the last step: the
         // ballast must have touched what it was asked for, or the loop would overshoot.
         guard now - lastSteer >= 0.1 else { return }
         guard let cgroup, let memory = cgroup.read(), let available = memory.available else { return }
+        run.observations.append((now, Double(available) / Double(plan.limit) * 100))
         let settled = plan.ballast == .stressNG ? now >= stressSettleUntil : ballastSettled
         if !settled && Double(available) >= 0.04 * Double(plan.limit) { return }
         lastSteer = now
