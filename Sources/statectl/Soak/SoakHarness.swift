@@ -79,6 +79,11 @@ final class SoakHarness {
     private var random: SoakRandom
     /// Restoration path → checksum of the state last saved there (what a restore must give back).
     private(set) var expectations: [String: UInt64] = [:]
+    /// Paths saved since the last simulated relaunch: what that relaunch reads back. Every save
+    /// is thus read back after the relaunch that follows it, while the main actor is not held
+    /// for a read of every path ever saved (which grows with the run and would delay warnings);
+    /// the final flush and the fresh process read every path.
+    private var savedSinceRelaunch: Set<String> = []
     var transitions = 0
     var final = SoakFinal()
     /// The deepest a navigation stack grows.
@@ -123,6 +128,7 @@ final class SoakHarness {
     func recordSave(of controller: SoakController) {
         guard let path = application?.restorationCoordinator?.restorationPath(for: controller) else { return }
         expectations[path.rawValue] = controller.restorableState.checksum
+        savedSinceRelaunch.insert(path.rawValue)
     }
 
     func checkRestored(_ controller: SoakController) {
@@ -309,10 +315,11 @@ final class SoakHarness {
 
     // MARK: Relaunch
 
-    /// Reads every recorded path back from the store: (verified, lost, corrupt).
-    func verifyStore() -> (verified: Int, lost: Int, corrupt: Int) {
+    /// Reads recorded paths back from the store (`paths`, or every one): (verified, lost, corrupt).
+    func verifyStore(paths: Set<String>? = nil) -> (verified: Int, lost: Int, corrupt: Int) {
         var verified = 0, lost = 0, corrupt = 0
-        for (path, checksum) in expectations {
+        let selected = paths.map { paths in expectations.filter { paths.contains($0.key) } } ?? expectations
+        for (path, checksum) in selected {
             do {
                 let restored = try store.restore(SoakState.self, for: RestorationPath(validating: path))
                 guard let restored else {
@@ -362,7 +369,8 @@ final class SoakHarness {
         old.terminate()
         application = fresh
         windows = []
-        let (verified, lost, corrupt) = verifyStore()
+        let (verified, lost, corrupt) = verifyStore(paths: savedSinceRelaunch)
+        savedSinceRelaunch.removeAll()
         let leaked = oldControllers.filter { $0.controller != nil }.count
         if leaked > 0 { note("\(leaked) controller(s) of the previous launch still alive after it terminated") }
         oldControllers.removeAll()
