@@ -69,7 +69,7 @@ enum SoakReport {
         for (fraction, label, color) in [(0.25, "warning threshold (25 %)", "#d98c00"), (0.15, "critical threshold (15 %)", "#c62828")] {
             let value = totalMiB * fraction
             svg += "<line x1=\"\(f(left))\" y1=\"\(f(y(value)))\" x2=\"\(f(left + plotWidth))\" y2=\"\(f(y(value)))\" stroke=\"\(color)\" stroke-dasharray=\"6 4\" stroke-width=\"1\"/>\n"
-            svg += text(left + 6, y(value) - 4, label, fill: color, size: 10)
+            svg += text(left + 6, y(value) - 4, label, fill: color, size: 10, halo: true)
         }
 
         // Series.
@@ -121,9 +121,11 @@ enum SoakReport {
     }
 
     private static func text(_ x: Double, _ y: Double, _ content: String, anchor: String = "start", fill: String = "#222",
-                             size: Int = 12, weight: String = "normal") -> String {
-        String(format: "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%@\" fill=\"%@\" font-size=\"%d\" font-weight=\"%@\">", x, y,
-               anchor as NSString, fill as NSString, size, weight as NSString) + escape(content) + "</text>\n"
+                             size: Int = 12, weight: String = "normal", halo: Bool = false) -> String {
+        // A white halo (stroke painted under the fill) keeps a label readable over dense data.
+        let outline = halo ? " stroke=\"#ffffff\" stroke-width=\"3\" paint-order=\"stroke\"" : ""
+        return String(format: "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%@\" fill=\"%@\" font-size=\"%d\" font-weight=\"%@\"", x, y,
+                      anchor as NSString, fill as NSString, size, weight as NSString) + outline + ">" + escape(content) + "</text>\n"
     }
 
     private static func band(_ x0: Double, _ x1: Double, _ top: Double, _ height: Double, _ level: Int) -> String {

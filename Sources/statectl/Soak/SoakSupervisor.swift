@@ -75,6 +75,8 @@ final class SoakSupervisor {
         Phase(name: "critical", target: 0.08, seconds: 5),
     ]
     private var phaseIndex = 0
+    /// The target the wave eases from (the first phase starts where it is, not from critical).
+    private var previousTarget = 0.50
     private var phaseStart = 0.0
     private var criticalSeenAt: Double?
     private var lastLevel = 0
@@ -349,6 +351,7 @@ final class SoakSupervisor {
             if let seen = criticalSeenAt { advance = now - seen >= 1.5 } else { advance = elapsed >= 3 * phase.seconds }
         }
         if advance {
+            previousTarget = phases[phaseIndex].target
             phaseIndex = (phaseIndex + 1) % phases.count
             phaseStart = now
             criticalSeenAt = nil
@@ -357,7 +360,7 @@ final class SoakSupervisor {
         let target = phases[phaseIndex].target
         if let synthetic {
             // A wave: ease from the previous phase's level over 1.5 s.
-            let previous = phases[(phaseIndex + phases.count - 1) % phases.count].target
+            let previous = previousTarget
             let fraction = min(1, (now - phaseStart) / 1.5)
             let level = previous + (target - previous) * fraction
             synthetic.write(available: UInt64(level * Double(plan.limit)))
