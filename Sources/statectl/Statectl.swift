@@ -59,6 +59,7 @@ struct Statectl: AsyncParsableCommand {
             Prune.self,
             Monitor.self,
             Demo.self,
+            Soak.self,
         ]
     )
 

@@ -1,10 +1,11 @@
 // statestore-worker: the process StateStore's tests and `statectl soak` start, stop and kill.
 //
 //     statestore-worker save-loop DB [PATHS]    save forever; print "ack PATH GENERATION CHECKSUM" after each save returns
-//     statestore-worker allocate MEGABYTES [HOLD_SECONDS]   touch that much memory, print "ready", hold it
 //     statestore-worker app-session DB [kill|sigterm]   launch the sample app, run a session, print "ready",
 //                                                then wait to be killed (after an explicit save) or for SIGTERM
 //     statestore-worker app-report DB              relaunch the sample app; print what was restored, one key=value a line
+//     statestore-worker ballast                  hold as many MiB as each stdin line says (grow or shrink),
+//                                                answer "ok MIB" after each; EOF frees everything and exits
 //     statestore-worker contend DB SECONDS NAME   save and restore shared and own paths for SECONDS;
 //                                                print "done SAVES RESTORES ERRORS", and each error
 //
@@ -64,19 +65,44 @@ func saveLoop(database: String, pathCount: Int) -> Never {
     }
 }
 
-func allocate(megabytes: Int, hold: Double) -> Never {
+/// `statectl soak`'s wave ballast: memory that rises and falls on command.
+///
+/// Each 1 MiB chunk is its own anonymous `mmap`, touched page by page so it is resident and
+/// charged to the memory cgroup at once, and `munmap`ped on shrink so the pages go back to
+/// the kernel immediately (no allocator in between keeps them). The supervisor sets the
+/// target; this process only obeys, so the supervisor can give memory back the moment the
+/// harness nears its limit.
+func ballast() -> Never {
+    let chunk = 1 << 20
     let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
-    let count = megabytes << 20
-    guard let memory = malloc(count) else { fail("could not allocate \(megabytes) MB") }
-    let bytes = memory.assumingMemoryBound(to: UInt8.self)
-    var offset = 0
-    while offset < count {
-        bytes[offset] = UInt8(truncatingIfNeeded: offset / pageSize)
-        offset += pageSize
+    var chunks: [UnsafeMutableRawPointer] = []
+    // The cgroup's OOM killer should pick the ballast, never the harness beside it.
+    try? "1000\n".write(toFile: "/proc/self/oom_score_adj", atomically: false, encoding: .utf8)
+    // Die with the supervisor (prctl(PR_SET_PDEATHSIG, SIGKILL); <sys/prctl.h> is not in Glibc's module).
+    typealias Prctl = @convention(c) (Int32, UInt, UInt, UInt, UInt) -> Int32
+    if let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "prctl") {
+        _ = unsafeBitCast(symbol, to: Prctl.self)(1, UInt(SIGKILL), 0, 0, 0)
     }
-    emit("ready \(megabytes)")
-    Thread.sleep(forTimeInterval: hold)
-    free(memory)
+    while let line = readLine() {
+        guard let target = Int(line.trimmingCharacters(in: .whitespaces)), target >= 0 else {
+            emit("error bad target \(line)")
+            continue
+        }
+        while chunks.count > target {
+            munmap(chunks.removeLast(), chunk)
+        }
+        while chunks.count < target {
+            guard let memory = mmap(nil, chunk, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
+                  memory != MAP_FAILED else { break }
+            var offset = 0
+            while offset < chunk {
+                memory.storeBytes(of: UInt8(truncatingIfNeeded: offset / pageSize | 1), toByteOffset: offset, as: UInt8.self)
+                offset += pageSize
+            }
+            chunks.append(memory)
+        }
+        emit("ok \(chunks.count)")
+    }
     exit(0)
 }
 
@@ -150,18 +176,17 @@ switch arguments.first {
 case "save-loop":
     guard arguments.count >= 2 else { fail("usage: save-loop DB [PATHS]") }
     saveLoop(database: arguments[1], pathCount: arguments.count > 2 ? max(1, Int(arguments[2]) ?? 50) : 50)
-case "allocate":
-    guard arguments.count >= 2, let megabytes = Int(arguments[1]), megabytes > 0 else { fail("usage: allocate MEGABYTES [HOLD_SECONDS]") }
-    allocate(megabytes: megabytes, hold: arguments.count > 2 ? Double(arguments[2]) ?? 3600 : 3600)
 case "app-session":
     guard arguments.count >= 2 else { fail("usage: app-session DB [kill|sigterm]") }
     MainActor.assumeIsolated { appSession(database: arguments[1], ending: arguments.count > 2 ? arguments[2] : "kill") }
 case "app-report":
     guard arguments.count >= 2 else { fail("usage: app-report DB") }
     MainActor.assumeIsolated { appReport(database: arguments[1]) }
+case "ballast":
+    ballast()
 case "contend":
     guard arguments.count >= 4, let seconds = Double(arguments[2]) else { fail("usage: contend DB SECONDS NAME") }
     contend(database: arguments[1], seconds: seconds, name: arguments[3])
 default:
-    fail("usage: statestore-worker save-loop DB [PATHS] | allocate MEGABYTES [HOLD_SECONDS]")
+    fail("usage: statestore-worker save-loop DB [PATHS] | app-session DB [kill|sigterm] | app-report DB | ballast | contend DB SECONDS NAME")
 }

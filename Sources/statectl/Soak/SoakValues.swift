@@ -1,0 +1,98 @@
+import Foundation
+import Glibc
+
+/// Small values `statectl soak` parses, generates and exchanges.
+enum SoakValues {
+    /// `90`, `90s`, `15m`, `2h`, `1.5m` → seconds. `nil` when malformed or not positive.
+    static func parseDuration(_ text: String) -> Double? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces).lowercased()
+        var number = trimmed
+        var scale = 1.0
+        if let last = trimmed.last, last.isLetter {
+            number = String(trimmed.dropLast())
+            switch last {
+            case "s": scale = 1
+            case "m": scale = 60
+            case "h": scale = 3600
+            default: return nil
+            }
+        }
+        guard let value = Double(number), value.isFinite, value > 0 else { return nil }
+        return value * scale
+    }
+
+    /// `256MiB`, `256M`, `1GiB`, `512KiB`, `268435456` → bytes (binary units; `MB` is read as MiB
+    /// too, since cgroup limits are page-granular anyway). `nil` when malformed or not positive.
+    static func parseBytes(_ text: String) -> UInt64? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let digits = trimmed.prefix { $0.isNumber || $0 == "." }
+        let unit = trimmed.dropFirst(digits.count).trimmingCharacters(in: .whitespaces).lowercased()
+        guard let value = Double(digits), value > 0 else { return nil }
+        let scale: Double
+        switch unit {
+        case "", "b": scale = 1
+        case "k", "kb", "kib": scale = 1024
+        case "m", "mb", "mib": scale = 1024 * 1024
+        case "g", "gb", "gib": scale = 1024 * 1024 * 1024
+        default: return nil
+        }
+        return UInt64(value * scale)
+    }
+
+    /// FNV-1a, 64 bits: the harness's own checksum of a state's canonical bytes, independent
+    /// of the store's XXH64, so a store bug cannot vouch for itself.
+    static func fnv1a(_ bytes: some Sequence<UInt8>) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x0000_0100_0000_01b3
+        }
+        return hash
+    }
+
+    /// Wall-clock seconds since the Unix epoch, the time base shared by supervisor and harness.
+    static func now() -> Double { Date().timeIntervalSince1970 }
+
+    /// A value as a JSON number with a fixed number of decimals.
+    static func number(_ value: Double, decimals: Int = 3) -> JSON {
+        guard value.isFinite else { return .null }
+        return .number(String(format: "%.\(decimals)f", value))
+    }
+}
+
+/// SplitMix64: a tiny, fast, seedable generator, so `--seed` replays the same traffic.
+struct SoakRandom: RandomNumberGenerator {
+    private var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9e37_79b9_7f4a_7c15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
+        z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
+        return z ^ (z >> 31)
+    }
+}
+
+/// Writes one line to a file descriptor with one write(2) per chunk; a line shorter than
+/// `PIPE_BUF` (4 KiB) is atomic on a pipe, so threads may emit concurrently.
+func soakWriteLine(_ line: String, to fd: Int32 = 1) {
+    var bytes = Array((line + "\n").utf8)
+    var offset = 0
+    while offset < bytes.count {
+        let written = bytes.withUnsafeMutableBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
+        if written < 0 && errno == EINTR { continue }
+        if written <= 0 { return }
+        offset += written
+    }
+}
+
+/// `prctl(PR_SET_PDEATHSIG, signal)`: the kernel sends `signal` to this process when its parent
+/// dies, so a killed supervisor does not leave a harness running. `<sys/prctl.h>` is not part of
+/// Swift's Glibc module, hence the lookup.
+func soakSetParentDeathSignal(_ signal: Int32) {
+    typealias Prctl = @convention(c) (Int32, UInt, UInt, UInt, UInt) -> Int32
+    guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "prctl") else { return }
+    _ = unsafeBitCast(symbol, to: Prctl.self)(1 /* PR_SET_PDEATHSIG */, UInt(signal), 0, 0, 0)
+}

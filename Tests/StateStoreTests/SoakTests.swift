@@ -1,0 +1,114 @@
+import Foundation
+import Glibc
+import StateStore
+import Testing
+
+/// `statectl soak` end to end: the built binary runs a short soak and the invariants are read
+/// from its `--json` summary. The cgroup test needs root and a writable memory cgroup; the
+/// synthetic one runs anywhere.
+@Suite("statectl soak", .serialized)
+struct SoakTests {
+    /// Whether this process may create a child memory cgroup (root, v1 memory controller or delegated v2).
+    static let cgroupWritable: Bool = {
+        guard geteuid() == 0, let own = try? CgroupMemory.discover(), access(own.path, W_OK) == 0 else { return false }
+        if own.version == .v2 {
+            let controllers = (try? String(contentsOfFile: own.path + "/cgroup.subtree_control", encoding: .utf8)) ?? ""
+            return controllers.split(whereSeparator: \.isWhitespace).contains("memory")
+        }
+        return true
+    }()
+
+    static var workerBuilt: Bool {
+        FileManager.default.isExecutableFile(
+            atPath: URL(fileURLWithPath: CLI.executable).deletingLastPathComponent().appendingPathComponent("statestore-worker").path)
+    }
+
+    /// Parses the summary and checks what every soak must show.
+    private func summary(_ result: CLIResult) throws -> [String: Any] {
+        let data = Data(result.stdout.utf8)
+        let document = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any], "\(result)")
+        #expect(document["schema"] as? Int == 1)
+        #expect(document["kind"] as? String == "soak")
+        let invariants = try #require(document["invariants"] as? [[String: Any]])
+        let names = Set(invariants.compactMap { $0["name"] as? String })
+        #expect(names == ["saves_restore_intact", "no_lifecycle_violations", "warnings_delivered", "critical_empties_caches",
+                          "critical_rss_falls", "crossings_detected", "live_controllers_return_to_baseline", "no_rss_upward_trend",
+                          "integrity_ok", "never_oom_killed"])
+        for invariant in invariants {
+            #expect(invariant["ok"] as? Bool == true, "\(invariant["name"] ?? "?"): \(invariant["detail"] ?? "")")
+        }
+        #expect(document["ok"] as? Bool == true, "\(result)")
+        #expect(result.status == 0, "\(result.stderr)")
+        let relaunches = try #require(document["relaunches"] as? [String: Any])
+        #expect(relaunches["count"] as? Int ?? 0 >= 1)
+        #expect(relaunches["lost"] as? Int == 0)
+        #expect(relaunches["corrupt"] as? Int == 0)
+        #expect(relaunches["leaked_controllers"] as? Int == 0)
+        #expect(document["violations"] as? Int == 0)
+        let verification = try #require(document["final_verification"] as? [String: Any])
+        #expect(verification["lost"] as? Int == 0)
+        #expect(verification["corrupt"] as? Int == 0)
+        #expect(verification["integrity"] as? [String] == ["ok"])
+        #expect(verification["verified"] as? Int ?? 0 > 0)
+        return document
+    }
+
+    private func warnings(_ document: [String: Any]) throws -> [String: Any] {
+        let warnings = try #require(document["warnings"] as? [String: Any])
+        #expect(warnings["warning"] as? Int ?? 0 >= 1, "no warning delivered")
+        #expect(warnings["critical"] as? Int ?? 0 >= 1, "no critical warning delivered")
+        #expect(warnings["undelivered"] as? Int == 0)
+        let delay = try #require(warnings["delay_ms"] as? [String: Any])
+        #expect(delay["max"] is Double)
+        let crossings = try #require(document["crossings"] as? [String: [String: Any]])
+        #expect(crossings["critical"]?["observed"] as? Int ?? 0 >= 1)
+        #expect(crossings["critical"]?["missed"] as? Int == 0)
+        #expect(crossings["warning"]?["missed"] as? Int == 0)
+        return warnings
+    }
+
+    @Test(.enabled(if: cgroupWritable, "needs root and a writable memory cgroup (v1, or v2 with memory delegated)"),
+          .enabled(if: workerBuilt, "needs statestore-worker built beside statectl"),
+          .timeLimit(.minutes(2)))
+    func shortSoakUnderRealCgroupPressure() throws {
+        let folder = TemporaryFolder("soak-cgroup")
+        let report = folder.file("soak.svg")
+        let result = try CLI.run(["soak", "--pressure", "cgroup", "--duration", "25s", "--controllers", "300",
+                                  "--memory-limit", "192MiB", "--seed", "7", "--relaunch-interval", "6s",
+                                  "--json", "--report", report])
+        let document = try summary(result)
+        #expect(document["pressure"] as? String == "cgroup")
+        #expect(document["harness_oom_killed"] as? Bool == false)
+        _ = try warnings(document)
+        let svg = try String(contentsOfFile: report, encoding: .utf8)
+        #expect(svg.hasPrefix("<svg") && svg.contains("</svg>") && svg.contains("polyline"))
+        // Nothing left behind: the cgroup is gone (other soaks may be running beside this one).
+        let cgroup = try #require(document["cgroup"] as? String)
+        #expect(cgroup.contains("/statestore-soak-"))
+        #expect(document["cgroup_removed"] as? Bool == true)
+        #expect(!FileManager.default.fileExists(atPath: cgroup), "left \(cgroup) behind")
+    }
+
+    @Test(.timeLimit(.minutes(2)))
+    func shortSoakUnderSyntheticPressure() throws {
+        let folder = TemporaryFolder("soak-synthetic")
+        let database = folder.file("soak.sqlite")
+        let result = try CLI.run(["soak", "--pressure", "synthetic", "--duration", "22s", "--controllers", "150",
+                                  "--seed", "3", "--relaunch-interval", "5s", "--db", database, "--json"])
+        let document = try summary(result)
+        #expect(document["pressure"] as? String == "synthetic")
+        #expect(document["database"] as? String == database)
+        _ = try warnings(document)
+        // The database is kept when named, and `check` agrees it is healthy.
+        let check = try CLI.run(["check", "--db", database])
+        #expect(check.status == 0, "\(check)")
+    }
+
+    @Test func badArgumentsAreUsageErrors() throws {
+        #expect(try CLI.run(["soak", "--duration", "soon"]).status == 2)
+        #expect(try CLI.run(["soak", "--memory-limit", "1MiB"]).status == 2)
+        #expect(try CLI.run(["soak", "--pressure", "magic"]).status == 2)
+        #expect(try CLI.run(["soak", "--ballast", "sandbags"]).status == 2)
+        #expect(try CLI.run(["soak", "--controllers", "3"]).status == 2)
+    }
+}
