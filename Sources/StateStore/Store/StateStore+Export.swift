@@ -36,21 +36,12 @@ extension StateStore {
     public func states(under prefix: RestorationPath? = nil) throws(StateStoreError) -> [StoredState] {
         try withConnection { (connection) throws(StateStoreError) -> [StoredState] in
             try connection.readTransaction { () throws(StateStoreError) -> [StoredState] in
-                let columns = "path, type_name, version, generation, encoding, checksum, updated_at, bytes"
+                let columns = "path, " + StoredState.columns
                 let statement = try connection.selectStates(columns, under: prefix, cached: false)
                 var result: [StoredState] = []
                 while try statement.step() {
                     guard let path = try? RestorationPath(validating: statement.string(0)) else { continue }
-                    result.append(StoredState(
-                        path: path,
-                        typeName: statement.string(1),
-                        version: statement.int(2),
-                        generation: statement.int64(3),
-                        encoding: StateEncoding(rawValue: statement.string(4)) ?? .binary,
-                        checksum: statement.int64(5),
-                        updatedAt: Date(storedMilliseconds: statement.int64(6)),
-                        bytes: statement.data(7)
-                    ))
+                    result.append(StoredState(path: path, row: statement, from: 1))
                 }
                 return result
             }

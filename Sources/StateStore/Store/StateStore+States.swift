@@ -103,23 +103,13 @@ extension StateStore {
     /// The row stored under `path`, bytes included, or `nil`.
     public func state(at path: RestorationPath) throws(StateStoreError) -> StoredState? {
         try withConnection { (connection) throws(StateStoreError) -> StoredState? in
-            let statement = try connection.cached("""
-                SELECT type_name, version, generation, encoding, checksum, updated_at, bytes
-                FROM states WHERE path = ?1
-                """)
+            let statement = try connection.cached(
+                "SELECT \(StoredState.columns) FROM states WHERE path = ?1"
+            )
             defer { statement.reset() }
             statement.bind(path.rawValue, at: 1)
             guard try statement.step() else { return nil }
-            return StoredState(
-                path: path,
-                typeName: statement.string(0),
-                version: statement.int(1),
-                generation: statement.int64(2),
-                encoding: StateEncoding(rawValue: statement.string(3)) ?? .binary,
-                checksum: statement.int64(4),
-                updatedAt: Date(storedMilliseconds: statement.int64(5)),
-                bytes: statement.data(6)
-            )
+            return StoredState(path: path, row: statement, from: 0)
         }
     }
 

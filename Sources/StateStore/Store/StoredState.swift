@@ -48,6 +48,25 @@ extension StateStore {
     }
 }
 
+extension StoredState {
+    /// The columns ``init(path:row:from:)`` reads, in its order.
+    static let columns = "type_name, version, generation, encoding, checksum, updated_at, bytes"
+
+    /// The row `statement` is on, its ``columns`` starting at column `first`.
+    init(path: RestorationPath, row statement: Statement, from first: Int32) {
+        self.init(
+            path: path,
+            typeName: statement.string(first),
+            version: statement.int(first + 1),
+            generation: statement.int64(first + 2),
+            encoding: StateEncoding(rawValue: statement.string(first + 3)) ?? .binary,
+            checksum: statement.int64(first + 4),
+            updatedAt: Date(storedMilliseconds: statement.int64(first + 5)),
+            bytes: statement.data(first + 6)
+        )
+    }
+}
+
 /// Milliseconds since 1970, as the schema stores times.
 extension Date {
     var storedMilliseconds: Int64 { Int64((timeIntervalSince1970 * 1000).rounded()) }
