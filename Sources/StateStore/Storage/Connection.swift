@@ -43,6 +43,23 @@ final class Connection {
         // friends, so a hostile import cannot corrupt the file on purpose.
         var ignored: Int32 = 0
         _ = csqlite_db_config_int(handle, SQLITE_DBCONFIG_DEFENSIVE, 1, &ignored)
+        // Until the store has accepted the file, closing must not checkpoint: a refused file
+        // (newer schema, damage) keeps its -wal exactly as it was. See ``checkpointsOnClose``.
+        checkpointsOnClose = false
+    }
+
+    /// Whether closing the last connection copies the WAL into the database and deletes it
+    /// (`SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE`, inverted). Off from open until the store accepts the file.
+    var checkpointsOnClose: Bool {
+        get {
+            var value: Int32 = 0
+            _ = csqlite_db_config_int(handle, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, -1, &value)
+            return value == 0
+        }
+        set {
+            var ignored: Int32 = 0
+            _ = csqlite_db_config_int(handle, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, newValue ? 0 : 1, &ignored)
+        }
     }
 
     deinit {

@@ -98,8 +98,13 @@ public final class StateStore: Sendable {
             path: path,
             options: .init(readOnly: options.readOnly, create: !options.readOnly, busyTimeout: options.busyTimeout)
         )
-        try Self.probe(connection, check: options.openCheck)
         let migrator = Migrator()
+        // The header's user_version first: a newer build's schema may use SQL this SQLite
+        // cannot parse, which the probe would report as damage.
+        if let header = try? connection.scalarInt("PRAGMA user_version"), Int(header) > migrator.latestVersion {
+            throw .schemaTooNew(file: path, found: Int(header), supported: migrator.latestVersion)
+        }
+        try Self.probe(connection, check: options.openCheck)
         if options.readOnly {
             let found = try migrator.appliedVersion(of: connection)
             guard found <= migrator.latestVersion else {
@@ -141,6 +146,8 @@ public final class StateStore: Sendable {
         } else {
             prunedAtOpen = 0
         }
+        // The file is accepted: from now on a clean close checkpoints and removes the WAL.
+        if !options.readOnly { connection.checkpointsOnClose = true }
         self.connection = Mutex(connection)
     }
 
