@@ -255,11 +255,14 @@ struct RestorationTests {
             navigation.pushViewController(try application.storyboard.instantiateViewController(withIdentifier: "a"), animated: false)
             application.terminate()
         }
+        let archived = try store.hierarchyArchive()
         var order: [String] = []
         let application = Application(store: store, storyboard: storyboard(finished: { order.append($0) }))
         let window = Window(size: Size(width: 400, height: 800), orientation: .portrait, application: application)
         #expect(try application.restoreHierarchy(in: window))
         #expect(order == ["nav"])
+        // Rebuilding did not replace the archive with a half-built shape on the way.
+        #expect(try store.hierarchyArchive() == archived)
         let stack = (window.rootViewController as! NavigationController).viewControllers
         #expect(stack.map(\.restorationIdentifier) == ["a", "b", "c", "a"])
     }
@@ -277,6 +280,12 @@ struct RestorationTests {
         #expect(application.restorationCoordinator?.recentErrors.contains {
             if case .store(.stateTooLarge(let path, _, 200)) = $0 { return path == "nav/a" } else { return false }
         } == true)
+        // The oversized state holds nothing back: the next controller's save is written.
+        let b = navigation.topViewController as! NoteController
+        b.restorableState.text = "b's turn"
+        navigation.pushViewController(try application.storyboard.instantiateViewController(withIdentifier: "c"), animated: false)
+        #expect(try store.restore(NoteController.State.self, for: "nav/b")?.text == "b's turn")
+        #expect(application.restorationCoordinator?.hasPendingWrites == false)
     }
 
     @Test func statesOlderThanTheRetentionArePrunedAtLaunch() throws {

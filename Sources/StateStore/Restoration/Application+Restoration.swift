@@ -70,6 +70,12 @@ extension Application {
         if let orientation = archive.orientation.flatMap(InterfaceOrientation.init(rawValue:)), orientation != window.orientation {
             _ = window.rotate(to: orientation)
         }
+        // Until the whole hierarchy is back, its partial shape must not replace the archive.
+        coordinator.isRestoringHierarchy = true
+        defer {
+            coordinator.isRestoringHierarchy = false
+            coordinator.flush(archiving: window)
+        }
         window.rootViewController = root
         window.makeKeyAndVisible()
         // Presentations go on screen in order, each over its presenter, without animation.

@@ -64,11 +64,19 @@ public final class RestorationCoordinator: LifecycleObserver {
         var typeName: String
         var version: Int
         var record: Record
+        /// Other instances that took these bytes from the queue (see ``restore(_:)``): they
+        /// have seen this generation once it is written.
+        var followers: [Record] = []
     }
     private var pending: [RestorationPath: PendingWrite] = [:]
     private var pendingOrder: [RestorationPath] = []
     private var flushScheduled = false
     private var lastArchives: [String: Data] = [:]
+    /// Archives not yet written (a flush failed, or restoration is under way), by scene.
+    private var pendingArchives: [String: Data] = [:]
+    /// Set while `restoreHierarchy(in:)` rebuilds a window: the half-built hierarchy must not
+    /// replace the archive being restored.
+    var isRestoringHierarchy = false
     private var reportedDuplicates: Set<RestorationPath> = []
     private let logger = Logger(label: "statestore.restoration")
 
@@ -147,7 +155,7 @@ public final class RestorationCoordinator: LifecycleObserver {
     }
 
     public func hierarchyDidChange(in window: Window) {
-        guard !isTerminating, !window.isClosed else {
+        guard !isTerminating, !isRestoringHierarchy, !window.isClosed else {
             flush()
             return
         }
@@ -189,6 +197,12 @@ public final class RestorationCoordinator: LifecycleObserver {
             report(.store(error))
             return
         }
+        let limit = store.options.maximumStateSize
+        guard bytes.count <= limit else {
+            // Never queued: it would fail every flush and hold back everything queued with it.
+            report(.store(.stateTooLarge(path: path, byteCount: bytes.count, limit: limit)))
+            return
+        }
         let checksum = Checksum.stored(bytes)
         if record.lastChecksum == checksum, pending[path] == nil {
             statistics.unchangedSkips += 1
@@ -220,47 +234,74 @@ public final class RestorationCoordinator: LifecycleObserver {
     }
 
     /// Writes every queued state, and the hierarchy archive of `window` when it changed,
-    /// in one transaction. On failure everything stays queued for the next flush.
+    /// in one transaction. When that fails for a reason that may pass (a full disk, a lock),
+    /// everything stays queued for the next flush; when one write can never succeed, it is
+    /// reported and dropped, and the rest are written.
     public func flush(archiving window: Window? = nil) {
-        var archive: (scene: String, bytes: Data)?
         if let window, let application = window.application {
             let scene = sceneName(of: window, in: application)
             do {
                 let bytes = try makeArchive(of: window).encoded()
-                if lastArchives[scene] != bytes { archive = (scene, bytes) }
+                if lastArchives[scene] != bytes { pendingArchives[scene] = bytes } else { pendingArchives[scene] = nil }
             } catch {
                 report(.store(error))
             }
         }
-        guard !pending.isEmpty || archive != nil else { return }
-        let writes = pendingOrder.compactMap { path in pending[path].map { (path, $0) } }
+        guard !pending.isEmpty || !pendingArchives.isEmpty else { return }
+        let paths = pendingOrder.filter { pending[$0] != nil }
         do {
-            let generations = try store.write { (transaction) throws(StateStoreError) -> [Int64] in
-                var generations: [Int64] = []
-                for (path, write) in writes {
-                    let result = try transaction.save(
-                        encoded: write.bytes, encoding: .json, typeName: write.typeName,
-                        version: write.version, for: path
-                    )
-                    generations.append(result.wrote ? result.generation : -result.generation)
-                }
-                if let archive { try transaction.setHierarchyArchive(archive.bytes, scene: archive.scene) }
-                return generations
-            }
-            statistics.transactions += 1
-            for ((_, write), generation) in zip(writes, generations) {
-                write.record.seenGeneration = abs(generation)
-                write.record.lastChecksum = write.checksum
-                if generation > 0 { statistics.stateWrites += 1 } else { statistics.unchangedSkips += 1 }
-            }
-            pending.removeAll()
-            pendingOrder.removeAll()
-            if let archive {
-                lastArchives[archive.scene] = archive.bytes
-                statistics.archiveWrites += 1
-            }
-        } catch {
+            try write(paths, archives: pendingArchives)
+        } catch where error.isTransient {
             report(.store(error))
+        } catch {
+            // Find the writes that cannot succeed: each alone, then whatever is left together.
+            for path in paths {
+                do {
+                    try write([path], archives: [:])
+                } catch where !error.isTransient {
+                    report(.store(error))
+                    pending[path] = nil
+                } catch {
+                    report(.store(error))
+                }
+            }
+            do {
+                try write(pendingOrder.filter { pending[$0] != nil }, archives: pendingArchives)
+            } catch {
+                report(.store(error))
+            }
+        }
+    }
+
+    /// One transaction: the queued states at `paths` and `archives`; on success they leave the queue.
+    private func write(_ paths: [RestorationPath], archives: [String: Data]) throws(StateStoreError) {
+        let writes = paths.compactMap { path in pending[path].map { (path, $0) } }
+        guard !writes.isEmpty || !archives.isEmpty else { return }
+        let generations = try store.write { (transaction) throws(StateStoreError) -> [Int64] in
+            var generations: [Int64] = []
+            for (path, write) in writes {
+                let result = try transaction.save(
+                    encoded: write.bytes, encoding: .json, typeName: write.typeName, version: write.version, for: path
+                )
+                generations.append(result.wrote ? result.generation : -result.generation)
+            }
+            for (scene, bytes) in archives { try transaction.setHierarchyArchive(bytes, scene: scene) }
+            return generations
+        }
+        statistics.transactions += 1
+        for ((path, write), generation) in zip(writes, generations) {
+            for record in [write.record] + write.followers {
+                record.seenGeneration = abs(generation)
+                record.lastChecksum = write.checksum
+            }
+            if generation > 0 { statistics.stateWrites += 1 } else { statistics.unchangedSkips += 1 }
+            pending[path] = nil
+        }
+        pendingOrder.removeAll { pending[$0] == nil }
+        for (scene, bytes) in archives {
+            lastArchives[scene] = bytes
+            pendingArchives[scene] = nil
+            statistics.archiveWrites += 1
         }
     }
 
@@ -274,8 +315,11 @@ public final class RestorationCoordinator: LifecycleObserver {
         let record = record(for: controller)
         if let queued = pending[path] {
             // The newest bytes for this path are still in memory, written by another instance.
-            guard queued.record !== record else { return }
-            apply(bytes: queued.bytes, version: queued.version, checksum: queued.checksum, to: controller, record: record, path: path)
+            guard queued.record !== record, !queued.followers.contains(where: { $0 === record }) else { return }
+            if apply(bytes: queued.bytes, version: queued.version, checksum: queued.checksum, to: controller,
+                     record: record, path: path, quarantineOnFailure: false) {
+                pending[path]?.followers.append(record)
+            }
             return
         }
         do {
@@ -291,19 +335,28 @@ public final class RestorationCoordinator: LifecycleObserver {
                 quarantine(path, reason: "its bytes no longer match their checksum")
                 return
             }
-            apply(bytes: stored.bytes, version: stored.version, checksum: stored.checksum, to: controller, record: record, path: path)
+            apply(bytes: stored.bytes, version: stored.version, checksum: stored.checksum, to: controller,
+                  record: record, path: path, quarantineOnFailure: true)
         } catch {
             report(.store(error))
         }
     }
 
+    /// Decodes (or migrates) `bytes` into `controller`. On failure the stored row is quarantined
+    /// when the bytes came from it; bytes still queued by another instance are only reported.
+    /// Returns whether the controller took the bytes.
+    @discardableResult
     private func apply<C: StateRestoring>(
-        bytes: Data, version: Int, checksum: Int64, to controller: C, record: Record, path: RestorationPath
-    ) {
+        bytes: Data, version: Int, checksum: Int64, to controller: C, record: Record, path: RestorationPath,
+        quarantineOnFailure: Bool
+    ) -> Bool {
         let current = C.restorableStateVersion
+        func fail(_ reason: String) -> Bool {
+            if quarantineOnFailure { quarantine(path, reason: reason) } else { report(.store(.decodingFailed(path: path, reason: reason))) }
+            return false
+        }
         guard version <= current else {
-            quarantine(path, reason: "version \(version) is newer than this build's version \(current) of \(String(reflecting: C.RestorableState.self))")
-            return
+            return fail("version \(version) is newer than this build's version \(current) of \(String(reflecting: C.RestorableState.self))")
         }
         do {
             if version == current {
@@ -315,10 +368,11 @@ public final class RestorationCoordinator: LifecycleObserver {
                 record.lastChecksum = nil
             }
             statistics.restores += 1
+            return true
         } catch let error as StateStoreError {
-            quarantine(path, reason: error.description)
+            return fail(error.description)
         } catch {
-            quarantine(path, reason: "migration from version \(version) to \(current) failed: \(error)")
+            return fail("migration from version \(version) to \(current) failed: \(error)")
         }
     }
 

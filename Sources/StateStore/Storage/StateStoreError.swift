@@ -61,6 +61,20 @@ public enum StateStoreError: Error, Sendable, Hashable, CustomStringConvertible 
     /// Any other SQLite failure.
     case sqlite(SQLiteFailure)
 
+    /// Whether the same operation may succeed later, unchanged: a full disk, a lock held too
+    /// long, an I/O error, memory. Other errors (a state too large, an invalid path, a
+    /// constraint) fail the same way every time.
+    public var isTransient: Bool {
+        switch self {
+        case .diskFull, .busy, .readOnly, .cannotOpen:
+            return true
+        case .sqlite(let failure):
+            return [SQLITE_IOERR, SQLITE_NOMEM, SQLITE_INTERRUPT, SQLITE_PROTOCOL].contains(failure.resultCode)
+        default:
+            return false
+        }
+    }
+
     /// The SQLite details behind the error, when SQLite reported it.
     public var sqliteFailure: SQLiteFailure? {
         switch self {
