@@ -108,48 +108,59 @@ extension Application {
     /// 128 + the signal number. The main queue must be running (`dispatchMain()` or a run loop).
     ///
     /// The handler is installed before this returns: a signal that arrives at once is not
-    /// lost. It only writes the signal number to a pipe (all a signal handler may safely do);
-    /// the main queue reads the pipe and terminates the application there.
-    public func installTerminationHandlers(signals: [Int32] = [SIGTERM, SIGINT]) {
-        guard let coordinator = restorationCoordinator, let readEnd = TerminationSignals.install(signals) else { return }
-        let source = DispatchSource.makeReadSource(fileDescriptor: readEnd, queue: .main)
-        source.setEventHandler { [weak self] in
-            var number: UInt8 = 0
-            guard read(readEnd, &number, 1) == 1 else { return }
-            MainActor.assumeIsolated {
-                self?.terminate()
-                exit(128 + Int32(number))
-            }
-        }
-        source.resume()
-        coordinator.terminationSource = source
+    /// lost. It only writes the signal number to a pipe (all a signal handler may safely do)
+    /// and restores the default action, so a second signal ends a process whose main thread
+    /// is stuck; the main queue reads the pipe and terminates the application there. The
+    /// handlers are process-wide: the application that installed them last is the one
+    /// terminated. Returns `false` when they could not be installed.
+    @discardableResult
+    public func installTerminationHandlers(signals: [Int32] = [SIGTERM, SIGINT]) -> Bool {
+        TerminationSignals.install(signals, for: self)
     }
 }
 
 /// The process-wide self-pipe behind ``Application/installTerminationHandlers(signals:)``.
 enum TerminationSignals {
-    /// Written only by the signal handler, after ``install(_:)`` set it (before any handler runs).
+    /// Written only by the signal handler, after ``install(_:for:)`` set it (before any handler runs).
     nonisolated(unsafe) static var writeEnd: Int32 = -1
-    nonisolated(unsafe) static var readEnd: Int32 = -1
+    @MainActor static weak var target: Application?
+    @MainActor static var source: (any DispatchSourceRead)?
 
-    /// Installs the handler for `signals`; returns the pipe's read end.
-    static func install(_ signals: [Int32]) -> Int32? {
-        if readEnd < 0 {
+    @MainActor
+    static func install(_ signals: [Int32], for application: Application) -> Bool {
+        if source == nil {
             var ends: [Int32] = [-1, -1]
-            guard pipe(&ends) == 0 else { return nil }
+            guard pipe(&ends) == 0 else { return false }
             for end in ends {
                 _ = fcntl(end, F_SETFD, FD_CLOEXEC)
                 _ = fcntl(end, F_SETFL, O_NONBLOCK)
             }
-            readEnd = ends[0]
             writeEnd = ends[1]
+            let readEnd = ends[0]
+            let reader = DispatchSource.makeReadSource(fileDescriptor: readEnd, queue: .main)
+            reader.setEventHandler {
+                var number: UInt8 = 0
+                guard read(readEnd, &number, 1) == 1 else { return }
+                MainActor.assumeIsolated {
+                    TerminationSignals.target?.terminate()
+                    exit(128 + Int32(number))
+                }
+            }
+            reader.resume()
+            source = reader
         }
+        target = application
         for number in signals {
-            signal(number) { received in
+            let previous = signal(number) { received in
+                let saved = errno
                 var byte = UInt8(truncatingIfNeeded: received)
                 _ = write(TerminationSignals.writeEnd, &byte, 1)
+                signal(received, SIG_DFL)
+                errno = saved
             }
+            // SIG_ERR is the handler whose bits are -1.
+            if let previous, unsafeBitCast(previous, to: Int.self) == -1 { return false }
         }
-        return readEnd
+        return true
     }
 }

@@ -82,8 +82,6 @@ public final class RestorationCoordinator: LifecycleObserver {
 
     /// Set while the application terminates: closing windows must not overwrite their archives.
     var isTerminating = false
-    /// Reads the termination self-pipe; kept alive with the coordinator.
-    var terminationSource: (any DispatchSourceRead)?
 
     public init(store: StateStore) {
         self.store = store

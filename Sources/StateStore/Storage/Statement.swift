@@ -101,9 +101,14 @@ final class Statement {
         return String(cString: text)
     }
 
-    func data(_ column: Int32) -> Data {
+    /// The column's bytes. SQLite returns no pointer for a non-empty value only when it ran
+    /// out of memory converting it: that is an error, never an empty (and so "damaged") value.
+    /// The blob is fetched before its size, as <https://www.sqlite.org/c3ref/column_blob.html> advises.
+    func data(_ column: Int32) throws(StateStoreError) -> Data {
+        let bytes = sqlite3_column_blob(handle, column)
         let count = Int(sqlite3_column_bytes(handle, column))
-        guard count > 0, let bytes = sqlite3_column_blob(handle, column) else { return Data() }
+        guard count > 0 else { return Data() }
+        guard let bytes else { throw connection.error(SQLITE_NOMEM, sql: sql) }
         return Data(bytes: bytes, count: count)
     }
 }

@@ -41,7 +41,7 @@ extension StateStore {
                 var result: [StoredState] = []
                 while try statement.step() {
                     guard let path = try? RestorationPath(validating: statement.string(0)) else { continue }
-                    result.append(StoredState(path: path, row: statement, from: 1))
+                    result.append(try StoredState(path: path, row: statement, from: 1))
                 }
                 return result
             }

@@ -30,7 +30,7 @@ extension StateStore {
                 var mismatches: [RestorationPath] = []
                 let rows = try Statement(connection: connection, sql: "SELECT path, checksum, bytes FROM states", persistent: false)
                 while try rows.step() {
-                    let data = rows.data(2)
+                    let data = try rows.data(2)
                     if Checksum.stored(data) != rows.int64(1), let path = try? RestorationPath(validating: rows.string(0)) {
                         mismatches.append(path)
                     }

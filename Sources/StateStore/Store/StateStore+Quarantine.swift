@@ -43,7 +43,7 @@ extension StateStore {
                     encoding: StateEncoding(rawValue: statement.string(5)) ?? .binary,
                     checksum: statement.int64(6), updatedAt: Date(storedMilliseconds: statement.int64(7)),
                     reason: statement.string(8), quarantinedAt: Date(storedMilliseconds: statement.int64(9)),
-                    bytes: statement.data(10)
+                    bytes: try statement.data(10)
                 ))
             }
             return result

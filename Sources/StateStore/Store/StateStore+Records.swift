@@ -76,7 +76,7 @@ extension StateStore {
             defer { statement.reset() }
             statement.bind(scene, at: 1)
             statement.bind(setAside ? 1 : 0, at: 2)
-            return try statement.step() ? statement.data(0) : nil
+            return try statement.step() ? try statement.data(0) : nil
         }
     }
 

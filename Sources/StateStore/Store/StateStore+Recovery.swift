@@ -37,13 +37,19 @@ extension StateStore {
                 attempt += 1
                 destination = "\(path).broken-\(formatter.string(from: Date()))-\(attempt)"
             }
-            for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: path + suffix) {
+            // The WAL and its index first: a WAL left behind beside a fresh database would be
+            // replayed into it. On any failure, what was moved goes back.
+            var moved: [String] = []
+            for suffix in ["-wal", "-shm", ""] where FileManager.default.fileExists(atPath: path + suffix) {
                 guard rename(path + suffix, destination + suffix) == 0 else {
+                    let reason = String(cString: strerror(errno))
+                    for done in moved.reversed() { _ = rename(destination + done, path + done) }
                     throw .cannotOpen(file: path, SQLiteFailure(
                         extendedResultCode: 14,
-                        message: "could not move \(path + suffix) aside: \(String(cString: strerror(errno)))"
+                        message: "could not move \(path + suffix) aside (\(reason)); nothing was moved"
                     ))
                 }
+                moved.append(suffix)
             }
             return (try StateStore(path: path, options: options), Recovery(reason: error, movedTo: destination))
         }

@@ -109,7 +109,7 @@ extension StateStore {
             defer { statement.reset() }
             statement.bind(path.rawValue, at: 1)
             guard try statement.step() else { return nil }
-            return StoredState(path: path, row: statement, from: 0)
+            return try StoredState(path: path, row: statement, from: 0)
         }
     }
 

@@ -53,7 +53,8 @@ extension StoredState {
     static let columns = "type_name, version, generation, encoding, checksum, updated_at, bytes"
 
     /// The row `statement` is on, its ``columns`` starting at column `first`.
-    init(path: RestorationPath, row statement: Statement, from first: Int32) {
+    init(path: RestorationPath, row statement: Statement, from first: Int32) throws(StateStoreError) {
+        let bytes = try statement.data(first + 6)
         self.init(
             path: path,
             typeName: statement.string(first),
@@ -62,7 +63,7 @@ extension StoredState {
             encoding: StateEncoding(rawValue: statement.string(first + 3)) ?? .binary,
             checksum: statement.int64(first + 4),
             updatedAt: Date(storedMilliseconds: statement.int64(first + 5)),
-            bytes: statement.data(first + 6)
+            bytes: bytes
         )
     }
 }
