@@ -57,6 +57,7 @@ public final class RestorationCoordinator: LifecycleObserver {
         init(_ controller: ViewController) { self.controller = controller }
     }
     private var records: [ObjectIdentifier: Record] = [:]
+    private var recordsSweepThreshold = 64
 
     struct PendingWrite {
         var bytes: Data
@@ -98,9 +99,12 @@ public final class RestorationCoordinator: LifecycleObserver {
     func record(for controller: ViewController) -> Record {
         let key = ObjectIdentifier(controller)
         if let record = records[key], record.controller === controller { return record }
-        // A new instance (perhaps at the address of a deallocated one): start afresh.
-        if records.count > 64, records.count.isMultiple(of: 64) {
+        // A new instance (perhaps at the address of a deallocated one): start afresh. Dead
+        // records are dropped when the table has doubled since the last sweep, so the sweeps
+        // cost O(1) per insertion and the table stays within twice the live controllers.
+        if records.count >= recordsSweepThreshold {
             records = records.filter { $0.value.controller != nil }
+            recordsSweepThreshold = max(64, records.count * 2)
         }
         let record = Record(controller)
         records[key] = record

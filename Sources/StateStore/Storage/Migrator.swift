@@ -53,8 +53,13 @@ struct Migrator {
         let pending = try pending(for: connection)
         for migration in pending {
             try connection.writeTransaction { () throws(StateStoreError) in
-                // Checked again under the write lock: another process may have migrated meanwhile.
-                guard try appliedVersion(of: connection) < migration.version else { return }
+                // Checked again under the write lock: another process may have migrated meanwhile,
+                // perhaps past what this build knows.
+                let applied = try appliedVersion(of: connection)
+                guard applied <= latestVersion else {
+                    throw .schemaTooNew(file: connection.path, found: applied, supported: latestVersion)
+                }
+                guard applied < migration.version else { return }
                 try connection.execute(Self.bookkeeping)
                 try connection.execute(migration.sql)
                 let record = try connection.cached(

@@ -9,7 +9,9 @@ public struct PressureEvent: Sendable, Hashable, Codable {
     /// Resident set size before and after the application released its caches.
     public var rssBefore: UInt64
     public var rssAfter: UInt64
-    /// How long the response took, from the warning to the last cache released.
+    /// How long the response took: from the first controller's warning to the memory returned
+    /// to the system (controllers, caches, the critical flush, `malloc_trim`), not counting the
+    /// delay before the warning was handled.
     public var duration: Duration
 
     /// Bytes the response gave back (never negative).
