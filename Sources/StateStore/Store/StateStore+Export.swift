@@ -107,7 +107,7 @@ extension StateStore.WriteTransaction {
     public func removeEntries(updatedBefore date: Date) throws(StateStoreError) -> [StateStore.Entry] {
         let statement = try connection.cached("""
             DELETE FROM states WHERE updated_at < ?1
-            RETURNING path, version, length(bytes), updated_at, type_name, generation, encoding
+            RETURNING \(StateStore.Entry.columns)
             """)
         statement.bind(date.storedMilliseconds, at: 1)
         return try collectEntries(statement)
@@ -117,27 +117,14 @@ extension StateStore.WriteTransaction {
     public func removeEntries(under prefix: RestorationPath) throws(StateStoreError) -> [StateStore.Entry] {
         let statement = try connection.cached("""
             DELETE FROM states WHERE path = ?1 OR (path >= ?1 || '/' AND path < ?1 || '0')
-            RETURNING path, version, length(bytes), updated_at, type_name, generation, encoding
+            RETURNING \(StateStore.Entry.columns)
             """)
         statement.bind(prefix.rawValue, at: 1)
         return try collectEntries(statement)
     }
 
+    /// `RETURNING` gives no order: sort by path, as every listing is.
     private func collectEntries(_ statement: Statement) throws(StateStoreError) -> [StateStore.Entry] {
-        defer { statement.reset() }
-        var entries: [StateStore.Entry] = []
-        while try statement.step() {
-            guard let path = try? RestorationPath(validating: statement.string(0)) else { continue }
-            entries.append(StateStore.Entry(
-                path: path,
-                version: statement.int(1),
-                byteCount: statement.int(2),
-                updatedAt: Date(storedMilliseconds: statement.int64(3)),
-                typeName: statement.string(4),
-                generation: statement.int64(5),
-                encoding: StateEncoding(rawValue: statement.string(6)) ?? .binary
-            ))
-        }
-        return entries.sorted { $0.path < $1.path }
+        try StateStore.Entry.all(from: statement).sorted { $0.path < $1.path }
     }
 }

@@ -126,23 +126,7 @@ extension StateStore {
     /// Every stored state at `prefix` or below it (all of them when `prefix` is `nil`), sorted by path.
     public func entries(under prefix: RestorationPath? = nil) throws(StateStoreError) -> [Entry] {
         try withConnection { (connection) throws(StateStoreError) -> [Entry] in
-            let columns = "path, version, length(bytes), updated_at, type_name, generation, encoding"
-            let statement = try connection.selectStates(columns, under: prefix, cached: true)
-            defer { statement.reset() }
-            var entries: [Entry] = []
-            while try statement.step() {
-                guard let path = try? RestorationPath(validating: statement.string(0)) else { continue }
-                entries.append(Entry(
-                    path: path,
-                    version: statement.int(1),
-                    byteCount: statement.int(2),
-                    updatedAt: Date(storedMilliseconds: statement.int64(3)),
-                    typeName: statement.string(4),
-                    generation: statement.int64(5),
-                    encoding: StateEncoding(rawValue: statement.string(6)) ?? .binary
-                ))
-            }
-            return entries
+            try Entry.all(from: connection.selectStates(Entry.columns, under: prefix, cached: true))
         }
     }
 

@@ -68,6 +68,31 @@ extension StoredState {
     }
 }
 
+extension StateStore.Entry {
+    /// The columns ``all(from:)`` reads, in its order, path first.
+    static let columns = "path, version, length(bytes), updated_at, type_name, generation, encoding"
+
+    /// Every row `statement` returns, reading ``columns``; resets the statement. Rows whose
+    /// path is not a valid restoration path (only an outside edit makes one) are skipped.
+    static func all(from statement: Statement) throws(StateStoreError) -> [StateStore.Entry] {
+        defer { statement.reset() }
+        var entries: [StateStore.Entry] = []
+        while try statement.step() {
+            guard let path = try? RestorationPath(validating: statement.string(0)) else { continue }
+            entries.append(StateStore.Entry(
+                path: path,
+                version: statement.int(1),
+                byteCount: statement.int(2),
+                updatedAt: Date(storedMilliseconds: statement.int64(3)),
+                typeName: statement.string(4),
+                generation: statement.int64(5),
+                encoding: StateEncoding(rawValue: statement.string(6)) ?? .binary
+            ))
+        }
+        return entries
+    }
+}
+
 /// Milliseconds since 1970, as the schema stores times.
 extension Date {
     var storedMilliseconds: Int64 { Int64((timeIntervalSince1970 * 1000).rounded()) }
