@@ -66,18 +66,20 @@ struct Statectl: AsyncParsableCommand {
     /// Parses, runs and maps every error to ``ExitStatus`` — instead of argument-parser's
     /// default, which uses exit code 64 for usage errors and prints raw error values.
     static func main() async {
+        // A closed pipe on stdout (`statectl inspect | head -1`) ends writes, not the process.
+        signal(SIGPIPE, SIG_IGN)
         let command: ParsableCommand
         do {
             command = try parseAsRoot()
         } catch {
             // Help, --version and completion scripts arrive here too, with exit code 0.
             let code = exitCode(for: error)
-            let message = fullMessage(for: error)
             if code == .success {
+                let message = fullMessage(for: error)
                 if !message.isEmpty { print(message) }
                 Foundation.exit(0)
             }
-            Output.error(message)
+            Output.error(usageLine(for: error))
             Foundation.exit(code == .validationFailure ? ExitStatus.usage.rawValue : code.rawValue)
         }
         do {
@@ -93,5 +95,16 @@ struct Statectl: AsyncParsableCommand {
             if let message { Output.error(message) }
             Foundation.exit(status)
         }
+    }
+
+    /// A usage error as the one line every `statectl` error is: `statectl: <what is wrong>
+    /// (see `statectl <command> --help`).`, instead of argument-parser's three or four lines.
+    static func usageLine(for error: any Error) -> String {
+        var text = oneLine(message(for: error))
+        if text.hasPrefix("Error: ") { text.removeFirst("Error: ".count) }
+        let names = Set(configuration.subcommands.map { $0._commandName })
+        let command = CommandLine.arguments.dropFirst().first(where: names.contains)
+        let help = command.map { "statectl \($0) --help" } ?? "statectl --help"
+        return "statectl: " + sentence(text) + " See `\(help)`."
     }
 }

@@ -16,6 +16,9 @@ final class Connection {
         var readOnly = false
         var create = true
         var busyTimeout: Duration = .seconds(5)
+        /// Read the file as one that cannot change (`immutable=1`): no locks, no `-shm`, no WAL.
+        /// Only for a read-only open of a file with no WAL pages; see ``StateStore/connect(to:options:)``.
+        var immutable = false
     }
 
     init(path: String, options: OpenOptions) throws(StateStoreError) {
@@ -28,8 +31,13 @@ final class Connection {
             flags |= SQLITE_OPEN_READWRITE
             if options.create { flags |= SQLITE_OPEN_CREATE }
         }
+        var name = path
+        if options.immutable {
+            flags |= SQLITE_OPEN_URI
+            name = Self.immutableURI(for: path)
+        }
         var handle: OpaquePointer?
-        let code = sqlite3_open_v2(path, &handle, flags, nil)
+        let code = sqlite3_open_v2(name, &handle, flags, nil)
         guard code == SQLITE_OK, let handle else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))
             sqlite3_close_v2(handle)
@@ -46,6 +54,24 @@ final class Connection {
         // Until the store has accepted the file, closing must not checkpoint: a refused file
         // (newer schema, damage) keeps its -wal exactly as it was. See ``checkpointsOnClose``.
         checkpointsOnClose = false
+    }
+
+    /// `file:/absolute/path?immutable=1`, every byte but the unreserved ones and `/` percent-encoded.
+    /// See <https://www.sqlite.org/uri.html>.
+    static func immutableURI(for path: String) -> String {
+        let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        var uri = "file:"
+        for byte in absolute.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."),
+                 UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "/"):
+                uri.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                uri += String(format: "%%%02X", byte)
+            }
+        }
+        return uri + "?immutable=1"
     }
 
     /// Whether closing the last connection copies the WAL into the database and deletes it

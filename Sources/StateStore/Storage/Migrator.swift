@@ -44,6 +44,14 @@ struct Migrator {
         guard applied <= latestVersion else {
             throw .schemaTooNew(file: connection.path, found: applied, supported: latestVersion)
         }
+        if applied == 0, try connection.scalarInt("SELECT count(*) FROM sqlite_schema WHERE name = 'states'") ?? 0 > 0 {
+            // user_version and schema_migrations were both cleared by hand: applying 0001 again
+            // would fail half-way on "table states already exists".
+            throw .schemaMismatch(
+                file: connection.path,
+                detail: "it has StateStore's tables but records no schema version (PRAGMA user_version is 0 and schema_migrations is empty or missing)"
+            )
+        }
         return migrations.filter { $0.version > applied }
     }
 
@@ -71,6 +79,11 @@ struct Migrator {
                 try record.run()
                 try connection.execute("PRAGMA user_version = \(migration.version)")
             }
+        }
+        if !connection.readOnly, try connection.scalarInt("PRAGMA user_version") != Int64(latestVersion) {
+            // The header was reset by hand while schema_migrations kept the history: put it back,
+            // so other tools reading only the header see the right version.
+            try connection.execute("PRAGMA user_version = \(latestVersion)")
         }
         return pending
     }

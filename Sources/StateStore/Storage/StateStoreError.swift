@@ -60,6 +60,21 @@ public enum StateStoreError: Error, Sendable, Hashable, CustomStringConvertible 
     case invalidPath(String, reason: String)
     /// Any other SQLite failure.
     case sqlite(SQLiteFailure)
+    /// The path names something that is not a database file: empty, `":memory:"` (use
+    /// ``StateStore/inMemory(options:)``), an SQLite URI (`file:...`), or a name with a NUL byte.
+    case invalidDatabasePath(String, reason: String)
+    /// The path exists but is not a regular file (a directory, a FIFO, a device, a socket).
+    /// Nothing was opened: reading a FIFO or a device could block or never end.
+    case notARegularFile(file: String, kind: String)
+    /// The file is an SQLite database that belongs to another program: it is not marked with
+    /// StateStore's `PRAGMA application_id` and holds tables of its own. It was not modified.
+    case notAStateStore(file: String, reason: String)
+    /// The database is marked as StateStore's but its tables, columns or triggers are not the ones
+    /// this schema version defines (an outside edit). Nothing was written.
+    case schemaMismatch(file: String, detail: String)
+    /// A state's stored fields are outside what the store can keep using (a generation that can
+    /// no longer rise, a negative version, a time out of range).
+    case invalidState(path: RestorationPath, reason: String)
 
     /// Whether the same operation may succeed later, unchanged: a full disk, a lock held too
     /// long, an I/O error, memory. Other errors (a state too large, an invalid path, a
@@ -119,6 +134,16 @@ public enum StateStoreError: Error, Sendable, Hashable, CustomStringConvertible 
             "\"\(path)\" is not a valid restoration path: \(reason)."
         case .sqlite(let failure):
             failure.description
+        case .invalidDatabasePath(let path, let reason):
+            "\(path.debugDescription) is not a database file path: \(reason)."
+        case .notARegularFile(let file, let kind):
+            "\(file) is \(kind), not a database file. Nothing was opened or changed; point --db (or the path) at a regular file, or at a path that does not exist yet."
+        case .notAStateStore(let file, let reason):
+            "\(file) is an SQLite database of another program (\(reason)). It was left untouched; point --db (or the path) at a StateStore database or at a new file."
+        case .schemaMismatch(let file, let detail):
+            "The state database at \(file) does not have the schema StateStore wrote (\(detail)); it was changed outside StateStore. Nothing was written; restore a backup, or use StateStore.openOrRecover (or move the file aside) to start fresh."
+        case .invalidState(let path, let reason):
+            "The state at \(path) cannot be stored: \(reason)."
         }
     }
 }

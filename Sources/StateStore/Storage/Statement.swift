@@ -96,9 +96,19 @@ final class Statement {
         sqlite3_column_type(handle, column) == SQLITE_NULL
     }
 
+    /// The column as text, all of its bytes (a NUL inside does not end it); invalid UTF-8 is
+    /// repaired with U+FFFD. Use ``validText(_:)`` where the exact bytes matter.
     func string(_ column: Int32) -> String {
         guard let text = sqlite3_column_text(handle, column) else { return "" }
-        return String(cString: text)
+        let count = Int(sqlite3_column_bytes(handle, column))
+        return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
+    }
+
+    /// The column as text when its bytes are valid UTF-8, else `nil`.
+    func validText(_ column: Int32) -> String? {
+        guard let text = sqlite3_column_text(handle, column) else { return "" }
+        let count = Int(sqlite3_column_bytes(handle, column))
+        return String(validating: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
     }
 
     /// The column's bytes. SQLite returns no pointer for a non-empty value only when it ran

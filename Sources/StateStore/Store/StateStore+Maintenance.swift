@@ -51,9 +51,13 @@ extension StateStore {
 
     /// The migrations a database at `path` still needs, without changing it.
     /// Throws ``StateStoreError/schemaTooNew(file:found:supported:)`` for a newer database.
+    /// Refuses, as ``init(path:options:)`` does, a path that is not a plain regular file and a
+    /// database that is not StateStore's.
     public static func pendingMigrations(at path: String) throws(StateStoreError) -> [(version: Int, name: String)] {
-        let connection = try Connection(path: path, options: .init(readOnly: true, create: false))
-        _ = try connection.scalarInt("SELECT count(*) FROM sqlite_schema")
+        try validateDatabasePath(path)
+        try requireRegularFileOrNothing(at: path)
+        let connection = try connect(to: path, options: .init(readOnly: true))
+        try requireStateStore(connection)
         return try Migrator().pending(for: connection).map { ($0.version, $0.name) }
     }
 }

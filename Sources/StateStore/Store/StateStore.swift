@@ -85,26 +85,46 @@ public final class StateStore: Sendable {
     /// States removed at open because they were older than ``Options/retention``.
     public let prunedAtOpen: Int
 
+    /// Things found at open that the store could not put right itself, in words: a file
+    /// owned by another user that others may read, a folder that others may write to.
+    /// Empty for a store it created or could tighten. `statectl` prints them as warnings.
+    public let warnings: [String]
+
     /// Opens (creating and migrating when needed) the database at `path`.
-    public init(path: String, options: Options = .init()) throws(StateStoreError) {
+    ///
+    /// `path` is a plain file path: an empty path, `":memory:"` and SQLite URIs (`file:...`)
+    /// are refused with ``StateStoreError/invalidDatabasePath(_:reason:)`` (use ``inMemory(options:)``
+    /// for a store in memory), and anything that exists but is not a regular file with
+    /// ``StateStoreError/notARegularFile(file:kind:)``. A non-empty SQLite database that is not
+    /// marked as a StateStore database is refused with ``StateStoreError/notAStateStore(file:reason:)``
+    /// and never altered; one whose tables or triggers are not StateStore's with
+    /// ``StateStoreError/schemaMismatch(file:detail:)``.
+    ///
+    /// - Throws: ``StateStoreError``; every case leaves the file as it was.
+    public convenience init(path: String, options: Options = .init()) throws(StateStoreError) {
+        try Self.validateDatabasePath(path)
+        try self.init(location: path, inMemory: false, options: options)
+    }
+
+    private init(location path: String, inMemory isMemory: Bool, options: Options) throws(StateStoreError) {
         self.path = path
         self.options = options
-        let isMemory = path == ":memory:" || path.isEmpty
+        var warnings: [String] = []
         if !isMemory {
+            try Self.requireRegularFileOrNothing(at: path)
             try Self.refuseLostWAL(at: path)
-            if !options.readOnly { try Self.prepareFile(at: path) }
+            if !options.readOnly { warnings = try Self.prepareFile(at: path) }
         }
-        let connection = try Connection(
-            path: path,
-            options: .init(readOnly: options.readOnly, create: !options.readOnly, busyTimeout: options.busyTimeout)
-        )
+        let connection = try Self.connect(to: path, options: options)
         let migrator = Migrator()
         // The header's user_version first: a newer build's schema may use SQL this SQLite
         // cannot parse, which the probe would report as damage.
         if let header = try? connection.scalarInt("PRAGMA user_version"), Int(header) > migrator.latestVersion {
+            try Self.requireStateStore(connection)
             throw .schemaTooNew(file: path, found: Int(header), supported: migrator.latestVersion)
         }
         try Self.probe(connection, check: options.openCheck)
+        try Self.requireStateStore(connection)
         if options.readOnly {
             let found = try migrator.appliedVersion(of: connection)
             guard found <= migrator.latestVersion else {
@@ -113,10 +133,12 @@ public final class StateStore: Sendable {
             guard found == migrator.latestVersion else {
                 throw .schemaTooOld(file: path, found: found, required: migrator.latestVersion)
             }
+            try SchemaShape.verify(connection)
             schemaVersion = found
         } else {
-            // Refuse a newer schema before the first write: the file must stay byte-for-byte as it was.
-            _ = try migrator.pending(for: connection)
+            // Refuse a newer schema, or tables that are not ours, before the first write:
+            // the file must stay byte-for-byte as it was.
+            if try migrator.pending(for: connection).isEmpty { try SchemaShape.verify(connection) }
             if !isMemory {
                 let mode = try connection.strings("PRAGMA journal_mode = WAL").first
                 guard mode == "wal" else {
@@ -131,7 +153,7 @@ public final class StateStore: Sendable {
             if let pages = options.maximumPageCount {
                 _ = try connection.strings("PRAGMA max_page_count = \(max(1, pages))")
             }
-            try migrator.migrate(connection)
+            if !(try migrator.migrate(connection)).isEmpty { try SchemaShape.verify(connection) }
             schemaVersion = migrator.latestVersion
         }
         if let retention = options.retention, !options.readOnly {
@@ -148,12 +170,13 @@ public final class StateStore: Sendable {
         }
         // The file is accepted: from now on a clean close checkpoints and removes the WAL.
         if !options.readOnly { connection.checkpointsOnClose = true }
+        self.warnings = warnings
         self.connection = Mutex(connection)
     }
 
     /// A private in-memory store: the same schema and behaviour, nothing on disk.
     public static func inMemory(options: Options = .init()) throws(StateStoreError) -> StateStore {
-        try StateStore(path: ":memory:", options: options)
+        try StateStore(location: ":memory:", inMemory: true, options: options)
     }
 
     /// `$XDG_STATE_HOME/<appName>/state.sqlite`, else `~/.local/state/<appName>/state.sqlite`
@@ -171,34 +194,6 @@ public final class StateStore: Sendable {
     }
 
     // MARK: Opening
-
-    /// Creates missing folders with mode 0700 and a missing file with mode 0600, so
-    /// SQLite (which would use 0644) never makes restoration state world-readable.
-    private static func prepareFile(at path: String) throws(StateStoreError) {
-        let folder = (path as NSString).deletingLastPathComponent
-        if !folder.isEmpty {
-            var isDirectory: ObjCBool = false
-            if !FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory) {
-                do {
-                    try FileManager.default.createDirectory(
-                        atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700]
-                    )
-                } catch {
-                    throw .cannotOpen(file: path, SQLiteFailure(
-                        extendedResultCode: SQLITE_CANTOPEN,
-                        message: "cannot create the folder \(folder): \(error.localizedDescription)"
-                    ))
-                }
-            }
-        }
-        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else {
-            throw .cannotOpen(file: path, SQLiteFailure(
-                extendedResultCode: SQLITE_CANTOPEN, message: String(cString: strerror(errno))
-            ))
-        }
-        close(descriptor)
-    }
 
     /// A `-shm` file whose index lists WAL frames not yet copied into the database, beside a
     /// missing `-wal` file, means committed saves were lost with the WAL (a backup or copy that

@@ -38,7 +38,7 @@ extension Statectl {
             )
             let text = document.serialized(pretty: true) + "\n"
             guard let output else {
-                FileHandle.standardOutput.write(Data(text.utf8))
+                Output.standardOutput(text)
                 return
             }
             try AtomicFile.write(Data(text.utf8), to: output)

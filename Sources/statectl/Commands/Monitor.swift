@@ -47,8 +47,8 @@ extension Statectl {
         @Flag(help: "Print one sample and exit.")
         var once = false
 
-        @Option(help: ArgumentHelp("Time between samples: 1s, 500ms, 2m.", valueName: "duration"))
-        var interval = "1s"
+        @Option(help: ArgumentHelp("Time between samples: 1s, 500ms, 2m.", valueName: "duration"), transform: { try DurationValue(parsing: $0) })
+        var interval: DurationValue = try! DurationValue(parsing: "1s")
 
         @Option(help: "Stop after this many samples.")
         var count: Int?
@@ -62,9 +62,7 @@ extension Statectl {
         @OptionGroup var output: OutputOptions
 
         func validate() throws {
-            guard let duration = Self.duration(interval), duration > .zero else {
-                throw ValidationError("\"\(interval)\" is not a duration; use a number and a unit: 1s, 500ms, 2m.")
-            }
+            _ = try interval.requiring(atLeast: 10, "--interval")
             if let count, count < 1 { throw ValidationError("--count must be 1 or more.") }
             if once && count != nil { throw ValidationError("Use either --once or --count.") }
         }
@@ -72,7 +70,7 @@ extension Statectl {
         func run() async throws {
             let monitor = MemoryPressureMonitor(configuration: .init(root: root, cgroupPath: cgroup))
             let limit = once ? 1 : count
-            let pause = Self.duration(interval) ?? .seconds(1)
+            let pause = interval.duration
             var taken = 0
             while limit.map({ taken < $0 }) ?? true {
                 let sample: MemorySample
@@ -90,7 +88,7 @@ extension Statectl {
                     if taken == 0 { text = Self.header + "\n" }
                     text += Self.line(sample, at: now) + "\n"
                 }
-                FileHandle.standardOutput.write(Data(text.utf8))
+                Output.standardOutput(text)
                 taken += 1
                 if let limit, taken >= limit { break }
                 try await Task.sleep(for: pause)
@@ -171,20 +169,6 @@ extension Statectl {
             while root.count > 1 && root.hasSuffix("/") { root.removeLast() }
             guard root != "/", path.hasPrefix(root + "/") else { return path }
             return String(path.dropFirst(root.count))
-        }
-
-        /// `1s`, `500ms`, `2m`, `0.5s`; a bare number is seconds.
-        static func duration(_ text: String) -> Duration? {
-            let units: [(suffix: String, seconds: Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600)]
-            for unit in units where text.hasSuffix(unit.suffix) {
-                let number = text.dropLast(unit.suffix.count)
-                // "ms" also ends in "s": let the longer suffix win.
-                if unit.suffix == "s", number.hasSuffix("m") { continue }
-                guard let value = Double(number), value.isFinite, value >= 0 else { return nil }
-                return .milliseconds(Int64((value * unit.seconds * 1000).rounded()))
-            }
-            guard let value = Double(text), value.isFinite, value >= 0 else { return nil }
-            return .milliseconds(Int64((value * 1000).rounded()))
         }
     }
 }

@@ -27,8 +27,8 @@ extension Statectl {
         @OptionGroup var database: DatabaseOptions
         @OptionGroup var output: OutputOptions
 
-        @Option(help: ArgumentHelp("Remove states last updated longer ago than this (30d, 12h, 90m, 45s).", valueName: "duration"))
-        var olderThan: String?
+        @Option(help: ArgumentHelp("Remove states last updated longer ago than this (30d, 12h, 90m, 45s).", valueName: "duration"), transform: { try DurationValue(parsing: $0) })
+        var olderThan: DurationValue?
 
         @Option(name: .customLong("path"), help: ArgumentHelp("Remove the state at this path and every state below it.", valueName: "prefix"))
         var pathPrefix: String?
@@ -42,49 +42,14 @@ extension Statectl {
             case (.some, .some): throw ValidationError("Give either --older-than or --path, not both.")
             default: break
             }
-            if let olderThan, Self.seconds(olderThan) == nil {
-                throw ValidationError("\"\(olderThan)\" is not a duration; use a number and a unit: 30d, 12h, 90m, 45s, 2w or 1d12h.")
-            }
             if let pathPrefix {
                 do { _ = try RestorationPath(validating: pathPrefix) } catch { throw ValidationError(error.description) }
             }
         }
 
-        /// `30d` → 2592000. Units s, m, h, d, w; several may follow each other (`1d12h`).
-        static func seconds(_ text: String) -> Int64? {
-            var total: Int64 = 0
-            var number: Int64?
-            for character in text {
-                if let digit = character.wholeNumberValue, character.isASCII {
-                    let (times, overflow1) = (number ?? 0).multipliedReportingOverflow(by: 10)
-                    let (sum, overflow2) = times.addingReportingOverflow(Int64(digit))
-                    guard !overflow1, !overflow2 else { return nil }
-                    number = sum
-                    continue
-                }
-                let unit: Int64
-                switch character {
-                case "s": unit = 1
-                case "m": unit = 60
-                case "h": unit = 3600
-                case "d": unit = 86_400
-                case "w": unit = 604_800
-                default: return nil
-                }
-                guard let value = number else { return nil }
-                let (product, overflow1) = value.multipliedReportingOverflow(by: unit)
-                let (sum, overflow2) = total.addingReportingOverflow(product)
-                guard !overflow1, !overflow2, sum < 1 << 40 else { return nil }
-                total = sum
-                number = nil
-            }
-            guard number == nil, !text.isEmpty else { return nil }
-            return total
-        }
-
         func run() throws {
             let prefix = try pathPrefix.map { (text) throws(StateStoreError) in try RestorationPath(validating: text) }
-            let cutoff = olderThan.flatMap(Self.seconds).map { Date().addingTimeInterval(-Double($0)) }
+            let cutoff = olderThan.map { Date().addingTimeInterval(-$0.seconds) }
             let removed: [StateStore.Entry]
             if dryRun {
                 let store = try database.openReadOnly()
@@ -103,7 +68,7 @@ extension Statectl {
                 Output.json(kind: "prune", [
                     ("database", .string(database.path)),
                     ("dry_run", .bool(dryRun)),
-                    ("older_than", olderThan.map(JSON.string) ?? .null),
+                    ("older_than", olderThan.map { .string($0.description) } ?? .null),
                     ("cutoff", cutoff.map { .string(Format.iso8601($0)) } ?? .null),
                     ("path_prefix", prefix.map { .string($0.rawValue) } ?? .null),
                     ("count", .int(removed.count)),
@@ -113,7 +78,7 @@ extension Statectl {
                 return
             }
             let criterion = prefix.map { "at or below \($0)" }
-                ?? "not updated for \(olderThan ?? "") (before \(Format.table(cutoff ?? .distantPast)) UTC)"
+                ?? "not updated for \(olderThan?.description ?? "") (before \(Format.table(cutoff ?? .distantPast)) UTC)"
             if removed.isEmpty {
                 print("No states \(criterion) in \(database.path); nothing \(dryRun ? "would be" : "was") removed.")
                 return

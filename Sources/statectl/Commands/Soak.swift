@@ -122,13 +122,9 @@ extension Statectl {
         @Option(help: .hidden) var baseline: Int?
 
         func validate() throws {
-            guard SoakValues.parseDuration(duration) != nil else {
-                throw ValidationError("--duration must be a positive number of seconds, optionally with s, m or h: 90s, 15m, 2h.")
-            }
-            guard SoakValues.parseDuration(relaunchInterval) != nil else { throw ValidationError("--relaunch-interval must be a duration.") }
-            guard let limit = SoakValues.parseBytes(memoryLimit), limit >= 64 << 20 else {
-                throw ValidationError("--memory-limit must be at least 64MiB (e.g. 256MiB, 1GiB).")
-            }
+            _ = try DurationValue(parsing: duration).requiring(atLeast: 1000, "--duration")
+            _ = try DurationValue(parsing: relaunchInterval).requiring(atLeast: 100, "--relaunch-interval")
+            _ = try SizeValue(parsing: memoryLimit).requiring(64 << 20 ... 1 << 40, "--memory-limit")
             guard controllers >= 10 else { throw ValidationError("--controllers must be at least 10.") }
             guard rate > 0 else { throw ValidationError("--rate must be positive.") }
             if let db, db.isEmpty { throw ValidationError("--db needs a file path.") }

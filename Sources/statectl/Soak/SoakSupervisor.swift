@@ -125,7 +125,7 @@ final class SoakSupervisor {
         run.end = SoakValues.now()
         stopBallast()
         run.oomKills = cgroup?.oomKills ?? 0
-        if showsProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        if showsProgress { Output.standardError("\r\u{1B}[K") }
         if soakInterrupted.load(ordering: .relaxed) == 0, run.final != nil {
             verify()
         }
@@ -401,7 +401,7 @@ final class SoakSupervisor {
             Format.bytes(sample?.rss ?? 0) as NSString, Format.bytes(sample?.cache ?? 0) as NSString,
             Format.bytes(sample?.available ?? 0) as NSString, run.warnings.count, run.relaunches.count
         )
-        FileHandle.standardError.write(Data(("\r\u{1B}[K" + line).utf8))
+        Output.standardError("\r\u{1B}[K" + line)
     }
 
     // MARK: Verification and cleanup

@@ -3,40 +3,18 @@ import Glibc
 
 /// Small values `statectl soak` parses, generates and exchanges.
 enum SoakValues {
-    /// `90`, `90s`, `15m`, `2h`, `1.5m` → seconds. `nil` when malformed or not positive.
+    /// Seconds, in the grammar of every `statectl` duration option (``DurationValue``).
+    /// `nil` when malformed or not positive.
     static func parseDuration(_ text: String) -> Double? {
-        let trimmed = text.trimmingCharacters(in: .whitespaces).lowercased()
-        var number = trimmed
-        var scale = 1.0
-        if let last = trimmed.last, last.isLetter {
-            number = String(trimmed.dropLast())
-            switch last {
-            case "s": scale = 1
-            case "m": scale = 60
-            case "h": scale = 3600
-            default: return nil
-            }
-        }
-        guard let value = Double(number), value.isFinite, value > 0 else { return nil }
-        return value * scale
+        guard let value = try? DurationValue(parsing: text), value.milliseconds > 0 else { return nil }
+        return value.seconds
     }
 
-    /// `256MiB`, `256M`, `1GiB`, `512KiB`, `268435456` → bytes (binary units; `MB` is read as MiB
-    /// too, since cgroup limits are page-granular anyway). `nil` when malformed or not positive.
+    /// Bytes, in the grammar of every `statectl` size option (``SizeValue``). `nil` when
+    /// malformed or not positive.
     static func parseBytes(_ text: String) -> UInt64? {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
-        let digits = trimmed.prefix { $0.isNumber || $0 == "." }
-        let unit = trimmed.dropFirst(digits.count).trimmingCharacters(in: .whitespaces).lowercased()
-        guard let value = Double(digits), value > 0 else { return nil }
-        let scale: Double
-        switch unit {
-        case "", "b": scale = 1
-        case "k", "kb", "kib": scale = 1024
-        case "m", "mb", "mib": scale = 1024 * 1024
-        case "g", "gb", "gib": scale = 1024 * 1024 * 1024
-        default: return nil
-        }
-        return UInt64(value * scale)
+        guard let value = try? SizeValue(parsing: text), value.bytes > 0 else { return nil }
+        return UInt64(value.bytes)
     }
 
     /// FNV-1a, 64 bits: the harness's own checksum of a state's canonical bytes, independent

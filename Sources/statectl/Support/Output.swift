@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Writing to stdout and stderr, and the shape shared by every `--json` document.
 ///
@@ -29,9 +32,40 @@ enum Output {
     /// when a document changes incompatibly (a key removed or its meaning changed).
     static let schemaVersion = 1
 
-    /// One line (or a usage message) on stderr.
+    /// One line on stderr.
     static func error(_ message: String) {
-        FileHandle.standardError.write(Data((message + "\n").utf8))
+        write(message + "\n", to: STDERR_FILENO)
+    }
+
+    /// `text` on stdout, unbuffered (after anything `print` buffered).
+    static func standardOutput(_ text: String) {
+        fflush(nil)
+        write(text, to: STDOUT_FILENO)
+    }
+
+    /// `text` on stderr, unbuffered.
+    static func standardError(_ text: String) {
+        write(text, to: STDERR_FILENO)
+    }
+
+    /// Writes all of `text` to `descriptor`, and gives up quietly when the descriptor is closed,
+    /// full or a pipe nobody reads: reporting must never be what stops `statectl` (Foundation's
+    /// `FileHandle.write` traps on such a failure). `SIGPIPE` is ignored from ``Statectl/main()``.
+    private static func write(_ text: String, to descriptor: Int32) {
+        let bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { raw in
+                Glibc.write(descriptor, raw.baseAddress! + offset, raw.count - offset)
+            }
+            if written > 0 {
+                offset += written
+            } else if written < 0 && errno == EINTR {
+                continue
+            } else {
+                return
+            }
+        }
     }
 
     /// A `--json` document: `{"schema": 1, "kind": kind, ...members}`, pretty-printed on stdout.
@@ -42,4 +76,13 @@ enum Output {
     static func document(kind: String, _ members: [(key: String, value: JSON)]) -> JSON {
         .object([("schema", .int(schemaVersion)), ("kind", .string(kind))] + members)
     }
+}
+
+/// `text` ending with exactly one full stop (or its own `?`/`!`), so messages built from
+/// parts never end in "..".
+func sentence(_ text: String) -> String {
+    var text = text.trimmingCharacters(in: .whitespaces)
+    while text.hasSuffix("..") { text.removeLast() }
+    if let last = text.last, ".?!".contains(last) { return text }
+    return text + "."
 }

@@ -1,0 +1,100 @@
+import Foundation
+
+/// The shape of a StateStore database — its tables' columns, its indexes, and the absence of
+/// triggers — compared at open with the shape the embedded migrations produce.
+///
+/// An outside edit can drop a table (and the first save fails with a raw SQLite error), or add a
+/// trigger that diverts writes (and saves "succeed" while nothing is stored). Columns are compared
+/// by `PRAGMA table_xinfo` (name, declared type, NOT NULL, default, key position), not by the
+/// `CREATE` text, so comments and whitespace in old migrations never matter. Tables and indexes
+/// the application added beside ours are left alone; triggers and views on our tables are not.
+struct SchemaShape: Equatable, Sendable {
+    struct Column: Equatable, Sendable, CustomStringConvertible {
+        var name, type: String
+        var notNull: Bool
+        var defaultValue: String?
+        var primaryKeyPosition: Int
+        var description: String { "\(name) \(type)\(notNull ? " NOT NULL" : "")" }
+    }
+
+    /// Table name → columns in order.
+    var tables: [String: [Column]] = [:]
+    /// Index name → "table(column, ...)".
+    var indexes: [String: String] = [:]
+    /// "trigger name on table" or "view name", for every trigger and view in the file.
+    var extras: [String] = []
+
+    /// Reads the shape of the database `connection` is open on.
+    init(of connection: Connection) throws(StateStoreError) {
+        let objects = try Statement(connection: connection, sql: """
+            SELECT type, name, tbl_name FROM sqlite_schema
+            WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\' OR type = 'index' ORDER BY type, name
+            """, persistent: false)
+        var tableNames: [String] = [], indexNames: [(String, String)] = []
+        while try objects.step() {
+            let type = objects.string(0), name = objects.string(1), table = objects.string(2)
+            switch type {
+            case "table": tableNames.append(name)
+            case "index": indexNames.append((name, table))
+            case "trigger": extras.append("trigger \(name) on \(table)")
+            default: extras.append("\(type) \(name)")
+            }
+        }
+        for name in tableNames {
+            let info = try Statement(connection: connection, sql: "SELECT name, type, \"notnull\", dflt_value, pk FROM pragma_table_xinfo(?1)", persistent: false)
+            info.bind(name, at: 1)
+            var columns: [Column] = []
+            while try info.step() {
+                columns.append(Column(
+                    name: info.string(0), type: info.string(1), notNull: info.int(2) != 0,
+                    defaultValue: info.isNull(3) ? nil : info.string(3), primaryKeyPosition: info.int(4)
+                ))
+            }
+            tables[name] = columns
+        }
+        for (name, table) in indexNames {
+            let info = try Statement(connection: connection, sql: "SELECT name FROM pragma_index_info(?1) ORDER BY seqno", persistent: false)
+            info.bind(name, at: 1)
+            var columns: [String] = []
+            while try info.step() { columns.append(info.string(0)) }
+            indexes[name] = "\(table)(\(columns.joined(separator: ", ")))"
+        }
+    }
+
+    /// The shape this build's migrations give a new database, computed once per process.
+    static let expected: SchemaShape? = {
+        guard let connection = try? Connection(path: ":memory:", options: .init()),
+              (try? Migrator().migrate(connection)) != nil
+        else { return nil }
+        return try? SchemaShape(of: connection)
+    }()
+
+    /// What differs from ``expected`` in the way that matters: a missing or changed table or index
+    /// of ours, and any trigger or view. Empty when the database can be used as it is.
+    func problems(comparedWith expected: SchemaShape) -> [String] {
+        var problems: [String] = []
+        for (name, columns) in expected.tables.sorted(by: { $0.key < $1.key }) {
+            guard let found = tables[name] else { problems.append("the table \(name) is missing"); continue }
+            if found != columns {
+                problems.append("the table \(name) has the columns (\(found.map(\.description).joined(separator: ", "))), not (\(columns.map(\.description).joined(separator: ", ")))")
+            }
+        }
+        for (name, definition) in expected.indexes.sorted(by: { $0.key < $1.key }) where indexes[name] != definition {
+            problems.append(indexes[name] == nil ? "the index \(name) is missing" : "the index \(name) is on \(indexes[name]!), not \(definition)")
+        }
+        for extra in extras {
+            problems.append("the \(extra) is not StateStore's (a trigger can divert or drop writes)")
+        }
+        return problems
+    }
+
+    /// Throws ``StateStoreError/schemaMismatch(file:detail:)`` when the database's shape is not
+    /// the one this build's migrations produce.
+    static func verify(_ connection: Connection) throws(StateStoreError) {
+        guard let expected else { return }
+        let problems = try SchemaShape(of: connection).problems(comparedWith: expected)
+        if !problems.isEmpty {
+            throw .schemaMismatch(file: connection.path, detail: problems.joined(separator: "; "))
+        }
+    }
+}
