@@ -134,7 +134,7 @@ import Testing
         let db = folder.file("state.sqlite")
         let result = try CLI.run(arguments + ["--db", db])
         #expect(result.status == 2, "\(result)")
-        #expect(result.stderr.hasPrefix("Error: "))
+        #expect(result.stderr.hasPrefix("statectl: "))
         #expect(result.stderr.contains(message), "\(result)")
         #expect(!FileManager.default.fileExists(atPath: db))
     }

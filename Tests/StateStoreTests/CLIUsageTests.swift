@@ -21,7 +21,10 @@ import Testing
         for arguments in [["frobnicate"], ["inspect", "--no-such-flag"], ["import"], ["inspect", "--limit", "x"]] {
             let result = try CLI.run(arguments)
             #expect(result.status == 2, "\(arguments): \(result)")
-            #expect(result.stderr.hasPrefix("Error: "), "\(arguments)")
+            // One line, as every statectl error is.
+            #expect(result.stderr.hasPrefix("statectl: "), "\(arguments)")
+            #expect(result.stderr.filter { $0 == "\n" }.count == 1, "\(arguments): \(result)")
+            #expect(result.stderr.hasSuffix("--help`.\n"), "\(arguments): \(result)")
             #expect(result.stdout.isEmpty)
         }
     }

@@ -339,6 +339,9 @@ public final class RestorationCoordinator: LifecycleObserver {
             }
             apply(bytes: stored.bytes, version: stored.version, checksum: stored.checksum, to: controller,
                   record: record, path: path, quarantineOnFailure: true)
+        } catch .stateTooLarge(_, let byteCount, let limit) {
+            // Written by another tool past the budget: moved aside unread, never saved over.
+            quarantine(path, reason: "it is \(byteCount) bytes, over the \(limit)-byte maximumStateSize")
         } catch {
             report(.store(error))
         }

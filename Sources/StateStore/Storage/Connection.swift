@@ -174,6 +174,36 @@ final class Connection {
         return try body()
     }
 
+    /// The rowid of the last row inserted (`sqlite3_last_insert_rowid`).
+    var lastInsertedRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+
+    /// Copies `count` bytes from `table.column` of row `source` into `target.column` of row
+    /// `destination` (which must already hold a blob of that size, e.g. a `zeroblob`), a chunk
+    /// at a time through SQLite's incremental blob I/O, so a state of any size is moved without
+    /// ever being held in memory whole. See <https://www.sqlite.org/c3ref/blob_open.html>.
+    func copyBlob(
+        column: String, from table: String, row source: Int64, to target: String, row destination: Int64, count: Int
+    ) throws(StateStoreError) {
+        var reader: OpaquePointer?, writer: OpaquePointer?
+        defer { sqlite3_blob_close(reader); sqlite3_blob_close(writer) }
+        var code = sqlite3_blob_open(handle, "main", table, column, source, 0, &reader)
+        guard code == SQLITE_OK else { throw error(code, sql: nil) }
+        code = sqlite3_blob_open(handle, "main", target, column, destination, 1, &writer)
+        guard code == SQLITE_OK else { throw error(code, sql: nil) }
+        let chunk = min(max(count, 1), 1 << 20)
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: chunk, alignment: 16)
+        defer { buffer.deallocate() }
+        var offset = 0
+        while offset < count {
+            let length = Int32(min(chunk, count - offset))
+            code = sqlite3_blob_read(reader, buffer, length, Int32(offset))
+            guard code == SQLITE_OK else { throw error(code, sql: nil) }
+            code = sqlite3_blob_write(writer, buffer, length, Int32(offset))
+            guard code == SQLITE_OK else { throw error(code, sql: nil) }
+            offset += Int(length)
+        }
+    }
+
     /// Rows changed by the last INSERT, UPDATE or DELETE (`sqlite3_changes64`).
     var changes: Int { Int(sqlite3_changes64(handle)) }
 

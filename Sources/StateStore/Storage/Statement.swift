@@ -27,8 +27,14 @@ final class Statement {
 
     // MARK: Binding (1-based indices, as in SQLite)
 
+    /// Binds all of `value`'s UTF-8 bytes, a NUL inside included (a C string would end there).
     func bind(_ value: String, at index: Int32) {
-        sqlite3_bind_text(handle, index, value, -1, csqlite_transient())
+        var value = value
+        value.withUTF8 { bytes in
+            // An empty buffer may have no address, and a NULL pointer would bind NULL, not "".
+            let base = bytes.baseAddress.map { UnsafeRawPointer($0) } ?? UnsafeRawPointer(bitPattern: 1)!
+            sqlite3_bind_text(handle, index, base.assumingMemoryBound(to: CChar.self), Int32(bytes.count), csqlite_transient())
+        }
     }
 
     func bind(_ value: Int64, at index: Int32) {

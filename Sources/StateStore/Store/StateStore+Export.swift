@@ -32,16 +32,18 @@ extension StateStore {
 
     /// Every stored row at `prefix` or below it (all of them when `prefix` is `nil`), bytes
     /// included, sorted by path, read in one snapshot. Rows whose path is not a valid
-    /// ``RestorationPath`` (written outside the store) are skipped.
-    public func states(under prefix: RestorationPath? = nil) throws(StateStoreError) -> [StoredState] {
+    /// ``RestorationPath`` are listed by ``invalidRows()`` instead. A row longer than
+    /// `maximumSize` bytes is not loaded: it throws ``StateStoreError/stateTooLarge(path:byteCount:limit:)``.
+    public func states(under prefix: RestorationPath? = nil, maximumSize: Int = .max) throws(StateStoreError) -> [StoredState] {
         try withConnection { (connection) throws(StateStoreError) -> [StoredState] in
             try connection.readTransaction { () throws(StateStoreError) -> [StoredState] in
                 let columns = "path, " + StoredState.columns
                 let statement = try connection.selectStates(columns, under: prefix, cached: false)
+                statement.bind(maximumSize, at: 9)
                 var result: [StoredState] = []
                 while try statement.step() {
-                    guard let path = try? RestorationPath(validating: statement.string(0)) else { continue }
-                    result.append(try StoredState(path: path, row: statement, from: 1))
+                    guard case .success(let path) = RestorationPath.stored(in: statement, column: 0) else { continue }
+                    result.append(try StoredState(path: path, row: statement, from: 1, limit: maximumSize))
                 }
                 return result
             }
@@ -52,7 +54,8 @@ extension StateStore {
 extension StateStore.WriteTransaction {
     /// Writes `state` as given: type, version, encoding, checksum, update time and bytes.
     ///
-    /// A new path keeps `state.generation`. An existing row is replaced and gets
+    /// A new path keeps `state.generation`, which must lie in 1...``StoredState/maximumGeneration``,
+    /// and the version in 0...``StoredState/maximumVersion`` (else ``StateStoreError/invalidState(path:reason:)``). An existing row is replaced and gets
     /// `max(state.generation, stored generation + 1)`, so a running instance that has seen the
     /// old row still notices the change. Throws ``StateStoreError/stateTooLarge(path:byteCount:limit:)``
     /// over the store's ``StateStore/Options/maximumStateSize`` and
@@ -63,6 +66,12 @@ extension StateStore.WriteTransaction {
             throw .stateTooLarge(path: state.path, byteCount: state.bytes.count, limit: limit)
         }
         guard state.checksumIsValid else { throw .checksumMismatch(path: state.path) }
+        guard (1...StoredState.maximumGeneration).contains(state.generation) else {
+            throw .invalidState(path: state.path, reason: "its generation \(state.generation) is outside 1...\(StoredState.maximumGeneration)")
+        }
+        guard (0...StoredState.maximumVersion).contains(state.version) else {
+            throw .invalidState(path: state.path, reason: "its version \(state.version) is outside 0...\(StoredState.maximumVersion)")
+        }
         let upsert = try connection.cached("""
             INSERT INTO states(path, type_name, version, generation, encoding, checksum, updated_at, bytes)
             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
@@ -85,7 +94,7 @@ extension StateStore.WriteTransaction {
         }
     }
 
-    /// Every stored path, sorted (including ones that are not valid restoration paths).
+    /// Every stored path, sorted by bytes, invalid ones included (read whole: a NUL inside stays).
     public func storedPaths() throws(StateStoreError) -> [String] {
         let statement = try connection.cached("SELECT path FROM states ORDER BY path")
         defer { statement.reset() }
@@ -94,37 +103,65 @@ extension StateStore.WriteTransaction {
         return paths
     }
 
-    /// Removes the row stored under exactly `rawPath`, valid restoration path or not.
+    /// Removes every row whose path is not among `paths` (compared by their UTF-8 bytes, as the
+    /// database compares them), invalid paths included. Returns how many it removed.
     @discardableResult
-    public func remove(rawPath: String) throws(StateStoreError) -> Bool {
-        let statement = try connection.cached("DELETE FROM states WHERE path = ?1")
-        statement.bind(rawPath, at: 1)
-        try statement.run()
-        return connection.changes > 0
+    public func removeStates(notIn paths: Set<RestorationPath>) throws(StateStoreError) -> Int {
+        let scan = try connection.cached("SELECT rowid, path FROM states")
+        var doomed: [Int64] = []
+        while try scan.step() {
+            if case .success(let path) = RestorationPath.stored(in: scan, column: 1), paths.contains(path) { continue }
+            doomed.append(scan.int64(0))
+        }
+        scan.reset()
+        return try removeRows(doomed)
     }
 
-    /// Removes the states last written before `date` and returns them (without bytes), sorted by path.
+    /// Removes the rows whose path is not a valid restoration path and returns them.
+    public func removeInvalidRows() throws(StateStoreError) -> [StateStore.InvalidRow] {
+        let rows = try connection.invalidRows()
+        try removeRows(rows.map(\.rowID))
+        return rows
+    }
+
+    /// Removes the states last written before `date` and returns them (without bytes), sorted by
+    /// path. Rows with invalid paths are kept: they are listed, and removed, only as such.
     public func removeEntries(updatedBefore date: Date) throws(StateStoreError) -> [StateStore.Entry] {
-        let statement = try connection.cached("""
-            DELETE FROM states WHERE updated_at < ?1
-            RETURNING \(StateStore.Entry.columns)
-            """)
+        let statement = try connection.cached("SELECT rowid, \(StateStore.Entry.columns) FROM states WHERE updated_at < ?1 ORDER BY path")
         statement.bind(date.storedMilliseconds, at: 1)
-        return try collectEntries(statement)
+        return try removeListed(statement)
     }
 
-    /// Removes the states at `prefix` and below it and returns them (without bytes), sorted by path.
+    /// Removes the states at `prefix` and below it and returns them (without bytes), sorted by
+    /// path. Rows with invalid paths are kept: they are listed, and removed, only as such.
     public func removeEntries(under prefix: RestorationPath) throws(StateStoreError) -> [StateStore.Entry] {
-        let statement = try connection.cached("""
-            DELETE FROM states WHERE path = ?1 OR (path >= ?1 || '/' AND path < ?1 || '0')
-            RETURNING \(StateStore.Entry.columns)
-            """)
-        statement.bind(prefix.rawValue, at: 1)
-        return try collectEntries(statement)
+        let statement = try connection.selectStates("rowid, " + StateStore.Entry.columns, under: prefix, cached: true)
+        return try removeListed(statement)
     }
 
-    /// `RETURNING` gives no order: sort by path, as every listing is.
-    private func collectEntries(_ statement: Statement) throws(StateStoreError) -> [StateStore.Entry] {
-        try StateStore.Entry.all(from: statement).sorted { $0.path < $1.path }
+    /// Removes exactly the valid rows `statement` lists (rowid first, then ``StateStore/Entry/columns``),
+    /// so what is reported is what was removed.
+    private func removeListed(_ statement: Statement) throws(StateStoreError) -> [StateStore.Entry] {
+        var rows: [Int64] = []
+        var entries: [StateStore.Entry] = []
+        defer { statement.reset() }
+        while try statement.step() {
+            guard let entry = StateStore.Entry(row: statement, from: 1) else { continue }
+            rows.append(statement.int64(0))
+            entries.append(entry)
+        }
+        statement.reset()
+        try removeRows(rows)
+        return entries
+    }
+
+    @discardableResult
+    private func removeRows(_ rows: [Int64]) throws(StateStoreError) -> Int {
+        let delete = try connection.cached("DELETE FROM states WHERE rowid = ?1")
+        for row in rows {
+            delete.bind(row, at: 1)
+            try delete.run()
+        }
+        return rows.count
     }
 }

@@ -13,27 +13,36 @@ extension StateStore {
         public var pressureEventCount: Int
         /// Rows whose bytes no longer match their checksum.
         public var checksumMismatches: [RestorationPath]
+        /// Rows whose path is not a valid restoration path (see ``InvalidRow``).
+        public var invalidRows: [InvalidRow] = []
+        /// Rows whose generation is past ``StoredState/maximumGeneration``: saves to them would
+        /// soon fail, and an export could not carry the number exactly.
+        public var exhaustedGenerations: [RestorationPath] = []
+        /// `PRAGMA user_version`, the schema version in the file's header; equal to
+        /// ``schemaVersion`` unless the header was reset by hand.
+        public var headerSchemaVersion: Int = 0
 
-        /// No damage, no foreign edits, nothing quarantined.
+        /// No damage, no foreign edits, nothing quarantined, every row usable.
         public var isHealthy: Bool {
             integrity == ["ok"] && checksumMismatches.isEmpty && quarantineCount == 0
-                && schemaVersion == latestSchemaVersion
+                && schemaVersion == latestSchemaVersion && invalidRows.isEmpty && exhaustedGenerations.isEmpty
+                && headerSchemaVersion == schemaVersion
         }
     }
 
-    /// A full check: `PRAGMA integrity_check`, every row's checksum, and the counts.
+    /// A full check: `PRAGMA integrity_check`, every row's checksum, path and generation, the
+    /// header's schema version, and the counts. (The schema itself was verified at open.)
     /// Reads only; safe while other connections write.
     public func check() throws(StateStoreError) -> Health {
         try withConnection { (connection) throws(StateStoreError) -> Health in
             try connection.readTransaction { () throws(StateStoreError) -> Health in
                 let integrity = try connection.strings("PRAGMA integrity_check(100)")
-                var mismatches: [RestorationPath] = []
-                let rows = try Statement(connection: connection, sql: "SELECT path, checksum, bytes FROM states", persistent: false)
+                var mismatches: [RestorationPath] = [], exhausted: [RestorationPath] = []
+                let rows = try Statement(connection: connection, sql: "SELECT path, checksum, bytes, generation FROM states", persistent: false)
                 while try rows.step() {
-                    let data = try rows.data(2)
-                    if Checksum.stored(data) != rows.int64(1), let path = try? RestorationPath(validating: rows.string(0)) {
-                        mismatches.append(path)
-                    }
+                    guard case .success(let path) = RestorationPath.stored(in: rows, column: 0) else { continue }
+                    if Checksum.stored(try rows.data(2)) != rows.int64(1) { mismatches.append(path) }
+                    if !(1...StoredState.maximumGeneration).contains(rows.int64(3)) { exhausted.append(path) }
                 }
                 return Health(
                     integrity: integrity,
@@ -43,7 +52,10 @@ extension StateStore {
                     stateCount: Int(try connection.scalarInt("SELECT count(*) FROM states") ?? 0),
                     quarantineCount: Int(try connection.scalarInt("SELECT count(*) FROM quarantine") ?? 0),
                     pressureEventCount: Int(try connection.scalarInt("SELECT count(*) FROM pressure_events") ?? 0),
-                    checksumMismatches: mismatches
+                    checksumMismatches: mismatches,
+                    invalidRows: try connection.invalidRows(),
+                    exhaustedGenerations: exhausted,
+                    headerSchemaVersion: Int(try connection.scalarInt("PRAGMA user_version") ?? 0)
                 )
             }
         }

@@ -53,19 +53,35 @@ extension StateStore {
 
 extension StateStore.WriteTransaction {
     /// Moves the state at `path` to quarantine; see ``StateStore/quarantine(_:reason:)``.
+    ///
+    /// The bytes are copied a chunk at a time, never loaded whole, so a state far over
+    /// ``StateStore/Options/maximumStateSize`` (written by another tool) is moved aside with a
+    /// small, bounded amount of memory. The file grows by the state's size until SQLite reuses
+    /// the pages the old row leaves free.
     @discardableResult
     public func quarantine(_ path: RestorationPath, reason: String) throws(StateStoreError) -> Bool {
+        let find = try connection.cached("SELECT rowid, length(bytes) FROM states WHERE path = ?1")
+        find.bind(path.rawValue, at: 1)
+        guard try find.step() else { find.reset(); return false }
+        let source = find.int64(0), count = find.int(1)
+        find.reset()
         let copy = try connection.cached("""
             INSERT INTO quarantine(path, type_name, version, generation, encoding, checksum, updated_at,
                                    reason, quarantined_at, bytes)
-            SELECT path, type_name, version, generation, encoding, checksum, updated_at, ?2, ?3, bytes
-            FROM states WHERE path = ?1
+            SELECT path, type_name, version, generation, encoding, checksum, updated_at, ?2, ?3, zeroblob(?4)
+            FROM states WHERE rowid = ?1
             """)
-        copy.bind(path.rawValue, at: 1)
+        copy.bind(source, at: 1)
         copy.bind(reason, at: 2)
         copy.bind(Date().storedMilliseconds, at: 3)
+        copy.bind(count, at: 4)
         try copy.run()
-        guard connection.changes > 0 else { return false }
-        return try remove(path)
+        if count > 0 {
+            try connection.copyBlob(column: "bytes", from: "states", row: source, to: "quarantine", row: connection.lastInsertedRowID, count: count)
+        }
+        let remove = try connection.cached("DELETE FROM states WHERE rowid = ?1")
+        remove.bind(source, at: 1)
+        try remove.run()
+        return true
     }
 }

@@ -101,6 +101,10 @@ extension StateStore {
     }
 
     /// The row stored under `path`, bytes included, or `nil`.
+    ///
+    /// A row longer than ``Options/maximumStateSize`` (only another tool can write one) is not
+    /// read: it throws ``StateStoreError/stateTooLarge(path:byteCount:limit:)``; ``quarantine(_:reason:)``
+    /// moves it aside without loading it.
     public func state(at path: RestorationPath) throws(StateStoreError) -> StoredState? {
         try withConnection { (connection) throws(StateStoreError) -> StoredState? in
             let statement = try connection.cached(
@@ -108,8 +112,9 @@ extension StateStore {
             )
             defer { statement.reset() }
             statement.bind(path.rawValue, at: 1)
+            statement.bind(options.maximumStateSize, at: 9)
             guard try statement.step() else { return nil }
-            return try StoredState(path: path, row: statement, from: 0)
+            return try StoredState(path: path, row: statement, from: 0, limit: options.maximumStateSize)
         }
     }
 
@@ -123,7 +128,15 @@ extension StateStore {
         }
     }
 
-    /// Every stored state at `prefix` or below it (all of them when `prefix` is `nil`), sorted by path.
+    /// Every row whose path is not a valid restoration path, in rowid order; see ``InvalidRow``.
+    public func invalidRows() throws(StateStoreError) -> [InvalidRow] {
+        try withConnection { (connection) throws(StateStoreError) -> [InvalidRow] in
+            try connection.invalidRows()
+        }
+    }
+
+    /// Every stored state at `prefix` or below it (all of them when `prefix` is `nil`), sorted by
+    /// path. Rows whose path is not valid are listed by ``invalidRows()`` instead.
     public func entries(under prefix: RestorationPath? = nil) throws(StateStoreError) -> [Entry] {
         try withConnection { (connection) throws(StateStoreError) -> [Entry] in
             try Entry.all(from: connection.selectStates(Entry.columns, under: prefix, cached: true))
@@ -152,6 +165,23 @@ extension StateStore {
 }
 
 extension Connection {
+    /// See ``StateStore/invalidRows()``. Reads paths and sizes, never the bytes.
+    func invalidRows() throws(StateStoreError) -> [StateStore.InvalidRow] {
+        let statement = try cached("SELECT rowid, path, length(bytes), updated_at FROM states ORDER BY rowid")
+        defer { statement.reset() }
+        var rows: [StateStore.InvalidRow] = []
+        while try statement.step() {
+            guard case .failure(let error) = RestorationPath.stored(in: statement, column: 1) else { continue }
+            var reason = error.description
+            if case .invalidPath(_, let why) = error { reason = why }
+            rows.append(StateStore.InvalidRow(
+                rowID: statement.int64(0), path: statement.string(1), reason: reason,
+                byteCount: statement.int(2), updatedAt: Date(storedMilliseconds: statement.int64(3))
+            ))
+        }
+        return rows
+    }
+
     /// `SELECT columns FROM states` for the rows at `prefix` and below (all rows when `nil`),
     /// ordered by path, with the prefix bound. "a/b" and below is "a/b" plus the range
     /// ["a/b/", "a/b0"): "0" is the byte after "/", so the primary key's index serves it.

@@ -25,9 +25,32 @@ public struct StoredState: Sendable, Hashable {
 
     /// Whether ``bytes`` still match ``checksum``.
     public var checksumIsValid: Bool { Checksum.stored(bytes) == checksum }
+
+    /// The largest generation the store accepts from outside (``StateStore/WriteTransaction/insert(verbatim:)``):
+    /// 2⁵³, the largest integer a JSON document carries exactly, and far from `Int64.max`, where
+    /// the next save could no longer raise it.
+    public static let maximumGeneration: Int64 = 1 << 53
+
+    /// The largest version the store accepts from outside: `Int32.max`.
+    public static let maximumVersion = Int(Int32.max)
 }
 
 extension StateStore {
+    /// A row whose path is not a valid ``RestorationPath`` — an empty component, a control
+    /// character such as NUL, bytes that are not UTF-8 — which only an edit outside the store
+    /// makes. Listed by ``StateStore/invalidRows()`` and ``StateStore/check()``, never hidden,
+    /// and removed only by ``StateStore/WriteTransaction/removeInvalidRows()``.
+    public struct InvalidRow: Sendable, Hashable, Codable {
+        /// The row's `rowid`: the one handle such a row has.
+        public var rowID: Int64
+        /// The stored path, readable: bytes that are not UTF-8 become U+FFFD.
+        public var path: String
+        /// Why it is not a valid restoration path.
+        public var reason: String
+        public var byteCount: Int
+        public var updatedAt: Date
+    }
+
     /// One row of ``StateStore/entries(under:)``: what is stored at a path, without the bytes.
     public struct Entry: Sendable, Hashable {
         public var path: RestorationPath
@@ -49,11 +72,17 @@ extension StateStore {
 }
 
 extension StoredState {
-    /// The columns ``init(path:row:from:)`` reads, in its order.
-    static let columns = "type_name, version, generation, encoding, checksum, updated_at, bytes"
+    /// The columns ``init(path:row:from:)`` reads, in its order. `?9` is the largest state
+    /// loaded: a longer one reads as NULL, with its length beside it, so a row written outside
+    /// the store (500 MB, say) is refused without being read into memory.
+    static let columns = "type_name, version, generation, encoding, checksum, updated_at, CASE WHEN length(bytes) <= ?9 THEN bytes END, length(bytes)"
 
-    /// The row `statement` is on, its ``columns`` starting at column `first`.
-    init(path: RestorationPath, row statement: Statement, from first: Int32) throws(StateStoreError) {
+    /// The row `statement` is on, its ``columns`` starting at column `first`. Throws
+    /// ``StateStoreError/stateTooLarge(path:byteCount:limit:)`` for a row over `limit` bytes.
+    init(path: RestorationPath, row statement: Statement, from first: Int32, limit: Int) throws(StateStoreError) {
+        if statement.isNull(first + 6) {
+            throw .stateTooLarge(path: path, byteCount: statement.int(first + 7), limit: limit)
+        }
         let bytes = try statement.data(first + 6)
         self.init(
             path: path,
@@ -73,23 +102,40 @@ extension StateStore.Entry {
     static let columns = "path, version, length(bytes), updated_at, type_name, generation, encoding"
 
     /// Every row `statement` returns, reading ``columns``; resets the statement. Rows whose
-    /// path is not a valid restoration path (only an outside edit makes one) are skipped.
+    /// path is not a valid restoration path are left to ``StateStore/invalidRows()``.
     static func all(from statement: Statement) throws(StateStoreError) -> [StateStore.Entry] {
         defer { statement.reset() }
         var entries: [StateStore.Entry] = []
         while try statement.step() {
-            guard let path = try? RestorationPath(validating: statement.string(0)) else { continue }
-            entries.append(StateStore.Entry(
-                path: path,
-                version: statement.int(1),
-                byteCount: statement.int(2),
-                updatedAt: Date(storedMilliseconds: statement.int64(3)),
-                typeName: statement.string(4),
-                generation: statement.int64(5),
-                encoding: StateEncoding(rawValue: statement.string(6)) ?? .binary
-            ))
+            if let entry = StateStore.Entry(row: statement, from: 0) { entries.append(entry) }
         }
         return entries
+    }
+
+    /// The entry `statement` is on, ``columns`` from column `first`; `nil` for an invalid path.
+    init?(row statement: Statement, from first: Int32) {
+        guard case .success(let path) = RestorationPath.stored(in: statement, column: first) else { return nil }
+        self.init(
+            path: path,
+            version: statement.int(first + 1),
+            byteCount: statement.int(first + 2),
+            updatedAt: Date(storedMilliseconds: statement.int64(first + 3)),
+            typeName: statement.string(first + 4),
+            generation: statement.int64(first + 5),
+            encoding: StateEncoding(rawValue: statement.string(first + 6)) ?? .binary
+        )
+    }
+}
+
+extension RestorationPath {
+    /// The path stored in `column`, or why its bytes are not a valid path. Read with its length
+    /// (a NUL inside does not end it) and validated as UTF-8, so a damaged path never reads as
+    /// another row's path.
+    static func stored(in statement: Statement, column: Int32) -> Result<RestorationPath, StateStoreError> {
+        guard let text = statement.validText(column) else {
+            return .failure(.invalidPath(statement.string(column), reason: "its bytes are not valid UTF-8"))
+        }
+        return Result { () throws(StateStoreError) in try RestorationPath(validating: text) }
     }
 }
 

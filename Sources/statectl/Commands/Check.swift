@@ -8,13 +8,15 @@ extension Statectl {
         static let configuration = CommandConfiguration(
             abstract: "Check the database's integrity, schema version, checksums and quarantine.",
             discussion: """
-                Opens the database read-only and runs PRAGMA integrity_check, verifies every \
-                state's checksum, and counts states, quarantined rows and pressure events.
+                Opens the database read-only, verifies its tables, columns and triggers against \
+                the schema StateStore wrote, runs PRAGMA integrity_check, verifies every state's \
+                checksum, path and generation, and counts states, quarantined rows and pressure events.
 
                 Exit status: 0 when healthy; 1 when a problem is found (integrity errors, \
-                damage met while reading, checksum mismatches, quarantined rows, a schema older \
-                than this build's); 3 when the file cannot be opened (missing, not a database, \
-                newer schema).
+                damage met while reading, tables or triggers changed outside StateStore, checksum \
+                mismatches, invalid paths, exhausted generations, quarantined rows, a schema older \
+                than this build's); 3 when the file cannot be opened (missing, not a regular file, \
+                not a database, another program's database, newer schema).
 
                 Example:
                   statectl check --db ./state.sqlite
@@ -22,7 +24,9 @@ extension Statectl {
 
                 JSON (--json): {"schema": 1, "kind": "check", "database", "healthy", "problems": [..], \
                 "integrity": [..], "schema_version", "latest_schema_version", "journal_mode", \
-                "state_count", "quarantine_count", "pressure_event_count", "checksum_mismatches": [paths]}
+                "state_count", "quarantine_count", "pressure_event_count", "checksum_mismatches": [paths], \
+                "header_schema_version", "invalid_rows": [{"rowid", "path", "reason", "byte_count", \
+                "updated_at"}], "exhausted_generations": [paths]}
                 """
         )
 
@@ -38,7 +42,7 @@ extension Statectl {
                 health = try store.check()
             } catch {
                 switch error {
-                case .corrupt, .schemaTooOld:
+                case .corrupt, .schemaTooOld, .schemaMismatch:
                     report(path: path, failure: error)
                     throw ExitCode(ExitStatus.problemFound.rawValue)
                 default:
@@ -56,6 +60,15 @@ extension Statectl {
             if health.schemaVersion != health.latestSchemaVersion {
                 problems.append("schema version \(health.schemaVersion), this build uses \(health.latestSchemaVersion)")
             }
+            if health.headerSchemaVersion != health.schemaVersion {
+                problems.append("the header's user_version is \(health.headerSchemaVersion) while schema_migrations records \(health.schemaVersion); `statectl migrate` puts the header right")
+            }
+            if !health.invalidRows.isEmpty {
+                problems.append("\(health.invalidRows.count) row(s) have a path that is not a valid restoration path (\(health.invalidRows.map { "rowid \($0.rowID): \($0.reason)" }.joined(separator: "; "))); `statectl inspect` lists them, `statectl prune --invalid-paths` removes them")
+            }
+            if !health.exhaustedGenerations.isEmpty {
+                problems.append("\(health.exhaustedGenerations.count) state(s) have a generation past \(StoredState.maximumGeneration) and can no longer be saved or exported reliably (\(health.exhaustedGenerations.map(\.rawValue).joined(separator: ", "))); export and import them, or prune them")
+            }
             if output.json {
                 Output.json(kind: "check", [
                     ("database", .string(path)),
@@ -69,6 +82,9 @@ extension Statectl {
                     ("quarantine_count", .int(health.quarantineCount)),
                     ("pressure_event_count", .int(health.pressureEventCount)),
                     ("checksum_mismatches", .strings(health.checksumMismatches.map(\.rawValue))),
+                    ("header_schema_version", .int(health.headerSchemaVersion)),
+                    ("invalid_rows", .array(health.invalidRows.map(EntryOutput.json))),
+                    ("exhausted_generations", .strings(health.exhaustedGenerations.map(\.rawValue))),
                 ])
             } else {
                 print(Table.keyValue([

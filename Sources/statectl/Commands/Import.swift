@@ -10,8 +10,8 @@ extension Statectl {
             discussion: """
                 Reads the whole document and validates it before writing anything: the format \
                 and database schema versions (a newer one is refused, exit 3), every path, type, \
-                version, encoding and time, each state's size (at most the store's 1 MiB state \
-                limit), its checksum when present, and duplicate paths. The file may be at most \
+                version, encoding and time, each state's size (at most --max-state-size, 1 MiB by \
+                default, as the library's own limit), its checksum when present, and duplicate paths. The file may be at most \
                 256 MiB and nest at most 64 levels deep. Any problem refuses the whole import \
                 (exit 1) and leaves the database as it was.
 
@@ -41,24 +41,18 @@ extension Statectl {
         @Flag(help: "Also remove stored states whose paths are not in the document.")
         var replace = false
 
+        @OptionGroup var limit: StateSizeOptions
+
         func run() throws {
-            let maximumStateSize = StateStore.Options().maximumStateSize
+            let maximumStateSize = Int(limit.maximumStateSize.bytes)
             // Everything is validated before the database is even opened.
             let states = try ExportDocument.read(file: file, maximumStateSize: maximumStateSize)
-            let store = try database.openForWriting()
-            // Paths compared by bytes, as the database's primary key compares them (a String
-            // would call "é" and "e\u{301}" the same path).
-            let incoming = Set(states.map { Array($0.path.rawValue.utf8) })
+            let store = try database.openForWriting(maximumStateSize: maximumStateSize)
             let replace = self.replace
             let (created, replaced, removed) = try store.write { (transaction) throws(StateStoreError) -> (Int, Int, Int) in
                 let stored = try transaction.storedPaths()
                 let existing = Set(stored.map { Array($0.utf8) })
-                var removed = 0
-                if replace {
-                    for path in stored where !incoming.contains(Array(path.utf8)) {
-                        if try transaction.remove(rawPath: path) { removed += 1 }
-                    }
-                }
+                let removed = replace ? try transaction.removeStates(notIn: Set(states.map(\.path))) : 0
                 var created = 0, replaced = 0
                 for state in states {
                     try transaction.insert(verbatim: state)

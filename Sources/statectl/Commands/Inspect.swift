@@ -30,7 +30,8 @@ extension Statectl {
 
                 JSON (--json), by "kind":
                   "entries":     {"prefix", "count", "total_bytes", "entries": [{"path", "type_name", \
-                "version", "encoding", "byte_count", "generation", "updated_at"}]}
+                "version", "encoding", "byte_count", "generation", "updated_at"}], "invalid_rows": \
+                [{"rowid", "path", "reason", "byte_count", "updated_at"}] (rows whose path is not valid)}
                   "state":       {"path", "type_name", "version", "encoding", "byte_count", "generation", \
                 "updated_at", "checksum" (16 hex digits), "checksum_valid", and "value" (a JSON state) or \
                 "base64" (any other bytes)}
@@ -90,10 +91,19 @@ extension Statectl {
             if quarantine { return try showQuarantine(store) }
             if hierarchy { return try showHierarchy(store) }
             let prefix = try path.map { (path) throws(StateStoreError) in try RestorationPath(validating: path) }
-            if let prefix, !list, let state = try store.state(at: prefix) {
-                return show(state)
+            if let prefix, !list {
+                let state: StoredState?
+                switch Result(catching: { () throws(StateStoreError) in try store.state(at: prefix) }) {
+                case .success(let found): state = found
+                case .failure(.stateTooLarge(_, let byteCount, let limit)):
+                    throw CLIError(message: "The state at \(prefix) is \(Format.bytes(byteCount)), over the \(Format.bytes(limit)) inspect shows; `statectl inspect --list \(prefix)` lists it and `statectl export --max-state-size SIZE` writes it out.")
+                case .failure(let error): throw error
+                }
+                if let state { return show(state) }
             }
             let entries = try store.entries(under: prefix)
+            // Rows no restoration path can name are listed with the whole database, never hidden.
+            let invalid = prefix == nil ? try store.invalidRows() : []
             if let prefix, entries.isEmpty, !list {
                 throw CLIError(message: "Nothing is stored at or below \(prefix) in \(database.path).")
             }
@@ -103,10 +113,12 @@ extension Statectl {
                     ("count", .int(entries.count)),
                     ("total_bytes", .int(entries.reduce(0) { $0 + $1.byteCount })),
                     ("entries", .array(entries.map(EntryOutput.json))),
+                    ("invalid_rows", .array(invalid.map(EntryOutput.json))),
                 ])
                 return
             }
             print(Self.entriesText(entries, prefix: prefix, databasePath: database.path))
+            if !invalid.isEmpty { print("\n" + EntryOutput.table(invalid)) }
         }
 
         /// What `statectl inspect [PREFIX]` prints: the table of `entries` and a summary line,

@@ -8,7 +8,7 @@ extension Statectl {
         static let configuration = CommandConfiguration(
             abstract: "Remove states not updated for a while, or the states at and below a path.",
             discussion: """
-                Give exactly one of --older-than and --path. --older-than takes a duration: a \
+                Give exactly one of --older-than, --path and --invalid-paths. --older-than takes a duration: a \
                 number and a unit, s (seconds), m (minutes), h (hours), d (days) or w (weeks), \
                 and combinations such as 1d12h. Prints the states removed, in one transaction; \
                 --dry-run prints what would be removed and changes nothing. Quarantined rows, \
@@ -33,14 +33,17 @@ extension Statectl {
         @Option(name: .customLong("path"), help: ArgumentHelp("Remove the state at this path and every state below it.", valueName: "prefix"))
         var pathPrefix: String?
 
+        @Flag(name: .customLong("invalid-paths"), help: "Remove the rows whose path is not a valid restoration path (as `statectl inspect` lists them).")
+        var invalidPaths = false
+
         @Flag(help: "Print what would be removed without removing it.")
         var dryRun = false
 
         func validate() throws {
-            switch (olderThan, pathPrefix) {
-            case (nil, nil): throw ValidationError("Give --older-than DURATION or --path PREFIX.")
-            case (.some, .some): throw ValidationError("Give either --older-than or --path, not both.")
-            default: break
+            switch [olderThan != nil, pathPrefix != nil, invalidPaths].filter({ $0 }).count {
+            case 0: throw ValidationError("Give --older-than DURATION, --path PREFIX or --invalid-paths.")
+            case 1: break
+            default: throw ValidationError("Give only one of --older-than, --path and --invalid-paths.")
             }
             if let pathPrefix {
                 do { _ = try RestorationPath(validating: pathPrefix) } catch { throw ValidationError(error.description) }
@@ -48,6 +51,7 @@ extension Statectl {
         }
 
         func run() throws {
+            if invalidPaths { return try pruneInvalidRows() }
             let prefix = try pathPrefix.map { (text) throws(StateStoreError) in try RestorationPath(validating: text) }
             let cutoff = olderThan.map { Date().addingTimeInterval(-$0.seconds) }
             let removed: [StateStore.Entry]
@@ -77,6 +81,7 @@ extension Statectl {
                 ])
                 return
             }
+            defer { noteInvalidRowsKept() }
             let criterion = prefix.map { "at or below \($0)" }
                 ?? "not updated for \(olderThan?.description ?? "") (before \(Format.table(cutoff ?? .distantPast)) UTC)"
             if removed.isEmpty {
@@ -86,6 +91,43 @@ extension Statectl {
             print(EntryOutput.table(removed))
             let noun = removed.count == 1 ? "state" : "states"
             print("\(dryRun ? "Would remove" : "Removed") \(removed.count) \(noun) (\(Format.bytes(total))) \(criterion) from \(database.path)." + (dryRun ? " Nothing was changed (--dry-run)." : ""))
+        }
+
+        /// `--invalid-paths`: removes (or, with --dry-run, lists) the rows no restoration path names.
+        private func pruneInvalidRows() throws {
+            let rows: [StateStore.InvalidRow]
+            if dryRun {
+                rows = try database.openReadOnly().invalidRows()
+            } else {
+                try database.requireExistingFile()
+                rows = try database.openForWriting().write { (transaction) throws(StateStoreError) in
+                    try transaction.removeInvalidRows()
+                }
+            }
+            if output.json {
+                Output.json(kind: "prune", [
+                    ("database", .string(database.path)),
+                    ("dry_run", .bool(dryRun)),
+                    ("count", .int(rows.count)),
+                    ("total_bytes", .int(rows.reduce(0) { $0 + $1.byteCount })),
+                    ("removed_invalid_rows", .array(rows.map(EntryOutput.json))),
+                ])
+                return
+            }
+            if rows.isEmpty {
+                print("No rows with invalid paths in \(database.path); nothing \(dryRun ? "would be" : "was") removed.")
+                return
+            }
+            print(EntryOutput.table(rows).split(separator: "\n").dropFirst().dropLast().joined(separator: "\n"))
+            let noun = rows.count == 1 ? "row" : "rows"
+            print("\(dryRun ? "Would remove" : "Removed") \(rows.count) \(noun) with invalid paths from \(database.path)." + (dryRun ? " Nothing was changed (--dry-run)." : ""))
+        }
+
+        /// Rows with invalid paths are never removed by --older-than or --path (they could not be
+        /// listed by path); say that they are there.
+        private func noteInvalidRowsKept() {
+            guard !output.json, let rows = try? database.openReadOnly().invalidRows(), !rows.isEmpty else { return }
+            print("Kept \(rows.count) row(s) whose path is not a valid restoration path; `statectl prune --invalid-paths` removes them.")
         }
     }
 }

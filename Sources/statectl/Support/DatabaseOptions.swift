@@ -51,12 +51,30 @@ struct DatabaseOptions: ParsableArguments {
     /// Opens read-only: never creates, migrates or writes; works beside a writing application (WAL).
     func openReadOnly(openCheck: StateStore.Options.OpenCheck = .quick) throws(StateStoreError) -> StateStore {
         try requireExistingFile()
-        return try StateStore(path: path, options: .init(readOnly: true, openCheck: openCheck))
+        return try StateStore(path: path, options: .init(readOnly: true, openCheck: openCheck)).reportingWarnings()
     }
 
     /// Opens for writing, creating and migrating the file when needed.
-    func openForWriting() throws(StateStoreError) -> StateStore {
-        try StateStore(path: path)
+    func openForWriting(maximumStateSize: Int = StateStore.Options().maximumStateSize) throws(StateStoreError) -> StateStore {
+        try StateStore(path: path, options: .init(maximumStateSize: maximumStateSize)).reportingWarnings()
+    }
+}
+
+/// `--max-state-size`, shared by `export` and `import` so that what one writes the other accepts.
+struct StateSizeOptions: ParsableArguments {
+    @Option(
+        name: .customLong("max-state-size"),
+        help: ArgumentHelp("The largest state accepted, as the application's StateStore.Options.maximumStateSize (default 1MiB).", valueName: "size"),
+        transform: { try SizeValue(parsing: $0).requiring(1 ... 1 << 30, "--max-state-size") }
+    )
+    var maximumStateSize = try! SizeValue(parsing: "1MiB")
+}
+
+extension StateStore {
+    /// Prints what the store could not put right at open as `statectl: warning:` lines.
+    func reportingWarnings() -> StateStore {
+        for warning in warnings { Output.error("statectl: warning: " + sentence(warning)) }
+        return self
     }
 }
 

@@ -37,6 +37,31 @@ enum EntryOutput {
         return "\(entries.count) \(entries.count == 1 ? "state" : "states"), \(Format.bytes(total))"
     }
 
+    // MARK: Invalid rows
+
+    /// `{"rowid", "path", "reason", "byte_count", "updated_at"}`; the path as JSON escapes it,
+    /// so a NUL or another control character is visible.
+    static func json(_ row: StateStore.InvalidRow) -> JSON {
+        .object([
+            ("rowid", .int(row.rowID)),
+            ("path", .string(row.path)),
+            ("reason", .string(row.reason)),
+            ("byte_count", .int(row.byteCount)),
+            ("updated_at", .string(Format.iso8601(row.updatedAt))),
+        ])
+    }
+
+    /// ROWID, PATH (escaped), SIZE, REASON; and a line saying what the rows are.
+    static func table(_ rows: [StateStore.InvalidRow]) -> String {
+        var table = Table(["ROWID", "PATH (ESCAPED)", "SIZE", "REASON"], rightAligned: [0, 2])
+        for row in rows {
+            table.append([String(row.rowID), String(row.path.debugDescription.dropFirst().dropLast()), Format.bytes(row.byteCount), row.reason])
+        }
+        let noun = rows.count == 1 ? "row has a path that is" : "rows have paths that are"
+        return "\(rows.count) \(noun) not a valid restoration path (written outside StateStore; no controller can restore them):\n"
+            + table.render() + "\n`statectl prune --invalid-paths` removes them; `statectl check` reports them."
+    }
+
     // MARK: Quarantine
 
     static func json(_ state: StateStore.QuarantinedState) -> JSON {

@@ -155,12 +155,15 @@ enum ExportDocument {
         let path: RestorationPath
         do { path = try RestorationPath(validating: rawPath) } catch { throw problem(error.description) }
         guard let typeName = item["type_name"].flatMap(string) else { throw problem("\"type_name\" is missing or not a string") }
-        guard let version = item["version"].flatMap(integer), version >= 0 else {
-            throw problem("\"version\" is missing or not an integer ≥ 0")
+        guard let version = item["version"].flatMap(integer), (0...StoredState.maximumVersion).contains(version) else {
+            throw problem("\"version\" is missing or not an integer from 0 to \(StoredState.maximumVersion)")
         }
         var generation: Int64 = 1
         if let value = item["generation"] {
-            guard let number = integer(value), number >= 1 else { throw problem("\"generation\" is not an integer ≥ 1") }
+            // Bounded so the row can still be saved (its generation rises) and exported exactly.
+            guard let number = integer(value), (1...StoredState.maximumGeneration).contains(Int64(number)) else {
+                throw problem("\"generation\" is not an integer from 1 to \(StoredState.maximumGeneration)")
+            }
             generation = Int64(number)
         }
         guard let encodingName = item["encoding"].flatMap(string), let encoding = StateEncoding(rawValue: encodingName) else {

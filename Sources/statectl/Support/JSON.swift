@@ -177,12 +177,20 @@ struct JSONParser {
     private mutating func parseObject(depth: Int) throws(JSONParseError) -> JSON {
         index += 1
         var members: [(key: String, value: JSON)] = []
+        // Keys compared by their UTF-8 bytes: a repeated key is refused, never silently
+        // resolved to its first (or last) value.
+        var keys: Set<[UInt8]> = []
         skipWhitespace()
         if current == UInt8(ascii: "}") { index += 1; return .object(members) }
         while true {
             skipWhitespace()
             guard current == UInt8(ascii: "\"") else { throw failure("expected a string key") }
+            let keyStart = index
             let key = try parseString()
+            guard keys.insert(Array(key.utf8)).inserted else {
+                index = keyStart
+                throw failure("the key \(key.debugDescription) appears twice in one object")
+            }
             skipWhitespace()
             guard current == UInt8(ascii: ":") else { throw failure("expected \":\"") }
             index += 1
