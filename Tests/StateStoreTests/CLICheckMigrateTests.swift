@@ -139,7 +139,10 @@ import Testing
               "state_count": 4,
               "quarantine_count": 0,
               "pressure_event_count": 1,
-              "checksum_mismatches": []
+              "checksum_mismatches": [],
+              "header_schema_version": 3,
+              "invalid_rows": [],
+              "exhausted_generations": []
             }
 
             """)

@@ -23,7 +23,8 @@ import Testing
               "prefix": null,
               "count": 0,
               "total_bytes": 0,
-              "entries": []
+              "entries": [],
+              "invalid_rows": []
             }
 
             """)
@@ -84,7 +85,8 @@ import Testing
                   "generation": 1,
                   "updated_at": "2026-01-02T03:04:06.000Z"
                 }
-              ]
+              ],
+              "invalid_rows": []
             }
 
             """)

@@ -122,8 +122,8 @@ import Testing
     }
 
     @Test(arguments: [
-        (["prune"], "Give --older-than DURATION or --path PREFIX."),
-        (["prune", "--older-than", "30d", "--path", "root"], "Give either --older-than or --path, not both."),
+        (["prune"], "Give --older-than DURATION, --path PREFIX or --invalid-paths."),
+        (["prune", "--older-than", "30d", "--path", "root"], "Give only one of --older-than, --path and --invalid-paths."),
         (["prune", "--older-than", "30 days"], "is not a duration"),
         (["prune", "--older-than", "d"], "is not a duration"),
         (["prune", "--older-than", "99999999999999999999d"], "is not a duration"),

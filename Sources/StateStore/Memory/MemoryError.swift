@@ -18,6 +18,9 @@ public enum MemoryError: Error, Sendable, Equatable, CustomStringConvertible {
     case malformedLine(file: String, line: Int, text: String)
     /// No memory cgroup could be found for the process.
     case cgroupNotFound(detail: String)
+    /// The path is a FIFO, a device, a directory or a socket, not the regular file the kernel
+    /// shows for every `/proc` and `/sys` entry; it was not read (a FIFO would block forever).
+    case notARegularFile(path: String)
 
     public var description: String {
         switch self {
@@ -32,6 +35,8 @@ public enum MemoryError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(file) line \(line): \(key) has the non-numeric value \(quoted(text)); the file is corrupt or not what it claims to be"
         case let .malformedLine(file, line, text):
             return "\(file) line \(line): cannot parse \(quoted(text)); the file is corrupt or in an unknown format"
+        case let .notARegularFile(path):
+            return "\(path) is not a regular file, as kernel files under /proc and /sys are; it was not read (point --root at a copy of /proc and /sys, not at pipes or devices)"
         case let .cgroupNotFound(detail):
             return "no memory cgroup found: \(detail); pass Configuration.cgroupPath to choose one explicitly"
         }

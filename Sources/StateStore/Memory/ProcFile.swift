@@ -5,9 +5,12 @@ import Glibc
 enum ProcFile {
     /// The whole file as text. Invalid UTF-8 is repaired, not rejected: parsers decide what is garbage.
     static func read(_ path: String, limit: Int = 1 << 20) throws(MemoryError) -> String {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        // O_NONBLOCK: opening a FIFO must not wait for a writer. Kernel files are regular.
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
         if fd < 0 { throw .unreadable(path: path, errno: errno) }
         defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { throw .notARegularFile(path: path) }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 8192)
         while bytes.count < limit {

@@ -56,7 +56,7 @@ public struct RestorationPath: Hashable, Sendable, Comparable, Codable,
         if component.isEmpty { return "a component is empty" }
         if component.unicodeScalars.contains("/") { return "the component \"\(component)\" contains \"/\"" }
         if component.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
-            return "the component \"\(component.debugDescription)\" contains a control character"
+            return "the component \(component.debugDescription) contains a control character"
         }
         return nil
     }

@@ -10,9 +10,9 @@ extension ExitStatus {
     static func describe(_ error: any Error, command: ParsableCommand.Type) -> (Int32, String?) {
         switch error {
         case let error as StateStoreError:
-            return (forStoreError(error).rawValue, "statectl: " + oneLine(error.description))
+            return (forStoreError(error).rawValue, "statectl: " + sentence(oneLine(error.description)))
         case let error as CLIError:
-            return (error.status.rawValue, "statectl: " + oneLine(error.message))
+            return (error.status.rawValue, "statectl: " + sentence(oneLine(error.message)))
         case let error as ExitCode:
             // Thrown after the command has printed its own report (e.g. `check` on a damaged file).
             return (error.rawValue, nil)
@@ -24,8 +24,8 @@ extension ExitStatus {
                 if !message.isEmpty { print(message) }
                 return (0, nil)
             }
-            let status = code == .validationFailure ? ExitStatus.usage.rawValue : code.rawValue
-            return (status, message.isEmpty ? nil : message)
+            if code == .validationFailure { return (ExitStatus.usage.rawValue, Statectl.usageLine(for: error)) }
+            return (code.rawValue, message.isEmpty ? nil : "statectl: " + sentence(oneLine(message)))
         }
     }
 }

@@ -81,7 +81,9 @@ enum ExportDocument {
         guard stat(file, &info) == 0 else {
             throw CLIError(message: "Cannot read \(file): \(String(cString: strerror(errno))). Nothing was imported.")
         }
-        guard (info.st_mode & S_IFMT) == S_IFREG else { throw refuse("not a regular file") }
+        guard (info.st_mode & S_IFMT) == S_IFREG else {
+            throw refuse("it is not a regular file (a directory, FIFO or device); give the path of an export document")
+        }
         guard Int(info.st_size) <= maximumFileSize else {
             throw refuse("the file is \(Format.bytes(Int(info.st_size))), over the \(Format.bytes(maximumFileSize)) import limit")
         }
@@ -183,7 +185,7 @@ enum ExportDocument {
         case (nil, let encoded?):
             guard let text = string(encoded), text.count <= (maximumStateSize / 3 + 2) * 4,
                   let decoded = Data(base64Encoded: text)
-            else { throw problem("\"base64\" is not valid base64 of at most \(maximumStateSize) bytes") }
+            else { throw problem("\"base64\" is not valid base64, or holds more than the \(maximumStateSize) bytes --max-state-size allows") }
             bytes = decoded
         case (nil, nil):
             throw problem("the state has neither \"value\" nor \"base64\"")
@@ -191,7 +193,7 @@ enum ExportDocument {
             throw problem("the state has both \"value\" and \"base64\"; keep one")
         }
         guard bytes.count <= maximumStateSize else {
-            throw problem(StateStoreError.stateTooLarge(path: path, byteCount: bytes.count, limit: maximumStateSize).description)
+            throw problem("the state is \(bytes.count) bytes, over the \(maximumStateSize)-byte --max-state-size; give import (and export) a larger --max-state-size, as large as the application's StateStore.Options.maximumStateSize")
         }
         if let value = item["byte_count"] {
             guard let count = integer(value), count == bytes.count else {

@@ -1,0 +1,225 @@
+import Foundation
+@testable import StateStore
+import Testing
+
+/// The store at its edges: paths that are not files, other programs' databases, schemas changed
+/// by hand, rows written by other tools. Each case gets a typed error and leaves every byte.
+@Suite(.timeLimit(.minutes(3))) struct BadInputStoreTests {
+    // MARK: Paths
+
+    @Test(arguments: ["", ":memory:", "file:state.sqlite", "FILE:/tmp/x.sqlite?mode=memory", "a\u{0}b.sqlite"])
+    func pathsThatAreNotPlainFilesAreRefused(_ path: String) throws {
+        #expect {
+            try StateStore(path: path)
+        } throws: { error in
+            guard case StateStoreError.invalidDatabasePath(let refused, _) = error else { return false }
+            return refused == path
+        }
+        // Nothing was created: no stray "file:" folder, no database.
+        #expect(!FileManager.default.fileExists(atPath: "file:"))
+        #expect(!FileManager.default.fileExists(atPath: "FILE:"))
+        #expect(!FileManager.default.fileExists(atPath: "file:state.sqlite"))
+        #expect(try StateStore.inMemory().schemaVersion == StateStore.latestSchemaVersion)
+    }
+
+    @Test func aFIFOADirectoryAndADeviceAreNotOpened() throws {
+        let folder = TemporaryFolder()
+        let fifo = folder.file("pipe")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        for (path, kind) in [(fifo, "a FIFO (named pipe)"), (folder.path, "a directory"), ("/dev/null", "a character device")] {
+            for readOnly in [false, true] {
+                #expect(throws: StateStoreError.notARegularFile(file: path, kind: kind)) {
+                    try StateStore(path: path, options: .init(readOnly: readOnly))
+                }
+            }
+        }
+    }
+
+    // MARK: Other programs' databases
+
+    @Test func anotherProgramsDatabaseIsNeverAltered() throws {
+        let folder = TemporaryFolder()
+        let path = folder.file("other.sqlite")
+        try CLI.tool("sqlite3", [path, "CREATE TABLE accounts(id INTEGER PRIMARY KEY, name TEXT); INSERT INTO accounts(name) VALUES ('ada');"])
+        let link = folder.file("link.sqlite")
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: path)
+        let before = FileSnapshot(path)
+        for candidate in [path, link] {
+            for readOnly in [false, true] {
+                #expect {
+                    try StateStore(path: candidate, options: .init(readOnly: readOnly))
+                } throws: { error in
+                    guard case StateStoreError.notAStateStore(let file, let reason) = error else { return false }
+                    return file == candidate && reason.contains("accounts")
+                }
+            }
+            #expect(throws: StateStoreError.self) { try StateStore.pendingMigrations(at: candidate) }
+        }
+        #expect(FileSnapshot(path) == before)
+        #expect(!FileManager.default.fileExists(atPath: path + "-wal"))
+
+        // Marked by another application: refused even when it holds no tables.
+        let marked = folder.file("marked.sqlite")
+        try CLI.tool("sqlite3", [marked, "PRAGMA application_id = 42"])
+        #expect { try StateStore(path: marked) } throws: { error in
+            if case StateStoreError.notAStateStore(_, let reason) = error { return reason.contains("0x0000002A") }
+            return false
+        }
+    }
+
+    @Test func ourDatabasesCarryTheApplicationIDAndOlderOnesAreRecognised() throws {
+        let folder = TemporaryFolder()
+        let path = folder.file("state.sqlite")
+        try StateStore(path: path).save(Draft(to: [], subject: "s", body: ""), for: "root")
+        #expect(try CLI.tool("sqlite3", [path, "PRAGMA application_id"]) == "\(StateStore.applicationID)\n")
+        // A schema-2 database from before the mark opens, migrates and gets it.
+        try rawSQL(path, "PRAGMA application_id = 0; PRAGMA user_version = 2; DELETE FROM schema_migrations WHERE version = 3")
+        let store = try StateStore(path: path)
+        #expect(try store.restore(Draft.self, for: "root")?.subject == "s")
+        #expect(try CLI.tool("sqlite3", [path, "PRAGMA application_id"]) == "\(StateStore.applicationID)\n")
+    }
+
+    // MARK: Schemas changed by hand
+
+    @Test func aForeignTriggerIsRefusedBeforeAnyWrite() throws {
+        let folder = TemporaryFolder()
+        let path = folder.file("state.sqlite")
+        try StateStore(path: path).save(Draft(to: [], subject: "kept", body: ""), for: "root")
+        try rawSQL(path, "CREATE TRIGGER divert BEFORE INSERT ON states BEGIN SELECT RAISE(IGNORE); END;")
+        let before = FileSnapshot(path)
+        for readOnly in [false, true] {
+            #expect {
+                try StateStore(path: path, options: .init(readOnly: readOnly))
+            } throws: { error in
+                guard case StateStoreError.schemaMismatch(_, let detail) = error else { return false }
+                return detail.contains("trigger divert on states")
+            }
+        }
+        #expect(FileSnapshot(path) == before)
+    }
+
+    @Test(arguments: ["DROP TABLE hierarchy", "DROP TABLE metadata", "ALTER TABLE states DROP COLUMN updated_at", "DROP INDEX quarantine_by_path"])
+    func aChangedTableIsRefusedAtOpen(_ edit: String) throws {
+        let folder = TemporaryFolder()
+        let path = folder.file("state.sqlite")
+        try StateStore(path: path).save(Draft(to: [], subject: "kept", body: ""), for: "root")
+        try rawSQL(path, edit)
+        #expect(throws: StateStoreError.self) { try StateStore(path: path) }
+        do {
+            _ = try StateStore(path: path)
+        } catch {
+            guard case .schemaMismatch = error else { Issue.record("\(error)"); return }
+        }
+    }
+
+    @Test func aResetSchemaVersionIsRepairedOrRefusedNeverReapplied() throws {
+        let folder = TemporaryFolder()
+        let path = folder.file("state.sqlite")
+        try StateStore(path: path).save(Draft(to: [], subject: "kept", body: ""), for: "root")
+        // The header alone reset: schema_migrations still knows; a read-write open repairs it.
+        try rawSQL(path, "PRAGMA user_version = 0")
+        #expect(try StateStore(path: path, options: .init(readOnly: true)).check().headerSchemaVersion == 0)
+        #expect(try StateStore(path: path, options: .init(readOnly: true)).check().isHealthy == false)
+        _ = try StateStore(path: path)
+        let health = try StateStore(path: path, options: .init(readOnly: true)).check()
+        #expect(health.headerSchemaVersion == StateStore.latestSchemaVersion)
+        #expect(health.isHealthy)
+        // Both records gone: refused with what happened, not "table states already exists".
+        try rawSQL(path, "PRAGMA user_version = 0; DROP TABLE schema_migrations")
+        let before = FileSnapshot(path)
+        #expect { try StateStore(path: path) } throws: { error in
+            if case StateStoreError.schemaMismatch(_, let detail) = error { return detail.contains("records no schema version") }
+            return false
+        }
+        #expect(FileSnapshot(path) == before)
+    }
+
+    // MARK: Rows written by other tools
+
+    @Test func anOversizeRowIsRefusedUnreadAndQuarantinedWhole() throws {
+        let folder = TemporaryFolder()
+        let path = folder.file("state.sqlite")
+        let store = try StateStore(path: path)
+        try store.save(Draft(to: [], subject: "small", body: ""), for: "root/small")
+        let size = 48 << 20
+        try rawSQL(path, """
+            INSERT INTO states(path, type_name, version, generation, encoding, checksum, updated_at, bytes)
+            VALUES ('root/huge', 'T', 1, 1, 'binary', 0, 0, randomblob(\(size)))
+            """)
+        let digest = try CLI.tool("sqlite3", [path, "SELECT length(bytes), hex(substr(bytes, 1, 32)), hex(substr(bytes, \(size - 31), 32)) FROM states WHERE path = 'root/huge'"])
+        #expect(throws: StateStoreError.stateTooLarge(path: "root/huge", byteCount: size, limit: 1 << 20)) {
+            try store.state(at: "root/huge")
+        }
+        #expect(throws: StateStoreError.stateTooLarge(path: "root/huge", byteCount: size, limit: 1 << 20)) {
+            try store.states(maximumSize: 1 << 20)
+        }
+        #expect(try store.quarantine("root/huge", reason: "too large"))
+        #expect(try store.state(at: "root/huge") == nil)
+        let moved = try CLI.tool("sqlite3", [path, "SELECT length(bytes), hex(substr(bytes, 1, 32)), hex(substr(bytes, \(size - 31), 32)) FROM quarantine WHERE path = 'root/huge'"])
+        #expect(moved == digest)
+        #expect(try store.restore(Draft.self, for: "root/small")?.subject == "small")
+    }
+
+    @Test func rowsWithInvalidPathsAreListedCheckedAndRemovedOnlyAsSuch() throws {
+        let folder = TemporaryFolder()
+        let path = folder.file("state.sqlite")
+        let store = try StateStore(path: path)
+        try store.save(Draft(to: [], subject: "a", body: ""), for: "root/a")
+        try rawSQL(path, """
+            INSERT INTO states(path, type_name, version, generation, encoding, checksum, updated_at, bytes) VALUES
+              ('root//empty', 'T', 1, 1, 'json', 0, 0, x'7b7d'),
+              ('root/a' || char(0) || 'hidden', 'T', 1, 1, 'json', 0, 0, x'7b7d'),
+              (CAST(x'726f6f742fff' AS TEXT), 'T', 1, 1, 'json', 0, 0, x'7b7d')
+            """)
+        // The row with a NUL is not shown as a second "root/a".
+        #expect(try store.entries().map(\.path) == ["root/a"])
+        let invalid = try store.invalidRows()
+        #expect(invalid.count == 3)
+        #expect(invalid.map(\.path).contains("root/a\u{0}hidden"))
+        #expect(try store.check().invalidRows == invalid)
+        #expect(try !store.check().isHealthy)
+        // A prefix prune removes only what it can list.
+        let removed = try store.write { (transaction) throws(StateStoreError) in try transaction.removeEntries(under: "root") }
+        #expect(removed.map(\.path) == ["root/a"])
+        #expect(try CLI.tool("sqlite3", [path, "SELECT count(*) FROM states"]) == "3\n")
+        #expect(try store.write { (transaction) throws(StateStoreError) in try transaction.removeInvalidRows() } == invalid)
+        #expect(try CLI.tool("sqlite3", [path, "SELECT count(*) FROM states"]) == "0\n")
+    }
+
+    @Test func generationsAndVersionsFromOutsideAreBounded() throws {
+        let store = try StateStore.inMemory()
+        for (generation, version) in [(Int64.max, 1), (0, 1), (StoredState.maximumGeneration + 1, 1), (1, -1), (1, Int(Int32.max) + 1)] {
+            let state = StoredState(path: "root", typeName: "T", version: version, generation: generation, encoding: .json, updatedAt: Date(), bytes: Data("{}".utf8))
+            #expect(throws: StateStoreError.self) {
+                try store.write { (transaction) throws(StateStoreError) in try transaction.insert(verbatim: state) }
+            }
+        }
+        #expect(try store.entries().isEmpty)
+    }
+
+    @Test func checkReportsAGenerationThatCanNoLongerRise() throws {
+        let folder = TemporaryFolder()
+        let path = folder.file("state.sqlite")
+        try StateStore(path: path).save(Draft(to: [], subject: "a", body: ""), for: "root")
+        try rawSQL(path, "UPDATE states SET generation = 9223372036854775807")
+        let health = try StateStore(path: path, options: .init(readOnly: true)).check()
+        #expect(health.exhaustedGenerations == ["root"])
+        #expect(!health.isHealthy)
+    }
+
+    // MARK: Permissions
+
+    @Test func aWideFileOfOursIsTightenedAndAWideFolderReported() throws {
+        let folder = TemporaryFolder()
+        let shared = folder.file("shared")
+        #expect(mkdir(shared, 0o777) == 0)
+        #expect(chmod(shared, 0o777) == 0)
+        let path = shared + "/state.sqlite"
+        #expect(FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o644]))
+        let store = try StateStore(path: path)
+        #expect(permissions(path) == 0o600)
+        #expect(store.warnings.count == 1)
+        #expect(store.warnings.first?.contains("writable by other users") == true)
+        #expect(permissions(shared) == 0o777)
+    }
+}
