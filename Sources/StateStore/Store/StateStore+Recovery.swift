@@ -9,12 +9,13 @@ extension StateStore {
         public var movedTo: String
     }
 
-    /// Opens the database at `path`; when it is damaged, not a database, or its WAL is lost,
-    /// moves it aside as `<path>.broken-<UTC timestamp>` (with its `-wal` and `-shm`) and starts
+    /// Opens the database at `path`; when it is damaged, not a database, its WAL is lost, or its
+    /// tables or triggers were changed outside StateStore, moves it aside as `<path>.broken-<UTC timestamp>` (with its `-wal` and `-shm`) and starts
     /// a fresh one. Nothing is deleted.
     ///
     /// A database from a newer build (``StateStoreError/schemaTooNew(file:found:supported:)``)
-    /// is not broken and is never moved: that error is rethrown, as is anything else.
+    /// is not broken and is never moved; nor is another program's database
+    /// (``StateStoreError/notAStateStore(file:reason:)``): those errors are rethrown, as is anything else.
     public static func openOrRecover(
         path: String, options: Options = .init()
     ) throws(StateStoreError) -> (store: StateStore, recovery: Recovery?) {
@@ -22,7 +23,7 @@ extension StateStore {
             return (try StateStore(path: path, options: options), nil)
         } catch {
             switch error {
-            case .corrupt, .notADatabase, .walMissing:
+            case .corrupt, .notADatabase, .walMissing, .schemaMismatch:
                 break
             default:
                 throw error
