@@ -223,3 +223,38 @@ import Testing
         #expect(permissions(shared) == 0o777)
     }
 }
+
+/// Errors carry typed result codes and, for the file system, `errno`.
+@Suite struct ErrorDetailTests {
+    @Test func resultCodesHaveNamesAndPrimaryCodes() {
+        #expect(SQLiteResultCode.busySnapshot.primaryResultCode == .busy)
+        #expect(SQLiteResultCode.constraintUnique.primaryResultCode == .constraint)
+        #expect(SQLiteResultCode.busy.description == "database is locked (5)")
+    }
+
+    @Test func aFolderThatCannotBeMadeIsAFileSystemFailureWithErrno() throws {
+        let folder = TemporaryFolder()
+        let blocker = folder.file("file")
+        #expect(FileManager.default.createFile(atPath: blocker, contents: Data()))
+        #expect(throws: StateStoreError.fileSystem(FileSystemFailure(operation: .createFolder, path: blocker + "/app", errno: ENOTDIR))) {
+            try StateStore(path: blocker + "/app/state.sqlite")
+        }
+    }
+
+    @Test func damageFoundAtOpenCarriesTheCheckAsItsSQL() throws {
+        let folder = TemporaryFolder()
+        let path = folder.file("state.sqlite")
+        let store = try StateStore(path: path)
+        for index in 0..<200 { try store.save(Draft(to: [], subject: String(repeating: "x", count: 500), body: "\(index)"), for: RestorationPath(validating: "root/\(index)")) }
+        _ = consume store
+        // Overwrite a page in the middle of the table's b-tree.
+        let handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
+        try handle.seek(toOffset: 8 * 4096)
+        handle.write(Data(repeating: 0xA5, count: 4096))
+        try handle.close()
+        #expect { try StateStore(path: path) } throws: { error in
+            guard case StateStoreError.corrupt(_, let failure) = error else { return false }
+            return failure.resultCode == .corrupt && failure.sql != nil
+        }
+    }
+}

@@ -277,7 +277,7 @@ import Testing
         #expect(result.status == 3, "\(result)")
         #expect(result.stdout.isEmpty)
         #expect(result.stderrLines.count == 1)
-        #expect(result.stderr.hasPrefix("statectl: Cannot open the state database at \(db): there is no such file"))
+        #expect(result.stderr.hasPrefix("statectl: There is no state database at \(db); run `statectl migrate --db \(db)` to create one"))
         #expect(!FileManager.default.fileExists(atPath: db))
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
 

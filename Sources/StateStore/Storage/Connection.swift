@@ -41,7 +41,7 @@ final class Connection {
         guard code == SQLITE_OK, let handle else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))
             sqlite3_close_v2(handle)
-            throw .cannotOpen(file: path, SQLiteFailure(extendedResultCode: code, message: message))
+            throw .cannotOpen(file: path, SQLiteFailure(extendedResultCode: SQLiteResultCode(rawValue: code), message: message))
         }
         self.handle = handle
         let milliseconds = options.busyTimeout.components.seconds * 1000
@@ -99,13 +99,13 @@ final class Connection {
     func error(_ code: Int32, sql: String?) -> StateStoreError {
         let extended = code == sqlite3_errcode(handle) ? sqlite3_extended_errcode(handle) : code
         let failure = SQLiteFailure(
-            extendedResultCode: extended,
+            extendedResultCode: SQLiteResultCode(rawValue: extended),
             message: String(cString: sqlite3_errmsg(handle)),
             sql: sql
         )
         switch extended & 0xFF {
-        case SQLITE_NOTADB: return .notADatabase(file: path)
-        case SQLITE_CORRUPT: return .corrupt(file: path, detail: failure.message)
+        case SQLITE_NOTADB: return .notADatabase(file: path, failure)
+        case SQLITE_CORRUPT: return .corrupt(file: path, failure)
         case SQLITE_FULL: return .diskFull(failure)
         case SQLITE_BUSY, SQLITE_LOCKED: return .busy(failure)
         case SQLITE_READONLY: return .readOnly(file: path, failure)

@@ -1,26 +1,26 @@
-import CSQLite
+import Glibc
 
-/// The SQLite side of a failure: result codes, SQLite's own message and the SQL that failed.
+/// The SQLite side of a failure: the result code, SQLite's own message and the SQL that failed.
 ///
 /// See <https://www.sqlite.org/rescode.html> for the codes.
 public struct SQLiteFailure: Sendable, Hashable, CustomStringConvertible {
-    /// The primary result code (`SQLITE_BUSY`, `SQLITE_CORRUPT`, ...): the low 8 bits of the extended code.
-    public var resultCode: Int32 { extendedResultCode & 0xFF }
-    /// The extended result code (`SQLITE_IOERR_WRITE`, `SQLITE_BUSY_SNAPSHOT`, ...).
-    public var extendedResultCode: Int32
-    /// SQLite's message for the failure (`sqlite3_errmsg`).
+    /// The primary result code (``SQLiteResultCode/busy``, ``SQLiteResultCode/corrupt``, ...).
+    public var resultCode: SQLiteResultCode { extendedResultCode.primaryResultCode }
+    /// The extended result code (``SQLiteResultCode/ioErrorWrite``, ``SQLiteResultCode/busySnapshot``, ...).
+    public var extendedResultCode: SQLiteResultCode
+    /// SQLite's message for the failure (`sqlite3_errmsg`), or what the check found.
     public var message: String
     /// The statement that failed, when there was one.
     public var sql: String?
 
-    public init(extendedResultCode: Int32, message: String, sql: String? = nil) {
+    public init(extendedResultCode: SQLiteResultCode, message: String, sql: String? = nil) {
         self.extendedResultCode = extendedResultCode
         self.message = message
         self.sql = sql
     }
 
     public var description: String {
-        var text = "SQLite error \(extendedResultCode) (\(String(cString: sqlite3_errstr(extendedResultCode)))): \(message)"
+        var text = "SQLite error \(extendedResultCode): \(message)"
         if let sql { text += " — while executing `\(sql)`" }
         return text
     }
@@ -29,12 +29,16 @@ public struct SQLiteFailure: Sendable, Hashable, CustomStringConvertible {
 /// Every failure the store reports. Each case says what went wrong and, in its
 /// ``description``, what to do about it. None of them leaves the user's data altered.
 public enum StateStoreError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The file could not be opened or created (missing folder, permissions, a directory in the way).
+    /// SQLite could not open the file (`SQLITE_CANTOPEN`: permissions, a missing folder).
     case cannotOpen(file: String, SQLiteFailure)
-    /// The file exists but is not an SQLite database. It was not modified.
-    case notADatabase(file: String)
-    /// The database is damaged (`SQLITE_CORRUPT` or a failed integrity check). It was not modified.
-    case corrupt(file: String, detail: String)
+    /// The file system refused what the store needed before SQLite could open the file:
+    /// creating its folder or the file, or moving a broken database aside.
+    case fileSystem(FileSystemFailure)
+    /// The file exists but is not an SQLite database (`SQLITE_NOTADB`). It was not modified.
+    case notADatabase(file: String, SQLiteFailure)
+    /// The database is damaged (`SQLITE_CORRUPT`, or what `PRAGMA quick_check` found, in the
+    /// failure's message). It was not modified.
+    case corrupt(file: String, SQLiteFailure)
     /// The database was migrated by a newer build than this one. It was not modified.
     case schemaTooNew(file: String, found: Int, supported: Int)
     /// The `-wal` file is missing while the `-shm` index says it held `frames` committed
@@ -83,8 +87,10 @@ public enum StateStoreError: Error, Sendable, Hashable, CustomStringConvertible 
         switch self {
         case .diskFull, .busy, .readOnly, .cannotOpen:
             return true
+        case .fileSystem(let failure):
+            return [ENOSPC, EDQUOT, EIO, EAGAIN, EINTR, EMFILE, ENFILE, EACCES, EPERM, EROFS].contains(failure.errno)
         case .sqlite(let failure):
-            return [SQLITE_IOERR, SQLITE_NOMEM, SQLITE_INTERRUPT, SQLITE_PROTOCOL].contains(failure.resultCode)
+            return [.ioError, .noMemory, .interrupt, .protocol].contains(failure.resultCode)
         default:
             return false
         }
@@ -93,7 +99,8 @@ public enum StateStoreError: Error, Sendable, Hashable, CustomStringConvertible 
     /// The SQLite details behind the error, when SQLite reported it.
     public var sqliteFailure: SQLiteFailure? {
         switch self {
-        case .cannotOpen(_, let failure), .diskFull(let failure), .busy(let failure), .sqlite(let failure):
+        case .cannotOpen(_, let failure), .diskFull(let failure), .busy(let failure), .sqlite(let failure),
+             .notADatabase(_, let failure), .corrupt(_, let failure):
             failure
         case .readOnly(_, let failure):
             failure
@@ -106,10 +113,12 @@ public enum StateStoreError: Error, Sendable, Hashable, CustomStringConvertible 
         switch self {
         case .cannotOpen(let file, let failure):
             "Cannot open the state database at \(file): \(failure.message). Check that the folder exists and is writable by this user."
-        case .notADatabase(let file):
+        case .fileSystem(let failure):
+            "Cannot open the state database: \(failure). Check that the folder exists and is writable by this user."
+        case .notADatabase(let file, _):
             "\(file) is not an SQLite database. It was left untouched; move it aside (or point --db elsewhere) to start a new store."
-        case .corrupt(let file, let detail):
-            "The state database at \(file) is damaged (\(detail)). It was left untouched; restore a backup, or use StateStore.openOrRecover to move it aside and start fresh."
+        case .corrupt(let file, let failure):
+            "The state database at \(file) is damaged (\(failure.message)). It was left untouched; restore a backup, or use StateStore.openOrRecover to move it aside and start fresh."
         case .schemaTooNew(let file, let found, let supported):
             "The state database at \(file) has schema version \(found), newer than the \(supported) this build knows. It was left untouched; run a newer build of the app or statectl."
         case .walMissing(let file, let frames):

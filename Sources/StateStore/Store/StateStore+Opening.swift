@@ -43,19 +43,7 @@ extension StateStore {
         var warnings: [String] = []
         let folder = (path as NSString).deletingLastPathComponent
         if !folder.isEmpty {
-            var isDirectory: ObjCBool = false
-            if !FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory) {
-                do {
-                    try FileManager.default.createDirectory(
-                        atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700]
-                    )
-                } catch {
-                    throw .cannotOpen(file: path, SQLiteFailure(
-                        extendedResultCode: SQLITE_CANTOPEN,
-                        message: "cannot create the folder \(folder): \(error.localizedDescription)"
-                    ))
-                }
-            }
+            try makeFolders(folder)
         }
         var folderInfo = stat()
         if stat(folder.isEmpty ? "." : folder, &folderInfo) == 0,
@@ -67,8 +55,7 @@ extension StateStore {
         }
         let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
-            let reason = errno == EISDIR ? "it is a directory" : String(cString: strerror(errno))
-            throw .cannotOpen(file: path, SQLiteFailure(extendedResultCode: SQLITE_CANTOPEN, message: reason))
+            throw .fileSystem(FileSystemFailure(operation: .createFile, path: path, errno: errno))
         }
         defer { close(descriptor) }
         var info = stat()
@@ -83,6 +70,17 @@ extension StateStore {
             }
         }
         return warnings
+    }
+
+    /// Creates `folder` and any missing parents with mode 0700 (`mkdir -p`), keeping `errno`.
+    private static func makeFolders(_ folder: String) throws(StateStoreError) {
+        var info = stat()
+        if stat(folder, &info) == 0 { return }
+        let parent = (folder as NSString).deletingLastPathComponent
+        if !parent.isEmpty, parent != folder { try makeFolders(parent) }
+        if mkdir(folder, 0o700) != 0, errno != EEXIST {
+            throw .fileSystem(FileSystemFailure(operation: .createFolder, path: folder, errno: errno))
+        }
     }
 
     /// Opens the connection. A read-only open of a WAL database in a folder this user cannot

@@ -43,12 +43,9 @@ extension StateStore {
             var moved: [String] = []
             for suffix in ["-wal", "-shm", ""] where FileManager.default.fileExists(atPath: path + suffix) {
                 guard rename(path + suffix, destination + suffix) == 0 else {
-                    let reason = String(cString: strerror(errno))
+                    let failure = FileSystemFailure(operation: .move, path: path + suffix, errno: errno)
                     for done in moved.reversed() { _ = rename(destination + done, path + done) }
-                    throw .cannotOpen(file: path, SQLiteFailure(
-                        extendedResultCode: 14,
-                        message: "could not move \(path + suffix) aside (\(reason)); nothing was moved"
-                    ))
+                    throw .fileSystem(failure)
                 }
                 moved.append(suffix)
             }

@@ -143,7 +143,7 @@ public final class StateStore: Sendable {
                 let mode = try connection.strings("PRAGMA journal_mode = WAL").first
                 guard mode == "wal" else {
                     throw .sqlite(SQLiteFailure(
-                        extendedResultCode: SQLITE_ERROR,
+                        extendedResultCode: .error,
                         message: "the database could not be switched to WAL mode (it reports \(mode ?? "nothing"))",
                         sql: "PRAGMA journal_mode = WAL"
                     ))
@@ -224,7 +224,9 @@ public final class StateStore: Sendable {
         guard check == .quick else { return }
         let problems = try connection.strings("PRAGMA quick_check(5)")
         if problems != ["ok"] {
-            throw .corrupt(file: connection.path, detail: problems.joined(separator: "; "))
+            throw .corrupt(file: connection.path, SQLiteFailure(
+                extendedResultCode: .corrupt, message: problems.joined(separator: "; "), sql: "PRAGMA quick_check(5)"
+            ))
         }
     }
 

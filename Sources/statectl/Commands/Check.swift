@@ -40,7 +40,7 @@ extension Statectl {
                 // Header-level open check: page damage is reported below as a finding (exit 1).
                 let store = try database.openReadOnly(openCheck: .header)
                 health = try store.check()
-            } catch {
+            } catch let error as StateStoreError {
                 switch error {
                 case .corrupt, .schemaTooOld, .schemaMismatch:
                     report(path: path, failure: error)

@@ -32,24 +32,17 @@ struct DatabaseOptions: ParsableArguments {
         if let db, db.isEmpty { throw ValidationError("--db needs a file path.") }
     }
 
-    /// Throws ``StateStoreError/cannotOpen(file:_:)`` when the file does not exist, so a read
-    /// command never creates one and says plainly why it stopped.
-    func requireExistingFile() throws(StateStoreError) {
-        var isDirectory: ObjCBool = false
-        let exists = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
-        if !exists {
-            throw .cannotOpen(file: path, SQLiteFailure(
-                extendedResultCode: 14,
-                message: "there is no such file (run `statectl migrate --db \(path)` to create one)"
-            ))
-        }
-        if isDirectory.boolValue {
-            throw .cannotOpen(file: path, SQLiteFailure(extendedResultCode: 14, message: "it is a directory"))
+    /// Throws (exit 3) when nothing is at the path, so a read command never creates a file and
+    /// says plainly why it stopped. What is there but is not a database file is the store's to refuse.
+    func requireExistingFile() throws(CLIError) {
+        var info = stat()
+        if lstat(path, &info) != 0 {
+            throw CLIError(message: "There is no state database at \(path); run `statectl migrate --db \(path)` to create one, or point --db at an existing one.", status: .cannotOpen)
         }
     }
 
     /// Opens read-only: never creates, migrates or writes; works beside a writing application (WAL).
-    func openReadOnly(openCheck: StateStore.Options.OpenCheck = .quick) throws(StateStoreError) -> StateStore {
+    func openReadOnly(openCheck: StateStore.Options.OpenCheck = .quick) throws -> StateStore {
         try requireExistingFile()
         return try StateStore(path: path, options: .init(readOnly: true, openCheck: openCheck)).reportingWarnings()
     }
