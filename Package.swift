@@ -3,21 +3,20 @@ import PackageDescription
 
 let package = Package(
     name: "StateStore",
-    platforms: [.macOS(.v15)],
     products: [
         .library(name: "StateStore", targets: ["StateStore"]),
         .executable(name: "statectl", targets: ["statectl"]),
-        // Exported only for Benchmarks/, whose raw-SQLite peer (the floor) needs the C API.
-        .library(name: "CSQLite", targets: ["CSQLite"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
     ],
     targets: [
-        // Debian's libsqlite3-dev, found through pkg-config.
+        // Debian's libsqlite3-dev, found through pkg-config. Named after the package, not
+        // plain "CSQLite": target names must be unique across a whole dependency graph, and
+        // an app may well have a CSQLite of its own. Not a product: only StateStore uses it.
         .systemLibrary(
-            name: "CSQLite",
+            name: "StateStoreSQLite",
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
@@ -32,7 +31,7 @@ let package = Package(
         .target(
             name: "StateStore",
             dependencies: [
-                "CSQLite",
+                "StateStoreSQLite",
                 .product(name: "Logging", package: "swift-log"),
             ],
             plugins: ["EmbedMigrations"]
@@ -52,7 +51,7 @@ let package = Package(
         ),
         .testTarget(
             name: "StateStoreTests",
-            dependencies: ["StateStore", "CSQLite"],
+            dependencies: ["StateStore", "StateStoreSQLite"],
             resources: [.copy("Fixtures")]
         ),
     ],

@@ -5,7 +5,6 @@ import PackageDescription
 
 let package = Package(
     name: "StateStoreBenchmarks",
-    platforms: [.macOS(.v15)],
     dependencies: [
         .package(name: "StateStore", path: ".."),
         // package-benchmark (renamed ordo-one/benchmark). Only the malloc interposer: the
@@ -15,13 +14,16 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
+        // Debian's libsqlite3-dev for the raw-SQLite peer (the floor): the benchmarks' own
+        // system-library target, since StateStore does not export its own.
+        .systemLibrary(name: "BenchmarkSQLite", path: "Sources/BenchmarkSQLite", pkgConfig: "sqlite3"),
         // Save/restore side by side: StateStore, raw SQLite (the floor), GRDB,
         // a JSON file per controller, and UserDefaults; plus scaling by rows and size.
         .executableTarget(
             name: "StoreBenchmarks",
             dependencies: [
                 .product(name: "StateStore", package: "StateStore"),
-                .product(name: "CSQLite", package: "StateStore"),
+                "BenchmarkSQLite",
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
@@ -44,7 +46,7 @@ let package = Package(
             name: "Probe",
             dependencies: [
                 .product(name: "StateStore", package: "StateStore"),
-                .product(name: "CSQLite", package: "StateStore"),
+                "BenchmarkSQLite",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             path: "Tools/Probe"

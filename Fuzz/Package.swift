@@ -44,7 +44,6 @@ func fuzzer(_ name: String) -> Target {
 
 let package = Package(
     name: "StateStoreFuzz",
-    platforms: [.macOS(.v15)],
     dependencies: [
         .package(name: "StateStore", path: ".."),
     ],

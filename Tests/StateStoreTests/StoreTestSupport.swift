@@ -1,4 +1,4 @@
-import CSQLite
+import StateStoreSQLite
 import Foundation
 @testable import StateStore
 

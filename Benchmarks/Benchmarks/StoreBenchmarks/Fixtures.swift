@@ -1,4 +1,4 @@
-import CSQLite
+import BenchmarkSQLite
 import Foundation
 import StateStore
 

@@ -1,4 +1,4 @@
-import CSQLite
+import StateStoreSQLite
 import Foundation
 
 /// One SQLite connection: explicit open flags, the store's pragmas, a cache of

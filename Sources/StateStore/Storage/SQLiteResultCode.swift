@@ -1,4 +1,4 @@
-import CSQLite
+import StateStoreSQLite
 import Glibc
 
 /// An SQLite result code, primary or extended, with SQLite's names as constants, so errors can

@@ -1,4 +1,4 @@
-import CSQLite
+import StateStoreSQLite
 import Foundation
 
 /// A prepared statement, owned by one ``Connection`` and reused for every execution.

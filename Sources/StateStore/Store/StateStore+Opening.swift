@@ -1,4 +1,3 @@
-import CSQLite
 import Foundation
 
 // What `StateStore(path:)` checks before SQLite sees a file, and what it asks of the
