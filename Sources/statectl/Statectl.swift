@@ -89,6 +89,12 @@ struct Statectl: AsyncParsableCommand {
                 var syncCommand = command
                 try syncCommand.run()
             }
+            // Output that never arrived (a full disk, a closed stdout) is a failure; a reader
+            // that left (`| head`) is not.
+            if fflush(nil) != 0, errno != EPIPE {
+                Output.error("statectl: cannot write the output: \(String(cString: strerror(errno))).")
+                Foundation.exit(ExitStatus.problemFound.rawValue)
+            }
             Foundation.exit(ExitStatus.success.rawValue)
         } catch {
             let (status, message) = ExitStatus.describe(error, command: type(of: command))

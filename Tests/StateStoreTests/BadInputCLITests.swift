@@ -49,8 +49,11 @@ import Testing
         // stderr closed: the error cannot be printed, the exit code still says what happened.
         #expect(try Self.shell(#""$STATECTL" inspect --db /nonexistent/x.sqlite 2>&-; echo $?"#).output == "3\n")
         #expect(try Self.shell(#""$STATECTL" --bogus 2>&-; echo $?"#).output == "2\n")
-        // stdout closed, or a pipe whose reader left: no trap, no SIGPIPE death.
-        #expect(try Self.shell("\"$STATECTL\" inspect --db '\(db)' >&-; echo $?").output == "0\n")
+        // stdout closed: the output never arrived, so exit 1 (and a line on stderr), never a trap.
+        #expect(try Self.shell("\"$STATECTL\" inspect --db '\(db)' >&-; echo $?").output == "1\n")
+        #expect(try Self.shell("\"$STATECTL\" inspect --db '\(db)' 2>&1 >&- | head -1").output.hasPrefix("statectl: cannot write the output"))
+        #expect(try Self.shell("\"$STATECTL\" export --db '\(db)' >/dev/full; echo $?").output == "1\n")
+        // A reader that left is not a failure, and SIGPIPE does not end the process.
         #expect(try Self.shell("\"$STATECTL\" export --db '\(db)' | true; echo ${PIPESTATUS[0]}").output == "0\n")
         #expect(try Self.shell("\"$STATECTL\" monitor --once >&- 2>&- <&-; echo $?").output == "0\n")
     }

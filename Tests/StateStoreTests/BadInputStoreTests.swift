@@ -236,8 +236,16 @@ import Testing
         let folder = TemporaryFolder()
         let blocker = folder.file("file")
         #expect(FileManager.default.createFile(atPath: blocker, contents: Data()))
-        #expect(throws: StateStoreError.fileSystem(FileSystemFailure(operation: .createFolder, path: blocker + "/app", errno: ENOTDIR))) {
+        #expect(throws: StateStoreError.fileSystem(FileSystemFailure(operation: .stat, path: blocker + "/app/state.sqlite", errno: ENOTDIR))) {
             try StateStore(path: blocker + "/app/state.sqlite")
+        }
+        // A folder that cannot be created for another reason: the operation and errno say which.
+        let locked = folder.file("locked")
+        #expect(mkdir(locked, 0o500) == 0)
+        if geteuid() != 0 {
+            #expect(throws: StateStoreError.fileSystem(FileSystemFailure(operation: .createFolder, path: locked + "/app", errno: EACCES))) {
+                try StateStore(path: locked + "/app/state.sqlite")
+            }
         }
     }
 

@@ -44,15 +44,22 @@ struct Migrator {
         guard applied <= latestVersion else {
             throw .schemaTooNew(file: connection.path, found: applied, supported: latestVersion)
         }
-        if applied == 0, try connection.scalarInt("SELECT count(*) FROM sqlite_schema WHERE name = 'states'") ?? 0 > 0 {
-            // user_version and schema_migrations were both cleared by hand: applying 0001 again
-            // would fail half-way on "table states already exists".
+        try requireRecordedVersion(connection, applied: applied)
+        return migrations.filter { $0.version > applied }
+    }
+
+    /// Throws ``StateStoreError/schemaMismatch(file:detail:)`` when the database has StateStore's
+    /// tables but records no schema version: `user_version` and `schema_migrations` were both
+    /// cleared by hand, and applying 0001 again would fail half-way on "table states already exists".
+    func requireRecordedVersion(_ connection: Connection, applied: Int? = nil) throws(StateStoreError) {
+        let version: Int
+        if let applied { version = applied } else { version = try appliedVersion(of: connection) }
+        if version == 0, try connection.scalarInt("SELECT count(*) FROM sqlite_schema WHERE name = 'states'") ?? 0 > 0 {
             throw .schemaMismatch(
                 file: connection.path,
                 detail: "it has StateStore's tables but records no schema version (PRAGMA user_version is 0 and schema_migrations is empty or missing)"
             )
         }
-        return migrations.filter { $0.version > applied }
     }
 
     /// Brings the database to ``latestVersion``. Returns the migrations it applied.

@@ -23,16 +23,20 @@ struct SchemaShape: Equatable, Sendable {
     var indexes: [String: String] = [:]
     /// "trigger name on table" or "view name", for every trigger and view in the file.
     var extras: [String] = []
+    /// Table or index name → its `CREATE` statement without comments and with whitespace
+    /// collapsed: what columns alone do not show (UNIQUE, ON CONFLICT, COLLATE, CHECK, a partial index).
+    var definitions: [String: String] = [:]
 
     /// Reads the shape of the database `connection` is open on.
     init(of connection: Connection) throws(StateStoreError) {
         let objects = try Statement(connection: connection, sql: """
-            SELECT type, name, tbl_name FROM sqlite_schema
+            SELECT type, name, tbl_name, sql FROM sqlite_schema
             WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\' OR type = 'index' ORDER BY type, name
             """, persistent: false)
         var tableNames: [String] = [], indexNames: [(String, String)] = []
         while try objects.step() {
             let type = objects.string(0), name = objects.string(1), table = objects.string(2)
+            if !objects.isNull(3) { definitions[name] = Self.normalized(objects.string(3)) }
             switch type {
             case "table": tableNames.append(name)
             case "index": indexNames.append((name, table))
@@ -61,6 +65,40 @@ struct SchemaShape: Equatable, Sendable {
         }
     }
 
+    /// `sql` without `--` and `/* */` comments (outside quotes), whitespace runs as one space.
+    static func normalized(_ sql: String) -> String {
+        var output: [Unicode.Scalar] = []
+        var scalars = Array(sql.unicodeScalars)[...]
+        var quote: Unicode.Scalar?
+        while let scalar = scalars.first {
+            scalars = scalars.dropFirst()
+            if let open = quote {
+                output.append(scalar)
+                if scalar == open { quote = nil }
+                continue
+            }
+            if scalar == "'" || scalar == "\"" || scalar == "`" || scalar == "[" {
+                quote = scalar == "[" ? "]" : scalar
+                output.append(scalar)
+            } else if scalar == "-", scalars.first == "-" {
+                while let next = scalars.first, next != "\n" { scalars = scalars.dropFirst() }
+                if output.last != " " { output.append(" ") }
+            } else if scalar == "/", scalars.first == "*" {
+                scalars = scalars.dropFirst()
+                while !scalars.isEmpty, !(scalars.first == "*" && scalars.dropFirst().first == "/") { scalars = scalars.dropFirst() }
+                scalars = scalars.dropFirst(2)
+                if output.last != " " { output.append(" ") }
+            } else if scalar.properties.isWhitespace {
+                if output.last != " " { output.append(" ") }
+            } else {
+                output.append(scalar)
+            }
+        }
+        var text = String(String.UnicodeScalarView(output))
+        text = text.replacingOccurrences(of: " ,", with: ",").replacingOccurrences(of: "( ", with: "(").replacingOccurrences(of: " )", with: ")")
+        return text.trimmingCharacters(in: .whitespaces)
+    }
+
     /// The shape this build's migrations give a new database, computed once per process.
     static let expected: SchemaShape? = {
         guard let connection = try? Connection(path: ":memory:", options: .init()),
@@ -82,8 +120,14 @@ struct SchemaShape: Equatable, Sendable {
         for (name, definition) in expected.indexes.sorted(by: { $0.key < $1.key }) where indexes[name] != definition {
             problems.append(indexes[name] == nil ? "the index \(name) is missing" : "the index \(name) is on \(indexes[name]!), not \(definition)")
         }
+        for (name, definition) in expected.definitions.sorted(by: { $0.key < $1.key })
+        where tables[name] == expected.tables[name] && indexes[name] == expected.indexes[name] && definitions[name] != definition {
+            problems.append("the constraints of \(name) differ from StateStore's (a UNIQUE, ON CONFLICT, COLLATE or CHECK clause, or an index's WHERE, was changed)")
+        }
         for extra in extras {
-            problems.append("the \(extra) is not StateStore's (a trigger can divert or drop writes)")
+            problems.append(extra.hasPrefix("trigger")
+                ? "the \(extra) is not StateStore's (a trigger can divert or drop writes)"
+                : "the \(extra) is not part of StateStore's schema")
         }
         return problems
     }

@@ -103,14 +103,15 @@ extension StateStore.WriteTransaction {
         return paths
     }
 
-    /// Removes every row whose path is not among `paths` (compared by their UTF-8 bytes, as the
-    /// database compares them), invalid paths included. Returns how many it removed.
+    /// Removes every row whose path is valid and not among `paths` (compared by their UTF-8
+    /// bytes, as the database compares them). Rows with invalid paths stay: they are removed only
+    /// by ``removeInvalidRows()``. Returns how many it removed.
     @discardableResult
     public func removeStates(notIn paths: Set<RestorationPath>) throws(StateStoreError) -> Int {
         let scan = try connection.cached("SELECT rowid, path FROM states")
         var doomed: [Int64] = []
         while try scan.step() {
-            if case .success(let path) = RestorationPath.stored(in: scan, column: 1), paths.contains(path) { continue }
+            guard case .success(let path) = RestorationPath.stored(in: scan, column: 1), !paths.contains(path) else { continue }
             doomed.append(scan.int64(0))
         }
         scan.reset()

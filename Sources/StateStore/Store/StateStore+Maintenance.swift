@@ -67,9 +67,11 @@ extension StateStore {
     /// database that is not StateStore's.
     public static func pendingMigrations(at path: String) throws(StateStoreError) -> [(version: Int, name: String)] {
         try validateDatabasePath(path)
-        try requireRegularFileOrNothing(at: path)
+        try requireRegularFileOrNothing(at: path, readOnly: true)
+        try requireStateStoreBeforeOpening(path)
         let connection = try connect(to: path, options: .init(readOnly: true))
         try requireStateStore(connection)
+        try Migrator().requireRecordedVersion(connection)
         return try Migrator().pending(for: connection).map { ($0.version, $0.name) }
     }
 }

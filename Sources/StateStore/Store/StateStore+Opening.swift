@@ -9,6 +9,13 @@ extension StateStore {
     /// databases from other programs' by it. See <https://www.sqlite.org/pragma.html#pragma_application_id>.
     public static let applicationID: Int32 = 0x5374_5374
 
+    /// Throws ``StateStoreError/invalidDatabasePath(_:reason:)`` when `path` is not a plain file
+    /// path ``init(path:options:)`` would open: empty, `":memory:"`, an SQLite URI, a NUL byte, a
+    /// trailing `/`. Touches nothing.
+    public static func validate(path: String) throws(StateStoreError) {
+        try validateDatabasePath(path)
+    }
+
     /// Refuses what SQLite would not treat as a plain file name.
     static func validateDatabasePath(_ path: String) throws(StateStoreError) {
         if path.isEmpty {
@@ -23,21 +30,62 @@ extension StateStore {
         if path.utf8.contains(0) {
             throw .invalidDatabasePath(path, reason: "it contains a NUL byte")
         }
+        if path.hasSuffix("/") {
+            throw .invalidDatabasePath(path, reason: "it ends in \"/\", so it names a folder; add the file's name")
+        }
     }
 
     /// Throws ``StateStoreError/notARegularFile(file:kind:)`` when `path` exists (following
-    /// symbolic links) and is anything but a regular file. Opening a FIFO blocks until a writer
-    /// comes; a device such as `/dev/zero` never ends.
-    static func requireRegularFileOrNothing(at path: String) throws(StateStoreError) {
+    /// symbolic links) and is anything but a regular file, or when its `-wal`, `-shm` or
+    /// `-journal` companion exists and is not a regular file: opening a FIFO blocks until a
+    /// writer comes, a device such as `/dev/zero` never ends, and SQLite would write through
+    /// a companion that is a symbolic link. A path that cannot be looked at or read is a
+    /// ``StateStoreError/fileSystem(_:)`` failure with its `errno`.
+    static func requireRegularFileOrNothing(at path: String, readOnly: Bool) throws(StateStoreError) {
         var info = stat()
-        guard stat(path, &info) == 0 else { return }
-        if let kind = FileKind.nonRegular(info.st_mode) { throw .notARegularFile(file: path, kind: kind) }
+        if stat(path, &info) != 0 {
+            guard errno == ENOENT else { throw .fileSystem(FileSystemFailure(operation: .stat, path: path, errno: errno)) }
+            // A symbolic link to nothing would make SQLite create a file where the link points.
+            if lstat(path, &info) == 0 { throw .fileSystem(FileSystemFailure(operation: .stat, path: path, errno: ENOENT)) }
+        } else {
+            if let kind = FileKind.nonRegular(info.st_mode) { throw .notARegularFile(file: path, kind: kind) }
+            if access(path, readOnly ? R_OK : R_OK | W_OK) != 0 {
+                throw .fileSystem(FileSystemFailure(operation: .createFile, path: path, errno: errno))
+            }
+        }
+        for companion in ["-wal", "-shm", "-journal"] {
+            guard lstat(path + companion, &info) == 0 else { continue }
+            if info.st_mode & S_IFMT == S_IFLNK { throw .notARegularFile(file: path + companion, kind: "a symbolic link") }
+            if let kind = FileKind.nonRegular(info.st_mode) { throw .notARegularFile(file: path + companion, kind: kind) }
+        }
+    }
+
+    /// Decides from the file alone, before SQLite opens it for real, whether it is another
+    /// program's database: the header's `application_id` (offset 68), and for an unmarked file
+    /// its tables, read through an immutable connection that never writes, never takes a lock and
+    /// never rolls back a hot journal. A file that is not SQLite at all is left to the open,
+    /// which reports it without writing.
+    static func requireStateStoreBeforeOpening(_ path: String) throws(StateStoreError) {
+        guard let header = FileKind.readPrefix(of: path, count: 100), header.count == 100,
+              header.prefix(16).elementsEqual(Array("SQLite format 3\0".utf8))
+        else { return }
+        let id = header[68..<72].reduce(Int32(0)) { $0 << 8 | Int32($1) }
+        if id == applicationID { return }
+        if id != 0 { throw notOurs(path, applicationID: id) }
+        let peek = try Connection(path: path, options: .init(readOnly: true, create: false, immutable: true))
+        try requireStateStore(peek)
+    }
+
+    private static func notOurs(_ path: String, applicationID id: Int32) -> StateStoreError {
+        .notAStateStore(file: path, reason: String(
+            format: "its application_id is 0x%08X, not StateStore's 0x%08X", UInt32(bitPattern: id), UInt32(bitPattern: applicationID)
+        ))
     }
 
     /// Creates missing folders with mode 0700 and a missing file with mode 0600, so SQLite
-    /// (which would use 0644) never makes restoration state world-readable. An existing file
-    /// of ours that others may read is tightened to 0600; what cannot be tightened (another
-    /// user's file, a folder others may write to) is returned as a warning.
+    /// (which would use 0644) never makes restoration state world-readable. Changes nothing
+    /// that exists: a folder others may write to is returned as a warning, and an existing
+    /// file is tightened only once it is accepted as ours (``tightenPermissions(of:)``).
     static func prepareFile(at path: String) throws(StateStoreError) -> [String] {
         var warnings: [String] = []
         let folder = (path as NSString).deletingLastPathComponent
@@ -48,27 +96,31 @@ extension StateStore {
         if stat(folder.isEmpty ? "." : folder, &folderInfo) == 0,
            folderInfo.st_mode & (S_IWGRP | S_IWOTH) != 0, folderInfo.st_mode & S_ISVTX == 0 {
             warnings.append(
-                "the folder \(folder.isEmpty ? "." : folder) is writable by other users (mode \(FileKind.octal(folderInfo.st_mode))), "
+                "the folder \(FileKind.shown(folder.isEmpty ? "." : folder)) is writable by other users (mode \(FileKind.octal(folderInfo.st_mode))), "
                     + "who could replace the database; `chmod go-w` it, or keep the database in a folder of your own"
             )
         }
-        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0o600)
         guard descriptor >= 0 else {
             throw .fileSystem(FileSystemFailure(operation: .createFile, path: path, errno: errno))
         }
-        defer { close(descriptor) }
-        var info = stat()
-        if fstat(descriptor, &info) == 0, info.st_mode & 0o077 != 0 {
-            if info.st_uid == geteuid(), fchmod(descriptor, 0o600) == 0 {
-                for companion in [path + "-wal", path + "-shm"] { chmod(companion, 0o600) }
-            } else {
-                warnings.append(
-                    "\(path) (mode \(FileKind.octal(info.st_mode))) can be read by other users and is not this user's to tighten; "
-                        + "ask its owner to `chmod 600` it"
-                )
-            }
-        }
+        close(descriptor)
         return warnings
+    }
+
+    /// Tightens the accepted database and its `-wal`/`-shm` to 0600 when they belong to this
+    /// user and others could read them (regular files only; a companion that is a symbolic link
+    /// was refused at open). Returns a warning for a file that is not this user's to tighten.
+    static func tightenPermissions(of path: String) -> [String] {
+        var info = stat()
+        guard stat(path, &info) == 0, info.st_mode & 0o077 != 0 else { return [] }
+        guard info.st_uid == geteuid(), chmod(path, 0o600) == 0 else {
+            return ["\(FileKind.shown(path)) (mode \(FileKind.octal(info.st_mode))) can be read by other users and is not this user's to tighten; ask its owner to `chmod 600` it"]
+        }
+        for companion in [path + "-wal", path + "-shm"] {
+            if lstat(companion, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == geteuid() { chmod(companion, 0o600) }
+        }
+        return []
     }
 
     /// Creates `folder` and any missing parents with mode 0700 (`mkdir -p`), keeping `errno`.
@@ -119,14 +171,17 @@ extension StateStore {
         let names = try connection.strings(
             "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name"
         )
-        if id != 0 {
-            throw .notAStateStore(file: connection.path, reason: String(
-                format: "its application_id is 0x%08X, not StateStore's 0x%08X", UInt32(truncatingIfNeeded: id), UInt32(bitPattern: applicationID)
-            ))
-        }
+        if id != 0 { throw notOurs(connection.path, applicationID: Int32(truncatingIfNeeded: id)) }
         let objects = try connection.scalarInt("SELECT count(*) FROM sqlite_schema") ?? 0
         if objects == 0 { return }
-        if names.contains("schema_migrations") && names.contains("states") { return }
+        // Before schema 3 our databases were unmarked: recognised by their bookkeeping and
+        // states tables having exactly StateStore's columns (another program may well have
+        // tables of those names).
+        if names.contains("schema_migrations"), names.contains("states"),
+           try columns(of: "schema_migrations", in: connection) == ["version", "name", "applied_at"],
+           try columns(of: "states", in: connection) == ["path", "type_name", "version", "generation", "encoding", "checksum", "updated_at", "bytes"] {
+            return
+        }
         let listed = names.prefix(5).joined(separator: ", ") + (names.count > 5 ? ", ..." : "")
         throw .notAStateStore(file: connection.path, reason: names.isEmpty
             ? "it holds \(objects) schema object(s) and no StateStore tables"
@@ -134,8 +189,32 @@ extension StateStore {
     }
 }
 
+extension StateStore {
+    private static func columns(of table: String, in connection: Connection) throws(StateStoreError) -> [String] {
+        let statement = try Statement(connection: connection, sql: "SELECT name FROM pragma_table_info(?1) ORDER BY cid", persistent: false)
+        statement.bind(table, at: 1)
+        var names: [String] = []
+        while try statement.step() { names.append(statement.string(0)) }
+        return names
+    }
+}
+
 /// The words for a file's type, for errors about files that are not regular.
 enum FileKind {
+    /// The first `count` bytes of a regular file, read without blocking (a FIFO is not read);
+    /// `nil` when it is missing, unreadable or not a regular file.
+    static func readPrefix(of path: String, count: Int) -> [UInt8]? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
+        var bytes = [UInt8](repeating: 0, count: count)
+        let read = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, count, 0) }
+        guard read >= 0 else { return nil }
+        return Array(bytes.prefix(read))
+    }
+
     /// `nil` for a regular file, else "a directory", "a FIFO (named pipe)", ...
     static func nonRegular(_ mode: mode_t) -> String? {
         switch mode & S_IFMT {
@@ -147,6 +226,11 @@ enum FileKind {
         case S_IFSOCK: "a socket"
         default: "not a regular file"
         }
+    }
+
+    /// A path in a message: as it is, or quoted with escapes when it holds a control character.
+    static func shown(_ path: String) -> String {
+        path.unicodeScalars.contains { $0.properties.generalCategory == .control } ? path.debugDescription : path
     }
 
     static func octal(_ mode: mode_t) -> String { "0" + String(mode & 0o7777, radix: 8) }

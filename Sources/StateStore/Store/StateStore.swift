@@ -110,7 +110,10 @@ public final class StateStore: Sendable {
         self.options = options
         var warnings: [String] = []
         if !isMemory {
-            try Self.requireRegularFileOrNothing(at: path)
+            // Everything about the files is settled before SQLite opens one: SQLite itself may
+            // write on open (rolling back another program's hot journal, for one).
+            try Self.requireRegularFileOrNothing(at: path, readOnly: options.readOnly)
+            try Self.requireStateStoreBeforeOpening(path)
             try Self.refuseLostWAL(at: path)
             if !options.readOnly { warnings = try Self.prepareFile(at: path) }
         }
@@ -125,6 +128,7 @@ public final class StateStore: Sendable {
         try Self.probe(connection, check: options.openCheck)
         try Self.requireStateStore(connection)
         if options.readOnly {
+            try migrator.requireRecordedVersion(connection)
             let found = try migrator.appliedVersion(of: connection)
             guard found <= migrator.latestVersion else {
                 throw .schemaTooNew(file: path, found: found, supported: migrator.latestVersion)
@@ -167,8 +171,12 @@ public final class StateStore: Sendable {
         } else {
             prunedAtOpen = 0
         }
-        // The file is accepted: from now on a clean close checkpoints and removes the WAL.
-        if !options.readOnly { connection.checkpointsOnClose = true }
+        // The file is accepted: from now on a clean close checkpoints and removes the WAL,
+        // and files of this user's that others could read are tightened.
+        if !options.readOnly {
+            connection.checkpointsOnClose = true
+            if !isMemory { warnings += Self.tightenPermissions(of: path) }
+        }
         self.warnings = warnings
         self.connection = Mutex(connection)
     }
@@ -199,12 +207,9 @@ public final class StateStore: Sendable {
     /// left it behind). SQLite would silently open the older database; refuse instead, so the
     /// WAL can be put back. See <https://www.sqlite.org/walformat.html#the_wal_index_file_format>.
     private static func refuseLostWAL(at path: String) throws(StateStoreError) {
-        let fileManager = FileManager.default
-        guard fileManager.fileExists(atPath: path + "-shm"), !fileManager.fileExists(atPath: path + "-wal"),
-              let handle = FileHandle(forReadingAtPath: path + "-shm")
+        var wal = stat()
+        guard lstat(path + "-wal", &wal) != 0, let header = FileKind.readPrefix(of: path + "-shm", count: 104), header.count == 104
         else { return }
-        defer { try? handle.close() }
-        guard let header = try? handle.read(upToCount: 104), header.count == 104 else { return }
         func word(_ offset: Int) -> UInt32 {
             header.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset, as: UInt32.self) }
         }

@@ -84,9 +84,12 @@ extension StoredState {
             throw .stateTooLarge(path: path, byteCount: statement.int(first + 7), limit: limit)
         }
         let bytes = try statement.data(first + 6)
+        guard let typeName = statement.validText(first) else {
+            throw .invalidState(path: path, reason: "its type name is not valid UTF-8 (it was written outside StateStore)")
+        }
         self.init(
             path: path,
-            typeName: statement.string(first),
+            typeName: typeName,
             version: statement.int(first + 1),
             generation: statement.int64(first + 2),
             encoding: StateEncoding(rawValue: statement.string(first + 3)) ?? .binary,
@@ -141,6 +144,11 @@ extension RestorationPath {
 
 /// Milliseconds since 1970, as the schema stores times.
 extension Date {
-    var storedMilliseconds: Int64 { Int64((timeIntervalSince1970 * 1000).rounded()) }
+    /// Saturates instead of trapping: a date from outside (an import, a tool) may be anywhere.
+    var storedMilliseconds: Int64 {
+        let value = (timeIntervalSince1970 * 1000).rounded()
+        guard value.isFinite else { return value > 0 ? .max : .min }
+        return value >= 0x1p63 ? .max : value < -0x1p63 ? .min : Int64(value)
+    }
     init(storedMilliseconds: Int64) { self.init(timeIntervalSince1970: Double(storedMilliseconds) / 1000) }
 }

@@ -44,7 +44,7 @@ extension Statectl {
             let maximumStateSize = Int(limit.maximumStateSize.bytes)
             // The output is checked before the database is read, and nothing is written unless
             // `statectl import` would take the whole document.
-            let target = try output.map { (path) throws(CLIError) in try OutputTarget(path) }
+            let target = try output.map { (path) throws(CLIError) in try OutputTarget(path, protecting: database.path) }
             let store = try database.openReadOnly()
             let invalid = try store.invalidRows()
             if !invalid.isEmpty {
@@ -56,6 +56,10 @@ extension Statectl {
                 throw CLIError(message: "\(oversize.count) state(s) are larger than --max-state-size \(limit.maximumStateSize) (\(listed)\(oversize.count > 5 ? ", ..." : "")); give a larger --max-state-size to export and to import alike. Nothing was exported.")
             }
             let states = try store.states(maximumSize: maximumStateSize)
+            let undated = states.filter { !Format.isRepresentable($0.updatedAt) }
+            if !undated.isEmpty {
+                throw CLIError(message: "\(undated.count) state(s) have an update time outside the years 0000–9999, which the document cannot carry (\(undated.prefix(5).map(\.path.rawValue).joined(separator: ", "))); re-save or prune them. Nothing was exported.")
+            }
             let document = ExportDocument.make(
                 states: states, databaseSchemaVersion: store.schemaVersion, exportedAt: Date()
             )
@@ -63,8 +67,19 @@ extension Statectl {
             guard text.utf8.count <= ExportDocument.maximumFileSize else {
                 throw CLIError(message: "The document would be \(Format.bytes(text.utf8.count)), over the \(Format.bytes(ExportDocument.maximumFileSize)) import accepts; export part of the states (`statectl prune` others in a copy), or keep large data outside the store. Nothing was exported.")
             }
+            // What export writes, import accepts: the document goes through import's own
+            // validator first (a row whose checksum fails, for one, is named here, not at import).
+            do {
+                _ = try ExportDocument.validate(Data(text.utf8), source: "The document", maximumStateSize: maximumStateSize)
+            } catch {
+                throw CLIError(message: error.message.replacingOccurrences(of: "Nothing was imported.", with: "import would refuse it, so nothing was exported."))
+            }
             guard let target else {
-                Output.standardOutput(text)
+                let failure = Output.standardOutput(text)
+                // A reader that left (`| head`) is not a failure; a full disk or a closed stdout is.
+                if failure != 0 && failure != EPIPE {
+                    throw CLIError(message: "Cannot write the document to stdout: \(String(cString: strerror(failure))). The export is incomplete.")
+                }
                 return
             }
             try target.write(Data(text.utf8))
@@ -76,15 +91,29 @@ extension Statectl {
 
 /// Where `--output` writes, decided before anything is read: a regular file (or a new one) is
 /// replaced atomically; a symbolic link is followed, and the file it names replaced, so the link
-/// stays; a FIFO or a character device (`/dev/stdout`, a terminal) is written through, since
-/// replacing it would put a regular file where a device was; anything else is refused.
+/// stays; `/dev/stdout`, `/dev/stderr`, `/dev/fd/N` and `/proc/self/fd/N` are the descriptor
+/// itself, written as the shell opened it (appending, for `>>`); a FIFO or a character device is
+/// written through, since replacing it would put a regular file where a device was. A directory,
+/// anything else, and the database being read (or its `-wal`, `-shm`, `-journal`) are refused.
 struct OutputTarget {
-    enum Kind { case replace, writeThrough }
+    enum Kind { case replace, writeThrough, descriptor(Int32) }
     let path: String
     let kind: Kind
+    /// The file actually written when it is replaced: `path` with symbolic links resolved.
+    let resolved: String
 
-    init(_ path: String) throws(CLIError) {
+    init(_ path: String, protecting database: String) throws(CLIError) {
         self.path = path
+        if let descriptor = Self.descriptor(named: path) {
+            kind = .descriptor(descriptor)
+            resolved = path
+            return
+        }
+        let target = Self.canonical(path)
+        let source = Self.canonical(database)
+        for suffix in ["", "-wal", "-shm", "-journal"] where target == source + suffix {
+            throw CLIError(message: "Cannot write \(path): it is the database being exported\(suffix.isEmpty ? "" : " (its \(suffix) file)"); give another file. Nothing was exported.")
+        }
         var info = stat()
         guard stat(path, &info) == 0 else {
             var link = stat()
@@ -98,13 +127,9 @@ struct OutputTarget {
         switch info.st_mode & S_IFMT {
         case S_IFREG:
             kind = .replace
-            guard let real = realpath(path, nil) else {
-                throw CLIError(message: "Cannot write \(path): \(String(cString: strerror(errno))). Nothing was exported.")
-            }
-            resolved = String(cString: real)
-            free(real)
+            resolved = target
         case S_IFIFO, S_IFCHR:
-            // Opened by its own name: /dev/stdout is a link into /proc that only open(2) follows right.
+            // Opened by its own name: a link into /proc is only followed right by open(2).
             kind = .writeThrough
             resolved = path
         default:
@@ -113,32 +138,47 @@ struct OutputTarget {
         }
     }
 
-    /// The file actually written: `path` with symbolic links resolved when it is replaced.
-    let resolved: String
+    /// The descriptor `/dev/stdout`, `/dev/stderr`, `/dev/fd/N` or `/proc/self/fd/N` stands for.
+    static func descriptor(named path: String) -> Int32? {
+        switch path {
+        case "/dev/stdout": return STDOUT_FILENO
+        case "/dev/stderr": return STDERR_FILENO
+        default:
+            for prefix in ["/dev/fd/", "/proc/self/fd/"] where path.hasPrefix(prefix) {
+                if let number = Int32(path.dropFirst(prefix.count)), number >= 0, fcntl(number, F_GETFD) != -1 { return number }
+            }
+            return nil
+        }
+    }
+
+    /// `path` with symbolic links and `..` resolved; for a file that does not exist yet, its
+    /// folder resolved and its name appended.
+    static func canonical(_ path: String) -> String {
+        if let real = realpath(path, nil) {
+            defer { free(real) }
+            return String(cString: real)
+        }
+        let folder = (path as NSString).deletingLastPathComponent
+        guard let real = realpath(folder.isEmpty ? "." : folder, nil) else { return path }
+        defer { free(real) }
+        return String(cString: real) + "/" + (path as NSString).lastPathComponent
+    }
 
     func write(_ data: Data) throws(CLIError) {
         switch kind {
-        case .replace: try AtomicFile.write(data, to: resolved)
+        case .replace:
+            try AtomicFile.write(data, to: resolved)
+        case .descriptor(let descriptor):
+            let failure = Output.write(String(decoding: data, as: UTF8.self), to: descriptor)
+            if failure != 0 { throw CLIError(message: "Cannot write \(path): \(String(cString: strerror(failure))). The document is incomplete.") }
         case .writeThrough:
             let descriptor = open(resolved, O_WRONLY | O_CLOEXEC | O_NOCTTY)
             guard descriptor >= 0 else {
                 throw CLIError(message: "Cannot write \(path): \(String(cString: strerror(errno))).")
             }
             defer { close(descriptor) }
-            var failure: Int32 = 0
-            data.withUnsafeBytes { raw in
-                var offset = 0
-                while offset < raw.count {
-                    let written = Foundation.write(descriptor, raw.baseAddress! + offset, raw.count - offset)
-                    if written < 0 {
-                        if errno == EINTR { continue }
-                        failure = errno
-                        return
-                    }
-                    offset += written
-                }
-            }
-            if failure != 0 { throw CLIError(message: "Cannot write \(path): \(String(cString: strerror(failure))).") }
+            let failure = Output.write(String(decoding: data, as: UTF8.self), to: descriptor)
+            if failure != 0 { throw CLIError(message: "Cannot write \(path): \(String(cString: strerror(failure))). The document is incomplete.") }
         }
     }
 }

@@ -61,6 +61,8 @@ extension Statectl {
                 removed = cutoff.map { cutoff in entries.filter { $0.updatedAt < cutoff } } ?? entries
             } else {
                 try database.requireExistingFile()
+                // Read-only first: prune never turns an empty or unmigrated file into a database.
+                _ = try database.openReadOnly(openCheck: .header)
                 let store = try database.openForWriting()
                 removed = try store.write { (transaction) throws(StateStoreError) -> [StateStore.Entry] in
                     if let prefix { return try transaction.removeEntries(under: prefix) }
@@ -100,6 +102,7 @@ extension Statectl {
                 rows = try database.openReadOnly().invalidRows()
             } else {
                 try database.requireExistingFile()
+                _ = try database.openReadOnly(openCheck: .header)
                 rows = try database.openForWriting().write { (transaction) throws(StateStoreError) in
                     try transaction.removeInvalidRows()
                 }

@@ -34,10 +34,14 @@ struct DatabaseOptions: ParsableArguments {
 
     /// Throws (exit 3) when nothing is at the path, so a read command never creates a file and
     /// says plainly why it stopped. What is there but is not a database file is the store's to refuse.
-    func requireExistingFile() throws(CLIError) {
+    func requireExistingFile() throws {
+        try StateStore.validate(path: path)
         var info = stat()
-        if lstat(path, &info) != 0 {
-            throw CLIError(message: "There is no state database at \(path); run `statectl migrate --db \(path)` to create one, or point --db at an existing one.", status: .cannotOpen)
+        if stat(path, &info) != 0 {
+            guard errno == ENOENT else {
+                throw StateStoreError.fileSystem(FileSystemFailure(operation: .stat, path: path, errno: errno))
+            }
+            throw CLIError(message: "There is no state database at \(Format.word(path)); run `statectl migrate --db \(Format.word(path))` to create one, or point --db at an existing one.", status: .cannotOpen)
         }
     }
 
@@ -66,7 +70,7 @@ struct StateSizeOptions: ParsableArguments {
 extension StateStore {
     /// Prints what the store could not put right at open as `statectl: warning:` lines.
     func reportingWarnings() -> StateStore {
-        for warning in warnings { Output.error("statectl: warning: " + sentence(warning)) }
+        for warning in warnings { Output.error("statectl: warning: " + sentence(oneLine(warning))) }
         return self
     }
 }

@@ -117,12 +117,14 @@ enum ExportDocument {
         guard case .object = document else { throw refuse("not a valid export document: the top level is \(document.kindName), not an object") }
         guard let schema = document["schema"].flatMap(integer) else { throw refuse("not an export document: \"schema\" is missing or not an integer") }
         guard document["kind"].flatMap(string) == "export" else { throw refuse("not an export document: \"kind\" is not \"export\"") }
+        guard schema >= 1 else { throw refuse("not an export document: \"schema\" is \(schema); export documents start at 1") }
         guard schema <= Output.schemaVersion else {
             throw refuse("the document format is version \(schema), newer than the \(Output.schemaVersion) this build reads; use a newer statectl", status: .cannotOpen)
         }
         guard let databaseSchema = document["database_schema_version"].flatMap(integer) else {
             throw refuse("\"database_schema_version\" is missing or not an integer")
         }
+        guard databaseSchema >= 0 else { throw refuse("\"database_schema_version\" is \(databaseSchema), which no database has") }
         guard databaseSchema <= StateStore.latestSchemaVersion else {
             let error = StateStoreError.schemaTooNew(file: file, found: databaseSchema, supported: StateStore.latestSchemaVersion)
             throw CLIError(message: error.description + " Nothing was imported.", status: .cannotOpen)
@@ -157,6 +159,9 @@ enum ExportDocument {
         let path: RestorationPath
         do { path = try RestorationPath(validating: rawPath) } catch { throw problem(error.description) }
         guard let typeName = item["type_name"].flatMap(string) else { throw problem("\"type_name\" is missing or not a string") }
+        guard !typeName.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }), typeName.utf8.count <= 4096 else {
+            throw problem("\"type_name\" holds a control character or is longer than 4096 bytes; a Swift type name has neither")
+        }
         guard let version = item["version"].flatMap(integer), (0...StoredState.maximumVersion).contains(version) else {
             throw problem("\"version\" is missing or not an integer from 0 to \(StoredState.maximumVersion)")
         }

@@ -17,9 +17,23 @@ enum Format {
         return String(format: "%.1f", scaled) + " " + units[unit]
     }
 
-    static func milliseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
+    /// The times ISO 8601 can write with four-digit years, 0000-01-01 to 9999-12-31, in
+    /// milliseconds; import accepts exactly these, and export refuses rows outside them.
+    static let representableMilliseconds: ClosedRange<Int64> = -62_167_219_200_000 ... 253_402_300_799_999
 
+    /// Milliseconds since 1970, saturating instead of trapping for a date from a damaged row.
+    static func milliseconds(_ date: Date) -> Int64 {
+        let value = (date.timeIntervalSince1970 * 1000).rounded()
+        guard value.isFinite else { return value > 0 ? .max : .min }
+        return value >= 0x1p63 ? .max : value < -0x1p63 ? .min : Int64(value)
+    }
+
+    /// Whether `date` can be written and read back exactly (see ``representableMilliseconds``).
+    static func isRepresentable(_ date: Date) -> Bool { representableMilliseconds.contains(milliseconds(date)) }
+
+    /// Broken-down UTC time; a time outside ``representableMilliseconds`` is shown at its bound.
     private static func utcComponents(_ milliseconds: Int64) -> (tm, Int64) {
+        let milliseconds = min(max(milliseconds, representableMilliseconds.lowerBound), representableMilliseconds.upperBound)
         let seconds = Int(floor(Double(milliseconds) / 1000))
         let fraction = milliseconds - Int64(seconds) * 1000
         var time = time_t(seconds)
@@ -66,8 +80,11 @@ enum Format {
               utf8[10] == UInt8(ascii: "T"), utf8[13] == UInt8(ascii: ":"), utf8[16] == UInt8(ascii: ":"),
               let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
               let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
-              (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61
+              (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 60
         else { return nil }
+        // The day must exist in that month (no 2026-02-30 quietly becoming March 2nd).
+        let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+        guard day <= [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1] else { return nil }
         var index = 19
         var fraction = 0
         if utf8[index] == UInt8(ascii: ".") {
@@ -92,6 +109,16 @@ enum Format {
         parts.tm_sec = Int32(second)
         let seconds = timegm(&parts)
         return Int64(seconds) * 1000 + Int64(fraction)
+    }
+
+    /// `path` as a shell word in messages: as it is when it holds only ordinary characters,
+    /// else quoted with its control characters escaped, so a message stays on one line and
+    /// names exactly the file.
+    static func word(_ path: String) -> String {
+        let plain = path.unicodeScalars.allSatisfy { scalar in
+            scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || "/._-+:@%,=~".unicodeScalars.contains(scalar))
+        }
+        return plain && !path.isEmpty ? path : path.debugDescription
     }
 
     /// A signed 64-bit checksum as 16 hex digits.
@@ -129,7 +156,26 @@ struct Table {
         self.rightAligned = rightAligned
     }
 
-    mutating func append(_ row: [String]) { rows.append(row) }
+    /// Adds a row; control and invisible formatting characters in its cells are shown as
+    /// escapes (`\n`, `\u{1B}`, `\u{202E}`), so a value written by another tool can neither
+    /// break the table nor disguise itself on the terminal.
+    mutating func append(_ row: [String]) { rows.append(row.map(Self.visible)) }
+
+    static func visible(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: needsEscape) else { return text }
+        var output = ""
+        for scalar in text.unicodeScalars {
+            output += needsEscape(scalar) ? scalar.escaped(asASCII: true) : String(scalar)
+        }
+        return output
+    }
+
+    private static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.properties.generalCategory {
+        case .control, .format, .lineSeparator, .paragraphSeparator, .privateUse, .surrogate, .unassigned: true
+        default: false
+        }
+    }
 
     /// Label/value lines without a header row: `Path:  root/inbox`.
     static func keyValue(_ rows: [(String, String)]) -> String {

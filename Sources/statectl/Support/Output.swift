@@ -37,10 +37,12 @@ enum Output {
         write(message + "\n", to: STDERR_FILENO)
     }
 
-    /// `text` on stdout, unbuffered (after anything `print` buffered).
-    static func standardOutput(_ text: String) {
+    /// `text` on stdout, unbuffered (after anything `print` buffered). Returns `errno` when the
+    /// write failed (a full disk, a closed descriptor, `EPIPE`), else 0.
+    @discardableResult
+    static func standardOutput(_ text: String) -> Int32 {
         fflush(nil)
-        write(text, to: STDOUT_FILENO)
+        return write(text, to: STDOUT_FILENO)
     }
 
     /// `text` on stderr, unbuffered.
@@ -51,7 +53,8 @@ enum Output {
     /// Writes all of `text` to `descriptor`, and gives up quietly when the descriptor is closed,
     /// full or a pipe nobody reads: reporting must never be what stops `statectl` (Foundation's
     /// `FileHandle.write` traps on such a failure). `SIGPIPE` is ignored from ``Statectl/main()``.
-    private static func write(_ text: String, to descriptor: Int32) {
+    @discardableResult
+    static func write(_ text: String, to descriptor: Int32) -> Int32 {
         let bytes = Array(text.utf8)
         var offset = 0
         while offset < bytes.count {
@@ -63,9 +66,10 @@ enum Output {
             } else if written < 0 && errno == EINTR {
                 continue
             } else {
-                return
+                return written < 0 ? errno : EIO
             }
         }
+        return 0
     }
 
     /// A `--json` document: `{"schema": 1, "kind": kind, ...members}`, pretty-printed on stdout.
