@@ -12,9 +12,10 @@ import Testing
         let text = try CLI.run(["migrate", "--db", db, "--dry-run"])
         #expect(text.status == 0, "\(text)")
         #expect(text.stdout == """
-            2 pending migrations for \(db) (schema 0 → 2):
+            3 pending migrations for \(db) (schema 0 → 4):
               0001 initial
               0002 states_rowid
+              0004 scenes
             Nothing was changed (--dry-run).
 
             """)
@@ -27,7 +28,7 @@ import Testing
               "dry_run": true,
               "created": false,
               "from_version": 0,
-              "to_version": 2,
+              "to_version": 4,
               "migrations": [
                 {
                   "version": 1,
@@ -36,6 +37,10 @@ import Testing
                 {
                   "version": 2,
                   "name": "states_rowid"
+                },
+                {
+                  "version": 4,
+                  "name": "scenes"
                 }
               ]
             }
@@ -56,9 +61,10 @@ import Testing
         let result = try CLI.run(["migrate", "--db", db])
         #expect(result.status == 0, "\(result)")
         #expect(result.stdout == """
-            Applied 2 migrations to \(db) (created) (schema 0 → 2):
+            Applied 3 migrations to \(db) (created) (schema 0 → 4):
               0001 initial
               0002 states_rowid
+              0004 scenes
 
             """)
         #expect(try CLI.tool("sqlite3", [db, "PRAGMA journal_mode; PRAGMA integrity_check"]) == "wal\nok\n")
@@ -67,7 +73,7 @@ import Testing
 
         let again = try CLI.run(["migrate", "--db", db])
         #expect(again.status == 0)
-        #expect(again.stdout == "\(db) is at schema version 2; nothing to migrate.\n")
+        #expect(again.stdout == "\(db) is at schema version 4; nothing to migrate.\n")
     }
 
     @Test func migrateRefusesANewerSchemaAndANonDatabase() throws {
@@ -106,7 +112,7 @@ import Testing
         #expect(text.stdout == """
             Database:             \(db)
             Integrity:            ok
-            Schema version:       2 (this build: 2)
+            Schema version:       4 (this build: 4)
             Journal mode:         wal
             States:               4
             Quarantined:          0
@@ -127,8 +133,8 @@ import Testing
               "integrity": [
                 "ok"
               ],
-              "schema_version": 2,
-              "latest_schema_version": 2,
+              "schema_version": 4,
+              "latest_schema_version": 4,
               "journal_mode": "wal",
               "state_count": 4,
               "quarantine_count": 0,
