@@ -238,17 +238,22 @@ enum RenameApp {
 /// built-in `ViewController` made in code), stores it, relaunches, and times `restoreHierarchy`.
 @MainActor
 enum RebuildTiming {
-    static func run(count: Int, database: String) throws -> String {
+    /// With `restoring`, the children are `NotesController`s (a factory registered by type),
+    /// each of which looks for its state in the store as it appears.
+    static func run(count: Int, database: String, restoring: Bool) throws -> String {
         let store = try StateStore(path: database)
+        let childClass = restoring ? String(reflecting: NotesController.self) : "StateStore.ViewController"
         var children = [String]()
         children.reserveCapacity(count)
         for index in 0..<count {
-            children.append(#"{"children":[],"kind":"plain","restorationClass":"StateStore.ViewController","restorationIdentifier":"c\#(index)"}"#)
+            children.append(#"{"children":[],"kind":"plain","restorationClass":"\#(childClass)","restorationIdentifier":"c\#(index)"}"#)
         }
         let json = #"{"format":2,"orientation":"portrait","root":{"children":["# + children.joined(separator: ",")
             + #"],"kind":"plain","restorationClass":"StateStore.ViewController","restorationIdentifier":"root"}}"#
         try store.write { (transaction) throws(StateStoreError) in try transaction.setHierarchyArchive(Data(json.utf8)) }
-        let application = Application(store: store)
+        let storyboard = Storyboard()
+        storyboard.registerRestoration(of: NotesController.self) { NotesController() }
+        let application = Application(store: store, storyboard: storyboard)
         let window = Window(size: Size(width: 390, height: 844), application: application)
         let clock = ContinuousClock()
         var restoration: HierarchyRestoration?

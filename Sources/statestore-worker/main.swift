@@ -10,7 +10,8 @@
 //     statestore-worker scenes-report DB         relaunch one window per saved scene; print "window=..." lines
 //     statestore-worker rename-session DB / rename-report DB   a controller renamed by a new app version
 //                                                (STATESTORE_APP_VERSION=1|2)
-//     statestore-worker rebuild-timing N DB      time restoreHierarchy of an archive of N plain children
+//     statestore-worker rebuild-timing N DB [restoring]   time restoreHierarchy of an archive of N plain
+//                                                children (with `restoring`, state-restoring ones)
 //     statestore-worker ballast                  hold as many MiB as each stdin line says (grow or shrink),
 //                                                answer "ok MIB" after each; EOF frees everything and exits
 //     statestore-worker contend DB SECONDS NAME   save and restore shared and own paths for SECONDS;
@@ -231,10 +232,10 @@ case "code-report", "scenes-report", "rename-report":
     }
     exit(0)
 case "rebuild-timing":
-    guard arguments.count >= 3, let count = Int(arguments[1]) else { fail("usage: rebuild-timing N DB") }
+    guard arguments.count >= 3, let count = Int(arguments[1]) else { fail("usage: rebuild-timing N DB [restoring]") }
     MainActor.assumeIsolated {
         do {
-            emit(try RebuildTiming.run(count: count, database: arguments[2]))
+            emit(try RebuildTiming.run(count: count, database: arguments[2], restoring: arguments.count > 3 && arguments[3] == "restoring"))
         } catch {
             fail("\(error)")
         }

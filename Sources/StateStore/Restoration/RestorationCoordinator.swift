@@ -77,7 +77,12 @@ public final class RestorationCoordinator: LifecycleObserver {
     private var pendingArchives: [String: Data] = [:]
     /// Set while `restoreHierarchy(in:)` rebuilds a window: the half-built hierarchy must not
     /// replace the archive being restored.
-    var isRestoringHierarchy = false
+    var isRestoringHierarchy = false {
+        didSet { if !isRestoringHierarchy { duplicateIdentifiersByParent.removeAll() } }
+    }
+    /// While a hierarchy is rebuilt, each parent's identifiers shared by two children, so that
+    /// finding the paths of n siblings costs O(n), not O(n²).
+    private var duplicateIdentifiersByParent: [ObjectIdentifier: Set<String>] = [:]
     private var reportedDuplicates: Set<RestorationPath> = []
     /// Controllers already reported as not archivable, so each is reported once.
     var reportedOmissions: Set<HierarchyArchive.Omission> = []
@@ -130,9 +135,7 @@ public final class RestorationCoordinator: LifecycleObserver {
         while let current = node {
             guard let identifier = current.restorationIdentifier else { return nil }
             components.append(identifier)
-            if let parent = current.parent,
-               parent.children.contains(where: { $0 !== current && $0.restorationIdentifier == identifier })
-            {
+            if let parent = current.parent, isShared(identifier, of: current, in: parent) {
                 shared = true
             }
             node = current.parent ?? current.presentingViewController
@@ -153,6 +156,21 @@ public final class RestorationCoordinator: LifecycleObserver {
             return nil
         }
         return path
+    }
+
+    private func isShared(_ identifier: String, of controller: ViewController, in parent: ViewController) -> Bool {
+        guard isRestoringHierarchy, parent.children.count > 16 else {
+            return parent.children.contains { $0 !== controller && $0.restorationIdentifier == identifier }
+        }
+        let key = ObjectIdentifier(parent)
+        if let duplicates = duplicateIdentifiersByParent[key] { return duplicates.contains(identifier) }
+        var seen = Set<String>()
+        var duplicates = Set<String>()
+        for child in parent.children {
+            if let name = child.restorationIdentifier, !seen.insert(name).inserted { duplicates.insert(name) }
+        }
+        duplicateIdentifiersByParent[key] = duplicates
+        return duplicates.contains(identifier)
     }
 
     /// The path component the controllers of `scene` save under: none for the default scene,
