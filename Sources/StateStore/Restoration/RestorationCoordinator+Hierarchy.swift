@@ -220,6 +220,9 @@ extension RestorationCoordinator {
             tabs.viewControllers = children
             if let selected { tabs.selectedViewController = selected }
         case .plain:
+            if !children.isEmpty, controller is NavigationController || controller is TabBarController {
+                throw .archiveUnusable(reason: "\"\(node.displayName)\" now makes a \(type(of: controller)), not a plain container")
+            }
             // The engine sends willMove/didMove(toParent:) itself.
             controller.addChildrenWhileOffscreen(children)
         }

@@ -17,10 +17,12 @@ extension Statectl {
                 bytes as a hex dump; when nothing is stored exactly at PATH, the table of the \
                 states below it (--list always shows the table).
 
-                --hierarchy draws the window hierarchy the application archived (the controllers by \
-                storyboard identifier, in their navigation stacks, tabs and presentations), the one \
-                restoreHierarchy(in:) rebuilds at the next launch; with --set-aside, the archive the \
-                crash-loop guard set aside instead.
+                --hierarchy draws the window hierarchy the application archived for --scene (the \
+                controllers by storyboard identifier, or built in code by restoration identifier, in \
+                their navigation stacks, tabs, containers and presentations), the one \
+                restoreHierarchy(in:) rebuilds at the next launch, then the controllers that could not \
+                be archived and why; with --set-aside, the archive set aside instead (by the crash-loop \
+                guard, or because it could not be rebuilt).
 
                 Example:
                   statectl inspect --db ./state.sqlite
@@ -40,7 +42,8 @@ extension Statectl {
                 "encoding", "byte_count", "updated_at", "quarantined_at", "reason"}]}
                   "hierarchy":   {"scene", "set_aside", "found", and when found "byte_count", "readable", \
                 "archive" (the decoded archive: "format", "orientation", "root" with "storyboardIdentifier", \
-                "restorationIdentifier", "kind", "children", "selectedIndex", "presented"; when not readable, \
+                "restorationIdentifier", "restorationClass", "kind", "children", "selectedIndex", "presented", \
+                and "unarchived": [{"path", "typeName", "reason"}]; when not readable, \
                 the stored JSON or null), "reason" and "base64" (when not readable / not JSON)}
                 """
         )
