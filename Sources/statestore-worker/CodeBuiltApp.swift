@@ -263,3 +263,36 @@ enum RebuildTiming {
         return "nodes=\(count + 1) rebuilt_children=\(rebuilt) outcome=\(restoration.map { "\($0.outcome)" } ?? "?") seconds=\(String(format: "%.3f", seconds))"
     }
 }
+
+/// Leaves a sample-app session in a database, then replaces its archive with a hostile one,
+/// for timing the next launch (`statestore-worker app-report DB`) by hand.
+@MainActor
+enum HostileArchive {
+    static func json(_ kind: String) -> String? {
+        switch kind {
+        case "two-presentations":
+            return #"{"format":2,"orientation":"portrait","root":{"kind":"tabBar","storyboardIdentifier":"tabs","selectedIndex":0,"children":[{"kind":"navigation","storyboardIdentifier":"mail","children":[{"kind":"plain","storyboardIdentifier":"inbox","children":[]}],"presented":{"kind":"plain","storyboardIdentifier":"settings","children":[]}}],"presented":{"kind":"plain","storyboardIdentifier":"compose","children":[]}}}"#
+        case "million":
+            var json = #"{"format":2,"root":{"kind":"plain","storyboardIdentifier":"settings","children":["#
+            json += String(repeating: #"{"children":[],"kind":"plain","storyboardIdentifier":"inbox"},"#, count: 1_000_000)
+            json.removeLast()
+            return json + "]}}"
+        case "deep":
+            let depth = 100_000
+            return #"{"format":2,"root":"# + String(repeating: #"{"kind":"plain","storyboardIdentifier":"inbox","children":["#, count: depth)
+                + String(repeating: "]}", count: depth) + "}"
+        default:
+            return nil
+        }
+    }
+
+    static func write(_ kind: String, database: String) throws {
+        guard let json = json(kind) else { fail("hostile-archive KIND is two-presentations, million or deep") }
+        let (application, window, _) = try SampleApp.launch(database: database)
+        try SampleApp.session(application, window)
+        application.saveVisibleState()
+        application.terminate()
+        let store = try StateStore(path: database)
+        try store.write { (transaction) throws(StateStoreError) in try transaction.setHierarchyArchive(Data(json.utf8)) }
+    }
+}

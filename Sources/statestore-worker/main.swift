@@ -12,6 +12,8 @@
 //                                                (STATESTORE_APP_VERSION=1|2)
 //     statestore-worker rebuild-timing N DB [restoring]   time restoreHierarchy of an archive of N plain
 //                                                children (with `restoring`, state-restoring ones)
+//     statestore-worker hostile-archive KIND DB  a sample-app session, then a hostile archive (two-presentations,
+//                                                million, deep) in its place, for timing `app-report DB` by hand
 //     statestore-worker ballast                  hold as many MiB as each stdin line says (grow or shrink),
 //                                                answer "ok MIB" after each; EOF frees everything and exits
 //     statestore-worker contend DB SECONDS NAME   save and restore shared and own paths for SECONDS;
@@ -236,6 +238,16 @@ case "rebuild-timing":
     MainActor.assumeIsolated {
         do {
             emit(try RebuildTiming.run(count: count, database: arguments[2], restoring: arguments.count > 3 && arguments[3] == "restoring"))
+        } catch {
+            fail("\(error)")
+        }
+    }
+    exit(0)
+case "hostile-archive":
+    guard arguments.count >= 3 else { fail("usage: hostile-archive two-presentations|million|deep DB") }
+    MainActor.assumeIsolated {
+        do {
+            try HostileArchive.write(arguments[1], database: arguments[2])
         } catch {
             fail("\(error)")
         }

@@ -170,7 +170,7 @@ struct RestorationArchiveTests {
         application.restorationCoordinator?.errorHandler = { errors.append($0) }
         let window = Window(size: Size(width: 400, height: 800), application: application)
         let report = try application.restoreHierarchyWithReport(in: window)
-        let reason = "the archive is \(bytes.count) bytes, more than the 1000 read"
+        let reason = "the archive is \(bytes.count) bytes, more than the limit of 1000 bytes"
         #expect(report.outcome == .setAside(reason: reason))
         #expect(errors == [.archiveUnusable(reason: reason)])
         #expect(window.rootViewController == nil)

@@ -181,7 +181,7 @@ struct RestorationCodeBuiltProcessTests {
         json += String(repeating: child, count: 1_000_000)
         json.removeLast()
         json += "]}}"
-        try relaunch(withArchive: Data(json.utf8), expecting: "more than the 16777216 read", within: 10)
+        try relaunch(withArchive: Data(json.utf8), expecting: "more than the limit of 16777216 bytes", within: 10)
     }
 
     @Test func anArchive100000LevelsDeepIsSetAside() throws {

@@ -72,7 +72,7 @@ extension Application {
             return HierarchyRestoration(scene: scene, outcome: .setAside(reason: reason))
         }
         guard byteCount <= limits.maximumByteCount else {
-            return try setAside("the archive is \(byteCount) bytes, more than the \(limits.maximumByteCount) read")
+            return try setAside("the archive is \(byteCount) bytes, more than the limit of \(limits.maximumByteCount) bytes")
         }
         let archive: HierarchyArchive
         do {
