@@ -82,6 +82,23 @@ struct RestorationArchiveTests {
         #expect(throws: Never.self) { try HierarchyArchive(decoding: Data(braces.utf8)) }
     }
 
+    @Test func anArchiveWithAnImpossibleKindIsSetAsideWithTheReason() throws {
+        let store = try StateStore(path: database)
+        let json = #"{"format":2,"root":{"kind":"spaceship","storyboardIdentifier":"nav","children":[]}}"#
+        try store.write { (transaction) throws(StateStoreError) in try transaction.setHierarchyArchive(Data(json.utf8)) }
+        let application = Application(store: store, storyboard: storyboard())
+        application.restorationCoordinator?.errorHandler = { _ in }
+        let window = Window(size: Size(width: 400, height: 800), application: application)
+        let report = try application.restoreHierarchyWithReport(in: window)
+        guard case .setAside(let reason) = report.outcome else {
+            Issue.record("expected the archive to be set aside, got \(report.outcome)")
+            return
+        }
+        #expect(reason.contains("spaceship"), "\(reason)")
+        #expect(try store.hierarchyArchive(scene: "main", setAside: true) == Data(json.utf8))
+        #expect(window.rootViewController == nil)
+    }
+
     @Test func anArchiveOfFormat1StillDecodes() throws {
         let json = #"{"format":1,"orientation":"portrait","root":{"kind":"navigation","storyboardIdentifier":"nav","children":[{"kind":"plain","storyboardIdentifier":"a","restorationIdentifier":"a1","children":[]}]}}"#
         let archive = try HierarchyArchive(decoding: Data(json.utf8))

@@ -115,7 +115,10 @@ struct RestorationCodeBuiltProcessTests {
     }
 
     @Test func closingTheFirstWindowThenRelaunchingRebuildsOnlyTheSecond() throws {
-        try session(["scenes-session", database, "close-first"])
+        let ready = try session(["scenes-session", database, "close-first"])
+        let second = String(ready.dropFirst("ready ".count))
+        let inspect = try CLI.run(["inspect", "--db", database, "--hierarchy"])
+        #expect(inspect.stdout == "No hierarchy archive for scene \"main\". Scenes with an archive (--scene): \(second).\n", "\(inspect)")
         let report = try run(["scenes-report", database])
         #expect(report.status == 0)
         #expect(report.lines == ["window=other|true|inbox>message|message 22|inbox 2"])

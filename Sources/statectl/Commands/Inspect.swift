@@ -194,7 +194,7 @@ extension Statectl {
             if output.json {
                 Output.json(kind: "hierarchy", HierarchyPrinter.json(archive: archive, scene: scene, setAside: setAside))
             } else {
-                print(HierarchyPrinter.text(archive: archive, scene: scene, setAside: setAside))
+                print(HierarchyPrinter.text(archive: archive, scene: scene, setAside: setAside, otherScenes: HierarchyPrinter.savedScenes(in: store)))
             }
         }
     }

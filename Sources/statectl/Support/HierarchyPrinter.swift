@@ -25,9 +25,18 @@ enum HierarchyPrinter {
         Result { () throws(StateStoreError) in try HierarchyArchive(decoding: data) }
     }
 
-    static func text(archive data: Data?, scene: String, setAside: Bool) -> String {
+    /// The scenes with a live archive; empty when the database predates scenes (inspect never migrates).
+    static func savedScenes(in store: StateStore) -> [String] {
+        (try? store.savedSceneIdentifiers()) ?? []
+    }
+
+    static func text(archive data: Data?, scene: String, setAside: Bool, otherScenes: [String] = []) -> String {
         let which = setAside ? "set-aside hierarchy archive" : "hierarchy archive"
-        guard let data else { return "No \(which) for scene \"\(scene)\"." }
+        guard let data else {
+            let others = otherScenes.filter { $0 != scene }
+            guard !others.isEmpty else { return "No \(which) for scene \"\(scene)\"." }
+            return "No \(which) for scene \"\(scene)\". Scenes with an archive (--scene): \(others.joined(separator: ", "))."
+        }
         switch decode(data) {
         case .success(let archive):
             var heading = "\(scene) (\(archive.orientation ?? "orientation unknown"))"
