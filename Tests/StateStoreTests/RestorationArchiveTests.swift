@@ -226,7 +226,8 @@ struct RestorationArchiveTests {
 
         // A new scene gets its own prefix, so it never shares the old windows' states.
         let fresh = Window(size: Size(width: 400, height: 800), application: application)
-        #expect(fresh.sceneIdentifier.hasPrefix("scene-"))
+        // window1 is open (restored from the old database): the new window is window2.
+        #expect(fresh.sceneIdentifier == "window2")
         let navigation = try application.storyboard.instantiateViewController(withIdentifier: "nav") as! NavigationController
         let freshNote = try application.storyboard.instantiateViewController(withIdentifier: "a")
         navigation.setViewControllers([freshNote], animated: false)

@@ -1,5 +1,3 @@
-import Foundation
-
 /// A screen area that shows one controller hierarchy: a root controller and whatever it presents.
 ///
 /// A window belongs to its ``Application`` (which keeps it in ``Application/windows`` until
@@ -45,7 +43,10 @@ public final class Window {
     /// - Parameter sceneIdentifier: The scene the window shows. Pass the identifier of a scene
     ///   a previous launch saved (see `Application.savedSceneIdentifiers()`) to restore it.
     ///   When `nil`, the window gets ``defaultSceneIdentifier`` if no open window of the
-    ///   application has it, else a new unique identifier.
+    ///   application has it, else the first of `window1`, `window2`, … that no open window has.
+    ///   So an app that creates the same windows in the same order at every launch finds its
+    ///   scenes again without naming them; an app whose windows come and go names its scenes,
+    ///   or asks which were saved.
     public init(
         size: Size, orientation: InterfaceOrientation = .portrait, sceneIdentifier: String? = nil,
         application: Application
@@ -58,7 +59,10 @@ public final class Window {
         } else if !application.windows.contains(where: { $0.sceneIdentifier == Self.defaultSceneIdentifier }) {
             self.sceneIdentifier = Self.defaultSceneIdentifier
         } else {
-            self.sceneIdentifier = "scene-" + UUID().uuidString.lowercased()
+            let taken = Set(application.windows.map(\.sceneIdentifier))
+            var number = 1
+            while taken.contains("window\(number)") { number += 1 }
+            self.sceneIdentifier = "window\(number)"
         }
         application.windows.append(self)
     }
