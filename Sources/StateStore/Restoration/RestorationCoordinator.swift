@@ -128,6 +128,11 @@ public final class RestorationCoordinator: LifecycleObserver {
 
     /// The chain of restoration identifiers from the root to `controller`, through parents
     /// and presenting controllers; `nil` when one is missing, invalid or shared by a sibling.
+    ///
+    /// In a window of a scene other than the default one (``Window/defaultSceneIdentifier``),
+    /// the path starts with the scene's component (its identifier, or none for a scene
+    /// archived before scenes had identities), so two windows showing the same controllers
+    /// keep separate states.
     public func restorationPath(for controller: ViewController) -> RestorationPath? {
         var components: [String] = []
         var shared = false
