@@ -238,4 +238,57 @@ struct RestorationArchiveTests {
         #expect(try store.scenePathPrefix(scene: fresh.sceneIdentifier) == fresh.sceneIdentifier)
         #expect(try store.savedSceneIdentifiers() == ["main", "window1", fresh.sceneIdentifier])
     }
+
+    @Test func aControllerThatCannotBeArchivedIsReportedOnceWithItsPathTypeAndReason() throws {
+        let store = try StateStore(path: database)
+        let application = Application(store: store, storyboard: storyboard())
+        application.violationHandler = { Issue.record("lifecycle violation: \($0)") }
+        var errors: [RestorationError] = []
+        application.restorationCoordinator?.errorHandler = { errors.append($0) }
+        let window = Window(size: Size(width: 400, height: 800), application: application)
+        let navigation = NavigationController(rootViewController: try application.storyboard.instantiateViewController(withIdentifier: "a"))
+        navigation.restorationIdentifier = "nav"
+        window.rootViewController = navigation
+        window.makeKeyAndVisible()
+        let loose = NoteController()
+        loose.restorationIdentifier = "loose"
+        // A container without an identifier hides its identified child from the archive.
+        let anonymous = ViewController()
+        let inner = NoteController()
+        inner.restorationIdentifier = "inner"
+        anonymous.addChild(inner)
+        for _ in 0..<3 {
+            navigation.pushViewController(loose, animated: false)
+            _ = navigation.popViewController(animated: false)
+        }
+        navigation.pushViewController(anonymous, animated: false)
+        navigation.pushViewController(loose, animated: false)
+        let omissions = errors.compactMap { error -> HierarchyArchive.Omission? in
+            if case .notArchivable(let omission) = error { omission } else { nil }
+        }
+        #expect(omissions.map(\.path) == ["nav/loose", "nav/<ViewController>/inner"])
+        #expect(omissions.first?.typeName == "StateStoreTests.NoteController")
+        #expect(omissions.first?.reason.contains("registerRestoration") == true)
+        #expect(omissions.last?.reason.contains("which has no restoration identifier") == true)
+        let archive = try HierarchyArchive(decoding: try #require(try store.hierarchyArchive()))
+        #expect(archive.unarchived.map(\.path) == ["nav/<ViewController>/inner", "nav/loose"])
+        #expect(archive.root?.restorationClass == "StateStore.NavigationController")
+        #expect(archive.root?.children.map(\.storyboardIdentifier) == ["a"])
+    }
+
+    @Test func anArchiveOverTheNodeLimitIsSetAsideBeforeItIsDecoded() throws {
+        let store = try StateStore(path: database)
+        let archive = HierarchyArchive(root: Node(
+            storyboardIdentifier: "nav", kind: .navigation, children: Array(repeating: Node(storyboardIdentifier: "a", kind: .plain), count: 150)
+        ))
+        let bytes = try archive.encodedJSON()
+        try store.write { (transaction) throws(StateStoreError) in try transaction.setHierarchyArchive(bytes) }
+        let application = Application(store: store, storyboard: storyboard())
+        application.restorationCoordinator?.archiveLimits = .init(maximumNodeCount: 100)
+        application.restorationCoordinator?.errorHandler = { _ in }
+        let window = Window(size: Size(width: 400, height: 800), application: application)
+        let report = try application.restoreHierarchyWithReport(in: window)
+        #expect(report.outcome == .setAside(reason: "the archive holds more than 100 controllers, the most rebuilt"))
+        #expect(try store.hierarchyArchive(scene: "main", setAside: true) == bytes)
+    }
 }
