@@ -94,6 +94,8 @@ enum CodeBuiltApp {
         compose.restorationIdentifier = "compose"
         attachment.present(compose, animated: false, completion: nil)
         compose.restorableState = .init(to: "grace@example.org", body: "Hello")
+        // Under the presented compose, the selected tab becomes the code-built split container.
+        tabs.selectedIndex = 1
     }
 
     /// After a relaunch: what came back, visiting each controller so it restores.
@@ -111,6 +113,17 @@ enum CodeBuiltApp {
             result["compose"] = "\(compose.restorableState.to)|\(compose.restorableState.body)"
             tabs.dismiss(animated: false, completion: nil)
         }
+        // The selected tab appeared when compose was dismissed; the other one appears when selected.
+        if tabs.viewControllers.count > 1 {
+            let split = tabs.viewControllers[1]
+            if tabs.selectedIndex != 1 { tabs.selectedIndex = 1 }
+            result["split"] = "\(type(of: split)):" + split.children.compactMap(\.restorationIdentifier).joined(separator: ",")
+            for child in split.children {
+                if let settings = child as? SettingsController { result["settings"] = settings.restorableState.signature }
+                if let notes = child as? NotesController { result["notes"] = notes.restorableState.text }
+            }
+        }
+        tabs.selectedIndex = 0
         if let attachment = mail.topViewController as? AttachmentController {
             result["attachment"] = attachment.restorableState.name
             _ = mail.popViewController(animated: false)
@@ -121,15 +134,6 @@ enum CodeBuiltApp {
         }
         if let inbox = mail.topViewController as? InboxController {
             result["inbox"] = "\(inbox.restorableState.selected ?? -1)|\(inbox.restorableState.scroll)"
-        }
-        if tabs.viewControllers.count > 1 {
-            tabs.selectedIndex = 1
-            let split = tabs.viewControllers[1]
-            result["split"] = "\(type(of: split)):" + split.children.compactMap(\.restorationIdentifier).joined(separator: ",")
-            for child in split.children {
-                if let settings = child as? SettingsController { result["settings"] = settings.restorableState.signature }
-                if let notes = child as? NotesController { result["notes"] = notes.restorableState.text }
-            }
         }
         return result
     }

@@ -67,7 +67,8 @@ struct RestorationCodeBuiltProcessTests {
         // the engine; the others by factories registered by restoration identifier or by type.
         #expect(values["restored"] == "true")
         #expect(values["root"] == "TabBarController:tabs")
-        #expect(values["tab"] == "0")
+        // The selected tab was the code-built split container: it is selected again.
+        #expect(values["tab"] == "1")
         #expect(values["stack"] == "InboxController:inbox,MessageController:message,AttachmentController:attachment")
         #expect(values["presented"] == "compose")
         #expect(values["compose"] == "grace@example.org|Hello")
@@ -91,7 +92,7 @@ struct RestorationCodeBuiltProcessTests {
             which the engine cannot make: register a factory with Storyboard.registerRestoration(identifier:_:) or \
             registerRestoration(of:_:), or instantiate it from the storyboard
             """), "\(tree)")
-        #expect(tree.stdout.contains("└─ tabs (built in code) [TabBarController] selected: mail\n"), "\(tree)")
+        #expect(tree.stdout.contains("└─ tabs (built in code) [TabBarController] selected: split\n"), "\(tree)")
         let json = try CLI.run(["inspect", "--db", database, "--hierarchy", "--json"])
         #expect(json.stdout.contains(#""path": "tabs/split/orphan","#), "\(json)")
         #expect(json.stdout.contains(#""restorationClass": "StateStore.NavigationController","#), "\(json)")
