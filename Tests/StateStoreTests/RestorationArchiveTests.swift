@@ -144,6 +144,7 @@ struct RestorationArchiveTests {
         #expect(!errors.contains { if case .archiveUnusable = $0 { true } else { false } })
         // The archive as saved is kept aside; the live one says what is on screen; the state stays.
         #expect(try store.hierarchyArchive(scene: "main", setAside: true) == bytes)
+        #expect(try store.hierarchySetAsideReason()?.hasPrefix("partly rebuilt; not rebuilt: nav ⤷ ghost (storyboard identifier \"ghost\"): ") == true)
         let live = try HierarchyArchive(decoding: try #require(try store.hierarchyArchive(scene: "main")))
         #expect(live.root?.presented == nil)
         #expect(live.root?.children.map(\.storyboardIdentifier) == ["a"])

@@ -198,6 +198,9 @@ struct RestorationCodeBuiltProcessTests {
         let tree = try CLI.run(["inspect", "--db", database, "--hierarchy", "--set-aside"])
         #expect(tree.status == 0, "\(tree)")
         #expect(tree.stdout.contains("nests more than 64 controllers deep"), "\(tree)")
+        #expect(tree.stdout.contains("\nSet aside because: the archive nests more than 64 controllers deep"), "\(tree)")
+        let setAsideJSON = try CLI.run(["inspect", "--db", database, "--hierarchy", "--set-aside", "--json"])
+        #expect(setAsideJSON.stdout.contains(#""set_aside_reason": "the archive nests more than 64 controllers deep"#), "\(setAsideJSON)")
         #expect(!tree.stdout.contains("not valid JSON"), "\(tree)")
     }
 }

@@ -66,7 +66,7 @@ extension Application {
             return HierarchyRestoration(scene: scene, outcome: .crashLoopSkipped(interruptedAttempts: attempts))
         }
         func setAside(_ reason: String) throws(StateStoreError) -> HierarchyRestoration {
-            try store.setHierarchyArchiveAside(scene: scene)
+            try store.setHierarchyArchiveAside(scene: scene, reason: reason)
             try guardrail.finishRestoration()
             coordinator.report(.archiveUnusable(reason: reason))
             return HierarchyRestoration(scene: scene, outcome: .setAside(reason: reason))
@@ -146,7 +146,8 @@ extension Application {
         if !rebuild.notRebuilt.isEmpty {
             // What is on screen is not what was archived: keep the archive as saved for
             // inspection; the deferred flush archives what is on screen.
-            try store.setHierarchyArchiveAside(scene: scene)
+            let missing = rebuild.notRebuilt.map(\.description).joined(separator: "; ")
+            try store.setHierarchyArchiveAside(scene: scene, reason: "partly rebuilt; not rebuilt: \(missing)")
             coordinator.forgetArchive(of: scene)
             for omission in rebuild.notRebuilt { coordinator.report(.notRebuilt(omission)) }
         }

@@ -45,6 +45,31 @@ extension StateStore {
         }
     }
 
+    /// The `metadata` key under which the reason `scene`'s archive was set aside is kept.
+    static func setAsideReasonKey(scene: String) -> String { "hierarchy.set_aside_reason." + scene }
+
+    /// Moves the live archive of `scene` aside, as ``setHierarchyArchiveAside(scene:)`` does, and
+    /// records `reason` beside it, in one transaction, for `statectl inspect --hierarchy --set-aside`.
+    @discardableResult
+    public func setHierarchyArchiveAside(scene: String, reason: String) throws(StateStoreError) -> Bool {
+        try write { (transaction) throws(StateStoreError) in
+            let drop = try transaction.connection.cached("DELETE FROM hierarchy WHERE scene = ?1 AND set_aside = 1")
+            drop.bind(scene, at: 1)
+            try drop.run()
+            let move = try transaction.connection.cached("UPDATE hierarchy SET set_aside = 1 WHERE scene = ?1 AND set_aside = 0")
+            move.bind(scene, at: 1)
+            try move.run()
+            let moved = transaction.connection.changes > 0
+            if moved { try transaction.setMetadata(Self.setAsideReasonKey(scene: scene), to: reason) }
+            return moved
+        }
+    }
+
+    /// Why the set-aside archive of `scene` was set aside, when the library recorded it.
+    public func hierarchySetAsideReason(scene: String = "main") throws(StateStoreError) -> String? {
+        try metadata(Self.setAsideReasonKey(scene: scene))
+    }
+
     /// Removes the live hierarchy archive of `scene` (the user closed its window, so a relaunch
     /// must not rebuild it). Set-aside copies and the scene's states are kept.
     @discardableResult

@@ -40,7 +40,8 @@ extension Statectl {
                 "rss_after", "bytes_freed", "duration_us"}]}
                   "quarantine":  {"quarantined": [{"id", "path", "type_name", "version", "generation", \
                 "encoding", "byte_count", "updated_at", "quarantined_at", "reason"}]}
-                  "hierarchy":   {"scene", "set_aside", "found", and when found "byte_count", "readable", \
+                  "hierarchy":   {"scene", "set_aside", "found", "set_aside_reason" (with --set-aside, when \
+                recorded), and when found "byte_count", "readable", \
                 "archive" (the decoded archive: "format", "orientation", "root" with "storyboardIdentifier", \
                 "restorationIdentifier", "restorationClass", "kind", "children", "selectedIndex", "presented", \
                 and "unarchived": [{"path", "typeName", "reason"}]; when not readable, \
@@ -192,9 +193,13 @@ extension Statectl {
         private func showHierarchy(_ store: StateStore) throws {
             let archive = try store.hierarchyArchive(scene: scene, setAside: setAside)
             if output.json {
-                Output.json(kind: "hierarchy", HierarchyPrinter.json(archive: archive, scene: scene, setAside: setAside))
+                Output.json(kind: "hierarchy", HierarchyPrinter.json(
+                    archive: archive, scene: scene, setAside: setAside,
+                    setAsideReason: HierarchyPrinter.setAsideReason(in: store, scene: scene)))
             } else {
-                print(HierarchyPrinter.text(archive: archive, scene: scene, setAside: setAside, otherScenes: HierarchyPrinter.savedScenes(in: store)))
+                print(HierarchyPrinter.text(
+                    archive: archive, scene: scene, setAside: setAside, otherScenes: HierarchyPrinter.savedScenes(in: store),
+                    setAsideReason: HierarchyPrinter.setAsideReason(in: store, scene: scene)))
             }
         }
     }

@@ -30,7 +30,14 @@ enum HierarchyPrinter {
         (try? store.savedSceneIdentifiers()) ?? []
     }
 
-    static func text(archive data: Data?, scene: String, setAside: Bool, otherScenes: [String] = []) -> String {
+    /// Why the set-aside archive of `scene` was set aside, if the library recorded it.
+    static func setAsideReason(in store: StateStore, scene: String) -> String? {
+        try? store.hierarchySetAsideReason(scene: scene)
+    }
+
+    static func text(
+        archive data: Data?, scene: String, setAside: Bool, otherScenes: [String] = [], setAsideReason: String? = nil
+    ) -> String {
         let which = setAside ? "set-aside hierarchy archive" : "hierarchy archive"
         guard let data else {
             let others = otherScenes.filter { $0 != scene }
@@ -50,6 +57,7 @@ enum HierarchyPrinter {
             } else {
                 lines.append("└─ (no controllers)")
             }
+            if setAside, let setAsideReason { lines.append("Set aside because: \(oneLine(setAsideReason))") }
             if !archive.unarchived.isEmpty {
                 lines.append("Not archived (a relaunch does not rebuild these; their states are kept):")
                 for omission in archive.unarchived {
@@ -59,6 +67,7 @@ enum HierarchyPrinter {
             return lines.joined(separator: "\n")
         case .failure(let error):
             var lines = ["The \(which) for scene \"\(scene)\" (\(Format.bytes(data.count))) is not one this build can read: \(reason(error))"]
+            if setAside, let setAsideReason { lines.append("Set aside because: \(oneLine(setAsideReason))") }
             if data.count > printedArchiveLimit {
                 lines.append("Too large to print; the first bytes:")
                 lines.append(Format.hexDump(data))
@@ -72,15 +81,17 @@ enum HierarchyPrinter {
         }
     }
 
-    /// `kind: "hierarchy"` members: `scene`, `set_aside`, `found`, and when found `byte_count`,
+    /// `kind: "hierarchy"` members: `scene`, `set_aside`, `found`, `set_aside_reason` (a set-aside
+    /// archive whose reason was recorded), and when found `byte_count`,
     /// `readable`, `archive` (the decoded archive; the stored JSON, or `null`, when unreadable),
     /// `reason` (when unreadable) and `base64` (when the bytes are not JSON).
-    static func json(archive data: Data?, scene: String, setAside: Bool) -> [(key: String, value: JSON)] {
+    static func json(archive data: Data?, scene: String, setAside: Bool, setAsideReason: String? = nil) -> [(key: String, value: JSON)] {
         var members: [(key: String, value: JSON)] = [
             ("scene", .string(scene)),
             ("set_aside", .bool(setAside)),
             ("found", .bool(data != nil)),
         ]
+        if setAside, data != nil, let setAsideReason { members.append(("set_aside_reason", .string(setAsideReason))) }
         guard let data else { return members }
         members.append(("byte_count", .int(data.count)))
         switch decode(data) {
