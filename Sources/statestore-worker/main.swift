@@ -4,6 +4,16 @@
 //     statestore-worker app-session DB [kill|sigterm]   launch the sample app, run a session, print "ready",
 //                                                then wait to be killed (after an explicit save) or for SIGTERM
 //     statestore-worker app-report DB              relaunch the sample app; print what was restored, one key=value a line
+//     statestore-worker code-session DB          the app built in code (CodeBuiltApp): session, "ready", wait to be killed
+//     statestore-worker code-report DB           relaunch it; print what was restored, one key=value a line
+//     statestore-worker scenes-session DB [keep|close-first]   two windows on the same paths; "ready", wait to be killed
+//     statestore-worker scenes-report DB         relaunch one window per saved scene; print "window=..." lines
+//     statestore-worker rename-session DB / rename-report DB   a controller renamed by a new app version
+//                                                (STATESTORE_APP_VERSION=1|2)
+//     statestore-worker rebuild-timing N DB [restoring]   time restoreHierarchy of an archive of N plain
+//                                                children (with `restoring`, state-restoring ones)
+//     statestore-worker hostile-archive KIND DB  a sample-app session, then a hostile archive (two-presentations,
+//                                                million, deep) in its place, for timing `app-report DB` by hand
 //     statestore-worker ballast                  hold as many MiB as each stdin line says (grow or shrink),
 //                                                answer "ok MIB" after each; EOF frees everything and exits
 //     statestore-worker contend DB SECONDS NAME   save and restore shared and own paths for SECONDS;
@@ -182,6 +192,67 @@ case "app-session":
 case "app-report":
     guard arguments.count >= 2 else { fail("usage: app-report DB") }
     MainActor.assumeIsolated { appReport(database: arguments[1]) }
+case "code-session", "scenes-session", "rename-session":
+    guard arguments.count >= 2 else { fail("usage: \(arguments[0]) DB") }
+    MainActor.assumeIsolated {
+        do {
+            switch arguments[0] {
+            case "code-session":
+                let (application, window, _) = try CodeBuiltApp.launch(database: arguments[1])
+                CodeBuiltApp.session(application, window)
+                application.saveVisibleState()
+                emit("ready")
+            case "scenes-session":
+                emit("ready \(try ScenesApp.session(database: arguments[1], ending: arguments.count > 2 ? arguments[2] : "keep"))")
+            default:
+                try RenameApp.session(database: arguments[1])
+                emit("ready")
+            }
+        } catch {
+            fail("\(error)")
+        }
+    }
+    while true { sleep(60) }
+case "code-report", "scenes-report", "rename-report":
+    guard arguments.count >= 2 else { fail("usage: \(arguments[0]) DB") }
+    MainActor.assumeIsolated {
+        do {
+            switch arguments[0] {
+            case "code-report":
+                let (application, window, restoration) = try CodeBuiltApp.launch(database: arguments[1])
+                for (key, value) in CodeBuiltApp.report(window, restoration).sorted(by: { $0.key < $1.key }) { emit("\(key)=\(value)") }
+                for error in application.restorationCoordinator?.recentErrors ?? [] { emit("error=\(error)") }
+                application.terminate()
+            case "scenes-report":
+                for line in try ScenesApp.report(database: arguments[1]) { emit(line) }
+            default:
+                for (key, value) in try RenameApp.report(database: arguments[1]).sorted(by: { $0.key < $1.key }) { emit("\(key)=\(value)") }
+            }
+        } catch {
+            fail("\(error)")
+        }
+    }
+    exit(0)
+case "rebuild-timing":
+    guard arguments.count >= 3, let count = Int(arguments[1]) else { fail("usage: rebuild-timing N DB [restoring]") }
+    MainActor.assumeIsolated {
+        do {
+            emit(try RebuildTiming.run(count: count, database: arguments[2], restoring: arguments.count > 3 && arguments[3] == "restoring"))
+        } catch {
+            fail("\(error)")
+        }
+    }
+    exit(0)
+case "hostile-archive":
+    guard arguments.count >= 3 else { fail("usage: hostile-archive two-presentations|million|deep DB") }
+    MainActor.assumeIsolated {
+        do {
+            try HostileArchive.write(arguments[1], database: arguments[2])
+        } catch {
+            fail("\(error)")
+        }
+    }
+    exit(0)
 case "ballast":
     ballast()
 case "contend":

@@ -72,11 +72,22 @@ import Testing
         let path = folder.file("state.sqlite")
         try StateStore(path: path).save(Draft(to: [], subject: "s", body: ""), for: "root")
         #expect(try CLI.tool("sqlite3", [path, "PRAGMA application_id"]) == "\(StateStore.applicationID)\n")
-        // A schema-2 database from before the mark opens, migrates and gets it.
-        try rawSQL(path, "PRAGMA application_id = 0; PRAGMA user_version = 2; DELETE FROM schema_migrations WHERE version = 3")
-        let store = try StateStore(path: path)
+        // A schema-2 database from before the mark, as the migrator left it, opens, migrates and gets it.
+        let old = folder.file("old.sqlite")
+        #expect(FileManager.default.createFile(atPath: old, contents: nil))
+        for migration in EmbeddedMigrations.all where migration.version <= 2 { try rawSQL(old, migration.sql) }
+        let bytes = Data(#"{"attachments":{},"body":"","subject":"s","to":[]}"#.utf8)
+        try rawSQL(old, """
+            CREATE TABLE schema_migrations(version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT;
+            INSERT INTO schema_migrations VALUES (1, 'initial', 0), (2, 'states_rowid', 0);
+            PRAGMA user_version = 2;
+            INSERT INTO states(path, type_name, version, generation, encoding, checksum, updated_at, bytes)
+            VALUES ('root', 'Draft', 1, 1, 'json', \(StoredState.checksum(of: bytes)), 0, CAST('\(String(decoding: bytes, as: UTF8.self))' AS BLOB));
+            """)
+        #expect(try CLI.tool("sqlite3", [old, "PRAGMA application_id"]) == "0\n")
+        let store = try StateStore(path: old)
         #expect(try store.restore(Draft.self, for: "root")?.subject == "s")
-        #expect(try CLI.tool("sqlite3", [path, "PRAGMA application_id"]) == "\(StateStore.applicationID)\n")
+        #expect(try CLI.tool("sqlite3", [old, "PRAGMA application_id"]) == "\(StateStore.applicationID)\n")
     }
 
     // MARK: Schemas changed by hand

@@ -12,10 +12,11 @@ import Testing
         let text = try CLI.run(["migrate", "--db", db, "--dry-run"])
         #expect(text.status == 0, "\(text)")
         #expect(text.stdout == """
-            3 pending migrations for \(db) (schema 0 → 3):
+            4 pending migrations for \(db) (schema 0 → 4):
               0001 initial
               0002 states_rowid
               0003 application_id
+              0004 scenes
             Nothing was changed (--dry-run).
 
             """)
@@ -28,7 +29,7 @@ import Testing
               "dry_run": true,
               "created": false,
               "from_version": 0,
-              "to_version": 3,
+              "to_version": 4,
               "migrations": [
                 {
                   "version": 1,
@@ -41,6 +42,10 @@ import Testing
                 {
                   "version": 3,
                   "name": "application_id"
+                },
+                {
+                  "version": 4,
+                  "name": "scenes"
                 }
               ]
             }
@@ -61,10 +66,11 @@ import Testing
         let result = try CLI.run(["migrate", "--db", db])
         #expect(result.status == 0, "\(result)")
         #expect(result.stdout == """
-            Applied 3 migrations to \(db) (created) (schema 0 → 3):
+            Applied 4 migrations to \(db) (created) (schema 0 → 4):
               0001 initial
               0002 states_rowid
               0003 application_id
+              0004 scenes
 
             """)
         #expect(try CLI.tool("sqlite3", [db, "PRAGMA journal_mode; PRAGMA integrity_check"]) == "wal\nok\n")
@@ -73,7 +79,7 @@ import Testing
 
         let again = try CLI.run(["migrate", "--db", db])
         #expect(again.status == 0)
-        #expect(again.stdout == "\(db) is at schema version 3; nothing to migrate.\n")
+        #expect(again.stdout == "\(db) is at schema version 4; nothing to migrate.\n")
     }
 
     @Test func migrateRefusesANewerSchemaAndANonDatabase() throws {
@@ -112,7 +118,7 @@ import Testing
         #expect(text.stdout == """
             Database:             \(db)
             Integrity:            ok
-            Schema version:       3 (this build: 3)
+            Schema version:       4 (this build: 4)
             Journal mode:         wal
             States:               4
             Quarantined:          0
@@ -133,14 +139,14 @@ import Testing
               "integrity": [
                 "ok"
               ],
-              "schema_version": 3,
-              "latest_schema_version": 3,
+              "schema_version": 4,
+              "latest_schema_version": 4,
               "journal_mode": "wal",
               "state_count": 4,
               "quarantine_count": 0,
               "pressure_event_count": 1,
               "checksum_mismatches": [],
-              "header_schema_version": 3,
+              "header_schema_version": 4,
               "invalid_rows": [],
               "exhausted_generations": []
             }
@@ -169,7 +175,7 @@ import Testing
         #expect(json.stdout.contains("""
               "checksum_mismatches": [
                 "root/inbox"
-              ]
+              ],
             """))
         let state = try CLI.run(["inspect", "--db", db, "root/inbox"])
         #expect(state.stdout.contains("(MISMATCH: the bytes were changed outside StateStore)"))

@@ -200,7 +200,7 @@ import Testing
         #expect(json.stdout.contains("""
               "readable": true,
               "archive": {
-                "format": 1,
+                "format": 2,
                 "orientation": "landscapeLeft",
                 "root": {
                   "storyboardIdentifier": "tabs",

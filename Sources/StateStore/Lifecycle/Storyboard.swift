@@ -2,7 +2,8 @@
 ///
 /// Restoration rebuilds a saved window hierarchy by instantiating each controller from
 /// its storyboard identifier, so every controller that should come back after a relaunch
-/// must be registered here.
+/// must be registered here, or be rebuildable in one of the ways
+/// `registerRestoration(identifier:_:)` describes.
 ///
 /// ```swift
 /// let storyboard = Storyboard()
@@ -12,6 +13,10 @@
 @MainActor
 public final class Storyboard {
     private var factories: [String: @MainActor () -> ViewController] = [:]
+    /// Factories for controllers built in code, by restoration identifier (see `Storyboard+Restoration.swift`).
+    var restorationFactories: [String: @MainActor () -> ViewController] = [:]
+    /// Factories for controllers built in code, by type name (`String(reflecting:)`).
+    var restorationClassFactories: [String: @MainActor () -> ViewController] = [:]
 
     /// The application this storyboard belongs to; instantiated controllers register with it.
     weak var application: Application?

@@ -109,3 +109,29 @@ extension ViewController {
         return result
     }
 }
+
+extension ViewController {
+    /// Adds `newChildren` as ``addChild(_:)`` does, for a controller that is in no window (a
+    /// hierarchy being rebuilt): `willMove`/`didMove(toParent:)` for each, without walking the
+    /// whole tree once per child, so adding n children costs O(n). On screen, or for a child
+    /// already in a hierarchy, it falls back to ``addChild(_:)``.
+    func addChildrenWhileOffscreen(_ newChildren: [ViewController]) {
+        guard window == nil, !(self is NavigationController), !(self is TabBarController) else {
+            for child in newChildren { addChild(child) }
+            return
+        }
+        for child in newChildren {
+            guard child !== self, child.parent == nil, child.presentingStorage == nil, child.hostingWindow == nil,
+                  child.children.isEmpty || !isDescendant(of: child)
+            else {
+                addChild(child)
+                continue
+            }
+            child.deliverWillMove(toParent: self)
+            children.append(child)
+            child.parent = self
+            child.adopt(application)
+            child.deliverDidMove(toParent: self)
+        }
+    }
+}

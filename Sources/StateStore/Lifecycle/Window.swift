@@ -30,11 +30,40 @@ public final class Window {
 
     private var root: ViewController?
 
+    /// The identifier of the scene this window shows, stable across launches (UIKit's
+    /// `UISceneSession.persistentIdentifier`): the restoration layer keys the window's
+    /// hierarchy archive and its controllers' restoration paths by it.
+    public let sceneIdentifier: String
+
+    /// The scene identifier of an application's first window, unless it is given another one.
+    public static let defaultSceneIdentifier = "main"
+
     /// Creates a window of `size` in `orientation` and adds it to `application`'s windows.
-    public init(size: Size, orientation: InterfaceOrientation = .portrait, application: Application) {
+    ///
+    /// - Parameter sceneIdentifier: The scene the window shows. Pass the identifier of a scene
+    ///   a previous launch saved (see `Application.savedSceneIdentifiers()`) to restore it.
+    ///   When `nil`, the window gets ``defaultSceneIdentifier`` if no open window of the
+    ///   application has it, else the first of `window1`, `window2`, … that no open window has.
+    ///   So an app that creates the same windows in the same order at every launch finds its
+    ///   scenes again without naming them; an app whose windows come and go names its scenes,
+    ///   or asks which were saved.
+    public init(
+        size: Size, orientation: InterfaceOrientation = .portrait, sceneIdentifier: String? = nil,
+        application: Application
+    ) {
         self.size = size
         self.orientation = orientation
         self.application = application
+        if let sceneIdentifier {
+            self.sceneIdentifier = sceneIdentifier
+        } else if !application.windows.contains(where: { $0.sceneIdentifier == Self.defaultSceneIdentifier }) {
+            self.sceneIdentifier = Self.defaultSceneIdentifier
+        } else {
+            let taken = Set(application.windows.map(\.sceneIdentifier))
+            var number = 1
+            while taken.contains("window\(number)") { number += 1 }
+            self.sceneIdentifier = "window\(number)"
+        }
         application.windows.append(self)
     }
 

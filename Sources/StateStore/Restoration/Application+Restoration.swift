@@ -23,49 +23,92 @@ extension Application {
     /// The store the application saves into, if any.
     public var store: StateStore? { restorationCoordinator?.store }
 
-    /// Rebuilds the hierarchy archived for `window` (the controllers, by storyboard identifier,
-    /// in their navigation stacks, tabs and presentations), makes the window key and visible,
-    /// and lets each controller restore its state on its first `viewWillAppear`.
+    /// Rebuilds the hierarchy archived for `window`'s scene (see ``restoreHierarchyWithReport(in:)``),
+    /// makes the window key and visible, and lets each controller restore its state on its
+    /// first `viewWillAppear`.
     ///
-    /// Returns `false`, leaving the window empty for the app to fill, when there is nothing to
-    /// restore, when the archive cannot be rebuilt (it is set aside and reported), or when the
-    /// previous two launches died while restoring (the crash-loop guard; also set aside).
-    /// Throws only when the store itself fails.
+    /// Returns whether a hierarchy was put in the window. `false` leaves the window empty for
+    /// the app to fill: there was nothing to restore, the archive could not be rebuilt (it is
+    /// set aside and reported), or the previous two launches died while restoring (the
+    /// crash-loop guard; also set aside). `true` may still mean that some controllers could not
+    /// be rebuilt: they are reported through ``RestorationCoordinator/errorHandler``, and
+    /// ``restoreHierarchyWithReport(in:)`` lists them. Throws only when the store itself fails.
     @discardableResult
     public func restoreHierarchy(in window: Window) throws(StateStoreError) -> Bool {
-        guard let coordinator = restorationCoordinator else { return false }
-        let scene = coordinator.sceneName(of: window, in: self)
-        let guardrail = CrashLoopGuard(store: coordinator.store, scene: scene)
-        guard let data = try coordinator.store.hierarchyArchive(scene: scene) else { return false }
+        try restoreHierarchyWithReport(in: window).restored
+    }
+
+    /// Rebuilds the hierarchy archived for `window`'s scene, as ``restoreHierarchy(in:)`` does,
+    /// and says what happened: whether it was restored or set aside and why, and which archived
+    /// controllers could not be rebuilt.
+    ///
+    /// The archive is checked whole before anything is made (its size, node count and depth
+    /// within ``RestorationCoordinator/archiveLimits``, at most one presentation per
+    /// containment tree, tab selections in range, kinds that fit their classes); one that fails
+    /// is set aside unapplied. Controllers are made as ``HierarchyArchive`` describes, in time
+    /// linear in the number of nodes. A controller this build cannot make is left out with what
+    /// it contains, the rest is rebuilt, and the archive as saved is set aside for inspection
+    /// (the live archive then describes what is on screen). When a controller's code now gives
+    /// it a different restoration identifier than the archive knew, the code's wins and its
+    /// state moves to the new path (or stays, when the new path already holds one). No state is
+    /// ever removed.
+    public func restoreHierarchyWithReport(in window: Window) throws(StateStoreError) -> HierarchyRestoration {
+        let scene = window.sceneIdentifier
+        guard let coordinator = restorationCoordinator else { return HierarchyRestoration(scene: scene, outcome: .nothingToRestore) }
+        let store = coordinator.store
+        let limits = coordinator.archiveLimits
+        let guardrail = CrashLoopGuard(store: store, scene: scene)
+        guard let byteCount = try store.hierarchyArchiveByteCount(scene: scene) else {
+            return HierarchyRestoration(scene: scene, outcome: .nothingToRestore)
+        }
         if case .skipped(let attempts) = try guardrail.beginRestoration() {
             coordinator.report(.crashLoopDetected(interruptedAttempts: attempts))
-            return false
+            return HierarchyRestoration(scene: scene, outcome: .crashLoopSkipped(interruptedAttempts: attempts))
+        }
+        func setAside(_ reason: String) throws(StateStoreError) -> HierarchyRestoration {
+            try store.setHierarchyArchiveAside(scene: scene, reason: reason)
+            try guardrail.finishRestoration()
+            coordinator.report(.archiveUnusable(reason: reason))
+            return HierarchyRestoration(scene: scene, outcome: .setAside(reason: reason))
+        }
+        guard byteCount <= limits.maximumByteCount else {
+            return try setAside("the archive is \(byteCount) bytes, more than the limit of \(limits.maximumByteCount) bytes")
         }
         let archive: HierarchyArchive
         do {
-            archive = try HierarchyArchive.decode(data)
-            guard archive.format <= HierarchyArchive.currentFormat else {
-                throw StateStoreError.decodingFailed(path: "hierarchy", reason: "archive format \(archive.format) is newer than this build's")
+            guard let data = try store.hierarchyArchive(scene: scene) else {
+                try guardrail.finishRestoration()
+                return HierarchyRestoration(scene: scene, outcome: .nothingToRestore)
             }
+            archive = try HierarchyArchive.decode(data, limits: limits)
         } catch {
-            try coordinator.store.setHierarchyArchiveAside(scene: scene)
-            try guardrail.finishRestoration()
-            coordinator.report(.archiveUnusable(reason: "\(error)"))
-            return false
+            if case .decodingFailed(_, let reason) = error { return try setAside(reason) }
+            throw error
+        }
+        guard archive.format <= HierarchyArchive.currentFormat else {
+            return try setAside("archive format \(archive.format) is newer than this build's \(HierarchyArchive.currentFormat)")
+        }
+        do {
+            try archive.validate(limits: limits)
+        } catch {
+            return try setAside(error.description)
         }
         guard let rootNode = archive.root else {
             try guardrail.finishRestoration()
-            return false
+            return HierarchyRestoration(scene: scene, outcome: .nothingToRestore, unarchived: archive.unarchived)
         }
-        var presentations: [(ViewController, HierarchyArchive.Node)] = []
-        let root: ViewController
+        var rebuild = RestorationCoordinator.Rebuild()
+        let made: ViewController?
         do {
-            root = try coordinator.instantiate(rootNode, from: storyboard, presentations: &presentations)
+            made = try coordinator.instantiate(
+                rootNode, from: storyboard, archivedParent: [], currentParent: [], location: rootNode.displayName, rebuild: &rebuild
+            )
         } catch {
-            try coordinator.store.setHierarchyArchiveAside(scene: scene)
-            try guardrail.finishRestoration()
-            coordinator.report(error)
-            return false
+            let reason = if case .archiveUnusable(let reason) = error { reason } else { error.description }
+            return try setAside(reason)
+        }
+        guard let root = made else {
+            return try setAside(rebuild.notRebuilt.first?.description ?? "the root controller could not be made")
         }
         if let orientation = archive.orientation.flatMap(InterfaceOrientation.init(rawValue:)), orientation != window.orientation {
             _ = window.rotate(to: orientation)
@@ -76,27 +119,51 @@ extension Application {
             coordinator.isRestoringHierarchy = false
             coordinator.flush(archiving: window)
         }
+        // States follow renamed identifiers before anything appears and restores.
+        var moved = coordinator.followRenamedIdentifiers(rebuild.renamed, scene: scene)
+        rebuild.renamed.removeAll()
         window.rootViewController = root
         window.makeKeyAndVisible()
         // Presentations go on screen in order, each over its presenter, without animation.
+        // Validation allowed at most one per containment tree, so each presenter is free.
         var index = 0
-        while index < presentations.count {
-            let (presenter, node) = presentations[index]
-            var nested: [(ViewController, HierarchyArchive.Node)] = []
+        while index < rebuild.presentations.count {
+            let (presenter, node, archived, current) = rebuild.presentations[index]
+            index += 1
+            let location = archived.joined(separator: "/") + " ⤷ " + node.displayName
             do {
-                let presented = try coordinator.instantiate(node, from: storyboard, presentations: &nested)
+                guard let presented = try coordinator.instantiate(
+                    node, from: storyboard, archivedParent: archived, currentParent: current, location: location, rebuild: &rebuild
+                ) else { continue }
+                moved += coordinator.followRenamedIdentifiers(rebuild.renamed, scene: scene)
+                rebuild.renamed.removeAll()
                 presenter.present(presented, animated: false, completion: nil)
             } catch {
-                coordinator.report(error)
+                let reason = if case .archiveUnusable(let reason) = error { reason } else { error.description }
+                rebuild.notRebuilt.append(.init(path: location, typeName: node.typeDescription, reason: reason))
             }
-            presentations += nested
-            index += 1
+        }
+        if !rebuild.notRebuilt.isEmpty {
+            // What is on screen is not what was archived: keep the archive as saved for
+            // inspection; the deferred flush archives what is on screen.
+            let missing = rebuild.notRebuilt.map(\.description).joined(separator: "; ")
+            try store.setHierarchyArchiveAside(scene: scene, reason: "partly rebuilt; not rebuilt: \(missing)")
+            coordinator.forgetArchive(of: scene)
+            for omission in rebuild.notRebuilt { coordinator.report(.notRebuilt(omission)) }
         }
         for controller in coordinator.preorder(root) {
             (controller as? any StateRestoring)?.applicationFinishedRestoringState()
         }
         try guardrail.finishRestoration()
-        return true
+        return HierarchyRestoration(
+            scene: scene, outcome: .restored, notRebuilt: rebuild.notRebuilt, unarchived: archive.unarchived, movedStates: moved
+        )
+    }
+
+    /// The scenes a previous launch archived (see ``StateStore/savedSceneIdentifiers()``), the
+    /// default scene first; empty without a store. Create a window for each and restore it.
+    public func savedSceneIdentifiers() throws(StateStoreError) -> [String] {
+        try store?.savedSceneIdentifiers() ?? []
     }
 
     /// Saves every visible controller's state now, in one transaction.

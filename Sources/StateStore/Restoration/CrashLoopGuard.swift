@@ -24,7 +24,9 @@ struct CrashLoopGuard: Sendable {
         let key = Self.attemptsKey + "." + scene
         let interrupted = Int(try store.metadata(key) ?? "0") ?? 0
         if interrupted >= threshold {
-            try store.setHierarchyArchiveAside(scene: scene)
+            try store.setHierarchyArchiveAside(
+                scene: scene, reason: "the last \(interrupted) launches died while restoring it (the crash-loop guard)"
+            )
             try store.setMetadata(key, to: nil)
             return .skipped(interruptedAttempts: interrupted)
         }

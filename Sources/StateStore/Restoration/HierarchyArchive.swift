@@ -1,17 +1,60 @@
 import Foundation
 
-/// The saved shape of a window: which controllers, by storyboard identifier, in which containers.
+/// The saved shape of a window scene: which controllers, in which containers, and how each
+/// is made again.
 ///
-/// Stored as JSON in the `hierarchy` table (one row per scene), so `sqlite3` and
-/// `statectl inspect --hierarchy` can read it. Controllers without a storyboard identifier
-/// cannot be rebuilt and are left out, with their descendants.
+/// Stored as JSON in the `hierarchy` table (one row per scene, keyed by the window's
+/// ``Window/sceneIdentifier``), so `sqlite3` and `statectl inspect --hierarchy` can read it.
+///
+/// ## What is archived, and how it is rebuilt
+///
+/// Each node records what finds its controller again, tried in this order at the next launch:
+///
+/// 1. ``Node/storyboardIdentifier``: the controller came from a ``Storyboard``; it is
+///    instantiated again with that identifier.
+/// 2. ``Node/restorationIdentifier``: a factory registered with
+///    ``Storyboard/registerRestoration(identifier:_:)`` makes it.
+/// 3. ``Node/restorationClass``: a factory registered for the controller's type with
+///    ``Storyboard/registerRestoration(of:_:)`` makes it.
+/// 4. A built-in container made in code — ``NavigationController``, ``TabBarController`` or a
+///    plain ``ViewController`` that contains children — is made by the engine itself.
+///
+/// A controller without a restoration identifier is not archived, nor is anything it
+/// contains or presents (as in UIKit). A controller that has a restoration identifier but
+/// none of the above is not archived either; it is listed in ``unarchived`` with the reason,
+/// and reported through ``RestorationCoordinator/errorHandler``.
 public struct HierarchyArchive: Codable, Sendable, Hashable {
     /// The archive format's version; a newer one is set aside, not guessed at.
-    public static let currentFormat = 1
+    ///
+    /// Format 2 added ``Node/restorationClass``, nodes without a storyboard identifier, and
+    /// ``unarchived``. Format 1 archives are read as they are.
+    public static let currentFormat = 2
 
     public var format: Int = HierarchyArchive.currentFormat
     public var orientation: String?
     public var root: Node?
+    /// Controllers of the window that have a restoration identifier but could not be archived,
+    /// with the reason (empty when everything was archived).
+    public var unarchived: [Omission] = []
+
+    /// A controller left out of an archive, or not rebuilt from one.
+    public struct Omission: Codable, Sendable, Hashable, CustomStringConvertible {
+        /// Its restoration identifiers from the scene's root, joined with `/` (a controller
+        /// without one is shown by its type in angle brackets).
+        public var path: String
+        /// Its type, as `String(reflecting:)` spells it.
+        public var typeName: String
+        /// Why it was left out, and what to do about it.
+        public var reason: String
+
+        public init(path: String, typeName: String, reason: String) {
+            self.path = path
+            self.typeName = typeName
+            self.reason = reason
+        }
+
+        public var description: String { "\(path) (\(typeName)): \(reason)" }
+    }
 
     /// One controller and what it contains.
     public struct Node: Codable, Sendable, Hashable {
@@ -24,10 +67,13 @@ public struct HierarchyArchive: Codable, Sendable, Hashable {
             case tabBar
         }
 
-        /// The storyboard identifier that instantiates it.
-        public var storyboardIdentifier: String
+        /// The storyboard identifier that instantiates it; `nil` for a controller built in code.
+        public var storyboardIdentifier: String?
         /// Its restoration identifier, when it differs from the storyboard identifier.
         public var restorationIdentifier: String?
+        /// For a controller built in code: its type, as `String(reflecting:)` spells it
+        /// (`StateStore.NavigationController` for the built-in navigation controller).
+        public var restorationClass: String?
         public var kind: Kind
         public var children: [Node] = []
         public var selectedIndex: Int?
@@ -35,15 +81,26 @@ public struct HierarchyArchive: Codable, Sendable, Hashable {
         public var presented: Box?
 
         public init(
-            storyboardIdentifier: String, restorationIdentifier: String? = nil, kind: Kind,
-            children: [Node] = [], selectedIndex: Int? = nil, presented: Node? = nil
+            storyboardIdentifier: String?, restorationIdentifier: String? = nil, restorationClass: String? = nil,
+            kind: Kind, children: [Node] = [], selectedIndex: Int? = nil, presented: Node? = nil
         ) {
             self.storyboardIdentifier = storyboardIdentifier
             self.restorationIdentifier = restorationIdentifier
+            self.restorationClass = restorationClass
             self.kind = kind
             self.children = children
             self.selectedIndex = selectedIndex
             self.presented = presented.map(Box.init)
+        }
+
+        /// The identifier the controller's state is saved under: its restoration identifier,
+        /// else its storyboard identifier.
+        public var effectiveRestorationIdentifier: String? { restorationIdentifier ?? storyboardIdentifier }
+
+        /// A short name for messages and trees: the restoration identifier, else the
+        /// storyboard identifier, else the type.
+        public var displayName: String {
+            effectiveRestorationIdentifier ?? restorationClass.map { "<\($0)>" } ?? "<unnamed>"
         }
 
         /// Breaks the recursion of `presented` (a struct cannot contain itself directly).
@@ -57,19 +114,40 @@ public struct HierarchyArchive: Codable, Sendable, Hashable {
         }
     }
 
-    public init(orientation: String? = nil, root: Node?) {
+    public init(orientation: String? = nil, root: Node?, unarchived: [Omission] = []) {
         self.orientation = orientation
         self.root = root
+        self.unarchived = unarchived
+    }
+
+    private enum CodingKeys: String, CodingKey { case format, orientation, root, unarchived }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        format = try container.decode(Int.self, forKey: .format)
+        orientation = try container.decodeIfPresent(String.self, forKey: .orientation)
+        root = try container.decodeIfPresent(Node.self, forKey: .root)
+        unarchived = try container.decodeIfPresent([Omission].self, forKey: .unarchived) ?? []
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(format, forKey: .format)
+        try container.encodeIfPresent(orientation, forKey: .orientation)
+        try container.encodeIfPresent(root, forKey: .root)
+        if !unarchived.isEmpty { try container.encode(unarchived, forKey: .unarchived) }
     }
 
     /// Decodes an archive as the library stores it (for instance the bytes of
     /// ``StateStore/hierarchyArchive(scene:setAside:)``), for tools that show it.
     ///
     /// Decoding does not check ``format``: compare it with ``currentFormat`` to know whether
-    /// this build could rebuild the hierarchy.
+    /// this build could rebuild the hierarchy. The bytes are first checked against
+    /// ``Limits/standard``'s nesting depth, so an archive nested too deeply to decode is
+    /// named as such rather than as invalid JSON; ``validate(limits:)`` checks the rest.
     ///
     /// - Throws: ``StateStoreError/decodingFailed(path:reason:)`` (with the path `hierarchy`)
-    ///   when the bytes are not an archive.
+    ///   when the bytes are not an archive, or nest deeper than the limit.
     public init(decoding data: Data) throws(StateStoreError) {
         self = try Self.decode(data)
     }
@@ -83,7 +161,10 @@ public struct HierarchyArchive: Codable, Sendable, Hashable {
         try StateCoding.encode(self, for: "hierarchy")
     }
 
-    static func decode(_ data: Data) throws(StateStoreError) -> HierarchyArchive {
-        try StateCoding.decode(HierarchyArchive.self, from: data, at: "hierarchy")
+    static func decode(_ data: Data, limits: Limits = .standard) throws(StateStoreError) -> HierarchyArchive {
+        if let problem = ArchiveScan.scan(data, limits: limits) {
+            throw .decodingFailed(path: "hierarchy", reason: problem.description)
+        }
+        return try StateCoding.decode(HierarchyArchive.self, from: data, at: "hierarchy")
     }
 }

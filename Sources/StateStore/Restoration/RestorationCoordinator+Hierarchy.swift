@@ -1,26 +1,90 @@
 import Foundation
 
 extension RestorationCoordinator {
-    /// The archive key of `window`: `"main"` for the application's first window, else `"window<N>"`.
+    /// The archive key of `window`: its persistent ``Window/sceneIdentifier``.
     func sceneName(of window: Window, in application: Application) -> String {
-        let index = application.windows.firstIndex { $0 === window } ?? 0
-        return index == 0 ? "main" : "\(scenePrefix)\(index)"
+        window.sceneIdentifier
     }
 
-    /// The shape of `window` now: its controllers by storyboard identifier, in their containers.
+    // MARK: Archiving
+
+    /// The shape of `window` now: its controllers and how to make each again, in their
+    /// containers, with the controllers that have a restoration identifier but cannot be
+    /// archived listed (and reported once each).
     func makeArchive(of window: Window) -> HierarchyArchive {
-        HierarchyArchive(
+        var omissions: [HierarchyArchive.Omission] = []
+        let root = window.rootViewController.flatMap { archiveNode(for: $0, location: "", depth: 1, omissions: &omissions) }
+        for omission in omissions where reportedOmissions.insert(omission).inserted {
+            report(.notArchivable(omission))
+        }
+        return HierarchyArchive(
             orientation: window.orientation.rawValue,
-            root: window.rootViewController.flatMap { node(for: $0) }
+            root: root,
+            unarchived: Array(omissions.prefix(HierarchyArchive.maximumOmissions))
         )
     }
 
-    private func node(for controller: ViewController) -> HierarchyArchive.Node? {
-        guard let storyboardIdentifier = controller.storyboardIdentifier else { return nil }
+    /// How `controller` is made again, or why it cannot be.
+    private enum Source {
+        case storyboard(String)
+        case codeBuilt(restorationClass: String)
+        case unarchivable(reason: String)
+    }
+
+    private func source(of controller: ViewController) -> Source {
+        if let storyboardIdentifier = controller.storyboardIdentifier { return .storyboard(storyboardIdentifier) }
+        let typeName = String(reflecting: type(of: controller))
+        let storyboard = controller.application?.storyboard
+        if let identifier = controller.restorationIdentifier, storyboard?.hasRestorationFactory(identifier: identifier) == true {
+            return .codeBuilt(restorationClass: typeName)
+        }
+        if storyboard?.hasRestorationFactory(typeName: typeName) == true || BuiltInContainer(controller) != nil {
+            return .codeBuilt(restorationClass: typeName)
+        }
+        return .unarchivable(reason: """
+            built in code as \(typeName), which the engine cannot make: register a factory with \
+            Storyboard.registerRestoration(identifier:_:) or registerRestoration(of:_:), or instantiate it from the storyboard
+            """)
+    }
+
+    private static func location(_ parent: String, _ separator: String, _ controller: ViewController) -> String {
+        let name = controller.restorationIdentifier ?? "<\(type(of: controller))>"
+        return parent.isEmpty ? name : parent + separator + name
+    }
+
+    private func archiveNode(
+        for controller: ViewController, location parentLocation: String, separator: String = "/", depth: Int,
+        omissions: inout [HierarchyArchive.Omission]
+    ) -> HierarchyArchive.Node? {
+        let location = Self.location(parentLocation, separator, controller)
+        guard let restorationIdentifier = controller.restorationIdentifier else {
+            reportIdentifiedDescendants(of: controller, location: location, omissions: &omissions)
+            return nil
+        }
+        if depth > archiveLimits.maximumDepth {
+            omissions.append(.init(
+                path: location, typeName: String(reflecting: type(of: controller)),
+                reason: "nested deeper than \(archiveLimits.maximumDepth) controllers, the most an archive rebuilds"
+            ))
+            return nil
+        }
+        let storyboardIdentifier: String?
+        let restorationClass: String?
+        switch source(of: controller) {
+        case .storyboard(let identifier):
+            storyboardIdentifier = identifier
+            restorationClass = nil
+        case .codeBuilt(let typeName):
+            storyboardIdentifier = nil
+            restorationClass = typeName
+        case .unarchivable(let reason):
+            omissions.append(.init(path: location, typeName: String(reflecting: type(of: controller)), reason: reason))
+            return nil
+        }
         var kept: [ViewController] = []
         var children: [HierarchyArchive.Node] = []
         for child in controller.children {
-            if let childNode = node(for: child) {
+            if let childNode = archiveNode(for: child, location: location, depth: depth + 1, omissions: &omissions) {
                 kept.append(child)
                 children.append(childNode)
             }
@@ -31,18 +95,19 @@ extension RestorationCoordinator {
             kind = .navigation
         } else if let tabs = controller as? TabBarController {
             kind = .tabBar
-            let selected = tabs.viewControllers.indices.contains(tabs.selectedIndex) ? tabs.viewControllers[tabs.selectedIndex] : nil
+            let selected = tabs.selectedViewController
             selectedIndex = kept.firstIndex { $0 === selected }
         } else {
             kind = .plain
         }
         var presented: HierarchyArchive.Node?
         if let modal = controller.presentedViewController, modal.presentingViewController === controller {
-            presented = node(for: modal)
+            presented = archiveNode(for: modal, location: location, separator: " ⤷ ", depth: depth + 1, omissions: &omissions)
         }
         return HierarchyArchive.Node(
             storyboardIdentifier: storyboardIdentifier,
-            restorationIdentifier: controller.restorationIdentifier == storyboardIdentifier ? nil : controller.restorationIdentifier,
+            restorationIdentifier: restorationIdentifier == storyboardIdentifier ? nil : restorationIdentifier,
+            restorationClass: restorationClass,
             kind: kind,
             children: children,
             selectedIndex: selectedIndex,
@@ -50,50 +115,187 @@ extension RestorationCoordinator {
         )
     }
 
-    /// Instantiates the controllers of `node` from `storyboard`, containers filled, and lists
-    /// the presentations to make once the root is in a window (presenter, archived presented node).
+    /// A controller without a restoration identifier is not archived, nor is anything below it:
+    /// the topmost controllers below it that have one are listed, so none is dropped silently.
+    private func reportIdentifiedDescendants(
+        of controller: ViewController, location: String, omissions: inout [HierarchyArchive.Omission]
+    ) {
+        var stack: [(ViewController, String)] = controller.children.reversed().map { ($0, location) }
+        if let modal = controller.presentedViewController, modal.presentingViewController === controller {
+            stack.insert((modal, location), at: 0)
+        }
+        while let (current, parentLocation) = stack.popLast() {
+            let currentLocation = Self.location(parentLocation, "/", current)
+            if current.restorationIdentifier != nil {
+                omissions.append(.init(
+                    path: currentLocation, typeName: String(reflecting: type(of: current)),
+                    reason: "inside \(location) (\(type(of: controller))), which has no restoration identifier: give it one"
+                ))
+                continue
+            }
+            if let modal = current.presentedViewController, modal.presentingViewController === current {
+                stack.append((modal, currentLocation))
+            }
+            stack += current.children.reversed().map { ($0, currentLocation) }
+        }
+    }
+
+    // MARK: Rebuilding
+
+    /// What a rebuild made of an archive.
+    struct Rebuild {
+        /// Presentations to make once the root is in a window: presenter, archived presented
+        /// node, and the presenter's path components as archived and as the code names them now.
+        var presentations: [(ViewController, HierarchyArchive.Node, archived: [String], current: [String])] = []
+        /// Nodes that could not be made, with their descendants.
+        var notRebuilt: [HierarchyArchive.Omission] = []
+        /// Controllers whose path differs from the archived one (their code, or an ancestor's,
+        /// now gives another restoration identifier): the archived and the current components.
+        var renamed: [(archived: [String], current: [String])] = []
+    }
+
+    /// Makes the controller of `node` and its children (containers filled), or returns `nil`
+    /// and lists it in `rebuild.notRebuilt` when this build cannot make it.
+    ///
+    /// Each controller is made as ``HierarchyArchive`` describes. Its restoration identifier is
+    /// the one its own code gives it (set in `init` or `awakeFromNib`); only a controller whose
+    /// code sets none takes the archived one. Children are added in one pass, so the rebuild
+    /// costs time linear in the number of nodes.
     func instantiate(
         _ node: HierarchyArchive.Node, from storyboard: Storyboard,
-        presentations: inout [(ViewController, HierarchyArchive.Node)]
-    ) throws(RestorationError) -> ViewController {
+        archivedParent: [String], currentParent: [String], location: String,
+        rebuild: inout Rebuild
+    ) throws(RestorationError) -> ViewController? {
         let controller: ViewController
-        do {
-            controller = try storyboard.instantiateViewController(withIdentifier: node.storyboardIdentifier)
-        } catch {
-            throw .archiveUnusable(reason: error.description)
+        let archivedIdentifier = node.effectiveRestorationIdentifier
+        func skip(_ reason: String) -> ViewController? {
+            rebuild.notRebuilt.append(.init(path: location, typeName: node.typeDescription, reason: reason))
+            return nil
         }
-        if let identifier = node.restorationIdentifier { controller.restorationIdentifier = identifier }
+        if let storyboardIdentifier = node.storyboardIdentifier {
+            do {
+                controller = try storyboard.instantiateViewController(withIdentifier: storyboardIdentifier)
+            } catch {
+                return skip(error.description)
+            }
+            if let archivedIdentifier, controller.restorationIdentifier == storyboardIdentifier {
+                controller.restorationIdentifier = archivedIdentifier
+            }
+        } else if let made = storyboard.makeForRestoration(identifier: archivedIdentifier, typeName: node.restorationClass) {
+            controller = made
+            if controller.restorationIdentifier == nil { controller.restorationIdentifier = archivedIdentifier }
+        } else if let builtIn = node.restorationClass.flatMap(BuiltInContainer.init(typeName:)) {
+            controller = builtIn.make()
+            controller.restorationIdentifier = archivedIdentifier
+        } else {
+            return skip("""
+                no factory is registered for restoration identifier "\(archivedIdentifier ?? "")" \
+                or class \(node.restorationClass ?? "(none)"): register one with Storyboard.registerRestoration
+                """)
+        }
+        let archived = archivedParent + [archivedIdentifier ?? ""]
+        let current = currentParent + [controller.restorationIdentifier ?? ""]
+        if archived != current { rebuild.renamed.append((archived, current)) }
         var children: [ViewController] = []
-        for child in node.children {
-            children.append(try instantiate(child, from: storyboard, presentations: &presentations))
+        var selected: ViewController?
+        for (index, child) in node.children.enumerated() {
+            let childLocation = location + "/" + child.displayName
+            if let made = try instantiate(
+                child, from: storyboard, archivedParent: archived, currentParent: current, location: childLocation, rebuild: &rebuild
+            ) {
+                children.append(made)
+                if index == node.selectedIndex { selected = made }
+            }
         }
         switch node.kind {
         case .navigation:
             guard let navigation = controller as? NavigationController else {
-                throw .archiveUnusable(reason: "\"\(node.storyboardIdentifier)\" no longer makes a NavigationController")
+                throw .archiveUnusable(reason: "\"\(node.displayName)\" no longer makes a NavigationController")
             }
             navigation.setViewControllers(children, animated: false)
         case .tabBar:
             guard let tabs = controller as? TabBarController else {
-                throw .archiveUnusable(reason: "\"\(node.storyboardIdentifier)\" no longer makes a TabBarController")
+                throw .archiveUnusable(reason: "\"\(node.displayName)\" no longer makes a TabBarController")
             }
             tabs.viewControllers = children
-            if let index = node.selectedIndex, children.indices.contains(index) { tabs.selectedIndex = index }
+            if let selected { tabs.selectedViewController = selected }
         case .plain:
+            if !children.isEmpty, controller is NavigationController || controller is TabBarController {
+                throw .archiveUnusable(reason: "\"\(node.displayName)\" now makes a \(type(of: controller)), not a plain container")
+            }
             // The engine sends willMove/didMove(toParent:) itself.
-            for child in children { controller.addChild(child) }
+            controller.addChildrenWhileOffscreen(children)
         }
-        if let presented = node.presented?.node { presentations.append((controller, presented)) }
+        if let presented = node.presented?.node { rebuild.presentations.append((controller, presented, archived, current)) }
         return controller
     }
 
-    /// Every controller of `controller`'s tree, parents before children, presented ones after their presenter.
+    /// Every controller of `controller`'s tree, parents before children, presented ones after
+    /// their presenter (the order `applicationFinishedRestoringState` is sent in).
     func preorder(_ controller: ViewController) -> [ViewController] {
-        var result = [controller]
-        for child in controller.children { result += preorder(child) }
-        if let modal = controller.presentedViewController, modal.presentingViewController === controller {
-            result += preorder(modal)
+        var result: [ViewController] = []
+        var stack = [controller]
+        while let current = stack.popLast() {
+            result.append(current)
+            if let modal = current.presentedViewController, modal.presentingViewController === current {
+                stack.append(modal)
+            }
+            stack += current.children.reversed()
         }
         return result
+    }
+}
+
+extension HierarchyArchive.Node {
+    /// The node's type for messages: its class, else its storyboard identifier.
+    var typeDescription: String {
+        restorationClass ?? storyboardIdentifier.map { "storyboard identifier \"\($0)\"" } ?? "unknown"
+    }
+}
+
+extension RestorationCoordinator {
+    /// Forgets what was last written for `scene`, so the next flush writes its archive.
+    func forgetArchive(of scene: String) {
+        lastArchivesForget(scene)
+    }
+
+    /// Moves each renamed controller's state from its archived path to its current one, in one
+    /// transaction, when the current path holds none; reports the ones that could not move.
+    /// Rows are never deleted: a state that cannot move stays where it is.
+    func followRenamedIdentifiers(_ renamed: [(archived: [String], current: [String])], scene: String) -> [HierarchyRestoration.Move] {
+        var moves: [HierarchyRestoration.Move] = []
+        for (archived, current) in renamed where !archived.contains("") && !current.contains("") {
+            do {
+                let from = try restorationPath(components: archived, scene: scene)
+                let to = try restorationPath(components: current, scene: scene)
+                if from != to { moves.append(.init(from: from, to: to)) }
+            } catch {
+                report(.store(error))
+            }
+        }
+        guard !moves.isEmpty else { return [] }
+        do {
+            let results = try store.write { (transaction) throws(StateStoreError) -> [Bool?] in
+                var results: [Bool?] = []
+                for move in moves {
+                    if try transaction.moveState(from: move.from, to: move.to) {
+                        results.append(true)
+                    } else {
+                        // Not moved: nothing was saved under the old path, or the new one has a state.
+                        results.append(try transaction.hasState(at: move.from) ? false : nil)
+                    }
+                }
+                return results
+            }
+            var done: [HierarchyRestoration.Move] = []
+            for (move, moved) in zip(moves, results) {
+                if moved == true { done.append(move) }
+                if moved == false { report(.stateNotMoved(from: move.from, to: move.to)) }
+            }
+            return done
+        } catch {
+            report(.store(error))
+            return []
+        }
     }
 }

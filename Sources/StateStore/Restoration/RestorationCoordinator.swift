@@ -77,8 +77,21 @@ public final class RestorationCoordinator: LifecycleObserver {
     private var pendingArchives: [String: Data] = [:]
     /// Set while `restoreHierarchy(in:)` rebuilds a window: the half-built hierarchy must not
     /// replace the archive being restored.
-    var isRestoringHierarchy = false
+    var isRestoringHierarchy = false {
+        didSet { if !isRestoringHierarchy { duplicateIdentifiersByParent.removeAll() } }
+    }
+    /// While a hierarchy is rebuilt, each parent's identifiers shared by two children, so that
+    /// finding the paths of n siblings costs O(n), not O(n²).
+    private var duplicateIdentifiersByParent: [ObjectIdentifier: Set<String>] = [:]
     private var reportedDuplicates: Set<RestorationPath> = []
+    /// Controllers already reported as not archivable, so each is reported once.
+    var reportedOmissions: Set<HierarchyArchive.Omission> = []
+    /// The restoration-path component of each scene seen (`""` for none), read once from the store.
+    private var scenePrefixes: [String: String] = [:]
+
+    /// The limits an archive must be within to be rebuilt; an archive over them is set aside
+    /// with the reason and the app starts fresh. Defaults to ``HierarchyArchive/Limits/standard``.
+    public var archiveLimits = HierarchyArchive.Limits.standard
     private let logger = Logger(label: "statestore.restoration")
 
     /// Set while the application terminates: closing windows must not overwrite their archives.
@@ -115,6 +128,11 @@ public final class RestorationCoordinator: LifecycleObserver {
 
     /// The chain of restoration identifiers from the root to `controller`, through parents
     /// and presenting controllers; `nil` when one is missing, invalid or shared by a sibling.
+    ///
+    /// In a window of a scene other than the default one (``Window/defaultSceneIdentifier``),
+    /// the path starts with the scene's component (its identifier, or none for a scene
+    /// archived before scenes had identities), so two windows showing the same controllers
+    /// keep separate states.
     public func restorationPath(for controller: ViewController) -> RestorationPath? {
         var components: [String] = []
         var shared = false
@@ -122,16 +140,18 @@ public final class RestorationCoordinator: LifecycleObserver {
         while let current = node {
             guard let identifier = current.restorationIdentifier else { return nil }
             components.append(identifier)
-            if let parent = current.parent,
-               parent.children.contains(where: { $0 !== current && $0.restorationIdentifier == identifier })
-            {
+            if let parent = current.parent, isShared(identifier, of: current, in: parent) {
                 shared = true
             }
             node = current.parent ?? current.presentingViewController
         }
         let path: RestorationPath
         do {
-            path = try RestorationPath(components: components.reversed())
+            var ordered = Array(components.reversed())
+            if let prefix = try pathPrefix(of: controller.window?.sceneIdentifier), !prefix.isEmpty {
+                ordered.insert(prefix, at: 0)
+            }
+            path = try RestorationPath(components: ordered)
         } catch {
             report(.store(error))
             return nil
@@ -141,6 +161,40 @@ public final class RestorationCoordinator: LifecycleObserver {
             return nil
         }
         return path
+    }
+
+    private func isShared(_ identifier: String, of controller: ViewController, in parent: ViewController) -> Bool {
+        guard isRestoringHierarchy, parent.children.count > 16 else {
+            return parent.children.contains { $0 !== controller && $0.restorationIdentifier == identifier }
+        }
+        let key = ObjectIdentifier(parent)
+        if let duplicates = duplicateIdentifiersByParent[key] { return duplicates.contains(identifier) }
+        var seen = Set<String>()
+        var duplicates = Set<String>()
+        for child in parent.children {
+            if let name = child.restorationIdentifier, !seen.insert(name).inserted { duplicates.insert(name) }
+        }
+        duplicateIdentifiersByParent[key] = duplicates
+        return duplicates.contains(identifier)
+    }
+
+    /// The path component the controllers of `scene` save under: none for the default scene,
+    /// else the one recorded for the scene (none for scenes archived before scenes had
+    /// identities), else the scene identifier itself.
+    func pathPrefix(of scene: String?) throws(StateStoreError) -> String? {
+        guard let scene, scene != Window.defaultSceneIdentifier else { return nil }
+        if let known = scenePrefixes[scene] { return known }
+        let prefix = try store.scenePathPrefix(scene: scene) ?? scene
+        scenePrefixes[scene] = prefix
+        return prefix
+    }
+
+    /// The restoration path of a controller of `scene` whose identifiers from the root are `components`.
+    func restorationPath(components: [String], scene: String) throws(StateStoreError) -> RestorationPath {
+        if let prefix = try pathPrefix(of: scene), !prefix.isEmpty {
+            return try RestorationPath(components: [prefix] + components)
+        }
+        return try RestorationPath(components: components)
     }
 
     // MARK: LifecycleObserver
@@ -157,6 +211,20 @@ public final class RestorationCoordinator: LifecycleObserver {
     }
 
     public func hierarchyDidChange(in window: Window) {
+        if window.isClosed, !isTerminating {
+            // The user closed the window: its scene is gone, and a relaunch must not rebuild
+            // it. Its states stay in the store.
+            let scene = window.sceneIdentifier
+            pendingArchives[scene] = nil
+            lastArchives[scene] = nil
+            flush()
+            do {
+                try store.removeHierarchyArchive(scene: scene)
+            } catch {
+                report(.store(error))
+            }
+            return
+        }
         guard !isTerminating, !isRestoringHierarchy, !window.isClosed else {
             flush()
             return
@@ -287,7 +355,10 @@ public final class RestorationCoordinator: LifecycleObserver {
                 )
                 generations.append(result.wrote ? result.generation : -result.generation)
             }
-            for (scene, bytes) in archives { try transaction.setHierarchyArchive(bytes, scene: scene) }
+            for (scene, bytes) in archives {
+                try transaction.registerScene(scene, pathPrefix: scene == Window.defaultSceneIdentifier ? "" : scene)
+                try transaction.setHierarchyArchive(bytes, scene: scene)
+            }
             return generations
         }
         statistics.transactions += 1
@@ -306,6 +377,8 @@ public final class RestorationCoordinator: LifecycleObserver {
             statistics.archiveWrites += 1
         }
     }
+
+    func lastArchivesForget(_ scene: String) { lastArchives[scene] = nil }
 
     /// Whether states are waiting to be written.
     public var hasPendingWrites: Bool { !pending.isEmpty }

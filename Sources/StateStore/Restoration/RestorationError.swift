@@ -15,6 +15,17 @@ public enum RestorationError: Error, Sendable, Hashable, CustomStringConvertible
     case archiveUnusable(reason: String)
     /// The crash-loop guard skipped restoration after this many interrupted attempts.
     case crashLoopDetected(interruptedAttempts: Int)
+    /// A controller with a restoration identifier cannot be archived (the omission says where,
+    /// its type and why), so a relaunch will not rebuild it. Reported once per controller path,
+    /// type and reason; `statectl inspect --hierarchy` lists it too. Its state is still saved.
+    case notArchivable(HierarchyArchive.Omission)
+    /// An archived controller (and what it contained) could not be rebuilt at relaunch; the
+    /// rest of the hierarchy was. The archive as saved was set aside for inspection and the
+    /// live archive now describes what is on screen. Its state is kept in the store.
+    case notRebuilt(HierarchyArchive.Omission)
+    /// The saved hierarchy was rebuilt, but a state could not follow a restoration identifier
+    /// the code changed: `from` still holds it because `to` already held a state of its own.
+    case stateNotMoved(from: RestorationPath, to: RestorationPath)
 
     public var description: String {
         switch self {
@@ -30,6 +41,12 @@ public enum RestorationError: Error, Sendable, Hashable, CustomStringConvertible
             "The saved window hierarchy could not be rebuilt (\(reason)); it was set aside and the app starts fresh."
         case .crashLoopDetected(let attempts):
             "The last \(attempts) launches died while restoring; restoration was skipped and the archive set aside."
+        case .notArchivable(let omission):
+            "The controller \(omission.path) (\(omission.typeName)) cannot be archived, so a relaunch will not rebuild it: \(omission.reason). Its state is still saved."
+        case .notRebuilt(let omission):
+            "The archived controller \(omission.path) (\(omission.typeName)) was not rebuilt, with what it contained: \(omission.reason). The rest was restored; the archive as saved is set aside (`statectl inspect --hierarchy --set-aside`) and its states are kept."
+        case .stateNotMoved(let from, let to):
+            "The restoration identifier changed, but the state at \(from) was not moved to \(to), which already holds one; both are kept."
         }
     }
 }

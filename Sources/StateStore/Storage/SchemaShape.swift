@@ -94,9 +94,17 @@ struct SchemaShape: Equatable, Sendable {
                 output.append(scalar)
             }
         }
-        var text = String(String.UnicodeScalarView(output))
-        text = text.replacingOccurrences(of: " ,", with: ",").replacingOccurrences(of: "( ", with: "(").replacingOccurrences(of: " )", with: ")")
-        return text.trimmingCharacters(in: .whitespaces)
+        // A space stays only between two word characters: `t (a)` and `t(a)` are the same table.
+        func isWord(_ scalar: Unicode.Scalar?) -> Bool {
+            guard let scalar else { return false }
+            return scalar == "_" || scalar.properties.isAlphabetic || ("0"..."9").contains(scalar)
+        }
+        var compact: [Unicode.Scalar] = []
+        for (index, scalar) in output.enumerated() {
+            if scalar == " ", !(isWord(compact.last) && isWord(index + 1 < output.count ? output[index + 1] : nil)) { continue }
+            compact.append(scalar)
+        }
+        return String(String.UnicodeScalarView(compact))
     }
 
     /// The shape this build's migrations give a new database, computed once per process.

@@ -17,10 +17,12 @@ extension Statectl {
                 bytes as a hex dump; when nothing is stored exactly at PATH, the table of the \
                 states below it (--list always shows the table).
 
-                --hierarchy draws the window hierarchy the application archived (the controllers by \
-                storyboard identifier, in their navigation stacks, tabs and presentations), the one \
-                restoreHierarchy(in:) rebuilds at the next launch; with --set-aside, the archive the \
-                crash-loop guard set aside instead.
+                --hierarchy draws the window hierarchy the application archived for --scene (the \
+                controllers by storyboard identifier, or built in code by restoration identifier, in \
+                their navigation stacks, tabs, containers and presentations), the one \
+                restoreHierarchy(in:) rebuilds at the next launch, then the controllers that could not \
+                be archived and why; with --set-aside, the archive set aside instead (by the crash-loop \
+                guard, or because it could not be rebuilt).
 
                 Example:
                   statectl inspect --db ./state.sqlite
@@ -39,9 +41,11 @@ extension Statectl {
                 "rss_after", "bytes_freed", "duration_us"}]}
                   "quarantine":  {"quarantined": [{"id", "path", "type_name", "version", "generation", \
                 "encoding", "byte_count", "updated_at", "quarantined_at", "reason"}]}
-                  "hierarchy":   {"scene", "set_aside", "found", and when found "byte_count", "readable", \
+                  "hierarchy":   {"scene", "set_aside", "found", "set_aside_reason" (with --set-aside, when \
+                recorded), and when found "byte_count", "readable", \
                 "archive" (the decoded archive: "format", "orientation", "root" with "storyboardIdentifier", \
-                "restorationIdentifier", "kind", "children", "selectedIndex", "presented"; when not readable, \
+                "restorationIdentifier", "restorationClass", "kind", "children", "selectedIndex", "presented", \
+                and "unarchived": [{"path", "typeName", "reason"}]; when not readable, \
                 the stored JSON or null), "reason" and "base64" (when not readable / not JSON)}
                 """
         )
@@ -201,9 +205,13 @@ extension Statectl {
         private func showHierarchy(_ store: StateStore) throws {
             let archive = try store.hierarchyArchive(scene: scene, setAside: setAside)
             if output.json {
-                Output.json(kind: "hierarchy", HierarchyPrinter.json(archive: archive, scene: scene, setAside: setAside))
+                Output.json(kind: "hierarchy", HierarchyPrinter.json(
+                    archive: archive, scene: scene, setAside: setAside,
+                    setAsideReason: HierarchyPrinter.setAsideReason(in: store, scene: scene)))
             } else {
-                print(HierarchyPrinter.text(archive: archive, scene: scene, setAside: setAside))
+                print(HierarchyPrinter.text(
+                    archive: archive, scene: scene, setAside: setAside, otherScenes: HierarchyPrinter.savedScenes(in: store),
+                    setAsideReason: HierarchyPrinter.setAsideReason(in: store, scene: scene)))
             }
         }
     }

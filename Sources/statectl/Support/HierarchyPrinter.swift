@@ -14,8 +14,10 @@ import StateStore
 /// ```
 ///
 /// Each controller is named by its storyboard identifier (with `restoration: ID` when its
-/// restoration identifier differs); containers show their kind, a tab bar its selected tab,
-/// and `⤷ presents` the controller presented modally over it. An archive this build cannot
+/// restoration identifier differs), or, built in code, by its restoration identifier with
+/// `built in code` (and its class when it is not a built-in container); containers show
+/// their kind, a tab bar its selected tab, and `⤷ presents` the controller presented modally
+/// over it. Controllers the app could not archive follow under "Not archived", with the reason. An archive this build cannot
 /// decode is shown as stored (JSON, else a hex dump), with the reason.
 enum HierarchyPrinter {
     /// The archive decoded, or why it cannot be.
@@ -23,9 +25,25 @@ enum HierarchyPrinter {
         Result { () throws(StateStoreError) in try HierarchyArchive(decoding: data) }
     }
 
-    static func text(archive data: Data?, scene: String, setAside: Bool) -> String {
+    /// The scenes with a live archive; empty when the database predates scenes (inspect never migrates).
+    static func savedScenes(in store: StateStore) -> [String] {
+        (try? store.savedSceneIdentifiers()) ?? []
+    }
+
+    /// Why the set-aside archive of `scene` was set aside, if the library recorded it.
+    static func setAsideReason(in store: StateStore, scene: String) -> String? {
+        try? store.hierarchySetAsideReason(scene: scene)
+    }
+
+    static func text(
+        archive data: Data?, scene: String, setAside: Bool, otherScenes: [String] = [], setAsideReason: String? = nil
+    ) -> String {
         let which = setAside ? "set-aside hierarchy archive" : "hierarchy archive"
-        guard let data else { return "No \(which) for scene \"\(scene)\"." }
+        guard let data else {
+            let others = otherScenes.filter { $0 != scene }
+            guard !others.isEmpty else { return "No \(which) for scene \"\(scene)\"." }
+            return "No \(which) for scene \"\(scene)\". Scenes with an archive (--scene): \(others.joined(separator: ", "))."
+        }
         switch decode(data) {
         case .success(let archive):
             var heading = "\(scene) (\(archive.orientation ?? "orientation unknown"))"
@@ -39,10 +57,21 @@ enum HierarchyPrinter {
             } else {
                 lines.append("└─ (no controllers)")
             }
+            if setAside, let setAsideReason { lines.append("Set aside because: \(oneLine(setAsideReason))") }
+            if !archive.unarchived.isEmpty {
+                lines.append("Not archived (a relaunch does not rebuild these; their states are kept):")
+                for omission in archive.unarchived {
+                    lines.append("  \(omission.path) (\(omission.typeName)): \(oneLine(omission.reason))")
+                }
+            }
             return lines.joined(separator: "\n")
         case .failure(let error):
             var lines = ["The \(which) for scene \"\(scene)\" (\(Format.bytes(data.count))) is not one this build can read: \(reason(error))"]
-            if let value = StatePrinter.jsonValue(of: data) {
+            if setAside, let setAsideReason { lines.append("Set aside because: \(oneLine(setAsideReason))") }
+            if data.count > printedArchiveLimit {
+                lines.append("Too large to print; the first bytes:")
+                lines.append(Format.hexDump(data))
+            } else if let value = StatePrinter.jsonValue(of: data) {
                 lines.append(value.serialized(pretty: true, sortKeys: true))
             } else {
                 lines.append("Not JSON; the first bytes:")
@@ -52,15 +81,17 @@ enum HierarchyPrinter {
         }
     }
 
-    /// `kind: "hierarchy"` members: `scene`, `set_aside`, `found`, and when found `byte_count`,
+    /// `kind: "hierarchy"` members: `scene`, `set_aside`, `found`, `set_aside_reason` (a set-aside
+    /// archive whose reason was recorded), and when found `byte_count`,
     /// `readable`, `archive` (the decoded archive; the stored JSON, or `null`, when unreadable),
     /// `reason` (when unreadable) and `base64` (when the bytes are not JSON).
-    static func json(archive data: Data?, scene: String, setAside: Bool) -> [(key: String, value: JSON)] {
+    static func json(archive data: Data?, scene: String, setAside: Bool, setAsideReason: String? = nil) -> [(key: String, value: JSON)] {
         var members: [(key: String, value: JSON)] = [
             ("scene", .string(scene)),
             ("set_aside", .bool(setAside)),
             ("found", .bool(data != nil)),
         ]
+        if setAside, data != nil, let setAsideReason { members.append(("set_aside_reason", .string(setAsideReason))) }
         guard let data else { return members }
         members.append(("byte_count", .int(data.count)))
         switch decode(data) {
@@ -70,7 +101,7 @@ enum HierarchyPrinter {
         case .failure(let error):
             members.append(("readable", .bool(false)))
             members.append(("reason", .string(reason(error))))
-            if let value = StatePrinter.jsonValue(of: data) {
+            if data.count <= printedArchiveLimit, let value = StatePrinter.jsonValue(of: data) {
                 members.append(("archive", value))
             } else {
                 members.append(("archive", .null))
@@ -93,16 +124,32 @@ enum HierarchyPrinter {
         }
     }
 
+    /// An unreadable archive larger than this is not parsed to be printed whole.
+    static let printedArchiveLimit = 1 << 20
+
+    private static func name(_ node: HierarchyArchive.Node) -> String {
+        node.storyboardIdentifier ?? node.displayName
+    }
+
     private static func label(_ node: HierarchyArchive.Node) -> String {
-        var text = node.storyboardIdentifier
-        if let restoration = node.restorationIdentifier { text += " (restoration: \(restoration))" }
+        var text = name(node)
+        if node.storyboardIdentifier == nil {
+            let builtIn = ["StateStore.ViewController", "StateStore.NavigationController", "StateStore.TabBarController"]
+            if let type = node.restorationClass, !builtIn.contains(type) {
+                text += " (built in code: \(type))"
+            } else {
+                text += " (built in code)"
+            }
+        } else if let restoration = node.restorationIdentifier {
+            text += " (restoration: \(restoration))"
+        }
         switch node.kind {
         case .plain: break
         case .navigation: text += " [NavigationController]"
         case .tabBar:
             text += " [TabBarController]"
             if let index = node.selectedIndex {
-                text += " selected: " + (node.children.indices.contains(index) ? node.children[index].storyboardIdentifier : "#\(index)")
+                text += " selected: " + (node.children.indices.contains(index) ? name(node.children[index]) : "#\(index)")
             }
         }
         return text
@@ -116,13 +163,21 @@ enum HierarchyPrinter {
             ("format", .int(archive.format)),
             ("orientation", archive.orientation.map(JSON.string) ?? .null),
             ("root", archive.root.map(json) ?? .null),
+            ("unarchived", .array(archive.unarchived.map { omission in
+                .object([
+                    ("path", .string(omission.path)),
+                    ("typeName", .string(omission.typeName)),
+                    ("reason", .string(omission.reason)),
+                ])
+            })),
         ])
     }
 
     private static func json(_ node: HierarchyArchive.Node) -> JSON {
         .object([
-            ("storyboardIdentifier", .string(node.storyboardIdentifier)),
+            ("storyboardIdentifier", node.storyboardIdentifier.map(JSON.string) ?? .null),
             ("restorationIdentifier", node.restorationIdentifier.map(JSON.string) ?? .null),
+            ("restorationClass", node.restorationClass.map(JSON.string) ?? .null),
             ("kind", .string(node.kind.rawValue)),
             ("children", .array(node.children.map(json))),
             ("selectedIndex", node.selectedIndex.map { .int($0) } ?? .null),
