@@ -184,7 +184,7 @@ struct LifecycleNavigationTests {
         stage.take()
         let transition = nav.beginInteractivePop()
         transition.cancel()
-        // DESIGN.md: B.viewWillDisappear, A.viewWillAppear, then A.viewWillDisappear,
+        // UIKit's order: B.viewWillDisappear, A.viewWillAppear, then A.viewWillDisappear,
         // A.viewDidDisappear, B.viewWillAppear, B.viewDidAppear.
         #expect(stage.take() == [disappear("B", will: true, true), appear("A", will: true, true),
             disappear("A", will: true, true), disappear("A", will: false, true),
