@@ -316,4 +316,157 @@ import Testing
         #expect(try CLI.run(["migrate", "--db", db]).stderr.isEmpty)
         #expect(permissions(db) == 0o600)
     }
+
+    // MARK: A second hostile pass
+
+    @Test func timesOutOfRangeNeverTrapAndAreNotExported() throws {
+        let folder = TemporaryFolder()
+        let db = try Self.demoDatabase(in: folder)
+        try rawSQL(db, """
+            UPDATE states SET updated_at = 9223372036854775807 WHERE path = 'tabs/compose';
+            UPDATE states SET updated_at = -9223372036854775808 WHERE path = 'tabs/mail/inbox';
+            UPDATE pressure_events SET occurred_at = 9223372036854775807;
+            """)
+        for command in [["inspect"], ["inspect", "--json"], ["inspect", "--events"], ["inspect", "--events", "--json"], ["check"]] {
+            let result = try CLI.run(command + ["--db", db])
+            #expect(result.status == 0 || result.status == 1, "\(command): \(result)")
+            #expect(!result.stderr.contains("Fatal error"), "\(command): \(result)")
+        }
+        Self.expectOneLine(try CLI.run(["export", "--db", db]), 1, containing: "outside the years 0000–9999")
+        // prune compares in SQL and reports what it removed, never trapping after the commit.
+        let pruned = try CLI.run(["prune", "--db", db, "--older-than", "1d"])
+        #expect(pruned.status == 0, "\(pruned)")
+        #expect(pruned.stdout.contains("tabs/mail/inbox"), "\(pruned)")
+    }
+
+    @Test func exportNeverWritesOverItsOwnDatabaseAndAppendsThroughStdout() throws {
+        let folder = TemporaryFolder()
+        let db = try Self.demoDatabase(in: folder)
+        let before = FileSnapshot(db)
+        try FileManager.default.createSymbolicLink(atPath: folder.file("link"), withDestinationPath: db)
+        for output in [db, folder.file("link"), db + "-wal", "./" + (db as NSString).lastPathComponent] {
+            let result = try Self.shell("cd '\(folder.path)' && \"$STATECTL\" export --db '\(db)' -o '\(output)' 2>&1; echo \"exit $?\"")
+            #expect(result.output.contains("it is the database being exported"), "\(output): \(result.output)")
+            #expect(result.output.hasSuffix("exit 1\n"), "\(output): \(result.output)")
+        }
+        #expect(FileSnapshot(db) == before)
+        // `>> log` with /dev/stdout: appended to, not replaced.
+        let log = folder.file("app.log")
+        try Data("important 1\nimportant 2\n".utf8).write(to: URL(fileURLWithPath: log))
+        #expect(try Self.shell("\"$STATECTL\" export --db '\(db)' -o /dev/stdout >> '\(log)'; echo $?").output == "0\n")
+        let text = String(decoding: fileBytes(log), as: UTF8.self)
+        #expect(text.hasPrefix("important 1\nimportant 2\n{"))
+    }
+
+    @Test func companionsThatAreFIFOsOrLinksAreRefusedWithoutTouchingAnything() throws {
+        let folder = TemporaryFolder()
+        let db = try Self.demoDatabase(in: folder)
+        unlink(db + "-wal")
+        unlink(db + "-shm")
+        #expect(mkfifo(db + "-shm", 0o600) == 0)
+        Self.expectOneLine(try CLI.run(["inspect", "--db", db]), 3, containing: "-shm is a FIFO")
+        unlink(db + "-shm")
+        #expect(mkfifo(db + "-wal", 0o600) == 0)
+        Self.expectOneLine(try CLI.run(["import", "--db", db, "/dev/null"]), 1, containing: "not a regular file")
+        Self.expectOneLine(try CLI.run(["prune", "--db", db, "--older-than", "1d"]), 3, containing: "-wal is a FIFO")
+        unlink(db + "-wal")
+        // A companion that is a link to someone else's file: refused, and that file's mode kept.
+        let victim = folder.file("victim.txt")
+        #expect(FileManager.default.createFile(atPath: victim, contents: Data("x".utf8), attributes: [.posixPermissions: 0o644]))
+        #expect(chmod(db, 0o644) == 0)
+        try FileManager.default.createSymbolicLink(atPath: db + "-wal", withDestinationPath: victim)
+        Self.expectOneLine(try CLI.run(["prune", "--db", db, "--older-than", "1d"]), 3, containing: "-wal is a symbolic link")
+        #expect(permissions(victim) == 0o644)
+        #expect(permissions(db) == 0o644)
+    }
+
+    @Test func anotherProgramsFileKeepsItsModeItsJournalAndItsBytes() throws {
+        let folder = TemporaryFolder()
+        let other = folder.file("other.db")
+        try CLI.tool("sqlite3", [other, "CREATE TABLE t(x); INSERT INTO t VALUES (1);"])
+        #expect(chmod(other, 0o644) == 0)
+        // A hot rollback journal left by a crash: SQLite would roll it back on the first read.
+        try CLI.tool("sqlite3", [other, "PRAGMA journal_mode = DELETE"])
+        let journal = other + "-journal"
+        #expect(FileManager.default.createFile(atPath: journal, contents: Data(repeating: 0xD9, count: 512)))
+        let before = (FileSnapshot(other), FileSnapshot(journal))
+        let document = folder.file("doc.json")
+        try Data(#"{"schema":1,"kind":"export","database_schema_version":1,"states":[]}"#.utf8).write(to: URL(fileURLWithPath: document))
+        for command in [["import", document], ["prune", "--path", "a"], ["inspect"], ["demo"]] {
+            Self.expectOneLine(try CLI.run(command + ["--db", other]), 3, containing: "another program")
+        }
+        #expect(FileSnapshot(other) == before.0)
+        #expect(FileSnapshot(journal) == before.1)
+        #expect(permissions(other) == 0o644)
+        // Tables named like ours, with other columns, are not an old StateStore database.
+        let rails = folder.file("rails.db")
+        try CLI.tool("sqlite3", [rails, "CREATE TABLE schema_migrations(version INTEGER PRIMARY KEY); INSERT INTO schema_migrations VALUES (2); CREATE TABLE states(id INTEGER PRIMARY KEY, name TEXT);"])
+        let railsBefore = FileSnapshot(rails)
+        Self.expectOneLine(try CLI.run(["import", "--db", rails, document]), 3, containing: "another program")
+        #expect(FileSnapshot(rails) == railsBefore)
+        #expect(try CLI.tool("sqlite3", [rails, "PRAGMA journal_mode"]) == "delete\n")
+    }
+
+    @Test func aChangedConstraintIsASchemaMismatch() throws {
+        let folder = TemporaryFolder()
+        let db = try Self.demoDatabase(in: folder)
+        try rawSQL(db, """
+            CREATE TABLE states_copy AS SELECT * FROM states;
+            DROP TABLE states;
+            CREATE TABLE states (
+                path TEXT NOT NULL PRIMARY KEY, type_name TEXT NOT NULL UNIQUE ON CONFLICT REPLACE,
+                version INTEGER NOT NULL CHECK (version >= 0), generation INTEGER NOT NULL CHECK (generation >= 1),
+                encoding TEXT NOT NULL CHECK (encoding IN ('json', 'binary')), checksum INTEGER NOT NULL,
+                updated_at INTEGER NOT NULL, bytes BLOB NOT NULL) STRICT;
+            INSERT INTO states SELECT * FROM states_copy; DROP TABLE states_copy;
+            """)
+        let check = try CLI.run(["check", "--db", db])
+        #expect(check.status == 1, "\(check)")
+        #expect(check.stdout.contains("constraints of states differ"), "\(check)")
+    }
+
+    @Test func exportNamesRowsImportWouldRefuseAndReplaceKeepsInvalidRows() throws {
+        let folder = TemporaryFolder()
+        let db = try Self.demoDatabase(in: folder)
+        try rawSQL(db, "UPDATE states SET checksum = checksum + 1 WHERE path = 'tabs/compose'")
+        Self.expectOneLine(try CLI.run(["export", "--db", db]), 1, containing: "the checksum does not match")
+        try rawSQL(db, "UPDATE states SET checksum = checksum - 1 WHERE path = 'tabs/compose'")
+        let document = folder.file("doc.json")
+        #expect(try CLI.run(["export", "--db", db, "-o", document]).status == 0)
+        try rawSQL(db, "INSERT INTO states(path, type_name, version, generation, encoding, checksum, updated_at, bytes) VALUES ('tabs//x', 'T', 1, 1, 'json', 0, 0, x'7b7d')")
+        #expect(try CLI.run(["import", "--replace", "--db", db, document]).status == 0)
+        #expect(try CLI.tool("sqlite3", [db, "SELECT count(*) FROM states WHERE path = 'tabs//x'"]) == "1\n")
+    }
+
+    @Test func clearedVersionRecordsReadTheSameEverywhere() throws {
+        let folder = TemporaryFolder()
+        let db = try Self.demoDatabase(in: folder)
+        try rawSQL(db, "PRAGMA user_version = 0; DROP TABLE schema_migrations")
+        for command in [["inspect"], ["export"], ["migrate"], ["migrate", "--dry-run"]] {
+            let result = try CLI.run(command + ["--db", db])
+            Self.expectOneLine(result, 3, containing: "records no schema version")
+        }
+        let check = try CLI.run(["check", "--db", db])
+        #expect(check.status == 1 && check.stdout.contains("records no schema version"), "\(check)")
+    }
+
+    @Test func oddNamesStayOnOneLineAndEmptyFilesAreNotPruned() throws {
+        let folder = TemporaryFolder()
+        let wide = folder.file("wide\nfolder")
+        #expect(mkdir(wide, 0o777) == 0 && chmod(wide, 0o777) == 0)
+        let migrated = try CLI.run(["migrate", "--db", wide + "/s.sqlite"])
+        #expect(migrated.status == 0)
+        #expect(migrated.stderrLines.count == 1, "\(migrated)")
+        #expect(migrated.stderr.contains(#"wide\nfolder"#), "\(migrated)")
+        let empty = folder.file("empty.txt")
+        #expect(FileManager.default.createFile(atPath: empty, contents: Data()))
+        Self.expectOneLine(try CLI.run(["prune", "--db", empty, "--older-than", "1d"]), 3, containing: "statectl migrate")
+        #expect(fileBytes(empty).isEmpty)
+        // A type name with escapes is shown escaped, never sent to the terminal.
+        let db = try Self.demoDatabase(in: folder)
+        try rawSQL(db, "UPDATE states SET type_name = 'A' || char(10) || 'B' || char(27) || '[2J' WHERE path = 'tabs/compose'")
+        let inspect = try CLI.run(["inspect", "--db", db])
+        #expect(!inspect.stdout.contains("\u{1B}"), "\(inspect)")
+        #expect(inspect.stdout.contains(#"A\nB\u{1B}[2J"#), "\(inspect)")
+    }
 }
