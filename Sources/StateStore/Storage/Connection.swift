@@ -36,6 +36,7 @@ final class Connection {
             flags |= SQLITE_OPEN_URI
             name = Self.immutableURI(for: path)
         }
+        _ = SQLiteLog.installed  // before SQLite initialises: the log can only be set up then
         var handle: OpaquePointer?
         let code = sqlite3_open_v2(name, &handle, flags, nil)
         guard code == SQLITE_OK, let handle else {

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 // What `StateStore(path:)` checks before SQLite sees a file, and what it asks of the
 // database before it writes anything: a plain path, a regular file, a database that is ours.
@@ -155,7 +156,11 @@ extension StateStore {
                 if stat(path + "-wal", &wal) == 0, wal.st_size > 0 { throw error }
                 var immutable = openOptions
                 immutable.immutable = true
-                return try Connection(path: path, options: immutable)
+                let connection = try Connection(path: path, options: immutable)
+                options.logger.info("database read as immutable", metadata: [
+                    "statestore.database": "\(path)", "statestore.reason": "\(error.description)",
+                ])
+                return connection
             default:
                 throw error
             }

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 extension StateStore {
     /// A state moved aside because it could not be decoded, verified or migrated.
@@ -22,7 +23,11 @@ extension StateStore {
     /// so the application can start from its default state. Returns whether there was one.
     @discardableResult
     public func quarantine(_ path: RestorationPath, reason: String) throws(StateStoreError) -> Bool {
-        try write { (transaction) throws(StateStoreError) in try transaction.quarantine(path, reason: reason) }
+        let moved = try write { (transaction) throws(StateStoreError) in try transaction.quarantine(path, reason: reason) }
+        if moved {
+            options.logger.info("state quarantined", metadata: ["statestore.path": "\(path)", "statestore.reason": "\(reason)", "statestore.database": "\(self.path)"])
+        }
+        return moved
     }
 
     /// The quarantined states, newest first.

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 extension StateStore {
     /// What ``StateStore/openOrRecover(path:options:)`` did with a database it could not open.
@@ -49,6 +50,9 @@ extension StateStore {
                 }
                 moved.append(suffix)
             }
+            options.logger.info("database moved aside", metadata: [
+                "statestore.database": "\(path)", "statestore.moved_to": "\(destination)", "statestore.reason": "\(error.description)",
+            ])
             return (try StateStore(path: path, options: options), Recovery(reason: error, movedTo: destination))
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Synchronization
 
 /// A Sendable store of restorable controller state in one SQLite database.
@@ -51,6 +52,12 @@ public final class StateStore: Sendable {
         /// When set, states not written for this long are removed each time the store is
         /// opened read-write (at launch), so abandoned screens do not accumulate. `nil`: kept forever.
         public var retention: Duration?
+        /// Where the store says what it did on its own: a row quarantined, a broken database moved
+        /// aside, a read-only file read as immutable, a file tightened, SQLite's own log (see
+        /// ``StateStore/routeSQLiteLog(to:)``). It logs at `info` and below, with structured
+        /// metadata, as swift-log asks of libraries. Default: a logger that discards everything;
+        /// pass the application's own.
+        public var logger: Logger
 
         public init(
             synchronous: Synchronous = .normal,
@@ -59,8 +66,10 @@ public final class StateStore: Sendable {
             openCheck: OpenCheck = .quick,
             maximumStateSize: Int = 1 << 20,
             maximumPageCount: Int? = nil,
-            retention: Duration? = nil
+            retention: Duration? = nil,
+            logger: Logger = StateStore.silentLogger
         ) {
+            self.logger = logger
             self.synchronous = synchronous
             self.busyTimeout = busyTimeout
             self.readOnly = readOnly
@@ -177,6 +186,7 @@ public final class StateStore: Sendable {
             connection.checkpointsOnClose = true
             if !isMemory { warnings += Self.tightenPermissions(of: path) }
         }
+        for warning in warnings { options.logger.info("\(warning)", metadata: ["statestore.database": "\(path)"]) }
         self.warnings = warnings
         self.connection = Mutex(connection)
     }
