@@ -469,4 +469,88 @@ import Testing
         #expect(!inspect.stdout.contains("\u{1B}"), "\(inspect)")
         #expect(inspect.stdout.contains(#"A\nB\u{1B}[2J"#), "\(inspect)")
     }
+
+    // MARK: A third pass: archives and descriptors
+
+    /// Puts `json` as the main scene's archive of a demo database.
+    static func archive(_ json: String, in db: String) throws {
+        try rawSQL(db, "UPDATE hierarchy SET archive = CAST(X'\(Data(json.utf8).map { String(format: "%02X", $0) }.joined())' AS BLOB) WHERE scene = 'main' AND set_aside = 0")
+    }
+
+    @Test func hostileArchivesAreSetAsideWithAReasonAndPrintedEscaped() throws {
+        let folder = TemporaryFolder()
+        // A restoration path over 1024 bytes: no state could ever be saved under it.
+        var node = #"{"kind":"plain","children":[],"storyboardIdentifier":"inbox","restorationIdentifier":"leaf"}"#
+        for index in 0..<40 {
+            node = #"{"kind":"plain","children":[\#(node)],"storyboardIdentifier":"inbox","restorationIdentifier":"\#(String(repeating: "x", count: 29))\#(index)"}"#
+        }
+        let cases: [(String, String)] = [
+            (#"{"format":2,"root":\#(node)}"#, "longer than 1024 UTF-8 bytes"),
+            (#"{"format":-5,"root":{"kind":"plain","children":[],"storyboardIdentifier":"inbox"}}"#, "was never written"),
+            (#"{"format":2.5,"root":{"kind":"plain","children":[],"storyboardIdentifier":"inbox"}}"#, "wrong type or a number out of range"),
+        ]
+        for (json, reason) in cases {
+            let db = try Self.demoDatabase(in: folder)
+            try Self.archive(json, in: db)
+            let demo = try CLI.run(["demo", "--db", db])
+            #expect(demo.status == 0, "\(demo)")
+            #expect(demo.stderrLines.count <= 3, "\(demo)")
+            let shown = try CLI.run(["inspect", "--db", db, "--hierarchy", "--set-aside"])
+            #expect(shown.stdout.contains(reason), "\(reason): \(shown)")
+            try FileManager.default.removeItem(atPath: db)
+        }
+        // Escapes and bidi controls from an archive never reach the terminal raw.
+        let db = try Self.demoDatabase(in: folder)
+        try Self.archive(#"{"format":2,"orientation":"p\u001b[2J","root":{"kind":"plain","children":[],"storyboardIdentifier":"in\u001b[31mRED\u202ebox"},"unarchived":[{"path":"a\u001b]0;x\u0007","typeName":"T\nx","reason":"r"}]}"#, in: db)
+        let shown = try CLI.run(["inspect", "--db", db, "--hierarchy"])
+        #expect(!shown.stdout.unicodeScalars.contains { $0 == "\u{1B}" || $0 == "\u{202E}" || $0 == "\u{07}" }, "\(shown)")
+        #expect(shown.stdout.contains(#"\u{1B}[31mRED\u{202E}box"#), "\(shown)")
+    }
+
+    @Test func aPartialRebuildOfThousandsIsReportedBriefly() throws {
+        let folder = TemporaryFolder()
+        let db = try Self.demoDatabase(in: folder)
+        let children = (0..<3000).map { #"{"kind":"plain","children":[],"storyboardIdentifier":"nope\#($0)"}"# }.joined(separator: ",")
+        try Self.archive(#"{"format":2,"root":{"kind":"plain","storyboardIdentifier":"inbox","children":[\#(children)]}}"#, in: db)
+        let demo = try CLI.run(["demo", "--db", db])
+        #expect(demo.stderrLines.count <= 25, "\(demo.stderrLines.count) lines")
+        #expect(try CLI.tool("sqlite3", [db, "SELECT max(length(value)) < 10000 FROM metadata"]) == "1\n")
+        let shown = try CLI.run(["inspect", "--db", db, "--hierarchy", "--set-aside"])
+        #expect(shown.stdout.split(separator: "\n").allSatisfy { $0.count < 2_200 }, "\(shown.stdout.count) characters")
+    }
+
+    @Test func exportRefusesADescriptorOnItsOwnDatabase() throws {
+        let folder = TemporaryFolder()
+        let db = try Self.demoDatabase(in: folder)
+        let before = FileSnapshot(db)
+        let result = try Self.shell("\"$STATECTL\" export --db '\(db)' -o /dev/fd/7 7<>'\(db)' 2>&1; echo \"exit $?\"")
+        #expect(result.output.contains("it is the database being exported"), "\(result.output)")
+        #expect(result.output.hasSuffix("exit 1\n"))
+        #expect(FileSnapshot(db) == before)
+    }
+
+    @Test func aForeignUniqueIndexIsAFindingAndARefusedFileGetsNothingBesideIt() throws {
+        let folder = TemporaryFolder()
+        let db = try Self.demoDatabase(in: folder)
+        try rawSQL(db, "CREATE UNIQUE INDEX evil ON states(type_name)")
+        let check = try CLI.run(["check", "--db", db])
+        #expect(check.status == 1 && check.stdout.contains("the unique index evil"), "\(check)")
+        // A damaged copy whose header says WAL: refused, and no -wal or -shm appears beside it.
+        let damaged = folder.file("damaged.sqlite")
+        try Data(fileBytes(db).prefix(100)).write(to: URL(fileURLWithPath: damaged))
+        for command in ["inspect", "check", "migrate", "export"] {
+            _ = try CLI.run([command, "--db", damaged])
+            #expect(!FileManager.default.fileExists(atPath: damaged + "-wal"), "\(command)")
+            #expect(!FileManager.default.fileExists(atPath: damaged + "-shm"), "\(command)")
+        }
+    }
+
+    @Test func demoPrintsTheStoresWarnings() throws {
+        let folder = TemporaryFolder()
+        let shared = folder.file("shared")
+        #expect(mkdir(shared, 0o777) == 0 && chmod(shared, 0o777) == 0)
+        let demo = try CLI.run(["demo", "--db", shared + "/state.sqlite"])
+        #expect(demo.status == 0)
+        #expect(demo.stderr.hasPrefix("statectl: warning: the folder"), "\(demo)")
+    }
 }

@@ -85,6 +85,9 @@ extension Application {
             if case .decodingFailed(_, let reason) = error { return try setAside(reason) }
             throw error
         }
+        guard archive.format >= 1 else {
+            return try setAside("archive format \(archive.format) was never written; formats start at 1")
+        }
         guard archive.format <= HierarchyArchive.currentFormat else {
             return try setAside("archive format \(archive.format) is newer than this build's \(HierarchyArchive.currentFormat)")
         }
@@ -146,10 +149,16 @@ extension Application {
         if !rebuild.notRebuilt.isEmpty {
             // What is on screen is not what was archived: keep the archive as saved for
             // inspection; the deferred flush archives what is on screen.
-            let missing = rebuild.notRebuilt.map(\.description).joined(separator: "; ")
+            // The reason names the first 20; the report (and the returned value) has them all.
+            var missing = rebuild.notRebuilt.prefix(20).map(\.description).joined(separator: "; ")
+            if rebuild.notRebuilt.count > 20 { missing += "; and \(rebuild.notRebuilt.count - 20) more" }
             try store.setHierarchyArchiveAside(scene: scene, reason: "partly rebuilt; not rebuilt: \(missing)")
             coordinator.forgetArchive(of: scene)
-            for omission in rebuild.notRebuilt { coordinator.report(.notRebuilt(omission)) }
+            // One report per controller for a few; past 20, one report for the rest.
+            for omission in rebuild.notRebuilt.prefix(20) { coordinator.report(.notRebuilt(omission)) }
+            if rebuild.notRebuilt.count > 20 {
+                coordinator.report(.archiveUnusable(reason: "\(rebuild.notRebuilt.count - 20) more controllers could not be rebuilt; restoreHierarchyWithReport(in:) lists them all"))
+            }
         }
         for controller in coordinator.preorder(root) {
             (controller as? any StateRestoring)?.applicationFinishedRestoringState()

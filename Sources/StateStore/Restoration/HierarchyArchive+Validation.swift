@@ -45,12 +45,16 @@ extension HierarchyArchive {
 
     /// Checks the whole archive before any of it is applied, in time linear in its nodes and
     /// without recursion: node count and depth within `limits`, every node naming a way to
-    /// make its controller, valid restoration identifiers, tab selections in range, kinds
-    /// that match their built-in class, and at most one presentation per containment tree.
+    /// make its controller, valid restoration identifiers whose whole path fits in
+    /// ``RestorationPath/maximumLength``, tab selections in range, kinds that match their built-in class, and at
+    /// most one presentation per containment tree.
     public func validate(limits: Limits = .standard) throws(Problem) {
         guard let root else { return }
-        struct Item { var node: Node; var tree: Int; var depth: Int; var location: String }
-        var stack = [Item(node: root, tree: 0, depth: 1, location: root.displayName)]
+        // `pathBytes`: the UTF-8 length of the node's restoration path, `nil` below a node
+        // without an identifier (nothing there is saved).
+        struct Item { var node: Node; var tree: Int; var depth: Int; var location: String; var pathBytes: Int? }
+        var stack = [Item(node: root, tree: 0, depth: 1, location: root.displayName,
+                          pathBytes: root.effectiveRestorationIdentifier.map { $0.utf8.count })]
         var presenters: [Int: String] = [:]
         var trees = 1
         var count = 0
@@ -70,6 +74,10 @@ extension HierarchyArchive {
             if let identifier = node.effectiveRestorationIdentifier, let problem = RestorationPath.problem(with: identifier) {
                 throw fail("its restoration identifier cannot be a path component: \(problem)")
             }
+            if let bytes = item.pathBytes, bytes > RestorationPath.maximumLength {
+                throw fail("its restoration path is longer than \(RestorationPath.maximumLength) UTF-8 bytes, so its state could never be saved")
+            }
+
             if let builtIn = node.restorationClass.flatMap(BuiltInContainer.init(typeName:)), builtIn.kind != node.kind {
                 throw fail("a \(node.kind.rawValue) node cannot be a \(builtIn.typeName)")
             }
@@ -84,13 +92,23 @@ extension HierarchyArchive {
                     throw fail("two controllers of one containment tree present (\(other) too); only one presentation per tree is possible")
                 }
                 presenters[item.tree] = item.location
-                stack.append(Item(node: presented, tree: trees, depth: item.depth + 1, location: item.location + " ⤷ " + presented.displayName))
+                stack.append(Item(node: presented, tree: trees, depth: item.depth + 1, location: item.location + " ⤷ " + presented.displayName,
+                                  pathBytes: Self.extend(item.pathBytes, with: presented)))
                 trees += 1
             }
             for child in node.children.reversed() {
-                stack.append(Item(node: child, tree: item.tree, depth: item.depth + 1, location: item.location + "/" + child.displayName))
+                stack.append(Item(node: child, tree: item.tree, depth: item.depth + 1, location: item.location + "/" + child.displayName,
+                                  pathBytes: Self.extend(item.pathBytes, with: child)))
             }
         }
+    }
+}
+
+extension HierarchyArchive {
+    /// The path length of `node` below a parent whose path is `bytes` long.
+    fileprivate static func extend(_ bytes: Int?, with node: Node) -> Int? {
+        guard let bytes, let identifier = node.effectiveRestorationIdentifier else { return nil }
+        return bytes + 1 + identifier.utf8.count
     }
 }
 

@@ -132,6 +132,13 @@ struct SchemaShape: Equatable, Sendable {
         where tables[name] == expected.tables[name] && indexes[name] == expected.indexes[name] && definitions[name] != definition {
             problems.append("the constraints of \(name) differ from StateStore's (a UNIQUE, ON CONFLICT, COLLATE or CHECK clause, or an index's WHERE, was changed)")
         }
+        // An index of someone else's on our tables is harmless unless it is UNIQUE: then writes
+        // the store must be able to make fail, or (ON CONFLICT REPLACE on a table) vanish.
+        for (name, definition) in definitions.sorted(by: { $0.key < $1.key })
+        where expected.definitions[name] == nil && definition.hasPrefix("CREATE UNIQUE INDEX")
+            && expected.tables.keys.contains(where: { indexes[name]?.hasPrefix($0 + "(") == true }) {
+            problems.append("the unique index \(name) on \(indexes[name] ?? "?") is not StateStore's (it can make saves fail)")
+        }
         for extra in extras {
             problems.append(extra.hasPrefix("trigger")
                 ? "the \(extra) is not StateStore's (a trigger can divert or drop writes)"

@@ -69,9 +69,15 @@ extension StateStore {
         try validateDatabasePath(path)
         try requireRegularFileOrNothing(at: path, readOnly: true)
         try requireStateStoreBeforeOpening(path)
-        let connection = try connect(to: path, options: .init(readOnly: true))
-        try requireStateStore(connection)
-        try Migrator().requireRecordedVersion(connection)
-        return try Migrator().pending(for: connection).map { ($0.version, $0.name) }
+        let companions = newCompanions(of: path)
+        do {
+            let connection = try connect(to: path, options: .init(readOnly: true))
+            try requireStateStore(connection)
+            try Migrator().requireRecordedVersion(connection)
+            return try Migrator().pending(for: connection).map { ($0.version, $0.name) }
+        } catch {
+            for companion in companions { unlink(companion) }
+            throw error
+        }
     }
 }

@@ -124,6 +124,12 @@ extension StateStore {
         return []
     }
 
+    /// The `-wal` and `-shm` that do not exist yet: SQLite may create them even while opening a
+    /// file it then refuses, and a refused file must get nothing new beside it.
+    static func newCompanions(of path: String) -> [String] {
+        [path + "-wal", path + "-shm"].filter { access($0, F_OK) != 0 }
+    }
+
     /// Creates `folder` and any missing parents with mode 0700 (`mkdir -p`), keeping `errno`.
     private static func makeFolders(_ folder: String) throws(StateStoreError) {
         var info = stat()

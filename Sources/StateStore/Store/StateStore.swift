@@ -126,6 +126,11 @@ public final class StateStore: Sendable {
             try Self.refuseLostWAL(at: path)
             if !options.readOnly { warnings = try Self.prepareFile(at: path) }
         }
+        // SQLite makes a -wal and -shm beside a file whose header says WAL, even one it then
+        // finds damaged: a refused file gets nothing new beside it.
+        var accepted = false
+        let companions = isMemory ? [] : Self.newCompanions(of: path)
+        defer { if !accepted { for companion in companions { unlink(companion) } } }
         let connection = try Self.connect(to: path, options: options)
         let migrator = Migrator()
         // The header's user_version first: a newer build's schema may use SQL this SQLite
@@ -189,6 +194,7 @@ public final class StateStore: Sendable {
         for warning in warnings { options.logger.info("\(warning)", metadata: ["statestore.database": "\(path)"]) }
         self.warnings = warnings
         self.connection = Mutex(connection)
+        accepted = true
     }
 
     /// A private in-memory store: the same schema and behaviour, nothing on disk.

@@ -129,8 +129,9 @@ final class DemoRun {
     }
 
     private func firstLaunch() throws {
-        let store = try StateStore(path: databasePath)
+        let store = try StateStore(path: databasePath).reportingWarnings()
         let app = MailApp(store: store)
+        Self.reportErrors(of: app)
         try step("open the inbox", in: app) {
             try app.launch()
             report.continued = app.restored
@@ -181,6 +182,7 @@ final class DemoRun {
     private func secondLaunch() throws {
         let store = try StateStore(path: databasePath)
         let app = MailApp(store: store)
+        Self.reportErrors(of: app)
         try step("relaunch: a new Application and Window on the same database", in: app) {
             try app.launch()
             guard app.restored else { return ["restoreHierarchy(in:) → false: nothing was restored"] }
@@ -190,6 +192,16 @@ final class DemoRun {
         step("terminate", in: app) {
             app.application.terminate()
             return []
+        }
+    }
+
+    /// What restoration reports (a set-aside archive, a quarantined state) as `statectl:` lines:
+    /// one line each, escaped, at most 400 characters.
+    private static func reportErrors(of app: MailApp) {
+        app.application.restorationCoordinator?.errorHandler = { error in
+            var line = Table.visible(oneLine(error.description))
+            if line.count > 400 { line = String(line.prefix(400)) + "…" }
+            Output.error("statectl: " + sentence(line))
         }
     }
 

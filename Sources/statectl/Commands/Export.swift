@@ -104,16 +104,27 @@ struct OutputTarget {
 
     init(_ path: String, protecting database: String) throws(CLIError) {
         self.path = path
+        let source = Self.canonical(database)
+        func refuseIfDatabase(_ info: stat?, canonical: String?) throws(CLIError) {
+            for suffix in ["", "-wal", "-shm", "-journal"] {
+                var file = stat()
+                let sameInode = info.map { info in stat(source + suffix, &file) == 0 && file.st_dev == info.st_dev && file.st_ino == info.st_ino } ?? false
+                if sameInode || canonical == source + suffix {
+                    throw CLIError(message: "Cannot write \(path): it is the database being exported\(suffix.isEmpty ? "" : " (its \(suffix) file)"); give another file. Nothing was exported.")
+                }
+            }
+        }
         if let descriptor = Self.descriptor(named: path) {
+            // A descriptor opened on the database itself (`-o /dev/fd/7 7<>state.sqlite`).
+            var info = stat()
+            try refuseIfDatabase(fstat(descriptor, &info) == 0 ? info : nil, canonical: nil)
             kind = .descriptor(descriptor)
             resolved = path
             return
         }
         let target = Self.canonical(path)
-        let source = Self.canonical(database)
-        for suffix in ["", "-wal", "-shm", "-journal"] where target == source + suffix {
-            throw CLIError(message: "Cannot write \(path): it is the database being exported\(suffix.isEmpty ? "" : " (its \(suffix) file)"); give another file. Nothing was exported.")
-        }
+        var existing = stat()
+        try refuseIfDatabase(stat(path, &existing) == 0 ? existing : nil, canonical: target)
         var info = stat()
         guard stat(path, &info) == 0 else {
             var link = stat()

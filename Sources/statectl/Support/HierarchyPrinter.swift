@@ -35,9 +35,14 @@ enum HierarchyPrinter {
         try? store.hierarchySetAsideReason(scene: scene)
     }
 
+    /// Every value from the database is shown escaped (control, format and bidi characters as
+    /// `\u{…}`, newlines as `\n`) and a reason at most ``maximumReasonLength`` characters long.
     static func text(
-        archive data: Data?, scene: String, setAside: Bool, otherScenes: [String] = [], setAsideReason: String? = nil
+        archive data: Data?, scene rawScene: String, setAside: Bool, otherScenes rawOthers: [String] = [], setAsideReason rawReason: String? = nil
     ) -> String {
+        let scene = Table.visible(rawScene)
+        let otherScenes = rawOthers.map(Table.visible)
+        let setAsideReason = rawReason.map(shortened)
         let which = setAside ? "set-aside hierarchy archive" : "hierarchy archive"
         guard let data else {
             let others = otherScenes.filter { $0 != scene }
@@ -46,7 +51,7 @@ enum HierarchyPrinter {
         }
         switch decode(data) {
         case .success(let archive):
-            var heading = "\(scene) (\(archive.orientation ?? "orientation unknown"))"
+            var heading = "\(scene) (\(Table.visible(archive.orientation ?? "orientation unknown")))"
             if setAside { heading += ", set aside: not restored at the last launch" }
             if archive.format > HierarchyArchive.currentFormat {
                 heading += ", format \(archive.format) (newer than this build's \(HierarchyArchive.currentFormat))"
@@ -57,17 +62,17 @@ enum HierarchyPrinter {
             } else {
                 lines.append("└─ (no controllers)")
             }
-            if setAside, let setAsideReason { lines.append("Set aside because: \(oneLine(setAsideReason))") }
+            if setAside, let setAsideReason { lines.append("Set aside because: \(setAsideReason)") }
             if !archive.unarchived.isEmpty {
                 lines.append("Not archived (a relaunch does not rebuild these; their states are kept):")
                 for omission in archive.unarchived {
-                    lines.append("  \(omission.path) (\(omission.typeName)): \(oneLine(omission.reason))")
+                    lines.append("  \(Table.visible(omission.path)) (\(Table.visible(omission.typeName))): \(shortened(omission.reason))")
                 }
             }
             return lines.joined(separator: "\n")
         case .failure(let error):
             var lines = ["The \(which) for scene \"\(scene)\" (\(Format.bytes(data.count))) is not one this build can read: \(reason(error))"]
-            if setAside, let setAsideReason { lines.append("Set aside because: \(oneLine(setAsideReason))") }
+            if setAside, let setAsideReason { lines.append("Set aside because: \(setAsideReason)") }
             if data.count > printedArchiveLimit {
                 lines.append("Too large to print; the first bytes:")
                 lines.append(Format.hexDump(data))
@@ -114,7 +119,7 @@ enum HierarchyPrinter {
     // MARK: Tree
 
     private static func render(_ node: HierarchyArchive.Node, connector: String, childPrefix: String, into lines: inout [String]) {
-        lines.append(connector + label(node))
+        lines.append(connector + Table.visible(label(node)))
         for (index, child) in node.children.enumerated() {
             let last = index == node.children.count - 1
             render(child, connector: childPrefix + (last ? "└─ " : "├─ "), childPrefix: childPrefix + (last ? "   " : "│  "), into: &lines)
@@ -189,5 +194,16 @@ enum HierarchyPrinter {
         var text = oneLine(error.description)
         if case .decodingFailed(_, let reason) = error { text = oneLine(reason) }
         return text.count > 200 ? String(text.prefix(200)) + "…" : text
+    }
+
+    /// The longest reason printed; a longer one (a partial rebuild listing thousands of
+    /// controllers) is cut, with the count of characters left out.
+    static let maximumReasonLength = 2_000
+
+    /// `text` on one line, escaped, and cut at ``maximumReasonLength``.
+    static func shortened(_ text: String) -> String {
+        let line = Table.visible(oneLine(text))
+        guard line.count > maximumReasonLength else { return line }
+        return String(line.prefix(maximumReasonLength)) + "… (\(line.count - maximumReasonLength) more characters)"
     }
 }
