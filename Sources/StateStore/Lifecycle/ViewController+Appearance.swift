@@ -75,7 +75,7 @@ extension ViewController {
     /// between `viewWillLayoutSubviews` and `viewDidLayoutSubviews`.
     func positionChildViews() {
         guard let parentView = loadedView else { return }
-        for child in appearanceChildren {
+        for child in onScreenChildren {
             if let childView = child.loadedView, childView.superview === parentView {
                 childView.frame = frame(forChild: child)
             }
@@ -85,7 +85,7 @@ extension ViewController {
     /// This controller and, recursively, the children it forwards appearance to that are on screen.
     var visibleTree: [ViewController] {
         var result = [self]
-        for child in appearanceChildren where child.lifecycleState.isVisibleOrAppearing {
+        for child in onScreenChildren {
             result += child.visibleTree
         }
         return result
@@ -94,13 +94,18 @@ extension ViewController {
     /// Replaces `outgoing` by `incoming` on screen, in UIKit's order:
     /// `outgoing.viewWillDisappear`, `incoming.viewWillAppear`, layout of `incoming`,
     /// `outgoing.viewDidDisappear`, `incoming.viewDidAppear`. Either side may be `nil`.
+    ///
+    /// A structural change asked for by one of these callbacks waits until the transition
+    /// has finished (see `TransitionQueue`).
     static func transition(from outgoing: ViewController?, to incoming: ViewController?, animated: Bool, removeOutgoingView: Bool) {
-        incoming?.loadViewIfNeeded()
-        outgoing?.beginAppearanceTree(appearing: false, animated: animated)
-        incoming?.beginAppearanceTree(appearing: true, animated: animated)
-        incoming?.layoutForAppearance()
-        outgoing?.endAppearanceTree(appearing: false, animated: animated)
-        if removeOutgoingView { outgoing?.loadedView?.removeFromSuperview() }
-        incoming?.endAppearanceTree(appearing: true, animated: animated)
+        TransitionQueue.run {
+            incoming?.loadViewIfNeeded()
+            outgoing?.beginAppearanceTree(appearing: false, animated: animated)
+            incoming?.beginAppearanceTree(appearing: true, animated: animated)
+            incoming?.layoutForAppearance()
+            outgoing?.endAppearanceTree(appearing: false, animated: animated)
+            if removeOutgoingView { outgoing?.loadedView?.removeFromSuperview() }
+            incoming?.endAppearanceTree(appearing: true, animated: animated)
+        }
     }
 }

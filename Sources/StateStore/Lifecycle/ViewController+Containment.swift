@@ -29,6 +29,10 @@ extension ViewController {
     /// ``TabBarController`` its `viewControllers`.
     public func addChild(_ child: ViewController) {
         guard child !== self, child.parent !== self else { return }
+        guard !(self is NavigationController || self is TabBarController) else {
+            reportViolation(nil, reason: "cannot add \(child.lifecycleName) as a child of a \(type(of: self)): use its own API")
+            return
+        }
         guard !isDescendant(of: child) else {
             reportViolation(nil, reason: "cannot add \(child.lifecycleName) as a child: it contains this controller")
             return

@@ -17,9 +17,23 @@ extension ViewController {
     /// `loadView`/`viewDidLoad` if needed, then presenter `viewWillDisappear`, presented
     /// `viewWillAppear`, its layout, presenter `viewDidDisappear`, presented
     /// `viewDidAppear`; `completion` runs after. Presenting while already presenting, or
-    /// presenting a controller that is already in a hierarchy, is a ``LifecycleViolation``
-    /// (nothing happens, `completion` is not called).
+    /// presenting a controller that is already in a hierarchy, or one whose
+    /// ``supportedInterfaceOrientations`` have no orientation in common with the
+    /// application's, is a ``LifecycleViolation`` (nothing happens, `completion` is not called).
+    ///
+    /// A presentation asked for while another transition is sending its callbacks (from the
+    /// `viewWillAppear` of a controller being presented, say) runs once that transition has
+    /// finished, with its complete sequence; until then ``presentedViewController`` is
+    /// unchanged. UIKit refuses such a presentation ("while a presentation is in progress").
     public func present(_ viewControllerToPresent: ViewController, animated: Bool, completion: (@MainActor () -> Void)? = nil) {
+        if TransitionQueue.isBusy {
+            TransitionQueue.enqueue { [self] in present(viewControllerToPresent, animated: animated, completion: completion) }
+            return
+        }
+        TransitionQueue.run { presentNow(viewControllerToPresent, animated: animated, completion: completion) }
+    }
+
+    private func presentNow(_ viewControllerToPresent: ViewController, animated: Bool, completion: (@MainActor () -> Void)?) {
         let presenter = containmentRoot
         let presented = viewControllerToPresent
         if let current = presenter.presentedStorage {
@@ -30,6 +44,10 @@ extension ViewController {
               presented !== presenter, !presenter.isPresented(by: presented)
         else {
             reportViolation(nil, reason: "cannot present \(presented.lifecycleName): it is already in a hierarchy")
+            return
+        }
+        if let application, presented.supportedInterfaceOrientations.intersection(application.supportedOrientations).isEmpty {
+            reportViolation(nil, reason: "cannot present \(presented.lifecycleName): its supported orientations have no orientation in common with the application's")
             return
         }
         let window = self.window
@@ -52,7 +70,19 @@ extension ViewController {
     /// Only the topmost controller and the one uncovered get callbacks: top
     /// `viewWillDisappear`, uncovered `viewWillAppear`, layout if its geometry changed,
     /// top `viewDidDisappear`, uncovered `viewDidAppear`; then `completion`.
+    ///
+    /// A dismissal asked for while another transition is sending its callbacks (from the
+    /// `viewWillAppear` of the controller being presented, say) runs once that transition has
+    /// finished: the presentation completes first, as in UIKit.
     public func dismiss(animated: Bool, completion: (@MainActor () -> Void)? = nil) {
+        if TransitionQueue.isBusy {
+            TransitionQueue.enqueue { [self] in dismiss(animated: animated, completion: completion) }
+            return
+        }
+        TransitionQueue.run { dismissNow(animated: animated, completion: completion) }
+    }
+
+    private func dismissNow(animated: Bool, completion: (@MainActor () -> Void)?) {
         let root = containmentRoot
         let presenter: ViewController
         if root.presentedStorage != nil {

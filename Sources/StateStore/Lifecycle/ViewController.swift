@@ -161,6 +161,12 @@ open class ViewController {
     /// container, the top one for a navigation controller, the selected one for a tab bar.
     var appearanceChildren: [ViewController] { children }
 
+    /// The children whose views are on screen now: the appearance children that are
+    /// appearing or appeared, and both sides of a pending interactive pop.
+    var onScreenChildren: [ViewController] {
+        appearanceChildren.filter { $0.lifecycleState.isVisibleOrAppearing }
+    }
+
     /// The frame a visible child's view gets inside this controller's view.
     func frame(forChild child: ViewController) -> Rect {
         loadedView?.bounds ?? .zero
