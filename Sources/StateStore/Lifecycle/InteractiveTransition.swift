@@ -25,6 +25,11 @@ public final class InteractiveTransition {
     /// The controller being uncovered.
     public private(set) weak var to: ViewController?
 
+    /// The coordinator the controllers of this pop see as their
+    /// ``ViewController/transitionCoordinator`` while it is pending: register a completion
+    /// there and read ``TransitionCoordinator/isCancelled`` to learn how the gesture ended.
+    public let coordinator = TransitionCoordinator(isAnimated: true, isInteractive: true, transitionDuration: 0.3)
+
     weak var navigationController: NavigationController?
     let onScreen: Bool
 

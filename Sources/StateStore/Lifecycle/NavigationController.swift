@@ -22,6 +22,9 @@ open class NavigationController: ViewController {
     /// The pending interactive pop, if any.
     var interactivePop: InteractiveTransition?
 
+    /// Told when a controller is about to be shown and was shown as the top. Weak, as in UIKit.
+    public weak var delegate: (any NavigationControllerDelegate)?
+
     /// Creates an empty navigation controller.
     public override init() {
         super.init()
@@ -73,6 +76,11 @@ open class NavigationController: ViewController {
             return
         }
         setViewControllers(children + [viewController], animated: animated)
+    }
+
+    /// Pushes `viewController` (animated): a navigation controller's way of showing.
+    open override func show(_ viewController: ViewController, sender: Any?) {
+        pushViewController(viewController, animated: true)
     }
 
     /// Pops the top controller; returns it, or `nil` when only the root is left.
@@ -181,11 +189,17 @@ open class NavigationController: ViewController {
             controller.adopt(application)
         }
 
+        var shown: ViewController?
         if oldTop !== newTop, lifecycleState == .appeared, isInVisibleWindow {
             let pushing = newTop.map { top in added.contains { $0 === top } } ?? false
             let popping = oldTop.map { top in removed.contains { $0 === top } } ?? false
             newTop?.isMovingToParent = pushing
             oldTop?.isMovingFromParent = popping
+            if let newTop {
+                newTop.loadViewIfNeeded()
+                delegate?.navigationController(self, willShow: newTop, animated: animated)
+                shown = newTop
+            }
             ViewController.transition(from: oldTop, to: newTop, animated: animated, removeOutgoingView: true)
             newTop?.isMovingToParent = false
             oldTop?.isMovingFromParent = false
@@ -199,6 +213,7 @@ open class NavigationController: ViewController {
             controller.deliverDidMove(toParent: nil)
         }
         for controller in added { controller.deliverDidMove(toParent: self) }
+        if let shown { delegate?.navigationController(self, didShow: shown, animated: animated) }
 
         if oldStack.map(ObjectIdentifier.init) != newStack.map(ObjectIdentifier.init) {
             window?.notifyHierarchyChange()
@@ -239,10 +254,13 @@ open class NavigationController: ViewController {
         let transition = InteractiveTransition(navigationController: self, from: from, to: to, state: .interactive, onScreen: onScreen)
         interactivePop = transition
         if onScreen {
+            to.loadViewIfNeeded()
+            delegate?.navigationController(self, willShow: to, animated: true)
             from.isMovingFromParent = true
             from.beginAppearanceTree(appearing: false, animated: true)
             to.beginAppearanceTree(appearing: true, animated: true)
             to.layoutForAppearance()
+            transition.coordinator.runAnimations()
         }
         return transition
     }
@@ -259,6 +277,7 @@ open class NavigationController: ViewController {
 
     private func completeInteractivePop(_ transition: InteractiveTransition) {
         interactivePop = nil
+        defer { transition.coordinator.complete(cancelled: false) }
         guard let from = transition.from, let to = transition.to, children.last === from else { return }
         guard transition.onScreen, lifecycleState == .appeared, isInVisibleWindow else {
             setViewControllers(Array(children.dropLast()), animated: true)
@@ -272,6 +291,7 @@ open class NavigationController: ViewController {
         children.removeLast()
         from.parent = nil
         from.deliverDidMove(toParent: nil)
+        delegate?.navigationController(self, didShow: to, animated: true)
         window?.notifyHierarchyChange()
     }
 
@@ -283,6 +303,7 @@ open class NavigationController: ViewController {
 
     private func undoInteractivePop(_ transition: InteractiveTransition) {
         interactivePop = nil
+        defer { transition.coordinator.complete(cancelled: true) }
         guard transition.onScreen, let from = transition.from, let to = transition.to else { return }
         to.beginAppearanceTree(appearing: false, animated: true)
         to.endAppearanceTree(appearing: false, animated: true)

@@ -11,6 +11,9 @@
 public final class TabBarController: ViewController {
     private var storedSelectedIndex = 0
 
+    /// Asked and told about the user's tab selections. Weak, as in UIKit.
+    public weak var delegate: (any TabBarControllerDelegate)?
+
     /// Creates a tab bar controller with `viewControllers` as its tabs.
     public init(viewControllers: [ViewController] = []) {
         super.init()

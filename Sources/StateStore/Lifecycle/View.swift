@@ -73,6 +73,7 @@ open class View {
         if needsLayout {
             needsLayout = false
             if let controller = viewController {
+                controller.prepareToAppearIfNeeded()
                 controller.deliverLayout(.viewWillLayoutSubviews)
                 controller.positionChildViews()
                 layoutSubviews()

@@ -32,6 +32,7 @@ extension ViewController {
         } else {
             deliverAppearance(.viewWillDisappear, animated: animated)
         }
+        guard forwardsAppearance else { return }
         for child in appearanceChildren where child.lifecycleState.isVisibleOrAppearing != appearing {
             child.beginAppearanceTree(appearing: appearing, animated: animated)
         }
@@ -41,6 +42,7 @@ extension ViewController {
     /// same transition.
     func endAppearanceTree(appearing: Bool, animated: Bool) {
         deliverAppearance(appearing ? .viewDidAppear : .viewDidDisappear, animated: animated)
+        guard forwardsAppearance else { return }
         let pending: LifecycleState = appearing ? .appearing : .disappearing
         for child in appearanceChildren where child.lifecycleState == pending {
             child.endAppearanceTree(appearing: appearing, animated: animated)
@@ -60,15 +62,37 @@ extension ViewController {
     /// the window's bounds for a root or presented controller.
     var containerFrame: Rect? {
         if let parent { return parent.frame(forChild: self) }
+        if presentingStorage != nil, let window { return modalPresentationStyle.frame(in: window.bounds) }
         if let window { return window.bounds }
         return nil
     }
 
+    /// Whether appearance callbacks reach the children by themselves: always for the built-in
+    /// containers, else as ``shouldAutomaticallyForwardAppearanceMethods`` says.
+    var forwardsAppearance: Bool {
+        self is NavigationController || self is TabBarController || shouldAutomaticallyForwardAppearanceMethods
+    }
+
     /// Gives the view its container's frame and lays it out if its geometry is new or changed.
+    ///
+    /// Each appearing controller of the tree gets its new traits
+    /// (`traitCollectionDidChange`) and `viewIsAppearing` once its frame is set and before
+    /// its own layout callbacks; one that needs no layout gets them after the pass.
     func layoutForAppearance() {
         guard let view = loadedView else { return }
         if let frame = containerFrame { view.frame = frame }
         view.layoutIfNeeded()
+        for controller in visibleTree { controller.prepareToAppearIfNeeded() }
+    }
+
+    /// Sends an appearing controller its trait change and `viewIsAppearing`, once per appearance.
+    func prepareToAppearIfNeeded() {
+        guard lifecycleState == .appearing, !sentIsAppearing, isInVisibleWindow else { return }
+        sentIsAppearing = true
+        updateTraitsIfChanged()
+        deliver(.viewIsAppearing, animated: pendingAnimated, "viewIsAppearing(animated: \(pendingAnimated))") {
+            viewIsAppearing(pendingAnimated)
+        }
     }
 
     /// Gives each visible child's view its frame; called by ``View/layoutIfNeeded()``
@@ -98,14 +122,24 @@ extension ViewController {
     /// A structural change asked for by one of these callbacks waits until the transition
     /// has finished (see `TransitionQueue`).
     static func transition(from outgoing: ViewController?, to incoming: ViewController?, animated: Bool, removeOutgoingView: Bool) {
+        transition(from: outgoing.map { [$0] } ?? [], to: incoming.map { [$0] } ?? [], animated: animated,
+                   removeOutgoingView: removeOutgoingView)
+    }
+
+    /// The same for several controllers on each side (presentation layers): every "will" of
+    /// the outgoing ones in order, every "will" of the incoming ones, their layout, every
+    /// outgoing "did", every incoming "did".
+    static func transition(from outgoing: [ViewController], to incoming: [ViewController], animated: Bool, removeOutgoingView: Bool) {
         TransitionQueue.run {
-            incoming?.loadViewIfNeeded()
-            outgoing?.beginAppearanceTree(appearing: false, animated: animated)
-            incoming?.beginAppearanceTree(appearing: true, animated: animated)
-            incoming?.layoutForAppearance()
-            outgoing?.endAppearanceTree(appearing: false, animated: animated)
-            if removeOutgoingView { outgoing?.loadedView?.removeFromSuperview() }
-            incoming?.endAppearanceTree(appearing: true, animated: animated)
+            for controller in incoming { controller.loadViewIfNeeded() }
+            for controller in outgoing { controller.beginAppearanceTree(appearing: false, animated: animated) }
+            for controller in incoming { controller.beginAppearanceTree(appearing: true, animated: animated) }
+            for controller in incoming { controller.layoutForAppearance() }
+            for controller in outgoing {
+                controller.endAppearanceTree(appearing: false, animated: animated)
+                if removeOutgoingView { controller.loadedView?.removeFromSuperview() }
+            }
+            for controller in incoming { controller.endAppearanceTree(appearing: true, animated: animated) }
         }
     }
 }

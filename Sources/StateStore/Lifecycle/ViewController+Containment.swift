@@ -47,7 +47,7 @@ extension ViewController {
         children.append(child)
         child.parent = self
         child.adopt(application)
-        if lifecycleState == .appeared, isInVisibleWindow {
+        if lifecycleState == .appeared, isInVisibleWindow, forwardsAppearance {
             child.isMovingToParent = true
             ViewController.transition(from: nil, to: child, animated: false, removeOutgoingView: false)
             child.isMovingToParent = false
@@ -74,7 +74,7 @@ extension ViewController {
         let window = self.window
         settleTransitionsInWindow()
         deliverWillMove(toParent: nil)
-        if lifecycleState.isVisibleOrAppearing {
+        if lifecycleState.isVisibleOrAppearing, parent.forwardsAppearance {
             isMovingFromParent = true
             ViewController.transition(from: self, to: nil, animated: false, removeOutgoingView: true)
             isMovingFromParent = false

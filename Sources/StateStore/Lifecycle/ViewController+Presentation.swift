@@ -9,14 +9,17 @@ extension ViewController {
         containmentRoot.presentingStorage
     }
 
-    /// Presents `viewControllerToPresent` full screen over this controller's window content.
+    /// Presents `viewControllerToPresent` over this controller's window content, in its
+    /// ``modalPresentationStyle``.
     ///
     /// The presenter is the root of this controller's containment tree (a navigation
     /// controller presents for its children). Presentations stack: a presented controller
     /// may present another. On screen the order is `viewControllerToPresent`'s
     /// `loadView`/`viewDidLoad` if needed, then presenter `viewWillDisappear`, presented
     /// `viewWillAppear`, its layout, presenter `viewDidDisappear`, presented
-    /// `viewDidAppear`; `completion` runs after. Presenting while already presenting, or
+    /// `viewDidAppear`; `completion` runs after. A presenter that stays visible (a sheet or
+    /// ``ModalPresentationStyle/overFullScreen`` over it) gets no callbacks; a full-screen
+    /// presentation over a sheet makes everything visible under it disappear. Presenting while already presenting, or
     /// presenting a controller that is already in a hierarchy, or one whose
     /// ``supportedInterfaceOrientations`` have no orientation in common with the
     /// application's, is a ``LifecycleViolation`` (nothing happens, `completion` is not called).
@@ -52,12 +55,18 @@ extension ViewController {
         }
         let window = self.window
         settleTransitionsInWindow()
+        let onScreen = presenter.lifecycleState == .appeared && presenter.isInVisibleWindow
+        let before = ViewController.visibleLayers(from: presenter)
         presenter.presentedStorage = presented
         presented.presentingStorage = presenter
         presented.adopt(application)
-        if presenter.lifecycleState == .appeared, presenter.isInVisibleWindow {
+        presented.presentationController?.presentingViewController = presenter
+        if onScreen {
+            let after = ViewController.visibleLayers(from: presented)
             presented.isBeingPresented = true
-            ViewController.transition(from: presenter, to: presented, animated: animated, removeOutgoingView: false)
+            ViewController.transition(from: before.filter { !after.containsIdentical($0) },
+                                      to: after.reversed().filter { !before.containsIdentical($0) },
+                                      animated: animated, removeOutgoingView: false)
             presented.isBeingPresented = false
         }
         completion?()
@@ -67,9 +76,11 @@ extension ViewController {
     /// Dismisses the controller presented by this one, with everything it presented; or,
     /// if this one presents nothing, dismisses this one (its containment root) from its presenter.
     ///
-    /// Only the topmost controller and the one uncovered get callbacks: top
+    /// Only the controllers that leave the screen and those uncovered get callbacks: top
     /// `viewWillDisappear`, uncovered `viewWillAppear`, layout if its geometry changed,
-    /// top `viewDidDisappear`, uncovered `viewDidAppear`; then `completion`.
+    /// top `viewDidDisappear`, uncovered `viewDidAppear`; then `completion`. Dismissing a
+    /// sheet or an over-full-screen presentation sends its presenter, which stayed visible,
+    /// nothing.
     ///
     /// A dismissal asked for while another transition is sending its callbacks (from the
     /// `viewWillAppear` of the controller being presented, say) runs once that transition has
@@ -98,9 +109,13 @@ extension ViewController {
         var top = first
         while let next = top.presentedStorage { top = next }
         if top.lifecycleState.isVisibleOrAppearing, top.isInVisibleWindow {
-            top.isBeingDismissed = true
-            ViewController.transition(from: top, to: presenter, animated: animated, removeOutgoingView: false)
-            top.isBeingDismissed = false
+            let before = ViewController.visibleLayers(from: top)
+            let after = ViewController.visibleLayers(from: presenter)
+            let leaving = before.filter { !after.containsIdentical($0) }
+            for controller in leaving { controller.isBeingDismissed = true }
+            ViewController.transition(from: leaving, to: after.reversed().filter { !before.containsIdentical($0) },
+                                      animated: animated, removeOutgoingView: false)
+            for controller in leaving { controller.isBeingDismissed = false }
         }
         var chain: [ViewController] = []
         var node: ViewController? = first
@@ -117,6 +132,19 @@ extension ViewController {
         window?.notifyHierarchyChange()
     }
 
+    /// The presentation layers visible when `top` is the top of its window's chain, top
+    /// first: `top`'s containment root, then, while a layer's style keeps its presenter
+    /// visible, that presenter.
+    static func visibleLayers(from top: ViewController) -> [ViewController] {
+        var node = top.containmentRoot
+        var result = [node]
+        while node.modalPresentationStyle.keepsPresenterVisible, let presenter = node.presentingStorage {
+            node = presenter.containmentRoot
+            result.append(node)
+        }
+        return result
+    }
+
     /// Whether `other` is below this controller in a presentation chain.
     func isPresented(by other: ViewController) -> Bool {
         var node = containmentRoot.presentingStorage
@@ -125,5 +153,12 @@ extension ViewController {
             node = current.presentingStorage
         }
         return false
+    }
+}
+
+extension Array where Element == ViewController {
+    /// Whether the array holds `controller` itself (not an equal one: controllers are identities).
+    func containsIdentical(_ controller: ViewController) -> Bool {
+        contains { $0 === controller }
     }
 }

@@ -84,6 +84,33 @@ open class ViewController {
     weak var presentingStorage: ViewController?
     /// Set on a window's root controller only.
     weak var hostingWindow: Window?
+    /// Made on first access of ``presentationController``.
+    var storedPresentationController: PresentationController?
+    /// Set on a child that ``transition(from:to:duration:animations:completion:)`` took off
+    /// screen: its container does not forward appearance callbacks to it.
+    var isHiddenByContainer = false
+    /// Whether `viewIsAppearing` was sent since the last `viewWillAppear`.
+    var sentIsAppearing = false
+    /// The traits the controller last had while on screen; `nil` before its first appearance.
+    var lastTraitCollection: TraitCollection?
+
+    // MARK: Presentation
+
+    /// How the controller is shown when it is presented; read when ``present(_:animated:completion:)``
+    /// is called. Defaults to ``ModalPresentationStyle/fullScreen``.
+    ///
+    /// UIKit's default since iOS 13 is a sheet (`.automatic`); StateStore keeps full screen,
+    /// under which the presenter disappears and so saves its state. See
+    /// ``ModalPresentationStyle`` for what each style sends and when the presenter's state
+    /// is saved.
+    open var modalPresentationStyle: ModalPresentationStyle = .fullScreen
+
+    /// Whether the user may not dismiss this sheet by swiping it down
+    /// (``PresentationController/dismissInteractively()``). Defaults to `false`.
+    ///
+    /// Consulted on the presented controller and the controllers visible in it (the top of a
+    /// presented navigation controller, say). Programmatic dismissal is never prevented.
+    open var isModalInPresentation = false
     /// The application whose registry holds this controller.
     weak var registeredApplication: Application?
 
@@ -137,10 +164,51 @@ open class ViewController {
     /// The orientations this controller supports while on top. Defaults to ``InterfaceOrientationMask/all``.
     open var supportedInterfaceOrientations: InterfaceOrientationMask { .all }
 
-    /// The window is about to rotate to `toInterfaceOrientation`.
+    /// The window is about to rotate to `toInterfaceOrientation`; sent before
+    /// ``viewWillTransition(to:with:)``.
+    @available(*, deprecated, message: "Use viewWillTransition(to:with:)")
     open func willRotate(to toInterfaceOrientation: InterfaceOrientation, duration: Double) {}
     /// The window rotated from `fromInterfaceOrientation`; layout already happened.
+    @available(*, deprecated, message: "Use viewWillTransition(to:with:) and the coordinator's completion")
     open func didRotate(from fromInterfaceOrientation: InterfaceOrientation) {}
+
+    /// The view is about to appear, is in its window with its final geometry and traits,
+    /// and has not laid out its subviews yet (UIKit's `viewIsAppearing(_:)`).
+    ///
+    /// Sent on every appearance, after ``viewWillAppear(_:)`` and once the container has
+    /// given the view its frame, before ``viewWillLayoutSubviews()`` (when a layout is
+    /// needed) and ``viewDidAppear(_:)``. A cancelled appearance (an abandoned pop gesture)
+    /// may have received it.
+    open func viewIsAppearing(_ animated: Bool) {}
+
+    /// The window is about to change size (a rotation or a resize) to `size`.
+    ///
+    /// Sent to every controller on screen, parents before children, before the size
+    /// changes; register work with `coordinator`'s
+    /// ``TransitionCoordinator/animate(alongsideTransition:completion:)``: the animations run
+    /// once the new size is laid out, the completions after every controller was told. The
+    /// engine sends it to each controller itself: an override need not call `super`.
+    open func viewWillTransition(to size: Size, with coordinator: TransitionCoordinator) {}
+
+    /// The controller's ``traitCollection`` is about to change to `newCollection` (its size
+    /// classes change with the window's size). Sent before ``viewWillTransition(to:with:)``.
+    open func willTransition(to newCollection: TraitCollection, with coordinator: TransitionCoordinator) {}
+
+    /// The controller's ``traitCollection`` changed from `previousTraitCollection`; sent
+    /// before the layout that follows.
+    ///
+    /// A hidden controller is told when it next appears, after `viewWillAppear`. The first
+    /// traits a controller gets, on its first appearance, are not a change: it is not sent then.
+    open func traitCollectionDidChange(_ previousTraitCollection: TraitCollection?) {}
+
+    /// Whether this controller forwards its appearance callbacks to its children. Defaults
+    /// to `true`.
+    ///
+    /// A custom container that returns `false` calls
+    /// ``beginAppearanceTransition(_:animated:)`` and ``endAppearanceTransition()`` on its
+    /// children itself, and ``addChild(_:)``/``removeFromParent()`` send the child no
+    /// appearance callbacks. The built-in containers always forward.
+    open var shouldAutomaticallyForwardAppearanceMethods: Bool { true }
 
     /// Sent before the controller is added to (`parent` non-nil) or removed from (`nil`)
     /// a container.
@@ -155,11 +223,37 @@ open class ViewController {
     /// a container, once any appearance transition finished.
     open func didMove(toParent parent: ViewController?) {}
 
+    // MARK: Showing
+
+    /// Shows `viewController` the way the nearest container that knows how does, as UIKit's
+    /// `show(_:sender:)`: the default asks the parent; a ``NavigationController`` pushes it
+    /// (animated); a controller without a parent presents it (animated, in its
+    /// ``modalPresentationStyle``). A custom container overrides it to show its own way.
+    open func show(_ viewController: ViewController, sender: Any?) {
+        if let parent {
+            parent.show(viewController, sender: sender)
+        } else {
+            present(viewController, animated: true)
+        }
+    }
+
+    /// Shows `viewController` as the detail of a master–detail interface, as UIKit's
+    /// `showDetailViewController(_:sender:)`: the default asks the parent, and a controller
+    /// without a parent presents it (animated), which is what UIKit does outside a split view
+    /// controller. StateStore has no split view controller; a custom container overrides it.
+    open func showDetailViewController(_ viewController: ViewController, sender: Any?) {
+        if let parent {
+            parent.showDetailViewController(viewController, sender: sender)
+        } else {
+            present(viewController, animated: true)
+        }
+    }
+
     // MARK: Engine hooks (overridden by the built-in containers)
 
     /// The children that receive forwarded appearance callbacks: all of them for a plain
     /// container, the top one for a navigation controller, the selected one for a tab bar.
-    var appearanceChildren: [ViewController] { children }
+    var appearanceChildren: [ViewController] { children.filter { !$0.isHiddenByContainer } }
 
     /// The children whose views are on screen now: the appearance children that are
     /// appearing or appeared, and both sides of a pending interactive pop.
