@@ -2,16 +2,45 @@
 ///
 /// Subclass it and override the callbacks; the lifecycle engine (windows, navigation and
 /// tab bar controllers, presentation, child containment) calls them in the order UIKit
-/// does, described in DESIGN.md ("Lifecycle rules"):
+/// does:
 ///
 /// - ``view`` is created lazily: the first access sends ``loadView()`` then ``viewDidLoad()``.
-/// - Appearance: ``viewWillAppear(_:)`` → ``viewDidAppear(_:)``, ``viewWillDisappear(_:)`` →
-///   ``viewDidDisappear(_:)``; the state machine is ``LifecycleState``. Illegal moves are
-///   reported as ``LifecycleViolation``s and not delivered.
+/// - Appearance: ``viewWillAppear(_:)`` → ``viewIsAppearing(_:)`` → ``viewDidAppear(_:)``,
+///   ``viewWillDisappear(_:)`` → ``viewDidDisappear(_:)``; the state machine is
+///   ``LifecycleState``. Illegal moves and misuse are reported as ``LifecycleViolation``s
+///   and change nothing.
 /// - Layout: ``viewWillLayoutSubviews()`` → ``viewDidLayoutSubviews()`` whenever the view's
 ///   geometry is first known or changes (first appearance, resize, rotation), after
 ///   `viewWillAppear`.
+/// - Size and traits: ``willTransition(to:with:)``, ``viewWillTransition(to:with:)`` and
+///   ``traitCollectionDidChange(_:)`` when the window rotates or resizes.
 /// - ``didReceiveMemoryWarning(level:)`` reaches every live controller, visible or not.
+///
+/// ## Differences from UIKit
+///
+/// - The engine sends `willMove(toParent:)` and `didMove(toParent:)` itself for
+///   ``addChild(_:)`` and ``removeFromParent()`` too.
+/// - Appearance, size and trait callbacks are sent to every controller concerned by the
+///   engine; overrides need not call `super` to reach the children.
+/// - ``supportedInterfaceOrientations`` defaults to `.all`, ``modalPresentationStyle`` to
+///   ``ModalPresentationStyle/fullScreen``; ``ModalPresentationStyle`` lists the styles
+///   that exist and how sheets differ.
+/// - A push, pop, tab switch, presentation or dismissal asked for while another transition
+///   is sending its callbacks runs once that transition has finished (UIKit refuses a
+///   presentation while one is in progress).
+/// - Misuse is a reported ``LifecycleViolation`` where UIKit raises an exception.
+/// - The user's gestures are methods: ``PresentationController/dismissInteractively()``,
+///   ``TabBarController/tapTabBarItem(at:)``, ``NavigationController/beginInteractivePop()``.
+/// - A ``TransitionCoordinator`` has no animation clock: its animations and completions run
+///   at once, in order; it is its own context.
+/// - ``TraitCollection`` holds the two size classes, from the window's size alone; first
+///   traits are not a change.
+/// - ``viewIsAppearing(_:)`` comes before the controller's own layout callbacks, or after
+///   the layout pass when none is needed.
+/// - ``NavigationControllerDelegate``: `willShow` before the appearance callbacks,
+///   `didShow` after `didMove(toParent:)`, none for an abandoned pop gesture.
+/// - There is no split view controller: ``showDetailViewController(_:sender:)`` presents.
+/// - ``View/setNeedsLayout()`` lays out on the main actor's next turn, only in a visible window.
 ///
 /// Every callback is reported to the application's ``LifecycleObserver``s before and after
 /// the override runs. Overrides need not call `super` (the base implementations do
@@ -213,7 +242,7 @@ open class ViewController {
     /// Sent before the controller is added to (`parent` non-nil) or removed from (`nil`)
     /// a container.
     ///
-    /// Unlike UIKit, the engine sends both `willMove(toParent:)` and
+    /// The engine sends both `willMove(toParent:)` and
     /// ``didMove(toParent:)`` itself for ``addChild(_:)``, ``removeFromParent()`` and the
     /// built-in containers, so observers see every containment change; do not call them
     /// yourself.
