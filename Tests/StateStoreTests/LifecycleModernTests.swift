@@ -163,6 +163,58 @@ struct LifecycleModernTests {
         #expect(stage.violations.isEmpty)
     }
 
+    /// https://developer.apple.com/documentation/uikit/uimodalpresentationstyle/overcurrentcontext
+    /// and https://developer.apple.com/documentation/uikit/uiviewcontroller/definespresentationcontext:
+    /// the controller that defines the context presents, over its own view, and the
+    /// presentation comes and goes with it.
+    @Test("over current context: the context controller presents over its view, and hides it with its tab")
+    func overCurrentContext() {
+        let stage = Stage()
+        let a = Probe("A"), x = Probe("X"), cover = Hooked("P", style: .overCurrentContext)
+        let nav = named("Nav", NavigationController(rootViewController: a))
+        nav.definesPresentationContext = true
+        let tabs = TabBarController(viewControllers: [nav, x])
+        tabs.restorationIdentifier = "Tabs"
+        stage.show(tabs)
+        a.present(cover, animated: true)
+        #expect(stage.take() == load("P") + [appear("P", will: true, true)] + layout("P") + [appear("P", will: false, true)])
+        #expect(cover.presentingViewController === nav && nav.presentedViewController === cover)
+        #expect(a.presentedViewController === cover && tabs.presentedViewController == nil)
+        #expect(cover.view.superview === nav.view && cover.view.frame == nav.view.bounds)
+        #expect(a.lifecycleState == .appeared && nav.lifecycleState == .appeared)
+        #expect(same(stage.window.allViewControllers, [tabs, nav, a, cover, x]))
+
+        tabs.selectedIndex = 1
+        #expect(stage.take() == load("X")
+            + [disappear("Nav", will: true, false), disappear("A", will: true, false), disappear("P", will: true, false),
+               appear("X", will: true, false)] + layout("X")
+            + [disappear("Nav", will: false, false), disappear("A", will: false, false), disappear("P", will: false, false),
+               appear("X", will: false, false)])
+        tabs.selectedIndex = 0
+        #expect(stage.take() == [disappear("X", will: true, false), appear("Nav", will: true, false), appear("A", will: true, false),
+            appear("P", will: true, false), disappear("X", will: false, false), appear("Nav", will: false, false),
+            appear("A", will: false, false), appear("P", will: false, false)])
+
+        // It rotates with what is on screen.
+        stage.window.rotate(to: .landscapeLeft)
+        #expect(cover.view.frame.size == Size(width: 844, height: 390))
+        #expect(stage.take().contains("P: didRotate(from: portrait)"))
+
+        // It presents nothing itself; dismissing it sends its presenter nothing.
+        cover.present(Probe("Q"), animated: false)
+        #expect(stage.violations.count == 1)
+        nav.dismiss(animated: true)
+        #expect(stage.take() == [disappear("P", will: true, true), disappear("P", will: false, true)])
+        #expect(nav.presentedViewController == nil && cover.viewIfLoaded?.superview == nil)
+
+        // Without a context, the window's root presents it, over everything.
+        nav.definesPresentationContext = false
+        a.present(cover, animated: false)
+        #expect(cover.presentingViewController === tabs && stage.window.topViewController === cover)
+        #expect(cover.view.frame == stage.window.bounds)
+        #expect(stage.violations.count == 1)
+    }
+
     @Test("a window shown with a sheet already presented shows the presenter and the sheet")
     func sheetShownWithWindow() {
         let stage = Stage()

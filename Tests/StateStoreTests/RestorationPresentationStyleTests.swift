@@ -13,6 +13,25 @@ final class SheetNoteController: ViewController, StateRestoring {
     }
 }
 
+/// A navigation controller that defines a presentation context.
+final class ContextNavigationController: NavigationController {
+    override init() {
+        super.init()
+        definesPresentationContext = true
+    }
+}
+
+/// A note shown over the current context.
+final class CoverNoteController: ViewController, StateRestoring {
+    struct State: Codable, Sendable, Equatable { var text = "" }
+    var restorableState = State()
+
+    override init() {
+        super.init()
+        modalPresentationStyle = .overCurrentContext
+    }
+}
+
 /// What saving and restoring do under each presentation style (see `ModalPresentationStyle`).
 @MainActor
 @Suite("Restoration: presentation styles")
@@ -25,6 +44,9 @@ struct RestorationPresentationStyleTests {
         storyboard.register("root") { NoteController() }
         storyboard.register("sheet") { SheetNoteController() }
         storyboard.register("full") { NoteController() }
+        storyboard.register("tabs") { TabBarController() }
+        storyboard.register("context") { ContextNavigationController() }
+        storyboard.register("cover") { CoverNoteController() }
         return storyboard
     }
 
@@ -94,5 +116,40 @@ struct RestorationPresentationStyleTests {
         #expect(root.restorableState.text == "under" && root.stateInWillAppear?.text == "under")
         #expect(sheet.restorableState == .init(text: "on top"))
         #expect(sheet.view.frame == Rect(x: 0, y: 10, width: 390, height: 834))
+    }
+
+    @Test func aControllerOverItsContextIsSavedUnderItsPresenterAndRestoredThere() throws {
+        let store = try StateStore(path: database)
+        do {
+            let application = Application(store: store, storyboard: storyboard())
+            application.violationHandler = { Issue.record("lifecycle violation: \($0)") }
+            let window = Window(size: Size(width: 390, height: 844), application: application)
+            let board = application.storyboard
+            let tabs = try board.instantiateViewController(withIdentifier: "tabs") as! TabBarController
+            let context = try board.instantiateViewController(withIdentifier: "context") as! NavigationController
+            context.setViewControllers([try board.instantiateViewController(withIdentifier: "root")], animated: false)
+            tabs.viewControllers = [context, try board.instantiateViewController(withIdentifier: "full")]
+            window.rootViewController = tabs
+            window.makeKeyAndVisible()
+            let cover = try board.instantiateViewController(withIdentifier: "cover") as! CoverNoteController
+            context.topViewController?.present(cover, animated: false)
+            cover.restorableState.text = "over the context"
+            // A tab switch hides it with its context: it disappears, so it is saved.
+            tabs.selectedIndex = 1
+            application.restorationCoordinator?.flush()
+            #expect(try store.restore(CoverNoteController.State.self, for: "tabs/context/cover") == .init(text: "over the context"))
+            tabs.selectedIndex = 0
+            application.terminate()
+        }
+        let relaunched = Application(store: store, storyboard: storyboard())
+        relaunched.violationHandler = { Issue.record("lifecycle violation: \($0)") }
+        let window = Window(size: Size(width: 390, height: 844), application: relaunched)
+        #expect(try relaunched.restoreHierarchy(in: window))
+        let tabs = try #require(window.rootViewController as? TabBarController)
+        let context = try #require(tabs.viewControllers.first as? NavigationController)
+        let cover = try #require(context.presentedViewController as? CoverNoteController)
+        #expect(cover.presentingViewController === context && tabs.presentedViewController == nil)
+        #expect(cover.lifecycleState == .appeared && context.lifecycleState == .appeared)
+        #expect(cover.restorableState == .init(text: "over the context"))
     }
 }

@@ -7,10 +7,12 @@
 /// | ``fullScreen`` (the default) | the window's bounds | disappears: `viewWillDisappear`/`viewDidDisappear` on present, `viewWillAppear`/`viewDidAppear` on dismiss |
 /// | ``pageSheet``, ``formSheet`` | a sheet (see ``frame(in:)``) | stays on screen: no callbacks |
 /// | ``overFullScreen`` | the window's bounds, over the presenter | stays on screen: no callbacks |
+/// | ``overCurrentContext`` | the bounds of the controller that defines the context | that controller presents, stays on screen: no callbacks |
 ///
 /// **When a presenter's state is saved.** The restoration layer saves a controller's state
 /// after its `viewWillDisappear`. A full-screen presenter disappears, so presenting saves
-/// it. A presenter under a sheet or an over-full-screen presentation does not disappear: it
+/// it. A presenter under a sheet, an over-full-screen or an over-current-context
+/// presentation does not disappear: it
 /// is saved like any controller on screen, at the flush points (``Application/terminate()``,
 /// a critical memory warning, SIGTERM/SIGINT when handled) and when it later disappears.
 /// The presented controller is saved when it is dismissed, whatever its style. Relaunching
@@ -18,8 +20,9 @@
 /// instance in its `init`), so a restored sheet is a sheet again, over a visible presenter.
 ///
 /// Differences from UIKit: there is no `.automatic` (the default stays full screen),
-/// `.currentContext`, `.overCurrentContext`, `.popover` or `.custom`; sheet geometry is
-/// fixed (no detents); rotation questions are asked of the topmost presented controller.
+/// `.currentContext`, `.popover` or `.custom`; sheet geometry is fixed (no detents);
+/// rotation questions are asked of the topmost presented controller of the window's
+/// root; a controller presented over a current context cannot present in turn.
 public enum ModalPresentationStyle: String, Sendable, Hashable, Codable, CaseIterable, CustomStringConvertible {
     /// Covers the window; the presenter disappears.
     case fullScreen
@@ -32,6 +35,11 @@ public enum ModalPresentationStyle: String, Sendable, Hashable, Codable, CaseIte
     case formSheet
     /// Covers the window over the presenter, which stays on screen and gets no callbacks.
     case overFullScreen
+    /// Covers the view of the controller that defines the presentation context (see
+    /// ``ViewController/definesPresentationContext``), which becomes the presenter, stays on
+    /// screen and gets no callbacks; the presented controller then appears and disappears
+    /// with it (a tab switch hides both). With no such controller, as ``overFullScreen``.
+    case overCurrentContext
 
     /// The gap between the top of the window and a sheet in a compact-width window.
     public static let sheetTopInset = 10.0
@@ -47,7 +55,7 @@ public enum ModalPresentationStyle: String, Sendable, Hashable, Codable, CaseIte
         let size = bounds.size
         let regular = TraitCollection(windowSize: size).horizontalSizeClass == .regular
         switch self {
-        case .fullScreen, .overFullScreen:
+        case .fullScreen, .overFullScreen, .overCurrentContext:
             return bounds
         case .pageSheet, .formSheet:
             let inset = min(Self.sheetTopInset, size.height)

@@ -27,13 +27,13 @@ extension ViewController {
     func beginAppearanceTree(appearing: Bool, animated: Bool) {
         if appearing {
             loadViewIfNeeded()
-            parent?.installChildView(self)
+            (parent ?? presentingStorage?.contextHost(of: self))?.installChildView(self)
             deliverAppearance(.viewWillAppear, animated: animated)
         } else {
             deliverAppearance(.viewWillDisappear, animated: animated)
         }
         guard forwardsAppearance else { return }
-        for child in appearanceChildren where child.lifecycleState.isVisibleOrAppearing != appearing {
+        for child in forwardedChildren where child.lifecycleState.isVisibleOrAppearing != appearing {
             child.beginAppearanceTree(appearing: appearing, animated: animated)
         }
     }
@@ -44,7 +44,7 @@ extension ViewController {
         deliverAppearance(appearing ? .viewDidAppear : .viewDidDisappear, animated: animated)
         guard forwardsAppearance else { return }
         let pending: LifecycleState = appearing ? .appearing : .disappearing
-        for child in appearanceChildren where child.lifecycleState == pending {
+        for child in forwardedChildren where child.lifecycleState == pending {
             child.endAppearanceTree(appearing: appearing, animated: animated)
         }
     }
@@ -62,6 +62,9 @@ extension ViewController {
     /// the window's bounds for a root or presented controller.
     var containerFrame: Rect? {
         if let parent { return parent.frame(forChild: self) }
+        if let presenter = presentingStorage, presenter.contextPresentedViewController === self {
+            return presenter.loadedView?.bounds
+        }
         if presentingStorage != nil, let window { return modalPresentationStyle.frame(in: window.bounds) }
         if let window { return window.bounds }
         return nil

@@ -1,7 +1,32 @@
 extension ViewController {
-    /// The controller presented by this one (or by the root of its containment tree).
+    /// The controller presented by this one or by its nearest ancestor that presents one.
     public var presentedViewController: ViewController? {
-        containmentRoot.presentedStorage
+        var node: ViewController? = self
+        while let current = node {
+            if let presented = current.presentedStorage { return presented }
+            node = current.parent
+        }
+        return nil
+    }
+
+    /// `self` when `presented` is presented over this controller's context.
+    func contextHost(of presented: ViewController) -> ViewController? {
+        contextPresentedViewController === presented ? self : nil
+    }
+
+    /// The controller that presents `presented` for this one: for
+    /// ``ModalPresentationStyle/overCurrentContext``, the nearest controller (this one or an
+    /// ancestor) whose ``definesPresentationContext`` is `true`; otherwise, or when there is
+    /// none, the root of this controller's containment tree.
+    func presenter(for presented: ViewController) -> ViewController {
+        if presented.modalPresentationStyle == .overCurrentContext {
+            var node: ViewController? = self
+            while let current = node {
+                if current.definesPresentationContext { return current }
+                node = current.parent
+            }
+        }
+        return containmentRoot
     }
 
     /// The controller that presented this one (or the root of its containment tree).
@@ -37,8 +62,12 @@ extension ViewController {
     }
 
     private func presentNow(_ viewControllerToPresent: ViewController, animated: Bool, completion: (@MainActor () -> Void)?) {
-        let presenter = containmentRoot
         let presented = viewControllerToPresent
+        let presenter = presenter(for: presented)
+        if let host = containmentRoot.presentingStorage, host.contextPresentedViewController === containmentRoot {
+            reportViolation(nil, reason: "cannot present \(presented.lifecycleName): a controller presented over a current context presents nothing")
+            return
+        }
         if let current = presenter.presentedStorage {
             reportViolation(nil, reason: "cannot present \(presented.lifecycleName): already presenting \(current.lifecycleName)")
             return
@@ -61,6 +90,9 @@ extension ViewController {
         presented.presentingStorage = presenter
         presented.adopt(application)
         presented.presentationController?.presentingViewController = presenter
+        if presenter.contextPresentedViewController === presented, presenter.isViewLoaded {
+            presenter.installChildView(presented)
+        }
         if onScreen {
             let after = ViewController.visibleLayers(from: presented)
             presented.isBeingPresented = true
@@ -95,9 +127,11 @@ extension ViewController {
 
     private func dismissNow(animated: Bool, completion: (@MainActor () -> Void)?) {
         let root = containmentRoot
+        var holder: ViewController? = self
+        while let current = holder, current.presentedStorage == nil { holder = current.parent }
         let presenter: ViewController
-        if root.presentedStorage != nil {
-            presenter = root
+        if let holder {
+            presenter = holder
         } else if let presenting = root.presentingStorage {
             presenter = presenting
         } else {
@@ -127,6 +161,7 @@ extension ViewController {
         for controller in chain {
             controller.presentedStorage = nil
             controller.presentingStorage = nil
+            controller.loadedView?.removeFromSuperview()
         }
         completion?()
         window?.notifyHierarchyChange()

@@ -24,7 +24,8 @@
 ///   engine; overrides need not call `super` to reach the children.
 /// - ``supportedInterfaceOrientations`` defaults to `.all`, ``modalPresentationStyle`` to
 ///   ``ModalPresentationStyle/fullScreen``; ``ModalPresentationStyle`` lists the styles
-///   that exist and how sheets differ.
+///   that exist, how sheets differ, and that a controller presented over a current
+///   context presents nothing itself.
 /// - A push, pop, tab switch, presentation or dismissal asked for while another transition
 ///   is sending its callbacks runs once that transition has finished (UIKit refuses a
 ///   presentation while one is in progress).
@@ -140,6 +141,13 @@ open class ViewController {
     /// Consulted on the presented controller and the controllers visible in it (the top of a
     /// presented navigation controller, say). Programmatic dismissal is never prevented.
     open var isModalInPresentation = false
+
+    /// Whether a controller presented ``ModalPresentationStyle/overCurrentContext`` from this
+    /// controller or one it contains covers this controller's view only. Defaults to `false`.
+    ///
+    /// The nearest such controller (this one, else its ancestors) becomes the presenter; with
+    /// none, the root of the window's hierarchy does.
+    open var definesPresentationContext = false
     /// The application whose registry holds this controller.
     weak var registeredApplication: Application?
 
@@ -284,10 +292,25 @@ open class ViewController {
     /// container, the top one for a navigation controller, the selected one for a tab bar.
     var appearanceChildren: [ViewController] { children.filter { !$0.isHiddenByContainer } }
 
+    /// The controllers this one forwards appearance callbacks to: its appearance children,
+    /// then what it presents over its current context
+    /// (``ModalPresentationStyle/overCurrentContext``), which appears and disappears with it.
+    final var forwardedChildren: [ViewController] {
+        guard let embedded = contextPresentedViewController else { return appearanceChildren }
+        return appearanceChildren + [embedded]
+    }
+
+    /// What this controller presents over its current context, when it is not a
+    /// containment root (a root's presentations are layers of its window).
+    final var contextPresentedViewController: ViewController? {
+        guard parent != nil, let presented = presentedStorage else { return nil }
+        return presented
+    }
+
     /// The children whose views are on screen now: the appearance children that are
     /// appearing or appeared, and both sides of a pending interactive pop.
     var onScreenChildren: [ViewController] {
-        appearanceChildren.filter { $0.lifecycleState.isVisibleOrAppearing }
+        forwardedChildren.filter { $0.lifecycleState.isVisibleOrAppearing }
     }
 
     /// The frame a visible child's view gets inside this controller's view.
