@@ -6,11 +6,15 @@
 /// 1. `willMove(toParent: nil)` to each removed controller, then `willMove(toParent: self)`
 ///    to each added one (in stack order);
 /// 2. if the navigation controller is on screen and the top changes: the new top's view
-///    loads if needed, then old top `viewWillDisappear`, new top `viewWillAppear`, new top
-///    layout (if its geometry is new or changed), old top `viewDidDisappear`, new top
-///    `viewDidAppear`;
+///    loads if needed, the ``delegate`` hears `willShow`, then old top `viewWillDisappear`,
+///    new top `viewWillAppear`, new top `viewIsAppearing` and layout (if its geometry is new
+///    or changed), old top `viewDidDisappear`, new top `viewDidAppear`;
 /// 3. `didMove(toParent: nil)` to each removed controller, `didMove(toParent: self)` to each
-///    added one.
+///    added one; then the ``delegate`` hears `didShow`.
+///
+/// A change asked for while another transition is sending its callbacks (a push from the
+/// `viewWillAppear` of a controller being pushed, say) runs once that transition has
+/// finished, with its own complete sequence.
 ///
 /// Push, pop, pop-to-root and `setViewControllers` are all such changes. Controllers under
 /// the top keep their state (`disappeared`) and get no callbacks until they are on top again.

@@ -5,9 +5,10 @@
 /// ``makeKeyAndVisible()``.
 ///
 /// The first display of a root sends, in order: `loadView`, `viewDidLoad`,
-/// `viewWillAppear(animated: false)`, `viewWillLayoutSubviews`, `viewDidLayoutSubviews`,
-/// `viewDidAppear(animated: false)` (forwarded to visible children after each of the
-/// root's own callbacks).
+/// `viewWillAppear(animated: false)`, `viewIsAppearing(animated: false)`,
+/// `viewWillLayoutSubviews`, `viewDidLayoutSubviews`, `viewDidAppear(animated: false)`
+/// (forwarded to visible children after each of the root's own callbacks; a sheet presented
+/// before the window is shown appears with its presenter).
 @MainActor
 public final class Window {
     /// The application that owns this window. Weak: the application owns its windows.
