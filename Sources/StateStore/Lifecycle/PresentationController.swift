@@ -37,7 +37,7 @@ public final class PresentationController {
     /// The controller this object presents.
     public private(set) weak var presentedViewController: ViewController?
     /// The controller that presented it, while it is presented.
-    public internal(set) weak var presentingViewController: ViewController?
+    public var presentingViewController: ViewController? { presentedViewController?.presentingStorage }
     /// Told about the user's attempts to dismiss a sheet. Weak, as in UIKit.
     public weak var delegate: (any AdaptivePresentationControllerDelegate)?
 
@@ -76,7 +76,6 @@ public final class PresentationController {
         }
         delegate?.presentationControllerWillDismiss(self)
         presenter.dismiss(animated: true)
-        presentingViewController = nil
         delegate?.presentationControllerDidDismiss(self)
         return true
     }

@@ -89,7 +89,6 @@ extension ViewController {
         presenter.presentedStorage = presented
         presented.presentingStorage = presenter
         presented.adopt(application)
-        presented.presentationController?.presentingViewController = presenter
         if presenter.contextPresentedViewController === presented, presenter.isViewLoaded {
             presenter.installChildView(presented)
         }
