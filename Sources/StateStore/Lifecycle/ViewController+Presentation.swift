@@ -38,16 +38,21 @@ extension ViewController {
     /// ``modalPresentationStyle``.
     ///
     /// The presenter is the root of this controller's containment tree (a navigation
-    /// controller presents for its children). Presentations stack: a presented controller
-    /// may present another. On screen the order is `viewControllerToPresent`'s
+    /// controller presents for its children), or, for
+    /// ``ModalPresentationStyle/overCurrentContext``, the nearest controller that
+    /// ``definesPresentationContext``. Presentations stack: a presented controller may
+    /// present another. On screen the order is `viewControllerToPresent`'s
     /// `loadView`/`viewDidLoad` if needed, then presenter `viewWillDisappear`, presented
     /// `viewWillAppear`, its layout, presenter `viewDidDisappear`, presented
-    /// `viewDidAppear`; `completion` runs after. A presenter that stays visible (a sheet or
-    /// ``ModalPresentationStyle/overFullScreen`` over it) gets no callbacks; a full-screen
-    /// presentation over a sheet makes everything visible under it disappear. Presenting while already presenting, or
-    /// presenting a controller that is already in a hierarchy, or one whose
-    /// ``supportedInterfaceOrientations`` have no orientation in common with the
-    /// application's, is a ``LifecycleViolation`` (nothing happens, `completion` is not called).
+    /// `viewDidAppear`; `completion` runs after. A presenter that stays visible (under a
+    /// sheet, an over-full-screen or an over-current-context presentation) gets no
+    /// callbacks; a full-screen presentation over a sheet makes everything visible under it
+    /// disappear.
+    ///
+    /// Presenting while already presenting, presenting a controller that is already in a
+    /// hierarchy, one whose ``supportedInterfaceOrientations`` have no orientation in common
+    /// with the application's, or presenting from a controller presented over a current
+    /// context, is a ``LifecycleViolation`` (nothing happens, `completion` is not called).
     ///
     /// A presentation asked for while another transition is sending its callbacks (from the
     /// `viewWillAppear` of a controller being presented, say) runs once that transition has
