@@ -13,6 +13,8 @@ enum LayoutScheduler {
     }
 
     static func schedule(_ view: View) {
+        // Where the main actor never yields, passes never run: keep only live views.
+        if pending.count >= 1024 { pending = pending.filter { $0.value.view != nil } }
         pending[ObjectIdentifier(view)] = WeakView(view: view)
         guard !isScheduled else { return }
         isScheduled = true
