@@ -325,6 +325,29 @@ struct LifecycleModernTests {
             + [disappear("B", will: false, false), appear("A", will: false, false), "B: didMove(toParent: nil)"])
     }
 
+    /// https://developer.apple.com/documentation/uikit/uitraitchangeobservable-67e94/registerfortraitchanges(_:handler:)
+    @Test("registered trait handlers run after traitCollectionDidChange, for the traits they named")
+    func registeredTraitHandlers() {
+        let stage = Stage()
+        let a = Probe("A")
+        stage.show(a)
+        stage.recordAll()
+        a.registerForTraitChanges([.verticalSizeClass]) { controller, previous in
+            stage.trace.append("\(controller.lifecycleName): vertical handler, was \(previous)")
+        }
+        let horizontal = a.registerForTraitChanges([.horizontalSizeClass]) { controller, _ in
+            stage.trace.append("\(controller.lifecycleName): horizontal handler")
+        }
+        stage.window.rotate(to: .landscapeLeft)
+        #expect(stage.take().filter { $0.contains("raitCollection") || $0.contains("handler") }
+            == ["A: traitCollectionDidChange(from: compact×regular)", "A: vertical handler, was compact×regular"])
+        stage.window.resize(to: Size(width: 1024, height: 1366))
+        #expect(stage.take().filter { $0.contains("handler") } == ["A: vertical handler, was compact×compact", "A: horizontal handler"])
+        a.unregisterForTraitChanges(horizontal)
+        stage.window.resize(to: Size(width: 390, height: 400))
+        #expect(stage.take().filter { $0.contains("handler") } == ["A: vertical handler, was regular×regular"])
+    }
+
     @Test("size classes follow the window's size")
     func sizeClasses() {
         #expect(TraitCollection(windowSize: Size(width: 390, height: 844)).description == "compact×regular")

@@ -47,6 +47,35 @@ public struct TraitCollection: Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String { "\(horizontalSizeClass)×\(verticalSizeClass)" }
+
+    /// One trait, for ``ViewController/registerForTraitChanges(_:handler:)``.
+    public enum Trait: Sendable, Hashable, CaseIterable {
+        /// ``TraitCollection/horizontalSizeClass``.
+        case horizontalSizeClass
+        /// ``TraitCollection/verticalSizeClass``.
+        case verticalSizeClass
+    }
+
+    /// The traits whose values differ between this collection and `other`.
+    public func changedTraits(comparedTo other: TraitCollection) -> Set<Trait> {
+        var changed: Set<Trait> = []
+        if horizontalSizeClass != other.horizontalSizeClass { changed.insert(.horizontalSizeClass) }
+        if verticalSizeClass != other.verticalSizeClass { changed.insert(.verticalSizeClass) }
+        return changed
+    }
+}
+
+/// A handler registered with ``ViewController/registerForTraitChanges(_:handler:)``; pass it
+/// to ``ViewController/unregisterForTraitChanges(_:)`` to stop it.
+@MainActor
+public final class TraitChangeRegistration {
+    let traits: Set<TraitCollection.Trait>
+    let handler: @MainActor (ViewController, TraitCollection) -> Void
+
+    init(traits: Set<TraitCollection.Trait>, handler: @escaping @MainActor (ViewController, TraitCollection) -> Void) {
+        self.traits = traits
+        self.handler = handler
+    }
 }
 
 extension ViewController {
@@ -57,8 +86,28 @@ extension ViewController {
         return TraitCollection(windowSize: window.size)
     }
 
+    /// Runs `handler` with this controller and its previous traits whenever one of `traits`
+    /// changes, right after ``traitCollectionDidChange(_:)`` (UIKit's
+    /// `registerForTraitChanges(_:handler:)`). The handler is held until
+    /// ``unregisterForTraitChanges(_:)``; it should not capture the controller strongly.
+    @discardableResult
+    public func registerForTraitChanges(
+        _ traits: [TraitCollection.Trait],
+        handler: @escaping @MainActor (ViewController, TraitCollection) -> Void
+    ) -> TraitChangeRegistration {
+        let registration = TraitChangeRegistration(traits: Set(traits), handler: handler)
+        traitChangeRegistrations.append(registration)
+        return registration
+    }
+
+    /// Stops a handler registered with ``registerForTraitChanges(_:handler:)``.
+    public func unregisterForTraitChanges(_ registration: TraitChangeRegistration) {
+        traitChangeRegistrations.removeAll { $0 === registration }
+    }
+
     /// Sends ``traitCollectionDidChange(_:)`` if the traits changed since the controller last
-    /// had them on screen; records them either way.
+    /// had them on screen, then the registered handlers of the traits that changed; records
+    /// the traits either way.
     func updateTraitsIfChanged() {
         let current = traitCollection
         guard current != .unspecified else { return }
@@ -67,6 +116,10 @@ extension ViewController {
         guard let previous, previous != current else { return }
         deliver(.traitCollectionDidChange, "traitCollectionDidChange(from: \(previous))") {
             traitCollectionDidChange(previous)
+        }
+        let changed = current.changedTraits(comparedTo: previous)
+        for registration in traitChangeRegistrations where !registration.traits.isDisjoint(with: changed) {
+            registration.handler(self, previous)
         }
     }
 }

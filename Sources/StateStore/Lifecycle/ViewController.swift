@@ -123,6 +123,8 @@ open class ViewController {
     var sentIsAppearing = false
     /// The traits the controller last had while on screen; `nil` before its first appearance.
     var lastTraitCollection: TraitCollection?
+    /// The handlers given to ``registerForTraitChanges(_:handler:)``, in registration order.
+    var traitChangeRegistrations: [TraitChangeRegistration] = []
 
     // MARK: Presentation
 
