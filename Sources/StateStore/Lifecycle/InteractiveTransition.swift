@@ -42,7 +42,10 @@ public final class InteractiveTransition {
     }
 
     /// Completes the pop: top `viewDidDisappear`, uncovered `viewDidAppear`, then the popped
-    /// controller's `willMove(toParent: nil)` and `didMove(toParent: nil)`.
+    /// controller's `willMove(toParent: nil)` and `didMove(toParent: nil)`, the navigation
+    /// controller's delegate `didShow`, and the ``coordinator``'s completions
+    /// (``TransitionCoordinator/isCancelled`` `false`). Called during another transition, it
+    /// runs once that one has finished; after a cancel it does nothing.
     public func finish() {
         guard state == .interactive else { return }
         state = .finished
@@ -50,7 +53,8 @@ public final class InteractiveTransition {
     }
 
     /// Abandons the pop: uncovered `viewWillDisappear`, `viewDidDisappear`, then top
-    /// `viewWillAppear`, `viewDidAppear`.
+    /// `viewWillAppear`, `viewDidAppear`, then the ``coordinator``'s completions
+    /// (``TransitionCoordinator/isCancelled`` `true`).
     public func cancel() {
         guard state == .interactive else { return }
         state = .cancelled

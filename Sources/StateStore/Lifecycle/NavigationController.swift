@@ -227,8 +227,11 @@ open class NavigationController: ViewController {
     /// Starts an interactive pop (the edge-swipe gesture): the top controller starts to
     /// disappear and the one below starts to appear.
     ///
-    /// On screen this sends top `viewWillDisappear(animated: true)` and below
-    /// `viewWillAppear(animated: true)` (plus its layout if its geometry changed). Then
+    /// On screen this tells the ``delegate`` `willShow` for the controller below, then sends
+    /// top `viewWillDisappear(animated: true)` and below `viewWillAppear(animated: true)`
+    /// (plus its `viewIsAppearing` and its layout if its geometry changed); the
+    /// transition's ``InteractiveTransition/coordinator`` is both controllers'
+    /// ``ViewController/transitionCoordinator`` until it ends. Then
     /// ``InteractiveTransition/finish()`` completes the pop, and
     /// ``InteractiveTransition/cancel()`` undoes it: below `viewWillDisappear`,
     /// `viewDidDisappear`, top `viewWillAppear`, `viewDidAppear`. Any other structural
