@@ -28,12 +28,14 @@
 ///   context presents nothing itself.
 /// - A push, pop, tab switch, presentation or dismissal asked for while another transition
 ///   is sending its callbacks runs once that transition has finished (UIKit refuses a
-///   presentation while one is in progress).
+///   presentation while one is in progress); a pop gesture cannot begin then.
 /// - Misuse is a reported ``LifecycleViolation`` where UIKit raises an exception.
 /// - The user's gestures are methods: ``PresentationController/dismissInteractively()``,
 ///   ``TabBarController/tapTabBarItem(at:)``, ``NavigationController/beginInteractivePop()``.
 /// - A ``TransitionCoordinator`` has no animation clock: its animations and completions run
-///   at once, in order; it is its own context.
+///   at once, in order; it is its own context. Likewise
+///   ``transition(from:to:duration:animations:completion:)`` does not wait for `duration`
+///   and completes after the "did" callbacks.
 /// - ``TraitCollection`` holds the two size classes, from the window's size alone; first
 ///   traits are not a change.
 /// - ``viewIsAppearing(_:)`` comes before the controller's own layout callbacks, or after
