@@ -30,6 +30,8 @@
 ///   is sending its callbacks runs once that transition has finished (UIKit refuses a
 ///   presentation while one is in progress); a pop gesture cannot begin then.
 /// - Misuse is a reported ``LifecycleViolation`` where UIKit raises an exception.
+/// - Presenting a controller that does not support the window's orientation does not
+///   rotate the window (there is no `preferredInterfaceOrientationForPresentation`).
 /// - The user's gestures are methods: ``PresentationController/dismissInteractively()``,
 ///   ``TabBarController/tapTabBarItem(at:)``, ``NavigationController/beginInteractivePop()``.
 /// - A ``TransitionCoordinator`` has no animation clock: its animations and completions run
