@@ -328,12 +328,20 @@ struct LifecycleEngineTests {
         e.onWillAppear = { e.present(f, animated: true) }
         tabs.present(e, animated: true)
         tabs.dismiss(animated: true)
+        // The same over a sheet, and a sheet swiped away by the user.
+        let sheet = Scripted("S"), g = Probe("G")
+        sheet.modalPresentationStyle = .pageSheet
+        sheet.onWillAppear = { sheet.present(g, animated: true) }
+        tabs.present(sheet, animated: true)
+        g.dismiss(animated: true)
+        sheet.presentationController?.dismissInteractively()
 
         #expect(count == 0)
         #expect(application.lifecycleViolations.isEmpty)
         #expect(same(nav.viewControllers, [a, b]))
         #expect(window.topViewController === tabs && c.lifecycleState == .disappeared)
         #expect(b.lifecycleState == .appeared && f.lifecycleState == .disappeared)
+        #expect(tabs.presentedViewController == nil && g.lifecycleState == .disappeared && sheet.lifecycleState == .disappeared)
     }
     #endif
 }
