@@ -110,7 +110,8 @@ open class ViewController {
     /// ``TabBarController`` the tabs.
     public internal(set) var children: [ViewController] = []
 
-    /// Strong: a presenter owns what it presents. Only set on the root of a containment tree.
+    /// Strong: a presenter owns what it presents. Only set on the root of a containment
+    /// tree, or on a controller that defines the context of an over-current-context presentation.
     var presentedStorage: ViewController?
     /// Caches this controller owns and purges on memory warnings.
     var ownedCaches: [any PurgeableCache] = []
@@ -118,6 +119,8 @@ open class ViewController {
     weak var presentingStorage: ViewController?
     /// Set on a window's root controller only.
     weak var hostingWindow: Window?
+    /// The application whose registry holds this controller.
+    weak var registeredApplication: Application?
     /// Made on first access of ``presentationController``.
     var storedPresentationController: PresentationController?
     /// Set on a child that ``transition(from:to:duration:animations:completion:)`` took off
@@ -154,8 +157,6 @@ open class ViewController {
     /// The nearest such controller (this one, else its ancestors) becomes the presenter; with
     /// none, the root of the window's hierarchy does.
     open var definesPresentationContext = false
-    /// The application whose registry holds this controller.
-    weak var registeredApplication: Application?
 
     // MARK: Creation
 
