@@ -70,7 +70,7 @@ struct LifecycleApplicationTests {
         a.journal = journal
         stage.window.rootViewController = a
         stage.window.makeKeyAndVisible()
-        let callbacks = ["loadView", "viewDidLoad", "viewWillAppear", "viewWillLayoutSubviews", "viewDidLayoutSubviews", "viewDidAppear"]
+        let callbacks = ["loadView", "viewDidLoad", "viewWillAppear", "viewIsAppearing", "viewWillLayoutSubviews", "viewDidLayoutSubviews", "viewDidAppear"]
         #expect(journal.entries == callbacks.flatMap { ["will \($0)", "override \($0)", "did \($0)"] })
     }
 

@@ -23,6 +23,7 @@ final class Probe: ViewController {
     }
     override func viewDidLoad() { journal?.append("override viewDidLoad") }
     override func viewWillAppear(_ animated: Bool) { journal?.append("override viewWillAppear") }
+    override func viewIsAppearing(_ animated: Bool) { journal?.append("override viewIsAppearing") }
     override func viewDidAppear(_ animated: Bool) { journal?.append("override viewDidAppear") }
     override func viewWillLayoutSubviews() { journal?.append("override viewWillLayoutSubviews") }
     override func viewDidLayoutSubviews() { journal?.append("override viewDidLayoutSubviews") }
@@ -68,7 +69,15 @@ final class JournalObserver: LifecycleObserver {
 final class Stage {
     let application: Application
     let window: Window
-    let trace = LifecycleTrace()
+    /// Records every callback but the modern ones (viewIsAppearing, size and trait
+    /// transitions), which the tests of those callbacks turn on with `recordAll()`.
+    let trace = LifecycleTrace(recording: Set(LifecycleCallback.allCases).subtracting(Stage.modernCallbacks))
+    static let modernCallbacks: Set<LifecycleCallback> = [
+        .viewIsAppearing, .viewWillTransition, .willTransitionToTraitCollection, .traitCollectionDidChange,
+    ]
+
+    /// Records every callback from now on.
+    func recordAll() { trace.callbacks = Set(LifecycleCallback.allCases) }
     private(set) var violations: [LifecycleViolation] = []
 
     init(size: Size = Size(width: 390, height: 844), orientation: InterfaceOrientation = .portrait,

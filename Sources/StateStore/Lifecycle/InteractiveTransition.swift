@@ -25,6 +25,11 @@ public final class InteractiveTransition {
     /// The controller being uncovered.
     public private(set) weak var to: ViewController?
 
+    /// The coordinator the controllers of this pop see as their
+    /// ``ViewController/transitionCoordinator`` while it is pending: register a completion
+    /// there and read ``TransitionCoordinator/isCancelled`` to learn how the gesture ended.
+    public let coordinator = TransitionCoordinator(isAnimated: true, isInteractive: true, transitionDuration: 0.3)
+
     weak var navigationController: NavigationController?
     let onScreen: Bool
 
@@ -37,7 +42,10 @@ public final class InteractiveTransition {
     }
 
     /// Completes the pop: top `viewDidDisappear`, uncovered `viewDidAppear`, then the popped
-    /// controller's `willMove(toParent: nil)` and `didMove(toParent: nil)`.
+    /// controller's `willMove(toParent: nil)` and `didMove(toParent: nil)`, the navigation
+    /// controller's delegate `didShow`, and the ``coordinator``'s completions
+    /// (``TransitionCoordinator/isCancelled`` `false`). Called during another transition, it
+    /// runs once that one has finished; after a cancel it does nothing.
     public func finish() {
         guard state == .interactive else { return }
         state = .finished
@@ -45,7 +53,8 @@ public final class InteractiveTransition {
     }
 
     /// Abandons the pop: uncovered `viewWillDisappear`, `viewDidDisappear`, then top
-    /// `viewWillAppear`, `viewDidAppear`.
+    /// `viewWillAppear`, `viewDidAppear`, then the ``coordinator``'s completions
+    /// (``TransitionCoordinator/isCancelled`` `true`).
     public func cancel() {
         guard state == .interactive else { return }
         state = .cancelled

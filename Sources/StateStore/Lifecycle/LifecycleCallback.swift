@@ -27,6 +27,14 @@ public enum LifecycleCallback: String, Sendable, Hashable, CaseIterable, CustomS
     case willRotate
     /// ``ViewController/didRotate(from:)``.
     case didRotate
+    /// ``ViewController/viewIsAppearing(_:)``.
+    case viewIsAppearing
+    /// ``ViewController/viewWillTransition(to:with:)``.
+    case viewWillTransition
+    /// ``ViewController/willTransition(to:with:)``.
+    case willTransitionToTraitCollection
+    /// ``ViewController/traitCollectionDidChange(_:)``.
+    case traitCollectionDidChange
     /// ``ViewController/willMove(toParent:)``.
     case willMoveToParent
     /// ``ViewController/didMove(toParent:)``.

@@ -19,7 +19,10 @@
 /// - `Inbox: viewWillAppear(animated: true)` (likewise `viewDidAppear`, `viewWillDisappear`, `viewDidDisappear`)
 /// - `Inbox: viewWillLayoutSubviews`, `Inbox: viewDidLayoutSubviews`
 /// - `Inbox: didReceiveMemoryWarning(level: warning)`
+/// - `Inbox: viewIsAppearing(animated: true)`
 /// - `Inbox: willRotate(to: landscapeLeft, duration: 0.3)`, `Inbox: didRotate(from: portrait)`
+/// - `Inbox: willTransition(to: compact×compact)`, `Inbox: viewWillTransition(to: 844.0x390.0)`,
+///   `Inbox: traitCollectionDidChange(from: compact×regular)`
 /// - `Inbox: willMove(toParent: Mail)`, `Inbox: didMove(toParent: nil)`
 ///
 /// A line is recorded just before the callback's override runs, so callbacks that an

@@ -11,6 +11,9 @@
 public final class TabBarController: ViewController {
     private var storedSelectedIndex = 0
 
+    /// Asked and told about the user's tab selections. Weak, as in UIKit.
+    public weak var delegate: (any TabBarControllerDelegate)?
+
     /// Creates a tab bar controller with `viewControllers` as its tabs.
     public init(viewControllers: [ViewController] = []) {
         super.init()
@@ -19,35 +22,63 @@ public final class TabBarController: ViewController {
 
     /// The tabs, in order. Setting them sends `willMove`/`didMove` to the removed and added
     /// controllers and, on screen, switches to the controller now selected if it changed.
-    /// The selection stays on the same controller when it remains, else on the same index
-    /// (clamped).
+    /// As UIKit documents, the selection stays on the same controller when it remains, else
+    /// on the same index when it is still valid, else on index 0.
     public var viewControllers: [ViewController] {
         get { children }
         set { setViewControllers(newValue, animated: false) }
     }
 
     /// The index of the selected tab. Setting an index out of range is ignored.
+    ///
+    /// A switch first cancels a pending interactive pop anywhere in the window (see
+    /// ``NavigationController/beginInteractivePop()``). Asked for while another transition is
+    /// sending its callbacks, it runs once that transition has finished.
     public var selectedIndex: Int {
         get { storedSelectedIndex }
         set {
             guard children.indices.contains(newValue), newValue != storedSelectedIndex else { return }
-            let old = selectedViewController
-            storedSelectedIndex = newValue
-            switchTab(from: old, animated: false)
-            window?.notifyHierarchyChange()
+            if TransitionQueue.mustWait(for: self) {
+                TransitionQueue.enqueue { [self] in selectedIndex = newValue }
+                return
+            }
+            TransitionQueue.run {
+                settleTransitionsInWindow()
+                guard children.indices.contains(newValue), newValue != storedSelectedIndex else { return }
+                let old = selectedViewController
+                storedSelectedIndex = newValue
+                switchTab(from: old, animated: false)
+                window?.notifyHierarchyChange()
+            }
         }
     }
 
     /// The selected tab.
+    ///
+    /// Setting a controller that is not one of the tabs is a ``LifecycleViolation`` (UIKit
+    /// raises an exception) and changes nothing.
     public var selectedViewController: ViewController? {
         get { children.indices.contains(storedSelectedIndex) ? children[storedSelectedIndex] : nil }
         set {
-            if let newValue, let index = children.firstIndex(where: { $0 === newValue }) { selectedIndex = index }
+            guard let newValue else { return }
+            guard let index = children.firstIndex(where: { $0 === newValue }) else {
+                reportViolation(nil, reason: "cannot select \(newValue.lifecycleName): it is not one of the tabs")
+                return
+            }
+            selectedIndex = index
         }
     }
 
     /// Replaces the tabs. See ``viewControllers``.
     public func setViewControllers(_ newTabs: [ViewController], animated: Bool) {
+        if TransitionQueue.mustWait(for: self) {
+            TransitionQueue.enqueue { [self] in setViewControllers(newTabs, animated: animated) }
+            return
+        }
+        TransitionQueue.run { replaceTabs(with: newTabs, animated: animated) }
+    }
+
+    private func replaceTabs(with newTabs: [ViewController], animated: Bool) {
         settleTransitionsInWindow()
         var seen = Set<ObjectIdentifier>()
         for controller in newTabs {
@@ -81,8 +112,8 @@ public final class TabBarController: ViewController {
         }
         if let oldSelected, let index = newTabs.firstIndex(where: { $0 === oldSelected }) {
             storedSelectedIndex = index
-        } else {
-            storedSelectedIndex = min(storedSelectedIndex, max(newTabs.count - 1, 0))
+        } else if !newTabs.indices.contains(storedSelectedIndex) {
+            storedSelectedIndex = 0
         }
         switchTab(from: oldSelected, animated: animated)
 

@@ -1,7 +1,8 @@
 /// A rectangle in a window's view hierarchy, owned by a ``ViewController`` or by another view.
 ///
 /// A view lays itself out lazily: changing the size of its ``frame`` (or calling
-/// ``setNeedsLayout()``) marks it, and the next ``layoutIfNeeded()`` runs the owning
+/// ``setNeedsLayout()``) marks it and schedules a pass on the main actor's next turn; that
+/// pass, or an earlier ``layoutIfNeeded()``, runs the owning
 /// controller's ``ViewController/viewWillLayoutSubviews()``, positions the views of its
 /// visible child controllers, calls ``layoutSubviews()``, then
 /// ``ViewController/viewDidLayoutSubviews()``, and finally lays out the subviews.
@@ -57,9 +58,14 @@ open class View {
         self.superview = nil
     }
 
-    /// Marks the view as needing layout at the next ``layoutIfNeeded()``.
+    /// Marks the view as needing layout and schedules a layout pass on the main actor's
+    /// next turn (UIKit's next turn of the run loop); ``layoutIfNeeded()`` lays out at once.
+    ///
+    /// The scheduled pass lays out the view's hierarchy only while its controller is in a
+    /// visible window; a hidden view lays out when it next appears.
     public func setNeedsLayout() {
         needsLayout = true
+        LayoutScheduler.schedule(self)
     }
 
     /// Lays out the view now if it is marked, then its subviews.
@@ -67,6 +73,7 @@ open class View {
         if needsLayout {
             needsLayout = false
             if let controller = viewController {
+                controller.prepareToAppearIfNeeded()
                 controller.deliverLayout(.viewWillLayoutSubviews)
                 controller.positionChildViews()
                 layoutSubviews()

@@ -27,12 +27,13 @@ extension ViewController {
     func beginAppearanceTree(appearing: Bool, animated: Bool) {
         if appearing {
             loadViewIfNeeded()
-            parent?.installChildView(self)
+            (parent ?? presentingStorage?.contextHost(of: self))?.installChildView(self)
             deliverAppearance(.viewWillAppear, animated: animated)
         } else {
             deliverAppearance(.viewWillDisappear, animated: animated)
         }
-        for child in appearanceChildren where child.lifecycleState.isVisibleOrAppearing != appearing {
+        guard forwardsAppearance else { return }
+        for child in forwardedChildren where child.lifecycleState.isVisibleOrAppearing != appearing {
             child.beginAppearanceTree(appearing: appearing, animated: animated)
         }
     }
@@ -41,8 +42,9 @@ extension ViewController {
     /// same transition.
     func endAppearanceTree(appearing: Bool, animated: Bool) {
         deliverAppearance(appearing ? .viewDidAppear : .viewDidDisappear, animated: animated)
+        guard forwardsAppearance else { return }
         let pending: LifecycleState = appearing ? .appearing : .disappearing
-        for child in appearanceChildren where child.lifecycleState == pending {
+        for child in forwardedChildren where child.lifecycleState == pending {
             child.endAppearanceTree(appearing: appearing, animated: animated)
         }
     }
@@ -60,22 +62,47 @@ extension ViewController {
     /// the window's bounds for a root or presented controller.
     var containerFrame: Rect? {
         if let parent { return parent.frame(forChild: self) }
+        if let presenter = presentingStorage, presenter.contextPresentedViewController === self {
+            return presenter.loadedView?.bounds
+        }
+        if presentingStorage != nil, let window { return modalPresentationStyle.frame(in: window.bounds) }
         if let window { return window.bounds }
         return nil
     }
 
+    /// Whether appearance callbacks reach the children by themselves: always for the built-in
+    /// containers, else as ``shouldAutomaticallyForwardAppearanceMethods`` says.
+    var forwardsAppearance: Bool {
+        self is NavigationController || self is TabBarController || shouldAutomaticallyForwardAppearanceMethods
+    }
+
     /// Gives the view its container's frame and lays it out if its geometry is new or changed.
+    ///
+    /// Each appearing controller of the tree gets its new traits
+    /// (`traitCollectionDidChange`) and `viewIsAppearing` once its frame is set and before
+    /// its own layout callbacks; one that needs no layout gets them after the pass.
     func layoutForAppearance() {
         guard let view = loadedView else { return }
         if let frame = containerFrame { view.frame = frame }
         view.layoutIfNeeded()
+        for controller in visibleTree { controller.prepareToAppearIfNeeded() }
+    }
+
+    /// Sends an appearing controller its trait change and `viewIsAppearing`, once per appearance.
+    func prepareToAppearIfNeeded() {
+        guard lifecycleState == .appearing, !sentIsAppearing, isInVisibleWindow else { return }
+        sentIsAppearing = true
+        updateTraitsIfChanged()
+        deliver(.viewIsAppearing, animated: pendingAnimated, "viewIsAppearing(animated: \(pendingAnimated))") {
+            viewIsAppearing(pendingAnimated)
+        }
     }
 
     /// Gives each visible child's view its frame; called by ``View/layoutIfNeeded()``
     /// between `viewWillLayoutSubviews` and `viewDidLayoutSubviews`.
     func positionChildViews() {
         guard let parentView = loadedView else { return }
-        for child in appearanceChildren {
+        for child in onScreenChildren {
             if let childView = child.loadedView, childView.superview === parentView {
                 childView.frame = frame(forChild: child)
             }
@@ -85,7 +112,7 @@ extension ViewController {
     /// This controller and, recursively, the children it forwards appearance to that are on screen.
     var visibleTree: [ViewController] {
         var result = [self]
-        for child in appearanceChildren where child.lifecycleState.isVisibleOrAppearing {
+        for child in onScreenChildren {
             result += child.visibleTree
         }
         return result
@@ -94,13 +121,28 @@ extension ViewController {
     /// Replaces `outgoing` by `incoming` on screen, in UIKit's order:
     /// `outgoing.viewWillDisappear`, `incoming.viewWillAppear`, layout of `incoming`,
     /// `outgoing.viewDidDisappear`, `incoming.viewDidAppear`. Either side may be `nil`.
+    ///
+    /// A structural change asked for by one of these callbacks waits until the transition
+    /// has finished (see `TransitionQueue`).
     static func transition(from outgoing: ViewController?, to incoming: ViewController?, animated: Bool, removeOutgoingView: Bool) {
-        incoming?.loadViewIfNeeded()
-        outgoing?.beginAppearanceTree(appearing: false, animated: animated)
-        incoming?.beginAppearanceTree(appearing: true, animated: animated)
-        incoming?.layoutForAppearance()
-        outgoing?.endAppearanceTree(appearing: false, animated: animated)
-        if removeOutgoingView { outgoing?.loadedView?.removeFromSuperview() }
-        incoming?.endAppearanceTree(appearing: true, animated: animated)
+        transition(from: outgoing.map { [$0] } ?? [], to: incoming.map { [$0] } ?? [], animated: animated,
+                   removeOutgoingView: removeOutgoingView)
+    }
+
+    /// The same for several controllers on each side (presentation layers): every "will" of
+    /// the outgoing ones in order, every "will" of the incoming ones, their layout, every
+    /// outgoing "did", every incoming "did".
+    static func transition(from outgoing: [ViewController], to incoming: [ViewController], animated: Bool, removeOutgoingView: Bool) {
+        TransitionQueue.run {
+            for controller in incoming { controller.loadViewIfNeeded() }
+            for controller in outgoing { controller.beginAppearanceTree(appearing: false, animated: animated) }
+            for controller in incoming { controller.beginAppearanceTree(appearing: true, animated: animated) }
+            for controller in incoming { controller.layoutForAppearance() }
+            for controller in outgoing {
+                controller.endAppearanceTree(appearing: false, animated: animated)
+                if removeOutgoingView { controller.loadedView?.removeFromSuperview() }
+            }
+            for controller in incoming { controller.endAppearanceTree(appearing: true, animated: animated) }
+        }
     }
 }

@@ -29,6 +29,10 @@ extension ViewController {
     /// ``TabBarController`` its `viewControllers`.
     public func addChild(_ child: ViewController) {
         guard child !== self, child.parent !== self else { return }
+        guard !(self is NavigationController || self is TabBarController) else {
+            reportViolation(nil, reason: "cannot add \(child.lifecycleName) as a child of a \(type(of: self)): use its own API")
+            return
+        }
         guard !isDescendant(of: child) else {
             reportViolation(nil, reason: "cannot add \(child.lifecycleName) as a child: it contains this controller")
             return
@@ -43,7 +47,7 @@ extension ViewController {
         children.append(child)
         child.parent = self
         child.adopt(application)
-        if lifecycleState == .appeared, isInVisibleWindow {
+        if lifecycleState == .appeared, isInVisibleWindow, forwardsAppearance {
             child.isMovingToParent = true
             ViewController.transition(from: nil, to: child, animated: false, removeOutgoingView: false)
             child.isMovingToParent = false
@@ -70,7 +74,7 @@ extension ViewController {
         let window = self.window
         settleTransitionsInWindow()
         deliverWillMove(toParent: nil)
-        if lifecycleState.isVisibleOrAppearing {
+        if lifecycleState.isVisibleOrAppearing, parent.forwardsAppearance {
             isMovingFromParent = true
             ViewController.transition(from: self, to: nil, animated: false, removeOutgoingView: true)
             isMovingFromParent = false

@@ -96,6 +96,7 @@ extension ViewController {
         }
         lifecycleState = next
         pendingAnimated = animated
+        if callback == .viewWillAppear { sentIsAppearing = false }
         deliver(callback, animated: animated, "\(callback)(animated: \(animated))") {
             switch callback {
             case .viewWillAppear: viewWillAppear(animated)

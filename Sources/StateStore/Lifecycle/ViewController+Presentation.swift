@@ -1,7 +1,32 @@
 extension ViewController {
-    /// The controller presented by this one (or by the root of its containment tree).
+    /// The controller presented by this one or by its nearest ancestor that presents one.
     public var presentedViewController: ViewController? {
-        containmentRoot.presentedStorage
+        var node: ViewController? = self
+        while let current = node {
+            if let presented = current.presentedStorage { return presented }
+            node = current.parent
+        }
+        return nil
+    }
+
+    /// `self` when `presented` is presented over this controller's context.
+    func contextHost(of presented: ViewController) -> ViewController? {
+        contextPresentedViewController === presented ? self : nil
+    }
+
+    /// The controller that presents `presented` for this one: for
+    /// ``ModalPresentationStyle/overCurrentContext``, the nearest controller (this one or an
+    /// ancestor) whose ``definesPresentationContext`` is `true`; otherwise, or when there is
+    /// none, the root of this controller's containment tree.
+    func presenter(for presented: ViewController) -> ViewController {
+        if presented.modalPresentationStyle == .overCurrentContext {
+            var node: ViewController? = self
+            while let current = node {
+                if current.definesPresentationContext { return current }
+                node = current.parent
+            }
+        }
+        return containmentRoot
     }
 
     /// The controller that presented this one (or the root of its containment tree).
@@ -9,19 +34,45 @@ extension ViewController {
         containmentRoot.presentingStorage
     }
 
-    /// Presents `viewControllerToPresent` full screen over this controller's window content.
+    /// Presents `viewControllerToPresent` over this controller's window content, in its
+    /// ``modalPresentationStyle``.
     ///
     /// The presenter is the root of this controller's containment tree (a navigation
-    /// controller presents for its children). Presentations stack: a presented controller
-    /// may present another. On screen the order is `viewControllerToPresent`'s
+    /// controller presents for its children), or, for
+    /// ``ModalPresentationStyle/overCurrentContext``, the nearest controller that
+    /// ``definesPresentationContext``. Presentations stack: a presented controller may
+    /// present another. On screen the order is `viewControllerToPresent`'s
     /// `loadView`/`viewDidLoad` if needed, then presenter `viewWillDisappear`, presented
     /// `viewWillAppear`, its layout, presenter `viewDidDisappear`, presented
-    /// `viewDidAppear`; `completion` runs after. Presenting while already presenting, or
-    /// presenting a controller that is already in a hierarchy, is a ``LifecycleViolation``
-    /// (nothing happens, `completion` is not called).
+    /// `viewDidAppear`; `completion` runs after. A presenter that stays visible (under a
+    /// sheet, an over-full-screen or an over-current-context presentation) gets no
+    /// callbacks; a full-screen presentation over a sheet makes everything visible under it
+    /// disappear.
+    ///
+    /// Presenting while already presenting, presenting a controller that is already in a
+    /// hierarchy, one whose ``supportedInterfaceOrientations`` have no orientation in common
+    /// with the application's, or presenting from a controller presented over a current
+    /// context, is a ``LifecycleViolation`` (nothing happens, `completion` is not called).
+    ///
+    /// A presentation asked for while another transition is sending its callbacks (from the
+    /// `viewWillAppear` of a controller being presented, say) runs once that transition has
+    /// finished, with its complete sequence; until then ``presentedViewController`` is
+    /// unchanged. UIKit refuses such a presentation ("while a presentation is in progress").
     public func present(_ viewControllerToPresent: ViewController, animated: Bool, completion: (@MainActor () -> Void)? = nil) {
-        let presenter = containmentRoot
+        if TransitionQueue.isBusy {
+            TransitionQueue.enqueue { [self] in present(viewControllerToPresent, animated: animated, completion: completion) }
+            return
+        }
+        TransitionQueue.run { presentNow(viewControllerToPresent, animated: animated, completion: completion) }
+    }
+
+    private func presentNow(_ viewControllerToPresent: ViewController, animated: Bool, completion: (@MainActor () -> Void)?) {
         let presented = viewControllerToPresent
+        let presenter = presenter(for: presented)
+        if let host = containmentRoot.presentingStorage, host.contextPresentedViewController === containmentRoot {
+            reportViolation(nil, reason: "cannot present \(presented.lifecycleName): a controller presented over a current context presents nothing")
+            return
+        }
         if let current = presenter.presentedStorage {
             reportViolation(nil, reason: "cannot present \(presented.lifecycleName): already presenting \(current.lifecycleName)")
             return
@@ -32,14 +83,26 @@ extension ViewController {
             reportViolation(nil, reason: "cannot present \(presented.lifecycleName): it is already in a hierarchy")
             return
         }
+        if let application, presented.supportedInterfaceOrientations.intersection(application.supportedOrientations).isEmpty {
+            reportViolation(nil, reason: "cannot present \(presented.lifecycleName): its supported orientations have no orientation in common with the application's")
+            return
+        }
         let window = self.window
         settleTransitionsInWindow()
+        let onScreen = presenter.lifecycleState == .appeared && presenter.isInVisibleWindow
+        let before = ViewController.visibleLayers(from: presenter)
         presenter.presentedStorage = presented
         presented.presentingStorage = presenter
         presented.adopt(application)
-        if presenter.lifecycleState == .appeared, presenter.isInVisibleWindow {
+        if presenter.contextPresentedViewController === presented, presenter.isViewLoaded {
+            presenter.installChildView(presented)
+        }
+        if onScreen {
+            let after = ViewController.visibleLayers(from: presented)
             presented.isBeingPresented = true
-            ViewController.transition(from: presenter, to: presented, animated: animated, removeOutgoingView: false)
+            ViewController.transition(from: before.filter { !after.containsIdentical($0) },
+                                      to: after.reversed().filter { !before.containsIdentical($0) },
+                                      animated: animated, removeOutgoingView: false)
             presented.isBeingPresented = false
         }
         completion?()
@@ -49,14 +112,30 @@ extension ViewController {
     /// Dismisses the controller presented by this one, with everything it presented; or,
     /// if this one presents nothing, dismisses this one (its containment root) from its presenter.
     ///
-    /// Only the topmost controller and the one uncovered get callbacks: top
+    /// Only the controllers that leave the screen and those uncovered get callbacks: top
     /// `viewWillDisappear`, uncovered `viewWillAppear`, layout if its geometry changed,
-    /// top `viewDidDisappear`, uncovered `viewDidAppear`; then `completion`.
+    /// top `viewDidDisappear`, uncovered `viewDidAppear`; then `completion`. Dismissing a
+    /// sheet or an over-full-screen presentation sends its presenter, which stayed visible,
+    /// nothing.
+    ///
+    /// A dismissal asked for while another transition is sending its callbacks (from the
+    /// `viewWillAppear` of the controller being presented, say) runs once that transition has
+    /// finished: the presentation completes first, as in UIKit.
     public func dismiss(animated: Bool, completion: (@MainActor () -> Void)? = nil) {
+        if TransitionQueue.isBusy {
+            TransitionQueue.enqueue { [self] in dismiss(animated: animated, completion: completion) }
+            return
+        }
+        TransitionQueue.run { dismissNow(animated: animated, completion: completion) }
+    }
+
+    private func dismissNow(animated: Bool, completion: (@MainActor () -> Void)?) {
         let root = containmentRoot
+        var holder: ViewController? = self
+        while let current = holder, current.presentedStorage == nil { holder = current.parent }
         let presenter: ViewController
-        if root.presentedStorage != nil {
-            presenter = root
+        if let holder {
+            presenter = holder
         } else if let presenting = root.presentingStorage {
             presenter = presenting
         } else {
@@ -68,9 +147,13 @@ extension ViewController {
         var top = first
         while let next = top.presentedStorage { top = next }
         if top.lifecycleState.isVisibleOrAppearing, top.isInVisibleWindow {
-            top.isBeingDismissed = true
-            ViewController.transition(from: top, to: presenter, animated: animated, removeOutgoingView: false)
-            top.isBeingDismissed = false
+            let before = ViewController.visibleLayers(from: top)
+            let after = ViewController.visibleLayers(from: presenter)
+            let leaving = before.filter { !after.containsIdentical($0) }
+            for controller in leaving { controller.isBeingDismissed = true }
+            ViewController.transition(from: leaving, to: after.reversed().filter { !before.containsIdentical($0) },
+                                      animated: animated, removeOutgoingView: false)
+            for controller in leaving { controller.isBeingDismissed = false }
         }
         var chain: [ViewController] = []
         var node: ViewController? = first
@@ -82,9 +165,23 @@ extension ViewController {
         for controller in chain {
             controller.presentedStorage = nil
             controller.presentingStorage = nil
+            controller.loadedView?.removeFromSuperview()
         }
         completion?()
         window?.notifyHierarchyChange()
+    }
+
+    /// The presentation layers visible when `top` is the top of its window's chain, top
+    /// first: `top`'s containment root, then, while a layer's style keeps its presenter
+    /// visible, that presenter.
+    static func visibleLayers(from top: ViewController) -> [ViewController] {
+        var node = top.containmentRoot
+        var result = [node]
+        while node.modalPresentationStyle.keepsPresenterVisible, let presenter = node.presentingStorage {
+            node = presenter.containmentRoot
+            result.append(node)
+        }
+        return result
     }
 
     /// Whether `other` is below this controller in a presentation chain.
@@ -95,5 +192,12 @@ extension ViewController {
             node = current.presentingStorage
         }
         return false
+    }
+}
+
+extension Array where Element == ViewController {
+    /// Whether the array holds `controller` itself (not an equal one: controllers are identities).
+    func containsIdentical(_ controller: ViewController) -> Bool {
+        contains { $0 === controller }
     }
 }

@@ -2,16 +2,50 @@
 ///
 /// Subclass it and override the callbacks; the lifecycle engine (windows, navigation and
 /// tab bar controllers, presentation, child containment) calls them in the order UIKit
-/// does, described in DESIGN.md ("Lifecycle rules"):
+/// does:
 ///
 /// - ``view`` is created lazily: the first access sends ``loadView()`` then ``viewDidLoad()``.
-/// - Appearance: ``viewWillAppear(_:)`` → ``viewDidAppear(_:)``, ``viewWillDisappear(_:)`` →
-///   ``viewDidDisappear(_:)``; the state machine is ``LifecycleState``. Illegal moves are
-///   reported as ``LifecycleViolation``s and not delivered.
+/// - Appearance: ``viewWillAppear(_:)`` → ``viewIsAppearing(_:)`` → ``viewDidAppear(_:)``,
+///   ``viewWillDisappear(_:)`` → ``viewDidDisappear(_:)``; the state machine is
+///   ``LifecycleState``. Illegal moves and misuse are reported as ``LifecycleViolation``s
+///   and change nothing.
 /// - Layout: ``viewWillLayoutSubviews()`` → ``viewDidLayoutSubviews()`` whenever the view's
 ///   geometry is first known or changes (first appearance, resize, rotation), after
 ///   `viewWillAppear`.
+/// - Size and traits: ``willTransition(to:with:)``, ``viewWillTransition(to:with:)`` and
+///   ``traitCollectionDidChange(_:)`` when the window rotates or resizes.
 /// - ``didReceiveMemoryWarning(level:)`` reaches every live controller, visible or not.
+///
+/// ## Differences from UIKit
+///
+/// - The engine sends `willMove(toParent:)` and `didMove(toParent:)` itself for
+///   ``addChild(_:)`` and ``removeFromParent()`` too.
+/// - Appearance, size and trait callbacks are sent to every controller concerned by the
+///   engine; overrides need not call `super` to reach the children.
+/// - ``supportedInterfaceOrientations`` defaults to `.all`, ``modalPresentationStyle`` to
+///   ``ModalPresentationStyle/fullScreen``; ``ModalPresentationStyle`` lists the styles
+///   that exist, how sheets differ, and that a controller presented over a current
+///   context presents nothing itself.
+/// - A push, pop, tab switch, presentation or dismissal asked for while another transition
+///   is sending its callbacks runs once that transition has finished (UIKit refuses a
+///   presentation while one is in progress); a pop gesture cannot begin then.
+/// - Misuse is a reported ``LifecycleViolation`` where UIKit raises an exception.
+/// - Presenting a controller that does not support the window's orientation does not
+///   rotate the window (there is no `preferredInterfaceOrientationForPresentation`).
+/// - The user's gestures are methods: ``PresentationController/dismissInteractively()``,
+///   ``TabBarController/tapTabBarItem(at:)``, ``NavigationController/beginInteractivePop()``.
+/// - A ``TransitionCoordinator`` has no animation clock: its animations and completions run
+///   at once, in order; it is its own context. Likewise
+///   ``transition(from:to:duration:animations:completion:)`` does not wait for `duration`
+///   and completes after the "did" callbacks.
+/// - ``TraitCollection`` holds the two size classes, from the window's size alone; first
+///   traits are not a change.
+/// - ``viewIsAppearing(_:)`` comes before the controller's own layout callbacks, or after
+///   the layout pass when none is needed.
+/// - ``NavigationControllerDelegate``: `willShow` before the appearance callbacks,
+///   `didShow` after `didMove(toParent:)`, none for an abandoned pop gesture.
+/// - There is no split view controller: ``showDetailViewController(_:sender:)`` presents.
+/// - ``View/setNeedsLayout()`` lays out on the main actor's next turn, only in a visible window.
 ///
 /// Every callback is reported to the application's ``LifecycleObserver``s before and after
 /// the override runs. Overrides need not call `super` (the base implementations do
@@ -76,7 +110,8 @@ open class ViewController {
     /// ``TabBarController`` the tabs.
     public internal(set) var children: [ViewController] = []
 
-    /// Strong: a presenter owns what it presents. Only set on the root of a containment tree.
+    /// Strong: a presenter owns what it presents. Only set on the root of a containment
+    /// tree, or on a controller that defines the context of an over-current-context presentation.
     var presentedStorage: ViewController?
     /// Caches this controller owns and purges on memory warnings.
     var ownedCaches: [any PurgeableCache] = []
@@ -86,6 +121,42 @@ open class ViewController {
     weak var hostingWindow: Window?
     /// The application whose registry holds this controller.
     weak var registeredApplication: Application?
+    /// Made on first access of ``presentationController``.
+    var storedPresentationController: PresentationController?
+    /// Set on a child that ``transition(from:to:duration:animations:completion:)`` took off
+    /// screen: its container does not forward appearance callbacks to it.
+    var isHiddenByContainer = false
+    /// Whether `viewIsAppearing` was sent since the last `viewWillAppear`.
+    var sentIsAppearing = false
+    /// The traits the controller last had while on screen; `nil` before its first appearance.
+    var lastTraitCollection: TraitCollection?
+    /// The handlers given to ``registerForTraitChanges(_:handler:)``, in registration order.
+    var traitChangeRegistrations: [TraitChangeRegistration] = []
+
+    // MARK: Presentation
+
+    /// How the controller is shown when it is presented; read when ``present(_:animated:completion:)``
+    /// is called. Defaults to ``ModalPresentationStyle/fullScreen``.
+    ///
+    /// UIKit's default since iOS 13 is a sheet (`.automatic`); StateStore keeps full screen,
+    /// under which the presenter disappears and so saves its state. See
+    /// ``ModalPresentationStyle`` for what each style sends and when the presenter's state
+    /// is saved.
+    open var modalPresentationStyle: ModalPresentationStyle = .fullScreen
+
+    /// Whether the user may not dismiss this sheet by swiping it down
+    /// (``PresentationController/dismissInteractively()``). Defaults to `false`.
+    ///
+    /// Consulted on the presented controller and the controllers visible in it (the top of a
+    /// presented navigation controller, say). Programmatic dismissal is never prevented.
+    open var isModalInPresentation = false
+
+    /// Whether a controller presented ``ModalPresentationStyle/overCurrentContext`` from this
+    /// controller or one it contains covers this controller's view only. Defaults to `false`.
+    ///
+    /// The nearest such controller (this one, else its ancestors) becomes the presenter; with
+    /// none, the root of the window's hierarchy does.
+    open var definesPresentationContext = false
 
     // MARK: Creation
 
@@ -137,15 +208,56 @@ open class ViewController {
     /// The orientations this controller supports while on top. Defaults to ``InterfaceOrientationMask/all``.
     open var supportedInterfaceOrientations: InterfaceOrientationMask { .all }
 
-    /// The window is about to rotate to `toInterfaceOrientation`.
+    /// The window is about to rotate to `toInterfaceOrientation`; sent before
+    /// ``viewWillTransition(to:with:)``.
+    @available(*, deprecated, message: "Use viewWillTransition(to:with:)")
     open func willRotate(to toInterfaceOrientation: InterfaceOrientation, duration: Double) {}
     /// The window rotated from `fromInterfaceOrientation`; layout already happened.
+    @available(*, deprecated, message: "Use viewWillTransition(to:with:) and the coordinator's completion")
     open func didRotate(from fromInterfaceOrientation: InterfaceOrientation) {}
+
+    /// The view is about to appear, is in its window with its final geometry and traits,
+    /// and has not laid out its subviews yet (UIKit's `viewIsAppearing(_:)`).
+    ///
+    /// Sent on every appearance, after ``viewWillAppear(_:)`` and once the container has
+    /// given the view its frame, before ``viewWillLayoutSubviews()`` (when a layout is
+    /// needed) and ``viewDidAppear(_:)``. A cancelled appearance (an abandoned pop gesture)
+    /// may have received it.
+    open func viewIsAppearing(_ animated: Bool) {}
+
+    /// The window is about to change size (a rotation or a resize) to `size`.
+    ///
+    /// Sent to every controller on screen, parents before children, before the size
+    /// changes; register work with `coordinator`'s
+    /// ``TransitionCoordinator/animate(alongsideTransition:completion:)``: the animations run
+    /// once the new size is laid out, the completions after every controller was told. The
+    /// engine sends it to each controller itself: an override need not call `super`.
+    open func viewWillTransition(to size: Size, with coordinator: TransitionCoordinator) {}
+
+    /// The controller's ``traitCollection`` is about to change to `newCollection` (its size
+    /// classes change with the window's size). Sent before ``viewWillTransition(to:with:)``.
+    open func willTransition(to newCollection: TraitCollection, with coordinator: TransitionCoordinator) {}
+
+    /// The controller's ``traitCollection`` changed from `previousTraitCollection`; sent
+    /// before the layout that follows.
+    ///
+    /// A hidden controller is told when it next appears, after `viewWillAppear`. The first
+    /// traits a controller gets, on its first appearance, are not a change: it is not sent then.
+    open func traitCollectionDidChange(_ previousTraitCollection: TraitCollection?) {}
+
+    /// Whether this controller forwards its appearance callbacks to its children. Defaults
+    /// to `true`.
+    ///
+    /// A custom container that returns `false` calls
+    /// ``beginAppearanceTransition(_:animated:)`` and ``endAppearanceTransition()`` on its
+    /// children itself, and ``addChild(_:)``/``removeFromParent()`` send the child no
+    /// appearance callbacks. The built-in containers always forward.
+    open var shouldAutomaticallyForwardAppearanceMethods: Bool { true }
 
     /// Sent before the controller is added to (`parent` non-nil) or removed from (`nil`)
     /// a container.
     ///
-    /// Unlike UIKit, the engine sends both `willMove(toParent:)` and
+    /// The engine sends both `willMove(toParent:)` and
     /// ``didMove(toParent:)`` itself for ``addChild(_:)``, ``removeFromParent()`` and the
     /// built-in containers, so observers see every containment change; do not call them
     /// yourself.
@@ -155,11 +267,58 @@ open class ViewController {
     /// a container, once any appearance transition finished.
     open func didMove(toParent parent: ViewController?) {}
 
+    // MARK: Showing
+
+    /// Shows `viewController` the way the nearest container that knows how does, as UIKit's
+    /// `show(_:sender:)`: the default asks the parent; a ``NavigationController`` pushes it
+    /// (animated); a controller without a parent presents it (animated, in its
+    /// ``modalPresentationStyle``). A custom container overrides it to show its own way.
+    open func show(_ viewController: ViewController, sender: Any?) {
+        if let parent {
+            parent.show(viewController, sender: sender)
+        } else {
+            present(viewController, animated: true)
+        }
+    }
+
+    /// Shows `viewController` as the detail of a master–detail interface, as UIKit's
+    /// `showDetailViewController(_:sender:)`: the default asks the parent, and a controller
+    /// without a parent presents it (animated), which is what UIKit does outside a split view
+    /// controller. StateStore has no split view controller; a custom container overrides it.
+    open func showDetailViewController(_ viewController: ViewController, sender: Any?) {
+        if let parent {
+            parent.showDetailViewController(viewController, sender: sender)
+        } else {
+            present(viewController, animated: true)
+        }
+    }
+
     // MARK: Engine hooks (overridden by the built-in containers)
 
     /// The children that receive forwarded appearance callbacks: all of them for a plain
     /// container, the top one for a navigation controller, the selected one for a tab bar.
-    var appearanceChildren: [ViewController] { children }
+    var appearanceChildren: [ViewController] { children.filter { !$0.isHiddenByContainer } }
+
+    /// The controllers this one forwards appearance callbacks to: its appearance children,
+    /// then what it presents over its current context
+    /// (``ModalPresentationStyle/overCurrentContext``), which appears and disappears with it.
+    final var forwardedChildren: [ViewController] {
+        guard let embedded = contextPresentedViewController else { return appearanceChildren }
+        return appearanceChildren + [embedded]
+    }
+
+    /// What this controller presents over its current context, when it is not a
+    /// containment root (a root's presentations are layers of its window).
+    final var contextPresentedViewController: ViewController? {
+        guard parent != nil, let presented = presentedStorage else { return nil }
+        return presented
+    }
+
+    /// The children whose views are on screen now: the appearance children that are
+    /// appearing or appeared, and both sides of a pending interactive pop.
+    var onScreenChildren: [ViewController] {
+        forwardedChildren.filter { $0.lifecycleState.isVisibleOrAppearing }
+    }
 
     /// The frame a visible child's view gets inside this controller's view.
     func frame(forChild child: ViewController) -> Rect {

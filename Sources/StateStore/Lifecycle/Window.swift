@@ -5,19 +5,20 @@
 /// ``makeKeyAndVisible()``.
 ///
 /// The first display of a root sends, in order: `loadView`, `viewDidLoad`,
-/// `viewWillAppear(animated: false)`, `viewWillLayoutSubviews`, `viewDidLayoutSubviews`,
-/// `viewDidAppear(animated: false)` (forwarded to visible children after each of the
-/// root's own callbacks).
+/// `viewWillAppear(animated: false)`, `viewIsAppearing(animated: false)`,
+/// `viewWillLayoutSubviews`, `viewDidLayoutSubviews`, `viewDidAppear(animated: false)`
+/// (forwarded to visible children after each of the root's own callbacks; a sheet presented
+/// before the window is shown appears with its presenter).
 @MainActor
 public final class Window {
     /// The application that owns this window. Weak: the application owns its windows.
     public private(set) weak var application: Application?
 
     /// The window's size in its current orientation.
-    public private(set) var size: Size
+    public internal(set) var size: Size
 
     /// The window's current orientation.
-    public private(set) var orientation: InterfaceOrientation
+    public internal(set) var orientation: InterfaceOrientation
 
     /// Whether ``makeKeyAndVisible()`` was called and ``close()`` was not.
     public private(set) var isVisible = false
@@ -103,18 +104,16 @@ public final class Window {
         application?.keyWindow = self
         guard !isVisible else { return }
         isVisible = true
-        if let top = topViewController {
-            ViewController.transition(from: nil, to: top, animated: false, removeOutgoingView: false)
-        }
+        ViewController.transition(from: [], to: visibleLayers, animated: false, removeOutgoingView: false)
     }
 
-    /// Changes the window's size. Visible controllers whose geometry changes get
+    /// Changes the window's size. Visible controllers get the size transition's callbacks
+    /// (see ``rotate(to:)``, without the rotation ones), and those whose geometry changes
     /// `viewWillLayoutSubviews` and `viewDidLayoutSubviews`; hidden ones lay out when they
     /// next appear.
     public func resize(to newSize: Size) {
         guard newSize != size, !isClosed else { return }
-        size = newSize
-        layoutVisible()
+        changeSize(to: newSize, orientation: orientation)
     }
 
     /// Rotates the window to `newOrientation` if allowed; returns whether it rotated (or
@@ -122,10 +121,14 @@ public final class Window {
     ///
     /// Rotation happens only if the top controller's ``ViewController/shouldAutorotate`` is
     /// `true`, `newOrientation` is in its ``ViewController/supportedInterfaceOrientations``
-    /// and in ``Application/supportedOrientations``. Then each visible controller gets
-    /// `willRotate(to:duration:)`, the size swaps between portrait and landscape, each
-    /// visible controller lays out, and each gets `didRotate(from:)` (parents before
-    /// children). A refused rotation sends nothing.
+    /// and in ``Application/supportedOrientations``. Then every controller on screen (parents
+    /// before children, every visible presentation layer, both sides of a pending pop
+    /// gesture) gets, in turn: `willRotate(to:duration:)` (deprecated), then
+    /// `willTransition(to:with:)` when its size classes change, then
+    /// `viewWillTransition(to:with:)`; the size swaps between portrait and landscape;
+    /// `traitCollectionDidChange(_:)` where the traits changed; each lays out; the
+    /// coordinator's alongside animations run; each gets `didRotate(from:)` (deprecated);
+    /// the coordinator's completions run. A refused rotation sends nothing.
     @discardableResult
     public func rotate(to newOrientation: InterfaceOrientation) -> Bool {
         guard !isClosed else { return false }
@@ -135,23 +138,8 @@ public final class Window {
             guard top.shouldAutorotate, top.supportedInterfaceOrientations.includes(newOrientation) else { return false }
         }
         if let application, !application.supportedOrientations.includes(newOrientation) { return false }
-        let old = orientation
-        let visible = isVisible ? (top?.visibleTree ?? []) : []
-        let duration = rotationDuration
-        for controller in visible {
-            controller.deliver(.willRotate, "willRotate(to: \(newOrientation), duration: \(duration))") {
-                controller.willRotate(to: newOrientation, duration: duration)
-            }
-        }
-        orientation = newOrientation
-        if old.isLandscape != newOrientation.isLandscape { size = size.transposed }
-        if isVisible, let view = top?.loadedView {
-            view.setNeedsLayoutRecursively()
-            layoutVisible()
-        }
-        for controller in visible {
-            controller.deliver(.didRotate, "didRotate(from: \(old))") { controller.didRotate(from: old) }
-        }
+        let newSize = orientation.isLandscape != newOrientation.isLandscape ? size.transposed : size
+        changeSize(to: newSize, orientation: newOrientation)
         return true
     }
 
@@ -161,8 +149,8 @@ public final class Window {
     public func close() {
         guard !isClosed else { return }
         settleTransitions()
-        if isVisible, let top = topViewController {
-            ViewController.transition(from: top, to: nil, animated: false, removeOutgoingView: false)
+        if isVisible {
+            ViewController.transition(from: visibleLayers.reversed(), to: [], animated: false, removeOutgoingView: false)
         }
         isVisible = false
         isClosed = true
@@ -185,24 +173,23 @@ public final class Window {
         }
         settleTransitions()
         let oldRoot = root
-        let oldTop = topViewController
+        let oldLayers = visibleLayers
         newRoot?.hostingWindow = self
         root = newRoot
         newRoot?.adopt(application)
         if isVisible {
             // The old hierarchy stays reachable from this window (oldRoot.hostingWindow)
             // until it has disappeared.
-            ViewController.transition(from: oldTop, to: topViewController, animated: false, removeOutgoingView: false)
+            ViewController.transition(from: oldLayers.reversed(), to: visibleLayers, animated: false, removeOutgoingView: false)
         }
         oldRoot?.hostingWindow = nil
         notifyHierarchyChange()
     }
 
-    /// Lays out the visible hierarchy: the top controller's view gets the window's bounds.
+    /// Lays out the visible hierarchy: each visible presentation layer's view gets its frame.
     func layoutVisible() {
-        guard isVisible, let top = topViewController, let view = top.loadedView else { return }
-        view.frame = bounds
-        view.layoutIfNeeded()
+        guard isVisible else { return }
+        for layer in visibleLayers { layer.layoutForAppearance() }
     }
 
     /// Cancels pending interactive transitions anywhere in the window.

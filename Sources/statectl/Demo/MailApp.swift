@@ -11,7 +11,14 @@ import StateStore
 final class MailApp {
     let application: Application
     let window: Window
-    let trace = LifecycleTrace(echo: false)
+    /// The classic callbacks: the demo's printed trace leaves out `viewIsAppearing` and the
+    /// size and trait transitions, which the lifecycle tests cover.
+    let trace = LifecycleTrace(
+        recording: Set(LifecycleCallback.allCases).subtracting([
+            .viewIsAppearing, .viewWillTransition, .willTransitionToTraitCollection, .traitCollectionDidChange,
+        ]),
+        echo: false
+    )
     /// Whether ``launch()`` rebuilt a saved hierarchy rather than building the first screen.
     private(set) var restored = false
 
