@@ -7,8 +7,8 @@ struct PressureWatch {
     var fd: Int32
     var events: Int16
     var source: MemoryPressureEvent.Source
-    /// Whether the first (possibly spurious) wake-up has been seen.
-    var primed = false
+    /// The level a wake-up stands for (see ``MemorySample/stallTrigger``).
+    var level: MemoryPressureLevel = .warning
     /// FIFOs and sockets deliver bytes that must be read; PSI files do not.
     var drainsInput = false
 
@@ -33,11 +33,13 @@ struct PressureWatch {
         var watches: [PressureWatch] = []
         let window: UInt64 = 2_000_000  // 2 s: unprivileged triggers need a multiple of 2 s
         if let percent = configuration.warningPressureStallPercent, percent > 0, percent < 100,
-           let watch = trigger(file: file, "some \(UInt64(percent / 100 * Double(window))) \(window)") {
+           var watch = trigger(file: file, "some \(UInt64(percent / 100 * Double(window))) \(window)") {
+            watch.level = .warning
             watches.append(watch)
         }
         if let percent = configuration.criticalPressureStallPercent, percent > 0, percent < 100,
-           let watch = trigger(file: file, "full \(UInt64(percent / 100 * Double(window))) \(window)") {
+           var watch = trigger(file: file, "full \(UInt64(percent / 100 * Double(window))) \(window)") {
+            watch.level = .critical
             watches.append(watch)
         }
         return (watches, watches.isEmpty ? "polling (no PSI triggers on \(file))" : "psi triggers on \(file)")
