@@ -21,6 +21,9 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        // malloc_trim, fstatfs and prctl, which Swift's Glibc module does not import; linked
+        // directly, so they also work in a statically linked executable.
+        .systemLibrary(name: "CLinux"),
         // Turns migrations/*.sql into Swift source at build time, so the top-level
         // folder stays the only copy of the schema and nothing is read at run time.
         .executableTarget(name: "embed-migrations"),
@@ -33,6 +36,7 @@ let package = Package(
             name: "StateStore",
             dependencies: [
                 "CSQLite",
+                "CLinux",
                 .product(name: "Logging", package: "swift-log"),
             ],
             plugins: ["EmbedMigrations"]
@@ -41,6 +45,7 @@ let package = Package(
             name: "statectl",
             dependencies: [
                 "StateStore",
+                "CLinux",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -48,7 +53,7 @@ let package = Package(
         // saving in a loop until killed, allocating ballast, relaunching an app.
         .executableTarget(
             name: "statestore-worker",
-            dependencies: ["StateStore"]
+            dependencies: ["StateStore", "CLinux"]
         ),
         .testTarget(
             name: "StateStoreTests",

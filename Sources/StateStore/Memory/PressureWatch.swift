@@ -1,3 +1,4 @@
+import CLinux
 import Foundation
 import Glibc
 
@@ -81,18 +82,9 @@ struct PressureWatch {
         return PressureWatch(fd: fd, events: Int16(POLLPRI), source: .systemdWatch)
     }
 
-    /// Whether `fd` is on procfs or cgroup2, from `fstatfs(2)`'s `f_type`. Swift's Glibc module
-    /// does not import `<sys/vfs.h>`, so the function is looked up at run time; `f_type` is the
-    /// first field of `struct statfs` on every Linux ABI glibc supports.
+    /// Whether `fd` is on procfs or cgroup2, from `fstatfs(2)`'s `f_type`.
     static func isPressureFile(_ fd: Int32) -> Bool {
-        typealias FStatFS = @convention(c) (Int32, UnsafeMutableRawPointer) -> Int32
-        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "fstatfs") else { return false }
-        let fstatfs = unsafeBitCast(symbol, to: FStatFS.self)
-        let buffer = UnsafeMutableRawPointer.allocate(byteCount: 512, alignment: 16)
-        defer { buffer.deallocate() }
-        buffer.initializeMemory(as: UInt8.self, repeating: 0, count: 512)
-        guard fstatfs(fd, buffer) == 0 else { return false }
-        let type = buffer.load(as: Int.self)
+        let type = clinux_filesystem_type(fd)
         return type == procMagic || type == cgroup2Magic
     }
 
