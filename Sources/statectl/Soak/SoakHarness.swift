@@ -438,6 +438,8 @@ final class SoakHarness {
             message.level = event.level.rawValue
             message.previous = event.previousLevel.rawValue
             message.trigger = event.trigger.rawValue
+            message.source = event.source.rawValue
+            message.ahead = event.aheadOfPoll.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 }
             message.available = event.availableBytes
             message.total = event.totalBytes
             soakWriteLine(message.line)
