@@ -152,6 +152,23 @@ struct SoakTests {
         #expect(result.stdout.contains(#""interrupted": true"#), "\(result)")
     }
 
+    /// Whether this test process may drop to `nobody` with util-linux's setpriv.
+    static let canDropPrivileges: Bool = geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
+
+    /// Unprivileged, outside any delegated subtree: the soak cannot make a cgroup and says why,
+    /// naming each hierarchy it looked at, and what would work instead.
+    @Test(.enabled(if: canDropPrivileges, "needs root and /usr/bin/setpriv to run the soak as nobody"), .timeLimit(.minutes(1)))
+    func cgroupSoakWithoutPrivilegeNamesWhatIsMissing() throws {
+        let result = try CLI.run(["-c", "cd / && exec /usr/bin/setpriv --reuid 65534 --regid 65534 --clear-groups \"$0\" soak --pressure cgroup --duration 5s",
+                                  CLI.executable], executable: "/bin/sh")
+        #expect(result.status == 1, "\(result)")
+        #expect(result.stderr.hasPrefix("statectl: no memory cgroup to run the soak in: "), "\(result)")
+        let unified = result.stderr.contains("cgroup v2") || result.stderr.contains("no cgroup v2 hierarchy is mounted")
+        let legacy = result.stderr.contains("cgroup v1 memory needs root") || result.stderr.contains("no cgroup v1 memory hierarchy")
+        #expect(unified && legacy, "\(result)")
+        #expect(result.stderr.contains("Delegate=yes") && result.stderr.contains("--pressure synthetic"), "\(result)")
+    }
+
     @Test func badArgumentsAreUsageErrors() throws {
         #expect(try CLI.run(["soak", "--duration", "soon"]).status == 2)
         #expect(try CLI.run(["soak", "--memory-limit", "1MiB"]).status == 2)

@@ -50,7 +50,7 @@ struct SoakCgroup {
             if rootControllers.contains("memory") {
                 let own = locate(path, in: mount)
                 if let problem = v2Problem(own: own, top: top) {
-                    problems.append(problem)
+                    problems.append("cgroup v2: " + problem)
                 } else {
                     return .success(Placement(parent: own, version: .v2, top: top))
                 }
