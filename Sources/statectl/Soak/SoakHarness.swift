@@ -502,6 +502,7 @@ final class SoakHarness {
 
     private func finish() {
         let baseline = windows.reduce(0) { $0 + $1.allViewControllers.count }
+        final.watch = monitor.watchDescription
         application?.stopObservingMemoryPressure(monitor)
         application?.terminate()
         monitor.stop()

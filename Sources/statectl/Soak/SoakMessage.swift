@@ -71,6 +71,8 @@ struct SoakFinal: Codable, Sendable {
     /// Traffic operations by kind: push, pop, interactive pop (finished, cancelled),
     /// present, dismiss, tab switch, rotation, relaunch.
     var operations: [String: Int] = [:]
+    /// How the harness's monitor was woken (`MemoryPressureMonitor.watchDescription`) before it stopped.
+    var watch: String?
     /// Appearance transitions the controllers went through (viewDidAppear calls).
     var transitions = 0
     var controllersInstantiated = 0

@@ -281,6 +281,7 @@ struct SoakSummary {
                 ("crossings_to_warning", .int(crossings(to: 1))),
                 ("crossings_to_critical", .int(crossings(to: 2))),
                 ("recoveries", .int(recoveries)),
+                ("watch", final.watch.map(JSON.string) ?? .null),
                 ("raised_by_psi_trigger", .array(triggeredEscalations.prefix(50).map { item in
                     .object([
                         ("t", SoakValues.number((item.event.t ?? run.start) - run.start, decimals: 3)),
@@ -386,7 +387,7 @@ struct SoakSummary {
             ("Duration:", String(format: "%.1f s", elapsed) + (run.interrupted ? " (interrupted)" : "")),
             ("Traffic:", "\(final.operations.values.reduce(0, +)) operations, \(final.transitions) transitions (\(String(format: "%.0f", Double(final.transitions) / elapsed))/s), \(plan.controllers) controllers, seed \(plan.seed)"),
             ("Monitor:", "\(crossings(to: 1)) crossings to warning, \(crossings(to: 2)) to critical, \(recoveries) recoveries"
-                + psiTriggerText),
+                + psiTriggerText + (final.watch.map { "; woken by \($0)" } ?? "")),
             ("Warnings:", "\(run.warnings.count) delivered (\(run.warnings.filter { $0.level == 1 }.count) warning, \(criticalWarnings.count) critical), \(final.undelivered) undelivered"),
             ("Delay:", "min \(ms(delays.first)), median \(ms(Self.percentile(delays, 50))), max \(ms(delays.last))"),
             ("Relaunches:", "\(simulatedRelaunches.count), \(relaunchVerified) reads verified, \(relaunchLost) lost, \(relaunchCorrupt) corrupt, \(leaked) leaked controllers"),
