@@ -9,13 +9,15 @@ import Testing
 @Suite("statectl soak", .serialized)
 struct SoakTests {
     /// Whether this process may create a child memory cgroup: root with a v1 memory controller,
-    /// or root on a v2 hierarchy that has the memory controller (the soak arranges the rest).
-    /// Delegated unprivileged v2 runs in the VM lane (scripts/vm-cgroup2).
+    /// or root in the v2 root cgroup (the soak arranges the rest). Anywhere else on v2 the
+    /// soak must move itself into a leaf, which it refuses while the test runner shares its
+    /// cgroup; that case, and delegated unprivileged v2, run in the VM lane (scripts/vm-cgroup2).
     static let cgroupWritable: Bool = {
         guard geteuid() == 0 else { return false }
         let membership = CgroupMembership.parse((try? String(contentsOfFile: "/proc/self/cgroup", encoding: .utf8)) ?? "")
         let mounts = MountInfo.parse((try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8)) ?? "")
-        if membership.unifiedPath != nil, let mount = mounts.cgroup2 {
+        if membership.unifiedPath == "/", let mount = mounts.cgroup2, mount.root == "/",
+           access(mount.mountPoint + "/cgroup.type", F_OK) != 0 {
             let controllers = (try? String(contentsOfFile: mount.mountPoint + "/cgroup.controllers", encoding: .utf8)) ?? ""
             if controllers.split(whereSeparator: \.isWhitespace).contains("memory") { return true }
         }

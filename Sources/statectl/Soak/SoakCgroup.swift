@@ -93,7 +93,7 @@ struct SoakCgroup {
                 return "the memory controller is not enabled for \(child), and \(parent)/cgroup.subtree_control is not writable to enable it"
             }
         }
-        if own != top && !controllers(own + "/cgroup.subtree_control").contains("memory") {
+        if !isRootCgroup(own, top: top) && !controllers(own + "/cgroup.subtree_control").contains("memory") {
             guard writable(own + "/cgroup.subtree_control"), writable(own + "/cgroup.procs") else {
                 return "\(own)/cgroup.subtree_control or cgroup.procs is not writable (needed to enable memory for a child cgroup; a delegated subtree allows it)"
             }
@@ -150,7 +150,7 @@ struct SoakCgroup {
                            why: "to enable the memory controller for \(child)")
         }
         let subtree = own + "/cgroup.subtree_control"
-        if own == placement.top {
+        if Self.isRootCgroup(own, top: placement.top) {
             // The root cgroup is exempt from the no-internal-processes rule.
             if !Self.controllers(subtree).contains("memory") {
                 try Self.write(subtree, "+memory", why: "to enable the memory controller below the root cgroup")
@@ -172,6 +172,14 @@ struct SoakCgroup {
         try Self.write(leaf + "/cgroup.procs", "\(me)", why: "to move the supervisor into a leaf cgroup")
         try Self.write(subtree, "+memory", why: "to enable the memory controller for the soak cgroup")
         enabledMemoryIn = own
+    }
+
+    /// Whether `directory` is the hierarchy's real root cgroup, the one exempt from the
+    /// no-internal-processes rule. The top of a cgroup namespace (a container's
+    /// `/sys/fs/cgroup`) is mounted like the root but is an ordinary cgroup: it has
+    /// `cgroup.type`, which the root does not.
+    private static func isRootCgroup(_ directory: String, top: String) -> Bool {
+        directory == top && access(directory + "/cgroup.type", F_OK) != 0
     }
 
     private static func controllers(_ file: String) -> [String] {
