@@ -20,6 +20,9 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        // malloc_trim, fstatfs and prctl, which Swift's Glibc module does not import; linked
+        // directly, so they also work in a statically linked executable.
+        .systemLibrary(name: "StateStoreLinux"),  // named after the package, as StateStoreSQLite is
         // Turns migrations/*.sql into Swift source at build time, so the top-level
         // folder stays the only copy of the schema and nothing is read at run time.
         .executableTarget(name: "embed-migrations"),
@@ -32,6 +35,7 @@ let package = Package(
             name: "StateStore",
             dependencies: [
                 "StateStoreSQLite",
+                "StateStoreLinux",
                 .product(name: "Logging", package: "swift-log"),
             ],
             plugins: ["EmbedMigrations"]
@@ -40,6 +44,7 @@ let package = Package(
             name: "statectl",
             dependencies: [
                 "StateStore",
+                "StateStoreLinux",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -47,7 +52,7 @@ let package = Package(
         // saving in a loop until killed, allocating ballast, relaunching an app.
         .executableTarget(
             name: "statestore-worker",
-            dependencies: ["StateStore"]
+            dependencies: ["StateStore", "StateStoreLinux"]
         ),
         .testTarget(
             name: "StateStoreTests",

@@ -21,6 +21,7 @@
 //
 // Every line is flushed as soon as it is written, so a parent reading the pipe
 // knows exactly which saves were acknowledged before it killed the worker.
+import StateStoreLinux
 import Foundation
 import StateStore
 
@@ -88,11 +89,8 @@ func ballast() -> Never {
     var chunks: [UnsafeMutableRawPointer] = []
     // The cgroup's OOM killer should pick the ballast, never the harness beside it.
     try? "1000\n".write(toFile: "/proc/self/oom_score_adj", atomically: false, encoding: .utf8)
-    // Die with the supervisor (prctl(PR_SET_PDEATHSIG, SIGKILL); <sys/prctl.h> is not in Glibc's module).
-    typealias Prctl = @convention(c) (Int32, UInt, UInt, UInt, UInt) -> Int32
-    if let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "prctl") {
-        _ = unsafeBitCast(symbol, to: Prctl.self)(1, UInt(SIGKILL), 0, 0, 0)
-    }
+    // Die with the supervisor.
+    _ = clinux_set_parent_death_signal(SIGKILL)
     while let line = readLine() {
         guard let target = Int(line.trimmingCharacters(in: .whitespaces)), target >= 0 else {
             emit("error bad target \(line)")

@@ -64,7 +64,7 @@ import Testing
         let json = try CLI.run(["monitor", "--once", "--root", tree.path, "--json"])
         #expect(json.status == 0, "\(json)")
         #expect(Self.withoutTimes(json.stdout) == """
-            {"schema":1,"kind":"sample","time":"<time>","level":"normal","host":{"total":16042172416,"available":15569825792,"available_is_estimated":true},"cgroup":null,"pressure":{"some_avg10":0.10,"full_avg10":0.20},"effective_total":16042172416,"effective_available":15569825792,"available_percent":97.06}
+            {"schema":1,"kind":"sample","time":"<time>","level":"normal","host":{"total":16042172416,"available":15569825792,"available_is_estimated":true},"cgroup":null,"pressure":{"file":"/proc/pressure/memory","some_avg10":0.10,"full_avg10":0.20},"effective_total":16042172416,"effective_available":15569825792,"available_percent":97.06}
 
             """, "\(json)")
     }
@@ -82,14 +82,39 @@ import Testing
         let json = try CLI.run(["monitor", "--once", "--root", tree.path, "--json"])
         #expect(json.status == 0, "\(json)")
         #expect(Self.withoutTimes(json.stdout) == """
-            {"schema":1,"kind":"sample","time":"<time>","level":"warning","host":{"total":16042172416,"available":15569825792,"available_is_estimated":true},"cgroup":{"version":2,"path":"/sys/fs/cgroup/app.slice/demo.service","limit":1073741824,"usage":943718400,"inactive_file":104857600,"available":234881024},"pressure":{"some_avg10":4.00,"full_avg10":1.00},"effective_total":1073741824,"effective_available":234881024,"available_percent":21.88}
+            {"schema":1,"kind":"sample","time":"<time>","level":"warning","host":{"total":16042172416,"available":15569825792,"available_is_estimated":true},"cgroup":{"version":2,"path":"/sys/fs/cgroup/app.slice/demo.service","numbers_from":"/sys/fs/cgroup/app.slice/demo.service","limit":1073741824,"usage":943718400,"inactive_file":104857600,"available":234881024},"pressure":{"file":"/sys/fs/cgroup/app.slice/demo.service/memory.pressure","some_avg10":4.00,"full_avg10":1.00},"effective_total":1073741824,"effective_available":234881024,"available_percent":21.88}
 
             """, "\(json)")
 
         // --cgroup picks a directory explicitly: the unlimited parent leaves the host in charge.
         let parent = try CLI.run(["monitor", "--once", "--root", tree.path, "--cgroup", "/sys/fs/cgroup/app.slice", "--json"])
-        #expect(parent.stdout.contains(#""cgroup":{"version":2,"path":"/sys/fs/cgroup/app.slice","limit":null,"usage":2147483648,"inactive_file":0,"available":null}"#), "\(parent)")
-        #expect(parent.stdout.contains(#""pressure":{"some_avg10":0.10,"full_avg10":0.20}"#), "\(parent)")
+        #expect(parent.stdout.contains(#""cgroup":{"version":2,"path":"/sys/fs/cgroup/app.slice","numbers_from":"/sys/fs/cgroup/app.slice","limit":null,"usage":2147483648,"inactive_file":0,"available":null}"#), "\(parent)")
+        #expect(parent.stdout.contains(#""pressure":{"file":"/proc/pressure/memory","some_avg10":0.10,"full_avg10":0.20}"#), "\(parent)")
+    }
+
+    /// A tighter ancestor: the JSON keeps the process's cgroup as `path` and names the ancestor
+    /// the limit, usage and available come from, and the file PSI was read from.
+    @Test func tighterAncestorIsNamed() throws {
+        let tree = try Self.cgroupTree()
+        // app.slice: 1.5 GiB limit with 1.4 GiB charged, tighter than the service's 224 MiB headroom.
+        try MemoryFixtures.write("1610612736\n", to: "/sys/fs/cgroup/app.slice/memory.max", in: tree.path)
+        try MemoryFixtures.write("1503238553\n", to: "/sys/fs/cgroup/app.slice/memory.current", in: tree.path)
+        let json = try CLI.run(["monitor", "--once", "--root", tree.path, "--json"])
+        #expect(json.status == 0, "\(json)")
+        #expect(json.stdout.contains(#""cgroup":{"version":2,"path":"/sys/fs/cgroup/app.slice/demo.service","numbers_from":"/sys/fs/cgroup/app.slice","limit":1610612736,"usage":1503238553,"inactive_file":0,"available":107374183}"#), "\(json)")
+        #expect(json.stdout.contains(#""pressure":{"file":"/sys/fs/cgroup/app.slice/demo.service/memory.pressure","#), "\(json)")
+        #expect(json.stdout.contains(#""level":"critical""#), "\(json)")
+    }
+
+    /// `--events` runs the monitor thread: the first event is printed with its trigger and
+    /// source, and `--count` stops it.
+    @Test func eventsArePrintedAsRaised() throws {
+        let tree = try Self.cgroupTree()
+        let json = try CLI.run(["monitor", "--events", "--count", "1", "--root", tree.path, "--json"])
+        #expect(json.status == 0, "\(json)")
+        #expect(json.stdout.contains(#""kind":"event""#), "\(json)")
+        #expect(json.stdout.contains(#""level":"warning","previous":"normal","trigger":"available_memory","source":"poll","ahead_of_poll_ms":null"#), "\(json)")
+        #expect(json.stdout.split(separator: "\n").count == 1, "\(json)")
     }
 
     @Test func countPrintsOneLinePerSample() throws {

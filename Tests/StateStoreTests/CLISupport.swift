@@ -39,7 +39,8 @@ enum CLI {
     }()
 
     /// Runs `statectl arguments` with a clean environment (no `STATESTORE_DB`, XDG state in `home`).
-    static func run(_ arguments: [String], home: String? = nil, environment extra: [String: String] = [:]) throws -> CLIResult {
+    static func run(_ arguments: [String], home: String? = nil, environment extra: [String: String] = [:],
+                    executable: String = CLI.executable) throws -> CLIResult {
         struct NotBuilt: Error, CustomStringConvertible {
             var description: String { "statectl is not built at \(CLI.executable); run `swift build --build-tests` (or set STATECTL)" }
         }

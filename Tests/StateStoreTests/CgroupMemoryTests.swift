@@ -130,6 +130,44 @@ struct CgroupMemoryTests {
         #expect(throws: MemoryError.self) { try CgroupMemory.discover(root: tree.root) }
     }
 
+    /// `r` has `memory.max` 256 MiB with 200 MiB charged; `r` does not pass the memory
+    /// controller down, so `r/c` (where the process is) has only the core files. The process's
+    /// memory is charged to `r`, and r's limit binds it: the walk goes up to `r`.
+    @Test func v2WalksUpToTheNearestCgroupWithTheMemoryController() throws {
+        let tree = try CgroupTree.v2()
+        try tree.write("0::/r/c\n", "/proc/self/cgroup")
+        try tree.write("cpu io memory pids\n", "/sys/fs/cgroup/cgroup.controllers")
+        try tree.write("memory\n", "/sys/fs/cgroup/r/cgroup.controllers")
+        try tree.v2Level("/r", max: "\(256 * MiB)", current: 200 * MiB, inactiveFile: 0)
+        try tree.write("some avg10=2.00 avg60=0.50 avg300=0.10 total=1234\n", "/sys/fs/cgroup/r/memory.pressure")
+        try tree.write("\n", "/sys/fs/cgroup/r/c/cgroup.controllers")
+        try tree.write("some avg10=9.00 avg60=0.50 avg300=0.10 total=1\n", "/sys/fs/cgroup/r/c/memory.pressure")
+
+        let cgroup = try CgroupMemory.discover(root: tree.root)
+        #expect(cgroup.version == .v2)
+        #expect(cgroup.path == tree.root + "/sys/fs/cgroup/r")
+        #expect(cgroup.limit == 256 * MiB)
+        #expect(cgroup.available == 56 * MiB)
+        #expect(cgroup.pressure?.some?.avg10 == 2.0)
+        // Pointed at r/c directly, the same.
+        #expect(try CgroupMemory.read(directory: tree.root + "/sys/fs/cgroup/r/c").path == tree.root + "/sys/fs/cgroup/r")
+
+        // And the monitor grades it: 56 of 256 MiB is 21.9 %, a warning, not "no cgroup".
+        let monitor = MemoryPressureMonitor(configuration: .init(root: tree.root))
+        let sample = try monitor.sample()
+        #expect(sample.cgroup?.limit == 256 * MiB)
+        #expect(sample.level == .warning)
+    }
+
+    /// A folder that is not a cgroup (no `cgroup.controllers`) is not walked through.
+    @Test func v2DoesNotWalkOutOfTheHierarchy() throws {
+        let tree = try CgroupTree.v2()
+        try tree.write("0::/r/c\n", "/proc/self/cgroup")
+        try tree.v2Level("/r", max: "\(256 * MiB)", current: 200 * MiB, inactiveFile: 0)
+        try tree.write("\n", "/sys/fs/cgroup/r/c/some-file")
+        #expect(throws: MemoryError.self) { try CgroupMemory.discover(root: tree.root) }
+    }
+
     // MARK: cgroup v1
 
     @Test func v1LimitWithTotalInactiveFileSubtracted() throws {

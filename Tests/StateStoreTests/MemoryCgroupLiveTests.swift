@@ -184,6 +184,44 @@ struct SystemdPressureWatchTests {
         }
     }
 
+    /// The running monitor's first wake-up is a real one (it used to be dropped as "possibly
+    /// spurious" and counted as a poll), and a watch that fires raises the level by itself:
+    /// the host has plenty of memory (a poll grades normal) and polls are a minute apart, so
+    /// only the wake-up can raise it, and the event says it came from the watch.
+    @Test(.timeLimit(.minutes(3)))
+    func firstWatchWakeUpRaisesTheLevelBeforeAnyPoll() async throws {
+        let folder = TemporaryFolder()
+        let path = folder.file("pressure.fifo")
+        #expect(mkfifo(path, 0o600) == 0)
+        let monitor = MemoryPressureMonitor(configuration: .init(minimumPollingInterval: .seconds(60), maximumPollingInterval: .seconds(60)))
+        let events = Mutex<[MemoryPressureEvent]>([])
+        monitor.onEvent { event in events.withLock { $0.append(event) } }
+        // Read once, when the thread prepares its watches; unset right after.
+        setenv("MEMORY_PRESSURE_WATCH", path, 1)
+        monitor.start()
+        defer { monitor.stop() }
+        for _ in 0..<3000 where !monitor.watchDescription.hasPrefix("systemd watch") { try await Task.sleep(for: .milliseconds(10)) }
+        unsetenv("MEMORY_PRESSURE_WATCH")
+        #expect(monitor.watchDescription == "systemd watch \(path)")
+        for _ in 0..<3000 where monitor.lastSample == nil { try await Task.sleep(for: .milliseconds(10)) }
+        try #require(monitor.level == .normal, "the host is under memory pressure already; nothing to raise")
+        #expect(events.withLock { $0.isEmpty })
+
+        let writer = open(path, O_WRONLY | O_NONBLOCK)
+        #expect(writer >= 0)
+        defer { close(writer) }
+        #expect(write(writer, "x", 1) == 1)
+        // Other tests may hold the test runner's threads for a while: wait long enough.
+        for _ in 0..<3000 where events.withLock({ $0.isEmpty }) { try await Task.sleep(for: .milliseconds(10)) }
+        let event = try #require(events.withLock { $0.first }, "the wake-up raised nothing")
+        #expect(event.source == .systemdWatch)
+        #expect(event.level == .warning)
+        #expect(event.previousLevel == .normal)
+        #expect(event.trigger == .pressureStall)
+        let ahead = try #require(event.aheadOfPoll)
+        #expect(ahead > .zero && ahead <= .seconds(60), "the next poll was \(ahead) away")
+    }
+
     @Test func releasingTheMonitorStopsItsThread() async throws {
         let folder = TemporaryFolder()
         try MemoryFixtures.write(MemoryFixtures.meminfo(totalKB: 1000, availableKB: 900), to: "/proc/meminfo", in: folder.path)

@@ -146,6 +146,37 @@ struct MonitorPolicyTests {
         #expect(throws: MemoryError.self) { try script.monitor.refresh() }
     }
 
+    /// A PSI trigger that fired is evidence of stall by itself, whatever the lagging `avg10`
+    /// says: `some` raises to warning, `full` to critical, and the event says so.
+    @Test func firedTriggerRaisesTheLevelByItself() throws {
+        let configuration = MemoryPressureMonitor.Configuration()
+        let calm = PressureStall(some: .init(avg10: 0.5, avg60: 0, avg300: 0, total: 1), full: .init(avg10: 0, avg60: 0, avg300: 0, total: 0))
+        var sample = MemorySample(meminfo: MemInfo(total: 1000, available: 900), pressure: calm)
+        #expect(configuration.instantaneousLevel(for: sample) == .normal)
+
+        sample.stallTrigger = .warning
+        #expect(configuration.instantaneousLevel(for: sample) == .warning)
+        let start = ContinuousClock.now
+        let (state, event) = MemoryPressureMonitor.evaluate(sample, state: .init(), configuration: configuration, at: start,
+                                                             source: .pressureStallTrigger)
+        #expect(event?.level == .warning)
+        #expect(event?.trigger == .pressureStall)
+        #expect(event?.source == .pressureStallTrigger)
+
+        sample.stallTrigger = .critical
+        let (_, critical) = MemoryPressureMonitor.evaluate(sample, state: state, configuration: configuration,
+                                                           at: start + .milliseconds(300), source: .pressureStallTrigger)
+        #expect(critical?.level == .critical)
+        #expect(critical?.previousLevel == .warning)
+
+        // The next timed poll has no trigger behind it: hysteresis holds the level.
+        sample.stallTrigger = nil
+        let (held, none) = MemoryPressureMonitor.evaluate(sample, state: state, configuration: configuration,
+                                                          at: start + .seconds(1), source: .poll)
+        #expect(none == nil)
+        #expect(held.level == .warning)
+    }
+
     @Test func pollingGetsFasterAsHeadroomShrinks() throws {
         let configuration = MemoryPressureMonitor.Configuration()
         func interval(_ percent: Double) -> Duration {

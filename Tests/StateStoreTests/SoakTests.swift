@@ -8,14 +8,34 @@ import Testing
 /// synthetic one runs anywhere.
 @Suite("statectl soak", .serialized)
 struct SoakTests {
-    /// Whether this process may create a child memory cgroup (root, v1 memory controller or delegated v2).
+    /// Whether this process may create a child memory cgroup: root with a v1 memory controller,
+    /// or root in the v2 root cgroup (the soak arranges the rest). Anywhere else on v2 the
+    /// soak must move itself into a leaf, which it refuses while the test runner shares its
+    /// cgroup; that case, and delegated unprivileged v2, run in the VM lane (scripts/vm-cgroup2).
     static let cgroupWritable: Bool = {
-        guard geteuid() == 0, let own = try? CgroupMemory.discover(), access(own.path, W_OK) == 0 else { return false }
-        if own.version == .v2 {
-            let controllers = (try? String(contentsOfFile: own.path + "/cgroup.subtree_control", encoding: .utf8)) ?? ""
-            return controllers.split(whereSeparator: \.isWhitespace).contains("memory")
+        guard geteuid() == 0 else { return false }
+        let membership = CgroupMembership.parse((try? String(contentsOfFile: "/proc/self/cgroup", encoding: .utf8)) ?? "")
+        let mounts = MountInfo.parse((try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8)) ?? "")
+        if membership.unifiedPath == "/", let mount = mounts.cgroup2, mount.root == "/",
+           access(mount.mountPoint + "/cgroup.type", F_OK) != 0 {
+            let controllers = (try? String(contentsOfFile: mount.mountPoint + "/cgroup.controllers", encoding: .utf8)) ?? ""
+            if controllers.split(whereSeparator: \.isWhitespace).contains("memory") { return true }
         }
-        return true
+        guard let own = try? CgroupMemory.discover(), own.version == .v1 else { return false }
+        return access(own.path, W_OK) == 0
+    }()
+
+    /// Whether `unshare -n` works here (root, or user namespaces allowed).
+    static let unshareWorks: Bool = {
+        let candidates: [String] = ["/usr/bin/unshare", "/bin/unshare"]
+        guard let unshare = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else { return false }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: unshare)
+        process.arguments = ["-n", "true"]
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return false }
+        process.waitUntilExit()
+        return process.terminationStatus == 0
     }()
 
     static var workerBuilt: Bool {
@@ -102,6 +122,53 @@ struct SoakTests {
         // The database is kept when named, and `check` agrees it is healthy.
         let check = try CLI.run(["check", "--db", database])
         #expect(check.status == 0, "\(check)")
+    }
+
+    /// Without a loopback interface (a new network namespace), the soak still starts its
+    /// harness and verifier and finishes: nothing in it needs a socket. (Foundation's `Process`
+    /// did, and hung forever after "Could not create wakeup socket pair for CFSocket!!!".)
+    @Test(.enabled(if: unshareWorks, "needs unshare -n (root or user namespaces)"), .timeLimit(.minutes(2)))
+    func soakRunsWithoutLoopback() throws {
+        let started = Date()
+        let result = try CLI.run(["-c", "exec timeout -k 5 60 unshare -n \"$0\" soak --duration 4s --pressure synthetic --controllers 50 --json",
+                                  CLI.executable], executable: "/bin/sh")
+        #expect(!result.stderr.contains("CFSocket"), "\(result)")
+        #expect(result.status != 124 && result.status != 137, "timed out: \(result)")
+        #expect(Date().timeIntervalSince(started) < 50)
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], "\(result)")
+        #expect(document["interrupted"] as? Bool == false)
+        let verification = try #require(document["final_verification"] as? [String: Any], "\(result)")
+        #expect(verification["lost"] as? Int == 0)
+        #expect(verification["verified"] as? Int ?? 0 > 0, "the fresh process verified nothing: \(result)")
+    }
+
+    /// And SIGTERM still stops it promptly there (exit 130, the summary covers the part run).
+    @Test(.enabled(if: unshareWorks, "needs unshare -n (root or user namespaces)"), .timeLimit(.minutes(2)))
+    func soakWithoutLoopbackHearsSigterm() throws {
+        let started = Date()
+        let result = try CLI.run(["-c", "exec timeout --preserve-status -k 20 4 unshare -n \"$0\" soak --duration 60s --pressure synthetic --controllers 50 --json",
+                                  CLI.executable], executable: "/bin/sh")
+        #expect(result.status == 130, "\(result)")
+        #expect(Date().timeIntervalSince(started) < 22, "took \(Date().timeIntervalSince(started)) s")
+        #expect(!result.stderr.contains("CFSocket"), "\(result)")
+        #expect(result.stdout.contains(#""interrupted": true"#), "\(result)")
+    }
+
+    /// Whether this test process may drop to `nobody` with util-linux's setpriv.
+    static let canDropPrivileges: Bool = geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
+
+    /// Unprivileged, outside any delegated subtree: the soak cannot make a cgroup and says why,
+    /// naming each hierarchy it looked at, and what would work instead.
+    @Test(.enabled(if: canDropPrivileges, "needs root and /usr/bin/setpriv to run the soak as nobody"), .timeLimit(.minutes(1)))
+    func cgroupSoakWithoutPrivilegeNamesWhatIsMissing() throws {
+        let result = try CLI.run(["-c", "cd / && exec /usr/bin/setpriv --reuid 65534 --regid 65534 --clear-groups \"$0\" soak --pressure cgroup --duration 5s",
+                                  CLI.executable], executable: "/bin/sh")
+        #expect(result.status == 1, "\(result)")
+        #expect(result.stderr.hasPrefix("statectl: no memory cgroup to run the soak in: "), "\(result)")
+        let unified = result.stderr.contains("cgroup v2") || result.stderr.contains("no cgroup v2 hierarchy is mounted")
+        let legacy = result.stderr.contains("cgroup v1 memory needs root") || result.stderr.contains("no cgroup v1 memory hierarchy")
+        #expect(unified && legacy, "\(result)")
+        #expect(result.stderr.contains("Delegate=yes") && result.stderr.contains("--pressure synthetic"), "\(result)")
     }
 
     @Test func badArgumentsAreUsageErrors() throws {

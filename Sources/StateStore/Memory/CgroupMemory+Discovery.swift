@@ -19,8 +19,8 @@ extension CgroupMemory {
 
         if let path = membership.unifiedPath, let mount = mounts.cgroup2 {
             let directory = ProcFile.join(root, locate(path, in: mount))
-            if ProcFile.exists(directory + "/memory.max") || ProcFile.exists(directory + "/memory.current") {
-                return try read(directory: directory, version: .v2)
+            if let memory = nearestV2MemoryCgroup(from: directory, top: ProcFile.join(root, mount.mountPoint)) {
+                return try read(directory: memory, version: .v2)
             }
         }
         if let path = membership.path(controller: "memory"), let mount = mounts.cgroup1(controller: "memory") {
@@ -38,10 +38,14 @@ extension CgroupMemory {
 
     /// Reads a given cgroup directory and its ancestors, detecting the version from the files
     /// present (`memory.limit_in_bytes` → v1, `memory.max`/`memory.current` → v2).
+    ///
+    /// A v2 cgroup whose parent does not enable the memory controller for it (no memory files,
+    /// but `cgroup.controllers`) is charged to the nearest ancestor that has it: that ancestor
+    /// is read instead, so a limit set above is not missed.
     public static func read(directory: String) throws(MemoryError) -> CgroupMemory {
         if ProcFile.exists(directory + "/memory.limit_in_bytes") { return try read(directory: directory, version: .v1) }
-        if ProcFile.exists(directory + "/memory.max") || ProcFile.exists(directory + "/memory.current") {
-            return try read(directory: directory, version: .v2)
+        if let memory = nearestV2MemoryCgroup(from: directory, top: nil) {
+            return try read(directory: memory, version: .v2)
         }
         throw .cgroupNotFound(detail: "\(directory) has neither memory.limit_in_bytes (v1) nor memory.max (v2)")
     }
@@ -69,6 +73,23 @@ extension CgroupMemory {
             }
         }
         return CgroupMemory(version: version, path: own, hierarchy: hierarchy, pressure: pressure, events: events)
+    }
+
+    /// `directory` when it has v2 memory files, else its nearest ancestor in the same cgroup v2
+    /// hierarchy that has them (the memory controller is enabled per subtree: below the last
+    /// `cgroup.subtree_control` that lists `memory`, memory is charged and limited there).
+    /// Stops at `top` (the mount point) or where `cgroup.controllers` ends; `nil` when none has them.
+    static func nearestV2MemoryCgroup(from directory: String, top: String?) -> String? {
+        var current = normalized(directory)
+        let top = top.map(normalized)
+        for _ in 0..<64 {
+            if ProcFile.exists(current + "/memory.max") || ProcFile.exists(current + "/memory.current") { return current }
+            // Only walk through directories that are cgroups; a fixture tree's plain folder is not one.
+            guard ProcFile.exists(current + "/cgroup.controllers"), current != top,
+                  let parent = parentDirectory(current) else { return nil }
+            current = parent
+        }
+        return nil
     }
 
     static func readLevel(_ directory: String, version: Version) throws(MemoryError) -> Level {

@@ -40,9 +40,13 @@ public struct MemoryPressureEvent: Sendable, Equatable {
     public var trigger: Trigger
     /// What woke the monitor.
     public var source: Source
+    /// For an event raised on a PSI trigger or systemd watch wake-up: how long before the next
+    /// timed poll was due it came, so how much earlier than polling alone. `nil` otherwise.
+    public var aheadOfPoll: Duration?
 
     public init(time: Date, level: MemoryPressureLevel, previousLevel: MemoryPressureLevel, availableBytes: UInt64,
-                totalBytes: UInt64, trigger: Trigger, source: Source) {
+                totalBytes: UInt64, trigger: Trigger, source: Source, aheadOfPoll: Duration? = nil) {
+        self.aheadOfPoll = aheadOfPoll
         self.time = time
         self.level = level
         self.previousLevel = previousLevel

@@ -20,6 +20,7 @@ extension MemoryPressureMonitor.Configuration {
         if let threshold = criticalPressureStallPercent, let full = sample.pressure?.full, full.avg10 >= threshold - margin {
             byStall = .critical
         }
+        if let fired = sample.stallTrigger, fired > byStall { byStall = fired }
         return byStall > byAvailable ? (byStall, .pressureStall) : (byAvailable, .availableMemory)
     }
 

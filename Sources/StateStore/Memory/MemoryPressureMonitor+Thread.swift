@@ -48,6 +48,8 @@ extension MemoryPressureMonitor {
         var watches: [PressureWatch] = []
         var prepared = false
         var source = MemoryPressureEvent.Source.poll
+        var fired: MemoryPressureLevel?
+        var aheadOfPoll: Duration?
         defer {
             for watch in watches { close(watch.fd) }
             close(wakeFD)
@@ -63,28 +65,36 @@ extension MemoryPressureMonitor {
                     watches = made
                     monitor.shared.withLock { $0.watchDescription = description }
                 }
-                _ = try? monitor.refresh(source: source)
+                if var sample = try? monitor.sample() {
+                    sample.stallTrigger = fired
+                    monitor.record(sample, at: .now, date: Date(), source: source, aheadOfPoll: aheadOfPoll)
+                }
                 let interval = monitor.configuration.pollingInterval(for: monitor.lastSample)
                 timeout = Int32(clamping: interval.components.seconds * 1000 + interval.components.attoseconds / 1_000_000_000_000_000)
             }
+            let pollDue = ContinuousClock.now + .milliseconds(max(timeout, 1))
             var pollFDs = [pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
             pollFDs += watches.map { pollfd(fd: $0.fd, events: $0.events, revents: 0) }
             let ready = poll(&pollFDs, nfds_t(pollFDs.count), max(timeout, 1))
             if ready < 0 && errno != EINTR { return }
             if pollFDs[0].revents != 0 { return }  // stop(): the write end was closed
             source = .poll
+            fired = nil
+            aheadOfPoll = nil
             var failed = false
             for index in watches.indices {
                 let revents = pollFDs[index + 1].revents
                 if revents & Int16(POLLERR | POLLNVAL | POLLHUP) != 0 { failed = true; break }
                 guard revents & watches[index].events != 0 else { continue }
+                // The kernel signals POLLPRI only once the stall in the window crossed the
+                // trigger's threshold (never on registration), so every wake-up counts.
                 watches[index].drain()
-                if watches[index].primed {
-                    source = watches[index].source
-                } else {
-                    // The first wake-up after registering can be spurious; count it as a poll.
-                    watches[index].primed = true
-                }
+                source = watches[index].source
+                fired = max(fired ?? watches[index].level, watches[index].level)
+            }
+            if fired != nil {
+                let remaining = pollDue - ContinuousClock.now
+                aheadOfPoll = remaining > .zero ? remaining : .zero
             }
             if failed {
                 // POLLERR: the watched file went away (cgroup removed) or the kernel withdrew the

@@ -15,10 +15,17 @@ public struct MemorySample: Sendable, Equatable {
     /// The level these numbers alone indicate, before hysteresis and rate limiting (see
     /// ``MemoryPressureMonitor/Configuration/instantaneousLevel(for:)``).
     public var level: MemoryPressureLevel
+    /// The level a kernel PSI trigger (or systemd's pressure watch) that fired just before this
+    /// sample stands for: `.warning` for the `some` trigger, `.critical` for the `full` one;
+    /// `nil` for a timed poll. A trigger that fired is evidence of stall by itself: the
+    /// `avg10` averages lag the trigger's 2 s window by seconds.
+    public var stallTrigger: MemoryPressureLevel?
 
     /// Combines the readings; ``level`` starts at `.normal` until a configuration grades it.
-    public init(meminfo: MemInfo, cgroup: CgroupMemory? = nil, pressure: PressureStall? = nil, level: MemoryPressureLevel = .normal) {
+    public init(meminfo: MemInfo, cgroup: CgroupMemory? = nil, pressure: PressureStall? = nil, level: MemoryPressureLevel = .normal,
+                stallTrigger: MemoryPressureLevel? = nil) {
         self.meminfo = meminfo
+        self.stallTrigger = stallTrigger
         self.cgroup = cgroup
         self.pressure = pressure
         let total = min(meminfo.total, cgroup?.limit ?? .max)

@@ -1,3 +1,4 @@
+import StateStoreLinux
 import Foundation
 import Glibc
 
@@ -7,8 +8,8 @@ struct PressureWatch {
     var fd: Int32
     var events: Int16
     var source: MemoryPressureEvent.Source
-    /// Whether the first (possibly spurious) wake-up has been seen.
-    var primed = false
+    /// The level a wake-up stands for (see ``MemorySample/stallTrigger``).
+    var level: MemoryPressureLevel = .warning
     /// FIFOs and sockets deliver bytes that must be read; PSI files do not.
     var drainsInput = false
 
@@ -33,11 +34,13 @@ struct PressureWatch {
         var watches: [PressureWatch] = []
         let window: UInt64 = 2_000_000  // 2 s: unprivileged triggers need a multiple of 2 s
         if let percent = configuration.warningPressureStallPercent, percent > 0, percent < 100,
-           let watch = trigger(file: file, "some \(UInt64(percent / 100 * Double(window))) \(window)") {
+           var watch = trigger(file: file, "some \(UInt64(percent / 100 * Double(window))) \(window)") {
+            watch.level = .warning
             watches.append(watch)
         }
         if let percent = configuration.criticalPressureStallPercent, percent > 0, percent < 100,
-           let watch = trigger(file: file, "full \(UInt64(percent / 100 * Double(window))) \(window)") {
+           var watch = trigger(file: file, "full \(UInt64(percent / 100 * Double(window))) \(window)") {
+            watch.level = .critical
             watches.append(watch)
         }
         return (watches, watches.isEmpty ? "polling (no PSI triggers on \(file))" : "psi triggers on \(file)")
@@ -79,18 +82,9 @@ struct PressureWatch {
         return PressureWatch(fd: fd, events: Int16(POLLPRI), source: .systemdWatch)
     }
 
-    /// Whether `fd` is on procfs or cgroup2, from `fstatfs(2)`'s `f_type`. Swift's Glibc module
-    /// does not import `<sys/vfs.h>`, so the function is looked up at run time; `f_type` is the
-    /// first field of `struct statfs` on every Linux ABI glibc supports.
+    /// Whether `fd` is on procfs or cgroup2, from `fstatfs(2)`'s `f_type`.
     static func isPressureFile(_ fd: Int32) -> Bool {
-        typealias FStatFS = @convention(c) (Int32, UnsafeMutableRawPointer) -> Int32
-        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "fstatfs") else { return false }
-        let fstatfs = unsafeBitCast(symbol, to: FStatFS.self)
-        let buffer = UnsafeMutableRawPointer.allocate(byteCount: 512, alignment: 16)
-        defer { buffer.deallocate() }
-        buffer.initializeMemory(as: UInt8.self, repeating: 0, count: 512)
-        guard fstatfs(fd, buffer) == 0 else { return false }
-        let type = buffer.load(as: Int.self)
+        let type = clinux_filesystem_type(fd)
         return type == procMagic || type == cgroup2Magic
     }
 

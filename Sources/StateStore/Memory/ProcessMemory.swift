@@ -1,3 +1,4 @@
+import StateStoreLinux
 import Glibc
 
 /// The current process's memory, and a way to hand freed memory back to the system.
@@ -23,13 +24,10 @@ public enum ProcessMemory {
     /// Returns freed heap memory to the system with glibc's `malloc_trim(0)`: without it, pages
     /// freed inside malloc's arenas stay resident and purging caches does not lower RSS.
     ///
-    /// - Returns: `true` when memory was released, `false` when there was nothing to release
-    ///   or the C library has no `malloc_trim` (musl).
+    /// - Returns: `true` when memory was released, `false` when there was nothing to release.
     @discardableResult
     public static func trim() -> Bool {
         // `malloc_trim` lives in <malloc.h>, which Swift's Glibc module does not import.
-        typealias MallocTrim = @convention(c) (Int) -> Int32
-        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return false }
-        return unsafeBitCast(symbol, to: MallocTrim.self)(0) == 1
+        clinux_malloc_trim(0) == 1
     }
 }

@@ -37,10 +37,19 @@ extension Statectl {
 
                 JSON (--json): JSON Lines, one object per sample: {"schema": 1, "kind": "sample", \
                 "time", "level" ("normal", "warning", "critical"), "host": {"total", "available", \
-                "available_is_estimated"}, "cgroup": null or {"version", "path", "limit" (null when \
-                unlimited), "usage", "inactive_file", "available" (null when unlimited)}, \
-                "pressure": null or {"some_avg10", "full_avg10"} (null members without that line), \
-                "effective_total", "effective_available", "available_percent"}
+                "available_is_estimated"}, "cgroup": null or {"version", "path" (the memory cgroup \
+                read: the process's own, or the nearest ancestor with the memory controller), \
+                "numbers_from" (the cgroup whose limit, usage, inactive_file and available these \
+                are: the one with the least headroom, the path itself or an ancestor), "limit" (null \
+                when unlimited), "usage", "inactive_file", "available" (null when unlimited)}, \
+                "pressure": null or {"file" (where it was read), "some_avg10", "full_avg10"} (null \
+                members without that line), "effective_total", "effective_available", "available_percent"}
+
+                --events runs the monitor itself (PSI triggers, adaptive polling) and prints one \
+                line per event instead of samples: time, level, previous level, trigger \
+                (available_memory, pressure_stall, recovery, repeat), source (poll, \
+                pressure_stall_trigger, systemd_watch) and, for a wake-up, how long before the next \
+                poll it came (ahead_of_poll_ms); --count stops after that many events.
                 """
         )
 
@@ -59,6 +68,9 @@ extension Statectl {
         @Option(help: ArgumentHelp("A cgroup directory, relative to the root, to watch instead of the process's own.", valueName: "path"))
         var cgroup: String?
 
+        @Flag(help: "Run the monitor (PSI triggers, adaptive polling) and print its events, not samples.")
+        var events = false
+
         @OptionGroup var output: OutputOptions
 
         func validate() throws {
@@ -69,6 +81,7 @@ extension Statectl {
 
         func run() async throws {
             let monitor = MemoryPressureMonitor(configuration: .init(root: root, cgroupPath: cgroup))
+            if events { return try await watchEvents(monitor) }
             let limit = once ? 1 : count
             let pause = interval.duration
             var taken = 0
@@ -92,6 +105,64 @@ extension Statectl {
                 taken += 1
                 if let limit, taken >= limit { break }
                 try await Task.sleep(for: pause)
+            }
+        }
+
+        /// `--events`: the monitor's thread runs; every event is printed as it is raised.
+        private func watchEvents(_ monitor: MemoryPressureMonitor) async throws {
+            do {
+                _ = try monitor.sample()
+            } catch {
+                throw CLIError(message: oneLine(error.description), status: .cannotOpen)
+            }
+            let stream = monitor.events
+            monitor.start()
+            defer { monitor.stop() }
+            if !output.json { FileHandle.standardError.write(Data("watching: \(monitor.watchDescription)\n".utf8)) }
+            var taken = 0
+            for await event in stream {
+                let sample = monitor.lastSample
+                let line = output.json
+                    ? Self.eventJSON(event, sample: sample, watch: monitor.watchDescription).serialized()
+                    : Self.eventLine(event)
+                FileHandle.standardOutput.write(Data((line + "\n").utf8))
+                taken += 1
+                if let count, taken >= count { break }
+            }
+        }
+
+        static func milliseconds(_ duration: Duration) -> Double {
+            Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
+        }
+
+        static func eventJSON(_ event: MemoryPressureEvent, sample: MemorySample?, watch: String) -> JSON {
+            func number(_ value: Double) -> JSON { .number(String(format: "%.2f", value)) }
+            return Output.document(kind: "event", [
+                ("time", .string(Format.iso8601(event.time))),
+                ("level", .string(EntryOutput.levelName(event.level))),
+                ("previous", .string(EntryOutput.levelName(event.previousLevel))),
+                ("trigger", .string(snake(event.trigger.rawValue))),
+                ("source", .string(snake(event.source.rawValue))),
+                ("ahead_of_poll_ms", event.aheadOfPoll.map { number(milliseconds($0)) } ?? .null),
+                ("available", .int(event.availableBytes)),
+                ("total", .int(event.totalBytes)),
+                ("some_avg10", sample?.pressure?.some.map { number($0.avg10) } ?? .null),
+                ("full_avg10", sample?.pressure?.full.map { number($0.avg10) } ?? .null),
+                ("watch", .string(watch)),
+            ])
+        }
+
+        static func eventLine(_ event: MemoryPressureEvent) -> String {
+            var line = "\(Format.iso8601(event.time))  \(EntryOutput.levelName(event.previousLevel)) -> \(EntryOutput.levelName(event.level))"
+            line += "  \(snake(event.trigger.rawValue)) via \(snake(event.source.rawValue))"
+            if let ahead = event.aheadOfPoll { line += String(format: ", %.1f ms before the next poll", milliseconds(ahead)) }
+            return line
+        }
+
+        /// `pressureStallTrigger` → `pressure_stall_trigger`.
+        static func snake(_ name: String) -> String {
+            name.unicodeScalars.reduce(into: "") { text, scalar in
+                if CharacterSet.uppercaseLetters.contains(scalar) { text += "_" + String(scalar).lowercased() } else { text.unicodeScalars.append(scalar) }
             }
         }
 
@@ -135,6 +206,7 @@ extension Statectl {
                 .object([
                     ("version", .int(cgroup.version.rawValue)),
                     ("path", .string(relative(cgroup.path, to: root))),
+                    ("numbers_from", .string(relative((cgroup.bindingLevel ?? cgroup.hierarchy.first)?.path ?? cgroup.path, to: root))),
                     ("limit", cgroup.limit.map { .int($0) } ?? .null),
                     ("usage", .int(cgroup.usage)),
                     ("inactive_file", .int(cgroup.inactiveFile)),
@@ -143,6 +215,8 @@ extension Statectl {
             } ?? .null
             let pressure: JSON = sample.pressure.map { pressure in
                 .object([
+                    ("file", .string(sample.cgroup.flatMap { $0.pressure != nil ? relative($0.path + "/memory.pressure", to: root) : nil }
+                                     ?? "/proc/pressure/memory")),
                     ("some_avg10", pressure.some.map { number($0.avg10) } ?? .null),
                     ("full_avg10", pressure.full.map { number($0.avg10) } ?? .null),
                 ])

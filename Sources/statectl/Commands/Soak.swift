@@ -162,7 +162,7 @@ extension Statectl {
             let supervisor = SoakSupervisor(plan: plan)
             let run = try supervisor.execute()
             let summary = SoakSummary(plan: plan, run: run, database: db ?? databasePath, databaseKept: db != nil,
-                                      cgroupVersion: mode == .cgroup ? SoakCgroup.writableParent()?.version : nil,
+                                      cgroupVersion: run.cgroupVersion,
                                       reportPath: report)
             if let report {
                 do {
@@ -195,16 +195,19 @@ extension Statectl {
             signal(SIGTERM) { _ in soakStopRequested.store(true, ordering: .relaxed) }
             soakSetParentDeathSignal(SIGTERM)
             try? "-900\n".write(toFile: "/proc/self/oom_score_adj", atomically: false, encoding: .utf8)
-            var monitorConfiguration = MemoryPressureMonitor.Configuration(
-                // Grade by available memory only: on cgroup v1, PSI is the host's, not the cgroup's,
-                // and the harness must see exactly the crossings the ballast makes.
-                warningPressureStallPercent: nil,
-                criticalPressureStallPercent: nil,
-                usesPressureStallTriggers: false,
-                usesSystemdPressureWatch: false
-            )
+            var monitorConfiguration = MemoryPressureMonitor.Configuration(usesSystemdPressureWatch: false)
+            // On cgroup v2 the cgroup's own memory.pressure is graded and its PSI triggers armed.
+            // On v1 (and in synthetic mode) the only PSI file is the host's, which says nothing
+            // about this cgroup: grade by available memory only, so the harness sees exactly the
+            // crossings the ballast makes.
+            let cgroupV2 = cgroupPath.map { access($0 + "/memory.max", F_OK) == 0 } ?? false
+            if !cgroupV2 {
+                monitorConfiguration.warningPressureStallPercent = nil
+                monitorConfiguration.criticalPressureStallPercent = nil
+                monitorConfiguration.usesPressureStallTriggers = false
+            }
             if let cgroupPath {
-                try SoakCgroup(path: cgroupPath, version: .v1, limit: 0).add(pid: getpid())
+                try SoakCgroup(path: cgroupPath, version: cgroupV2 ? .v2 : .v1, limit: 0).add(pid: getpid())
                 monitorConfiguration.cgroupPath = cgroupPath
             } else if let syntheticRoot {
                 monitorConfiguration.root = syntheticRoot

@@ -438,6 +438,8 @@ final class SoakHarness {
             message.level = event.level.rawValue
             message.previous = event.previousLevel.rawValue
             message.trigger = event.trigger.rawValue
+            message.source = event.source.rawValue
+            message.ahead = event.aheadOfPoll.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 }
             message.available = event.availableBytes
             message.total = event.totalBytes
             soakWriteLine(message.line)
@@ -500,6 +502,7 @@ final class SoakHarness {
 
     private func finish() {
         let baseline = windows.reduce(0) { $0 + $1.allViewControllers.count }
+        final.watch = monitor.watchDescription
         application?.stopObservingMemoryPressure(monitor)
         application?.terminate()
         monitor.stop()

@@ -9,7 +9,7 @@ import Foundation
 /// | type       | sent                                  | members |
 /// |------------|---------------------------------------|---------|
 /// | `sample`   | every 250 ms                          | `t`, `available`, `total`, `rss`, `cache`, `level`, `live`, `transitions` |
-/// | `event`    | each monitor event (monitor thread)   | `t`, `level`, `previous`, `trigger`, `available` |
+/// | `event`    | each monitor event (monitor thread)   | `t`, `level`, `previous`, `trigger`, `source`, `ahead`, `available` |
 /// | `warning`  | each `MemoryWarningReport` delivered  | `t`, `level`, `raised_at`, `delay`, `duration`, `rss_before`, `rss_after`, `released`, `cache_left`, `controllers` |
 /// | `relaunch` | each simulated relaunch               | `t`, `verified`, `lost`, `corrupt`, `baseline`, `live`, `leaked`, `restored`, `duration` |
 /// | `restore`  | a controller's restored state differed | `path`, `detail` |
@@ -26,6 +26,10 @@ struct SoakMessage: Codable, Sendable {
     var level: Int?
     var previous: Int?
     var trigger: String?
+    /// What woke the monitor (`MemoryPressureEvent.Source`), and for a wake-up how many seconds
+    /// before the next timed poll it came.
+    var source: String?
+    var ahead: Double?
     var live: Int?
     var transitions: Int?
     var raised_at: Double?
@@ -67,6 +71,8 @@ struct SoakFinal: Codable, Sendable {
     /// Traffic operations by kind: push, pop, interactive pop (finished, cancelled),
     /// present, dismiss, tab switch, rotation, relaunch.
     var operations: [String: Int] = [:]
+    /// How the harness's monitor was woken (`MemoryPressureMonitor.watchDescription`) before it stopped.
+    var watch: String?
     /// Appearance transitions the controllers went through (viewDidAppear calls).
     var transitions = 0
     var controllersInstantiated = 0

@@ -29,6 +29,7 @@ struct SoakRun {
     var interrupted = false
     /// The cgroup the run created (removed by the time the summary is printed).
     var cgroupPath: String?
+    var cgroupVersion: CgroupMemory.Version?
 
     mutating func take(_ message: SoakMessage) {
         switch message.type {

@@ -60,6 +60,30 @@ struct SoakSummary {
 
     var recoveries: Int { run.events.filter { $0.trigger == "recovery" }.count }
 
+    /// ", N raised on a PSI trigger wake-up (…)" for the text summary, or nothing.
+    var psiTriggerText: String {
+        let raised = triggeredEscalations
+        guard !raised.isEmpty else { return "" }
+        let ahead = raised.compactMap(\.aheadMs).sorted()
+        let delays = raised.compactMap(\.delayMs).sorted()
+        var text = "; \(raised.count) raised on a PSI trigger wake-up"
+        if let median = ahead.isEmpty ? nil : ahead[ahead.count / 2] {
+            text += String(format: " (median %.1f ms before the next poll", median)
+            if let delay = delays.isEmpty ? nil : delays[delays.count / 2] { text += String(format: ", delivered in %.3f ms median", delay) }
+            text += ")"
+        }
+        return text
+    }
+
+    /// Escalations raised on a PSI trigger wake-up (cgroup v2), each with how long before the
+    /// next timed poll it came and the delivery delay of its warning (ms), when delivered.
+    var triggeredEscalations: [(event: SoakMessage, aheadMs: Double?, delayMs: Double?)] {
+        run.events.filter { $0.source == "pressureStallTrigger" && ($0.level ?? 0) > ($0.previous ?? 0) }.map { event in
+            let warning = run.warnings.first { $0.raised_at != nil && abs(($0.raised_at ?? 0) - (event.t ?? 0)) < 0.0005 }
+            return (event, event.ahead.map { $0 * 1000 }, warning?.delay.map { $0 * 1000 })
+        }
+    }
+
     var relaunchLost: Int { run.relaunches.reduce(0) { $0 + ($1.lost ?? 0) } }
     var relaunchCorrupt: Int { run.relaunches.reduce(0) { $0 + ($1.corrupt ?? 0) } }
     var relaunchVerified: Int { run.relaunches.reduce(0) { $0 + ($1.verified ?? 0) } }
@@ -257,6 +281,16 @@ struct SoakSummary {
                 ("crossings_to_warning", .int(crossings(to: 1))),
                 ("crossings_to_critical", .int(crossings(to: 2))),
                 ("recoveries", .int(recoveries)),
+                ("watch", final.watch.map(JSON.string) ?? .null),
+                ("raised_by_psi_trigger", .array(triggeredEscalations.prefix(50).map { item in
+                    .object([
+                        ("t", SoakValues.number((item.event.t ?? run.start) - run.start, decimals: 3)),
+                        ("level", .int(item.event.level ?? 0)),
+                        ("previous", .int(item.event.previous ?? 0)),
+                        ("ahead_of_poll_ms", item.aheadMs.map { SoakValues.number($0, decimals: 1) } ?? .null),
+                        ("delivery_delay_ms", item.delayMs.map { SoakValues.number($0, decimals: 3) } ?? .null),
+                    ])
+                })),
             ])),
             ("crossings", crossingsJSON()),
             ("warnings", .object([
@@ -352,7 +386,8 @@ struct SoakSummary {
             ("Pressure:", plan.mode.rawValue + (plan.mode == .cgroup ? " (v\(cgroupVersion?.rawValue ?? 1), limit \(Format.bytes(plan.limit)), \(plan.ballast.rawValue) ballast peak \(run.ballastPeakMiB) MiB)" : "")),
             ("Duration:", String(format: "%.1f s", elapsed) + (run.interrupted ? " (interrupted)" : "")),
             ("Traffic:", "\(final.operations.values.reduce(0, +)) operations, \(final.transitions) transitions (\(String(format: "%.0f", Double(final.transitions) / elapsed))/s), \(plan.controllers) controllers, seed \(plan.seed)"),
-            ("Monitor:", "\(crossings(to: 1)) crossings to warning, \(crossings(to: 2)) to critical, \(recoveries) recoveries"),
+            ("Monitor:", "\(crossings(to: 1)) crossings to warning, \(crossings(to: 2)) to critical, \(recoveries) recoveries"
+                + psiTriggerText + (final.watch.map { "; woken by \($0)" } ?? "")),
             ("Warnings:", "\(run.warnings.count) delivered (\(run.warnings.filter { $0.level == 1 }.count) warning, \(criticalWarnings.count) critical), \(final.undelivered) undelivered"),
             ("Delay:", "min \(ms(delays.first)), median \(ms(Self.percentile(delays, 50))), max \(ms(delays.last))"),
             ("Relaunches:", "\(simulatedRelaunches.count), \(relaunchVerified) reads verified, \(relaunchLost) lost, \(relaunchCorrupt) corrupt, \(leaked) leaked controllers"),

@@ -46,9 +46,8 @@ final class SoakSupervisor {
     private(set) var run = SoakRun()
     private var cgroup: SoakCgroup?
     private var synthetic: SoakSyntheticRoot?
-    private var harness: Process?
-    private var ballast: Process?
-    private var ballastInput: FileHandle?
+    private var harness: SoakChild?
+    private var ballast: SoakChild?
     private var ballastOutputFD: Int32 = -1
     /// The ballast size last asked for, and whether the ballast has confirmed it ("ok N").
     private var ballastMiB = 0
@@ -56,7 +55,7 @@ final class SoakSupervisor {
     private var lastSteer = 0.0
     private var ballastBuffer = Data()
     /// `--ballast stress-ng`: one process per chunk, and when the last start may have settled.
-    private var stressChunks: [Process] = []
+    private var stressChunks: [SoakChild] = []
     private var stressSettleUntil = 0.0
     static let stressChunkMiB = 16
     private var buffer = Data()
@@ -108,6 +107,7 @@ final class SoakSupervisor {
         case .cgroup:
             cgroup = try SoakCgroup.create(limit: plan.limit)
             run.cgroupPath = cgroup?.path
+            run.cgroupVersion = cgroup?.version
             guard plan.ballast == .stressNG || Self.worker != nil else {
                 throw CLIError(message: "statestore-worker is not next to statectl; build it with `swift build --product statestore-worker`")
             }
@@ -160,43 +160,34 @@ final class SoakSupervisor {
     }
 
     private func startHarness() throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.executable)
-        process.arguments = harnessArguments()
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        harness = process
+        harness = try SoakChild.spawn(Self.executable, harnessArguments(), stdin: .null, stdout: .pipe)
         // The harness joins the cgroup itself, first thing (see `Soak.runChild`); nothing to do here.
     }
 
     private func startBallast() throws {
         guard plan.ballast == .worker, let worker = Self.worker, let cgroup else { return }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: worker)
-        process.arguments = ["ballast"]
-        let input = Pipe(), output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        try process.run()
+        let process = try SoakChild.spawn(worker, ["ballast"], stdin: .pipe, stdout: .pipe)
         // It allocates nothing until told, so joining right after the start is in time.
-        try cgroup.add(pid: process.processIdentifier)
+        do {
+            try cgroup.add(pid: process.pid)
+        } catch {
+            kill(process.pid, SIGKILL)
+            process.waitUntilExit()
+            throw error
+        }
         ballast = process
-        ballastInput = input.fileHandleForWriting
-        ballastOutputFD = output.fileHandleForReading.fileDescriptor
+        ballastOutputFD = process.output
         ballastMiB = 0
         ballastSettled = true
     }
 
     private func setBallast(_ megabytes: Int) {
         if plan.ballast == .stressNG { return setStressBallast(megabytes) }
-        guard let ballastInput, megabytes != ballastMiB else { return }
+        guard let ballast, megabytes != ballastMiB else { return }
         ballastMiB = megabytes
         ballastSettled = false
         run.ballastPeakMiB = max(run.ballastPeakMiB, megabytes)
-        let bytes = Array("\(megabytes)\n".utf8)
-        _ = bytes.withUnsafeBytes { Glibc.write(ballastInput.fileDescriptor, $0.baseAddress, $0.count) }
+        ballast.send("\(megabytes)\n")
     }
 
     /// Grows by at most one stress-ng process (16 MiB) per call; shrinks at once.
@@ -207,17 +198,14 @@ final class SoakSupervisor {
         let current = stressChunks.count
         let wanted = megabytes < current * chunk ? megabytes / chunk : (megabytes + chunk - 1) / chunk
         while stressChunks.count > wanted {
-            Self.killTree(stressChunks.removeLast().processIdentifier)
+            let chunk = stressChunks.removeLast()
+            Self.killTree(chunk.pid)
+            chunk.waitUntilExit()
         }
         if stressChunks.count < wanted {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/bin/sh")
             // Join the cgroup first, then become stress-ng, so its forked worker is charged there too.
-            process.arguments = ["-c", "echo $$ > '\(cgroup.path)/cgroup.procs' && exec stress-ng --vm 1 --vm-bytes \(chunk)M --vm-keep --vm-hang 0 --timeout 0 --quiet"]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            process.standardInput = FileHandle.nullDevice
-            if (try? process.run()) != nil {
+            let script = "echo $$ > '\(cgroup.path)/cgroup.procs' && exec stress-ng --vm 1 --vm-bytes \(chunk)M --vm-keep --vm-hang 0 --timeout 0 --quiet"
+            if let process = try? SoakChild.spawn("/bin/sh", ["-c", script], stdin: .null, stdout: .null, stderr: .null) {
                 stressChunks.append(process)
                 stressSettleUntil = SoakValues.now() + 0.25
             }
@@ -245,23 +233,23 @@ final class SoakSupervisor {
     }
 
     private func stopBallast() {
-        for process in stressChunks where process.isRunning { Self.killTree(process.processIdentifier) }
+        for process in stressChunks where process.isRunning { Self.killTree(process.pid) }
         for process in stressChunks { process.waitUntilExit() }
         stressChunks = []
         guard let ballast else { return }
-        try? ballastInput?.close()
-        ballastInput = nil
+        ballast.closeInput()
         for _ in 0..<100 where ballast.isRunning { usleep(10_000) }
-        if ballast.isRunning { kill(ballast.processIdentifier, SIGKILL) }
+        if ballast.isRunning { kill(ballast.pid, SIGKILL) }
         ballast.waitUntilExit()
+        ballastOutputFD = -1
         self.ballast = nil
     }
 
     // MARK: Supervision loop
 
     private func supervise() {
-        guard let harness, let output = harness.standardOutput as? Pipe else { return }
-        let fd = output.fileHandleForReading.fileDescriptor
+        guard let harness, harness.output >= 0 else { return }
+        let fd = harness.output
         var stopSentAt: Double?
         var lastProgress = 0.0
         var open = true
@@ -275,10 +263,10 @@ final class SoakSupervisor {
             if soakInterrupted.load(ordering: .relaxed) != 0 {
                 if stopSentAt == nil {
                     stopSentAt = now
-                    kill(harness.processIdentifier, SIGTERM)
+                    kill(harness.pid, SIGTERM)
                     setBallast(0)
                 } else if let sent = stopSentAt, now - sent > 15 {
-                    kill(harness.processIdentifier, SIGKILL)
+                    kill(harness.pid, SIGKILL)
                 }
             } else {
                 drivePressure(now: now)
@@ -289,11 +277,9 @@ final class SoakSupervisor {
             }
         }
         harness.waitUntilExit()
-        if harness.terminationReason == .uncaughtSignal {
-            run.harnessSignal = harness.terminationStatus
-        } else {
-            run.harnessExit = harness.terminationStatus
-        }
+        harness.closeOutput()
+        run.harnessSignal = harness.terminationSignal
+        run.harnessExit = harness.exitStatus
     }
 
     /// Reads what the harness wrote; `false` at end of file.
@@ -332,7 +318,6 @@ final class SoakSupervisor {
             ballastOutputFD = -1
             ballast?.waitUntilExit()
             ballast = nil
-            ballastInput = nil
             if soakInterrupted.load(ordering: .relaxed) == 0 && harness?.isRunning == true {
                 run.ballastRestarts += 1
                 try? startBallast()
@@ -409,30 +394,27 @@ final class SoakSupervisor {
     /// Starts a fresh process on the database that only verifies (a real restart).
     private func verify() {
         guard let final = run.final else { return }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.executable)
-        process.arguments = ["soak", "--verify", "--db", plan.databasePath, "--controllers", String(plan.controllers),
+        let arguments = ["soak", "--verify", "--db", plan.databasePath, "--controllers", String(plan.controllers),
                              "--seed", String(plan.seed), "--expectations", expectationsPath,
                              "--baseline", String(final.finalBaseline)]
-        let output = Pipe()
-        process.standardOutput = output
+        let process: SoakChild
         do {
-            try process.run()
+            process = try SoakChild.spawn(Self.executable, arguments, stdin: .null, stdout: .pipe)
         } catch {
             run.errors.append("cannot start the verifying process: \(error)")
             return
         }
-        let data = output.fileHandleForReading.readDataToEndOfFile()
+        let data = process.readToEnd()
         process.waitUntilExit()
         for line in String(decoding: data, as: UTF8.self).split(separator: "\n") {
             if let message = SoakMessage.decode(line) { run.take(message) }
         }
-        if run.verification == nil { run.errors.append("the verifying process reported nothing (exit \(process.terminationStatus))") }
+        if run.verification == nil { run.errors.append("the verifying process reported nothing (exit \(process.exitStatus.map(String.init) ?? "by signal \(process.terminationSignal ?? 0)"))") }
     }
 
     private func cleanUp() {
         if let harness, harness.isRunning {
-            kill(harness.processIdentifier, SIGKILL)
+            kill(harness.pid, SIGKILL)
             harness.waitUntilExit()
         }
         stopBallast()

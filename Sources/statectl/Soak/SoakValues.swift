@@ -1,3 +1,4 @@
+import StateStoreLinux
 import Foundation
 import Glibc
 
@@ -67,10 +68,7 @@ func soakWriteLine(_ line: String, to fd: Int32 = 1) {
 }
 
 /// `prctl(PR_SET_PDEATHSIG, signal)`: the kernel sends `signal` to this process when its parent
-/// dies, so a killed supervisor does not leave a harness running. `<sys/prctl.h>` is not part of
-/// Swift's Glibc module, hence the lookup.
+/// dies, so a killed supervisor does not leave a harness running.
 func soakSetParentDeathSignal(_ signal: Int32) {
-    typealias Prctl = @convention(c) (Int32, UInt, UInt, UInt, UInt) -> Int32
-    guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "prctl") else { return }
-    _ = unsafeBitCast(symbol, to: Prctl.self)(1 /* PR_SET_PDEATHSIG */, UInt(signal), 0, 0, 0)
+    _ = clinux_set_parent_death_signal(signal)
 }

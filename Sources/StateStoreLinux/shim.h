@@ -1,0 +1,30 @@
+#ifndef STATESTORE_LINUX_SHIM_H
+#define STATESTORE_LINUX_SHIM_H
+
+// The few Linux and glibc calls Swift's Glibc module does not import (<malloc.h>,
+// <sys/vfs.h>, <sys/prctl.h>), declared here so they are linked like any other C function:
+// looking them up with dlsym at run time finds nothing in a statically linked executable.
+
+#include <malloc.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/vfs.h>
+
+/// `malloc_trim(pad)`: 1 when memory was returned to the system.
+static inline int clinux_malloc_trim(unsigned long pad) {
+    return malloc_trim(pad);
+}
+
+/// `prctl(PR_SET_PDEATHSIG, signal)` (prctl is variadic, which Swift cannot call).
+static inline int clinux_set_parent_death_signal(int signal) {
+    return prctl(PR_SET_PDEATHSIG, (unsigned long)signal, 0UL, 0UL, 0UL);
+}
+
+/// `fstatfs(fd)`'s `f_type` (the filesystem's magic number), or -1 when it fails.
+static inline long clinux_filesystem_type(int fd) {
+    struct statfs info;
+    if (fstatfs(fd, &info) != 0) return -1;
+    return (long)info.f_type;
+}
+
+#endif
