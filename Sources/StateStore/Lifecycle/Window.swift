@@ -41,13 +41,17 @@ public final class Window {
 
     /// Creates a window of `size` in `orientation` and adds it to `application`'s windows.
     ///
-    /// - Parameter sceneIdentifier: The scene the window shows. Pass the identifier of a scene
-    ///   a previous launch saved (see `Application.savedSceneIdentifiers()`) to restore it.
-    ///   When `nil`, the window gets ``defaultSceneIdentifier`` if no open window of the
-    ///   application has it, else the first of `window1`, `window2`, … that no open window has.
-    ///   So an app that creates the same windows in the same order at every launch finds its
-    ///   scenes again without naming them; an app whose windows come and go names its scenes,
-    ///   or asks which were saved.
+    /// - Parameters:
+    ///   - size: The window's size in points.
+    ///   - orientation: The interface orientation it starts in.
+    ///   - sceneIdentifier: The scene the window shows. Pass the identifier of a scene
+    ///     a previous launch saved (see `Application.savedSceneIdentifiers()`) to restore it.
+    ///     When `nil`, the window gets ``defaultSceneIdentifier`` if no open window of the
+    ///     application has it, else the first of `window1`, `window2`, … that no open window has.
+    ///     So an app that creates the same windows in the same order at every launch finds its
+    ///     scenes again without naming them; an app whose windows come and go names its scenes,
+    ///     or asks which were saved.
+    ///   - application: The application whose windows it joins.
     public init(
         size: Size, orientation: InterfaceOrientation = .portrait, sceneIdentifier: String? = nil,
         application: Application

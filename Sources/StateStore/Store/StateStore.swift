@@ -34,7 +34,7 @@ public final class StateStore: Sendable {
             /// Only that the file is an SQLite database whose schema can be read.
             case header
             /// `PRAGMA quick_check`: every page is read once, so damage is reported at open as
-            /// ``StateStoreError/corrupt(file:detail:)`` instead of on a later save. The default.
+            /// ``StateStoreError/corrupt(file:_:)`` instead of on a later save. The default.
             case quick
         }
 
