@@ -254,11 +254,6 @@ extension HierarchyArchive.Node {
 }
 
 extension RestorationCoordinator {
-    /// Forgets what was last written for `scene`, so the next flush writes its archive.
-    func forgetArchive(of scene: String) {
-        lastArchivesForget(scene)
-    }
-
     /// Moves each renamed controller's state from its archived path to its current one, in one
     /// transaction, when the current path holds none; reports the ones that could not move.
     /// Rows are never deleted: a state that cannot move stays where it is.
