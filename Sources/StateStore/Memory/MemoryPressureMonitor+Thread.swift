@@ -64,7 +64,10 @@ extension MemoryPressureMonitor {
                     monitor.shared.withLock { $0.watchDescription = description }
                 }
                 _ = try? monitor.refresh(source: source)
-                let interval = monitor.configuration.pollingInterval(for: monitor.lastSample)
+                let sample = monitor.lastSample
+                let interval = CgroupLocator.pollingInterval(
+                    monitor.configuration.pollingInterval(for: sample), watchArmed: !watches.isEmpty, level: sample?.level
+                )
                 timeout = Int32(clamping: interval.components.seconds * 1000 + interval.components.attoseconds / 1_000_000_000_000_000)
             }
             var pollFDs = [pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
