@@ -345,7 +345,7 @@ public final class RestorationCoordinator: LifecycleObserver {
         if queued[path] == nil { queuedOrder.append(path) }
         queued[path] = StateHandoff(
             path: path, token: token, typeName: StateCoding.typeName(C.RestorableState.self),
-            version: C.restorableStateVersion, encode: encode
+            version: C.restorableStateVersion, value: value, encode: encode
         )
         pending[path] = PendingValue(token: token, value: value, version: C.restorableStateVersion, encode: encode, records: [record])
         latest[path] = Latest(token: token, generation: nil, verifiedAt: 0)
@@ -487,13 +487,22 @@ public final class RestorationCoordinator: LifecycleObserver {
             }
             return
         }
-        if let cached = recentStates[path], cached.token == known.token {
-            if apply(bytes: cached.bytes, version: cached.version, to: controller, path: path, quarantineOnFailure: true) {
-                record.seenToken = known.token
-                record.seenGeneration = cached.generation
+        if var cached = recentStates[path], cached.token == known.token {
+            if cached.version == C.restorableStateVersion, let state = cached.value as? C.RestorableState {
+                // Written (or decoded) by this process: the value itself, no decoding.
+                controller.restorableState = state
+                counts.restores += 1
+            } else if apply(bytes: cached.bytes, version: cached.version, to: controller, path: path, quarantineOnFailure: true) {
+                if cached.version == C.restorableStateVersion {
+                    cached.value = controller.restorableState
+                    recentStates.setValue(cached, forKey: path, cost: cached.bytes.count)
+                }
             } else {
                 latest[path] = nil
+                return
             }
+            record.seenToken = known.token
+            record.seenGeneration = cached.generation
             return
         }
         load(controller, record: record, path: path, now: now)
@@ -543,7 +552,8 @@ public final class RestorationCoordinator: LifecycleObserver {
     private func remember(_ stored: StoredState, token: UInt64, now: UInt64) {
         latest[stored.path] = Latest(token: token, generation: stored.generation, verifiedAt: now)
         recentStates.setValue(
-            CachedState(token: token, bytes: stored.bytes, version: stored.version, checksum: stored.checksum, generation: stored.generation),
+            CachedState(token: token, bytes: stored.bytes, version: stored.version, checksum: stored.checksum,
+                        generation: stored.generation, value: nil),
             forKey: stored.path, cost: stored.bytes.count
         )
         writer.noteStored(stored.path, checksum: stored.checksum, generation: stored.generation)

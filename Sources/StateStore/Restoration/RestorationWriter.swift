@@ -9,6 +9,9 @@ struct StateHandoff: Sendable {
     var token: UInt64
     var typeName: String
     var version: Int
+    /// The captured value, kept with the bytes once written so that another instance takes it
+    /// without decoding.
+    var value: any Sendable
     /// Encodes the captured value (JSON, sorted keys); runs on the writer.
     var encode: @Sendable () throws(StateStoreError) -> Data
 }
@@ -60,6 +63,8 @@ struct CachedState: Sendable {
     var version: Int
     var checksum: Int64
     var generation: Int64
+    /// The value the bytes encode, when known (it was handed over, or decoded once already).
+    var value: (any Sendable)?
 }
 
 /// The restoration layer's writer: runs on the store's write-behind queue, one batch at a
@@ -79,6 +84,7 @@ final class RestorationWriter: Sendable {
         var checksum: Int64
         var typeName: String
         var version: Int
+        var value: any Sendable
     }
 
     private struct State: Sendable {
@@ -153,12 +159,18 @@ final class RestorationWriter: Sendable {
             let carried = writes.contains { $0.path == handoff.path }
             writes.removeAll { $0.path == handoff.path }
             if !carried, let stored = known[handoff.path], stored.checksum == checksum {
+                // Unchanged: the cached bytes now stand for this handoff too.
+                cache.setValue(
+                    CachedState(token: handoff.token, bytes: bytes, version: handoff.version, checksum: checksum,
+                                generation: stored.generation, value: handoff.value),
+                    forKey: handoff.path, cost: bytes.count
+                )
                 outcome.settled.append(.init(path: handoff.path, token: handoff.token, generation: stored.generation, wrote: false))
                 continue
             }
             writes.append(Encoded(
                 path: handoff.path, token: handoff.token, bytes: bytes, checksum: checksum,
-                typeName: handoff.typeName, version: handoff.version
+                typeName: handoff.typeName, version: handoff.version, value: handoff.value
             ))
         }
         for (scene, pathPrefix, archive) in batch.archives {
@@ -273,7 +285,8 @@ final class RestorationWriter: Sendable {
         for (write, result) in zip(writes, results) {
             known[write.path] = (write.checksum, result.generation)
             cache.setValue(
-                CachedState(token: write.token, bytes: write.bytes, version: write.version, checksum: write.checksum, generation: result.generation),
+                CachedState(token: write.token, bytes: write.bytes, version: write.version, checksum: write.checksum,
+                            generation: result.generation, value: write.value),
                 forKey: write.path, cost: write.bytes.count
             )
             outcome.settled.append(.init(path: write.path, token: write.token, generation: result.generation, wrote: result.wrote))
