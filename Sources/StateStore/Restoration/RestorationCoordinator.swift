@@ -305,6 +305,8 @@ public final class RestorationCoordinator: LifecycleObserver {
         if level == .critical {
             saveVisibleControllers(of: application)
             store.releaseMemory()
+            // The flush put the states it wrote in the cache, after the registry purged it.
+            recentStates.purge(for: level)
         } else {
             // After the writes already queued, without waiting for them.
             submit(releasingMemory: true)
