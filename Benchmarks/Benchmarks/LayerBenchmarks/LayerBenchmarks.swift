@@ -46,21 +46,24 @@ final class NavigationApp {
 
     init(store: StateStore?, stateSize: Int = 1000) {
         self.stateSize = stateSize
-        application = store.map { Application(store: $0) } ?? Application()
+        // Controllers come from a storyboard, as in an app that restores its hierarchy: each
+        // is archived by its storyboard identifier.
+        let storyboard = Storyboard()
+        storyboard.register("root") { PageController(stateSize: stateSize) }
+        storyboard.register("page") { PageController(stateSize: stateSize) }
+        storyboard.register("nav") { NavigationController() }
+        application = store.map { Application(store: $0, storyboard: storyboard) } ?? Application(storyboard: storyboard)
         window = Window(size: Size(width: 400, height: 800), orientation: .portrait, application: application)
-        root = PageController(stateSize: stateSize)
-        root.restorationIdentifier = "root"
-        navigation = NavigationController(rootViewController: root)
-        navigation.restorationIdentifier = "nav"
+        root = try! storyboard.instantiateViewController(withIdentifier: "root") as! PageController
+        navigation = try! storyboard.instantiateViewController(withIdentifier: "nav") as! NavigationController
+        navigation.setViewControllers([root], animated: false)
         window.rootViewController = navigation
         window.makeKeyAndVisible()
     }
 
     /// A page whose state is as large as the root's (made outside the measured cycle).
     func makePage() -> PageController {
-        let page = PageController(stateSize: stateSize)
-        page.restorationIdentifier = "page"
-        return page
+        try! application.storyboard.instantiateViewController(withIdentifier: "page") as! PageController
     }
 
     /// One push and one pop; both controllers' states change, so both are written.

@@ -15,12 +15,28 @@ final class WriteBehindQueue: Sendable {
     /// Jobs submitted and not yet finished.
     private let outstanding = Atomic<Int>(0)
     private let queue = DispatchQueue(label: "statestore.write-behind", qos: .userInitiated)
+    /// Whether a drain is scheduled on the queue: a submit then wakes no thread.
+    private let scheduled = Atomic<Bool>(false)
 
     /// Queues `job` to run after every job submitted before it.
     func submit(_ job: @escaping @Sendable () -> Void) {
         outstanding.add(1, ordering: .sequentiallyConsistent)
         jobs.withLock { $0.append(job) }
-        queue.async { self.runQueued() }
+        if scheduled.compareExchange(expected: false, desired: true, ordering: .sequentiallyConsistent).exchanged {
+            queue.async { self.drain() }
+        }
+    }
+
+    /// The queue's side: runs jobs until none is left and no submit could have been missed.
+    private func drain() {
+        while true {
+            runQueued()
+            scheduled.store(false, ordering: .sequentiallyConsistent)
+            // A job queued after the last look, whose submit saw a drain still scheduled.
+            guard !jobs.withLock({ $0.isEmpty }),
+                  scheduled.compareExchange(expected: false, desired: true, ordering: .sequentiallyConsistent).exchanged
+            else { return }
+        }
     }
 
     /// Whether no job is queued or running.
