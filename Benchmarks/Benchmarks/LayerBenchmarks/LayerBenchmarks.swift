@@ -50,7 +50,11 @@ final class NavigationApp {
         // is archived by its storyboard identifier.
         let storyboard = Storyboard()
         storyboard.register("root") { PageController(stateSize: stateSize) }
-        storyboard.register("page") { PageController(stateSize: stateSize) }
+        // With a store, a page starts from a small default state and gets its large one by
+        // restoration, as a real screen does (the first page's is made large by `cycle`);
+        // without one, it is made with its large state (outside the measured cycle).
+        let pageSize = store == nil ? stateSize : 0
+        storyboard.register("page") { PageController(stateSize: pageSize) }
         storyboard.register("nav") { NavigationController() }
         application = store.map { Application(store: $0, storyboard: storyboard) } ?? Application(storyboard: storyboard)
         window = Window(size: Size(width: 400, height: 800), orientation: .portrait, application: application)
@@ -66,10 +70,14 @@ final class NavigationApp {
         try! application.storyboard.instantiateViewController(withIdentifier: "page") as! PageController
     }
 
-    /// One push and one pop; both controllers' states change, so both are written.
+    /// One push and one pop; both controllers' states change, so both are written. A page
+    /// that restored nothing (the first, or any without a store) gets a state of `stateSize`.
     func cycle(_ index: Int, page: PageController) {
         root.restorableState.counter = index
         navigation.pushViewController(page, animated: false)
+        if page.restorableState.text.utf8.count != stateSize {
+            page.restorableState.text = String(repeating: "p", count: stateSize)
+        }
         page.restorableState.counter = index
         _ = navigation.popViewController(animated: false)
     }
