@@ -130,7 +130,8 @@ public final class RestorationCoordinator: LifecycleObserver {
     private var queuedRemovals: [String] = []
     private var queuedForgotten: [String] = []
     private var flushScheduled = false
-    private var absorbScheduled = false
+    /// When `PRAGMA data_version` was last read for an appearance.
+    private var lastChangeCheck: ContinuousClock.Instant?
 
     let writer: RestorationWriter
     /// Recently written or read state bytes, so appearances need no query. Purged on memory warnings.
@@ -454,7 +455,7 @@ public final class RestorationCoordinator: LifecycleObserver {
         guard let path = restorationPath(for: controller) else { return }
         let record = record(for: controller)
         absorbWriterOutcomes()
-        let now = store.changeCount(refreshing: true)
+        let now = changeCount()
         if var known = latest[path], let generation = known.generation, known.verifiedAt != now {
             // Something else committed since: has this path changed?
             counts.restoreQueries += 1
@@ -508,6 +509,18 @@ public final class RestorationCoordinator: LifecycleObserver {
             return
         }
         load(controller, record: record, path: path, now: now)
+    }
+
+    /// The store's change count, asking SQLite (`PRAGMA data_version`) at most once a
+    /// millisecond: the appearances of one transition share one look. A commit by another
+    /// process within that millisecond is seen by the next look, as one made just after it would be.
+    private func changeCount() -> UInt64 {
+        let clock = ContinuousClock.now
+        if let last = lastChangeCheck, clock - last < .milliseconds(1) {
+            return store.changeCount(refreshing: false)
+        }
+        lastChangeCheck = clock
+        return store.changeCount(refreshing: true)
     }
 
     /// Reads the path's row (no state of it is queued) and puts it into `controller` when it
