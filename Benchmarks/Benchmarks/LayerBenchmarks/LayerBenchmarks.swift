@@ -7,8 +7,16 @@ import Synchronization
 // "<scenario>/<peer>" so `Benchmarks/compare` pairs them:
 //
 //   push pop 1KB        a push and a pop on a NavigationController whose controllers carry a
-//                       1 KB state that changes every time: store (saved on disappear, restored
-//                       on appear, archive written) beside lifecycle (the same app without a store)
+//   push pop 512KB      1 KB (512 KB) state that changes every time: main-thread time of the
+//                       cycle, store (states handed to the write-behind writer on disappear,
+//                       restored on appear, archive handed over) beside lifecycle (the same app
+//                       without a store)
+//   push pop durable 1KB, 512KB   the same cycle and then `RestorationCoordinator.flush()`:
+//                       end to end, until both states and the archive are committed
+//   save to durable 1KB, 512KB    one push (the root disappears), then waiting without helping
+//                       until the writer has committed: the window in which a crash loses the save
+//   monitor normal      a started MemoryPressureMonitor on this machine at the normal level:
+//                       the process's CPU time (cpuTotal) over 10 s of wall time
 //   memory warning 1k   Application.didReceiveMemoryWarning(.warning) with 1,000 and 10,000 live
 //   memory warning 10k  controllers: delivery, cache purge, SQLite release, malloc_trim, RSS before
 //                       and after, the event recorded (store) / not recorded (lifecycle)
@@ -17,10 +25,15 @@ import Synchronization
 //   cache get, set      RecreatableCache (store) beside a Mutex-protected Dictionary (dictionary,
 //                       the floor) and Foundation's NSCache (nscache)
 
-/// A screen with a 1 KB state.
+/// A screen with a state of `PageController.stateSize` bytes.
 final class PageController: ViewController, StateRestoring {
-    struct State: Codable, Sendable { var counter = 0; var text = String(repeating: "p", count: 1000) }
-    var restorableState = State()
+    struct State: Codable, Sendable { var counter = 0; var text = "" }
+    var restorableState: State
+
+    init(stateSize: Int) {
+        restorableState = State(counter: 0, text: String(repeating: "p", count: stateSize))
+        super.init()
+    }
 }
 
 @MainActor
@@ -29,26 +42,50 @@ final class NavigationApp {
     let window: Window
     let navigation: NavigationController
     let root: PageController
+    let stateSize: Int
 
-    init(store: StateStore?) {
-        application = store.map { Application(store: $0) } ?? Application()
+    init(store: StateStore?, stateSize: Int = 1000) {
+        self.stateSize = stateSize
+        // Controllers come from a storyboard, as in an app that restores its hierarchy: each
+        // is archived by its storyboard identifier.
+        let storyboard = Storyboard()
+        storyboard.register("root") { PageController(stateSize: stateSize) }
+        // With a store, a page starts from a small default state and gets its large one by
+        // restoration, as a real screen does (the first page's is made large by `cycle`);
+        // without one, it is made with its large state (outside the measured cycle).
+        let pageSize = store == nil ? stateSize : 0
+        storyboard.register("page") { PageController(stateSize: pageSize) }
+        storyboard.register("nav") { NavigationController() }
+        application = store.map { Application(store: $0, storyboard: storyboard) } ?? Application(storyboard: storyboard)
         window = Window(size: Size(width: 400, height: 800), orientation: .portrait, application: application)
-        root = PageController()
-        root.restorationIdentifier = "root"
-        navigation = NavigationController(rootViewController: root)
-        navigation.restorationIdentifier = "nav"
+        root = try! storyboard.instantiateViewController(withIdentifier: "root") as! PageController
+        navigation = try! storyboard.instantiateViewController(withIdentifier: "nav") as! NavigationController
+        navigation.setViewControllers([root], animated: false)
         window.rootViewController = navigation
         window.makeKeyAndVisible()
     }
 
-    /// One push and one pop; both controllers' states change, so both are written.
-    func cycle(_ index: Int) {
+    /// A page whose state is as large as the root's (made outside the measured cycle).
+    func makePage() -> PageController {
+        try! application.storyboard.instantiateViewController(withIdentifier: "page") as! PageController
+    }
+
+    /// One push and one pop; both controllers' states change, so both are written. A page
+    /// that restored nothing (the first, or any without a store) gets a state of `stateSize`.
+    func cycle(_ index: Int, page: PageController) {
         root.restorableState.counter = index
-        let page = PageController()
-        page.restorationIdentifier = "page"
         navigation.pushViewController(page, animated: false)
+        if page.restorableState.text.utf8.count != stateSize {
+            page.restorableState.text = String(repeating: "p", count: stateSize)
+        }
         page.restorableState.counter = index
         _ = navigation.popViewController(animated: false)
+    }
+
+    /// One push: the root disappears and its changed state is handed to the writer.
+    func push(_ index: Int, page: PageController) {
+        root.restorableState.counter = index
+        navigation.pushViewController(page, animated: false)
     }
 }
 
@@ -63,6 +100,16 @@ final class WarningApp {
         controllers = (0..<count).map { _ in ViewController() }
     }
 }
+
+/// CPU time of the calling thread, in ns.
+func threadCPU() -> Int {
+    var time = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+    return time.tv_sec * 1_000_000_000 + time.tv_nsec
+}
+
+/// The main thread's CPU time per push + pop, in ns.
+let mainThreadCPU = BenchmarkMetric.custom("mainThreadCPUns", useScalingFactor: false)
 
 func scratchDatabase(_ name: String) -> String {
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent("statestore-layer-benchmarks")
@@ -89,20 +136,91 @@ func fixtureRoot() -> String {
 
 let benchmarks: @Sendable () -> Void = {
     let configuration = Benchmark.Configuration(metrics: [.wallClock, .throughput], maxDuration: .seconds(3))
+    let pushPopConfiguration = Benchmark.Configuration(metrics: [.wallClock, .throughput, mainThreadCPU], maxDuration: .seconds(3))
+
+    for (label, size) in [("1KB", 1000), ("512KB", 512 << 10)] {
+        for peer in ["store", "lifecycle"] {
+            // Set up on the main actor (a new database per sample), then measure one cycle there.
+            Benchmark("push pop \(label)/\(peer)", configuration: pushPopConfiguration) { benchmark async in
+                let store = peer == "store" ? try? StateStore(path: scratchDatabase("pushpop")) : nil
+                let app = await MainActor.run { NavigationApp(store: store, stateSize: size) }
+                // Started and stopped on the main actor, so the hop is not measured.
+                nonisolated(unsafe) let benchmark = benchmark
+                await MainActor.run {
+                    app.cycle(-1, page: app.makePage())
+                    app.application.restorationCoordinator?.flush()
+                    let pages = benchmark.scaledIterations.map { _ in app.makePage() }
+                    let cpuBefore = threadCPU()
+                    benchmark.startMeasurement()
+                    for (index, page) in zip(benchmark.scaledIterations, pages) { app.cycle(index, page: page) }
+                    benchmark.stopMeasurement()
+                    // The main thread's own CPU time: the wall time less the waits for a core
+                    // on this shared machine (the writer and other processes compete for two).
+                    benchmark.measurement(mainThreadCPU, (threadCPU() - cpuBefore) / max(pages.count, 1))
+                    app.application.terminate()
+                }
+            }
+        }
+        Benchmark("push pop durable \(label)/store", configuration: configuration) { benchmark async in
+            let store = try? StateStore(path: scratchDatabase("durable"))
+            let app = await MainActor.run { NavigationApp(store: store, stateSize: size) }
+            nonisolated(unsafe) let benchmark = benchmark
+            await MainActor.run {
+                app.cycle(-1, page: app.makePage())
+                app.application.restorationCoordinator?.flush()
+                let pages = benchmark.scaledIterations.map { _ in app.makePage() }
+                benchmark.startMeasurement()
+                for (index, page) in zip(benchmark.scaledIterations, pages) {
+                    app.cycle(index, page: page)
+                    app.application.restorationCoordinator?.flush()
+                }
+                benchmark.stopMeasurement()
+                app.application.terminate()
+            }
+        }
+        Benchmark("save to durable \(label)/store", configuration: configuration) { benchmark async in
+            let store = try? StateStore(path: scratchDatabase("window"))
+            let app = await MainActor.run { NavigationApp(store: store, stateSize: size) }
+            nonisolated(unsafe) let benchmark = benchmark
+            await MainActor.run {
+                app.cycle(-1, page: app.makePage())
+                app.application.restorationCoordinator?.flush()
+                let page = app.makePage()
+                benchmark.startMeasurement()
+                app.push(1, page: page)
+                // Wait without running the writer's work here: the latency a crash would face.
+                while store?.hasWriteBehindWork == true { sched_yield() }
+                benchmark.stopMeasurement()
+                app.application.terminate()
+            }
+        }
+    }
+
+    // The monitor's own cost at the normal level: CPU time of the whole (otherwise idle)
+    // process over 10 s of wall time with a started monitor, from CLOCK_PROCESS_CPUTIME_ID
+    // (package-benchmark's cpuTotal counts in 10 ms ticks, too coarse for this), in ns.
+    Benchmark("monitor normal/cpu", configuration: .init(
+        metrics: [.wallClock, .custom("processCPUns", useScalingFactor: false)], maxDuration: .seconds(60), maxIterations: 3
+    )) { benchmark in
+        func cpu() -> Int {
+            var time = timespec()
+            clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &time)
+            return time.tv_sec * 1_000_000_000 + time.tv_nsec
+        }
+        let monitor = MemoryPressureMonitor(configuration: .init(root: "/"))
+        monitor.start()
+        usleep(1_500_000)  // past the start-up sample and watch set-up
+        benchmark.startMeasurement()
+        let before = cpu()
+        usleep(10_000_000)
+        let used = cpu() - before
+        benchmark.stopMeasurement()
+        benchmark.measurement(.custom("processCPUns", useScalingFactor: false), used)
+        blackHole(monitor.level)
+        monitor.stop()
+    }
 
     for peer in ["store", "lifecycle"] {
-        // Set up on the main actor, then one hop runs every iteration: the hop is amortised.
-        Benchmark("push pop 1KB/\(peer)", configuration: configuration) { benchmark async in
-            let store = peer == "store" ? try? StateStore(path: scratchDatabase("pushpop")) : nil
-            let app = await MainActor.run { NavigationApp(store: store) }
-            let iterations = benchmark.scaledIterations
-            await app.cycle(-1)
-            benchmark.startMeasurement()
-            await MainActor.run { for index in iterations { app.cycle(index) } }
-            benchmark.stopMeasurement()
-            await app.application.terminate()
-        }
-
         for count in [1000, 10_000] {
             Benchmark("memory warning \(count / 1000)k/\(peer)", configuration: .init(
                 metrics: [.wallClock], maxDuration: .seconds(3), maxIterations: 200

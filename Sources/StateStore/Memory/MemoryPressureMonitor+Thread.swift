@@ -69,7 +69,10 @@ extension MemoryPressureMonitor {
                     sample.stallTrigger = fired
                     monitor.record(sample, at: .now, date: Date(), source: source, aheadOfPoll: aheadOfPoll)
                 }
-                let interval = monitor.configuration.pollingInterval(for: monitor.lastSample)
+                let sample = monitor.lastSample
+                let interval = CgroupLocator.pollingInterval(
+                    monitor.configuration.pollingInterval(for: sample), watchArmed: !watches.isEmpty, level: sample?.level
+                )
                 timeout = Int32(clamping: interval.components.seconds * 1000 + interval.components.attoseconds / 1_000_000_000_000_000)
             }
             let pollDue = ContinuousClock.now + .milliseconds(max(timeout, 1))

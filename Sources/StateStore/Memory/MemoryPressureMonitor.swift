@@ -81,7 +81,7 @@ public final class MemoryPressureMonitor: Sendable {
             if let path = configuration.cgroupPath {
                 cgroup = try? CgroupMemory.read(directory: ProcFile.join(root, path))
             } else {
-                cgroup = try? CgroupMemory.discover(root: root)
+                cgroup = try? CgroupLocator.shared.memory(root: root)
             }
         }
 

@@ -120,12 +120,14 @@ extension Application {
         coordinator.isRestoringHierarchy = true
         defer {
             coordinator.isRestoringHierarchy = false
-            coordinator.flush(archiving: window)
+            coordinator.submit(archiving: window)
         }
         // States follow renamed identifiers before anything appears and restores.
         var moved = coordinator.followRenamedIdentifiers(rebuild.renamed, scene: scene)
         rebuild.renamed.removeAll()
         window.rootViewController = root
+        // Every rebuilt controller's state in one query, before any appears.
+        coordinator.preloadStates(of: root)
         window.makeKeyAndVisible()
         // Presentations go on screen in order, each over its presenter, without animation.
         // Validation allowed at most one per containment tree, so each presenter is free.
@@ -175,7 +177,8 @@ extension Application {
         try store?.savedSceneIdentifiers() ?? []
     }
 
-    /// Saves every visible controller's state now, in one transaction.
+    /// Saves every visible controller's state now, in one transaction, and waits until it and
+    /// every state handed to the writer before it are written: a flush point.
     public func saveVisibleState() {
         restorationCoordinator?.saveVisibleControllers(of: self)
     }

@@ -33,7 +33,7 @@ extension RestorationCoordinator {
 
     private func source(of controller: ViewController) -> Source {
         if let storyboardIdentifier = controller.storyboardIdentifier { return .storyboard(storyboardIdentifier) }
-        let typeName = String(reflecting: type(of: controller))
+        let typeName = StateCoding.typeName(type(of: controller))
         let storyboard = controller.application?.storyboard
         if let identifier = controller.restorationIdentifier, storyboard?.hasRestorationFactory(identifier: identifier) == true {
             return .codeBuilt(restorationClass: typeName)
@@ -63,7 +63,7 @@ extension RestorationCoordinator {
         }
         if depth > archiveLimits.maximumDepth {
             omissions.append(.init(
-                path: location, typeName: String(reflecting: type(of: controller)),
+                path: location, typeName: StateCoding.typeName(type(of: controller)),
                 reason: "nested deeper than \(archiveLimits.maximumDepth) controllers, the most an archive rebuilds"
             ))
             return nil
@@ -78,7 +78,7 @@ extension RestorationCoordinator {
             storyboardIdentifier = nil
             restorationClass = typeName
         case .unarchivable(let reason):
-            omissions.append(.init(path: location, typeName: String(reflecting: type(of: controller)), reason: reason))
+            omissions.append(.init(path: location, typeName: StateCoding.typeName(type(of: controller)), reason: reason))
             return nil
         }
         var kept: [ViewController] = []
@@ -128,7 +128,7 @@ extension RestorationCoordinator {
             let currentLocation = Self.location(parentLocation, "/", current)
             if current.restorationIdentifier != nil {
                 omissions.append(.init(
-                    path: currentLocation, typeName: String(reflecting: type(of: current)),
+                    path: currentLocation, typeName: StateCoding.typeName(type(of: current)),
                     reason: "inside \(location) (\(type(of: controller))), which has no restoration identifier: give it one"
                 ))
                 continue
@@ -254,11 +254,6 @@ extension HierarchyArchive.Node {
 }
 
 extension RestorationCoordinator {
-    /// Forgets what was last written for `scene`, so the next flush writes its archive.
-    func forgetArchive(of scene: String) {
-        lastArchivesForget(scene)
-    }
-
     /// Moves each renamed controller's state from its archived path to its current one, in one
     /// transaction, when the current path holds none; reports the ones that could not move.
     /// Rows are never deleted: a state that cannot move stays where it is.

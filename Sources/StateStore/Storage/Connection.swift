@@ -11,6 +11,11 @@ final class Connection {
     let path: String
     let readOnly: Bool
     private var statements: [String: Statement] = [:]
+    /// Rises with every commit made through ``writeTransaction(countsAsChange:_:)`` that counts,
+    /// and every time ``noteOtherConnectionsCommits()`` finds another connection committed.
+    private(set) var changeCount: UInt64 = 0
+    /// `PRAGMA data_version` when last read; `nil` before the first read.
+    private var dataVersion: Int64?
 
     struct OpenOptions {
         var readOnly = false
@@ -153,12 +158,19 @@ final class Connection {
     /// Runs `body` in a `BEGIN IMMEDIATE` transaction: the write lock is taken up
     /// front, so the busy timeout applies and no `SQLITE_BUSY_SNAPSHOT` can surface
     /// half-way. Commits when `body` returns, rolls back when it throws.
-    func writeTransaction<T>(_ body: () throws(StateStoreError) -> T) throws(StateStoreError) -> T {
+    ///
+    /// A commit raises ``changeCount`` unless `countsAsChange` is `false` (the write-behind
+    /// writer, whose writes the restoration layer already knows).
+    func writeTransaction<T>(
+        countsAsChange: Bool = true, _ body: () throws(StateStoreError) -> T
+    ) throws(StateStoreError) -> T {
         if readOnly { throw .readOnly(file: path, nil) }
         try cached("BEGIN IMMEDIATE").run()
         do {
+            if !countsAsChange { noteOtherConnectionsCommits() }
             let result = try body()
             try cached("COMMIT").run()
+            if countsAsChange { changeCount &+= 1 }
             return result
         } catch {
             if sqlite3_get_autocommit(handle) == 0 {
@@ -166,6 +178,19 @@ final class Connection {
             }
             throw error
         }
+    }
+
+    /// Reads `PRAGMA data_version`, which changes only when *another* connection (another
+    /// process, or another store object on the same file) commits, and raises ``changeCount``
+    /// when it changed since the last read. Costs no table access: the pragma only starts a read
+    /// transaction, which looks at the WAL index. See <https://www.sqlite.org/pragma.html#pragma_data_version>.
+    func noteOtherConnectionsCommits() {
+        guard let statement = try? cached("PRAGMA data_version") else { return }
+        defer { statement.reset() }
+        guard (try? statement.step()) == true else { return }
+        let version = statement.int64(0)
+        if let dataVersion, dataVersion != version { changeCount &+= 1 }
+        dataVersion = version
     }
 
     /// Runs `body` in a deferred read transaction, so several queries see one snapshot.

@@ -74,16 +74,20 @@ extension StateStore {
     /// must not rebuild it). Set-aside copies and the scene's states are kept.
     @discardableResult
     public func removeHierarchyArchive(scene: String) throws(StateStoreError) -> Bool {
-        try write { (transaction) throws(StateStoreError) in
-            let statement = try transaction.connection.cached("DELETE FROM hierarchy WHERE scene = ?1 AND set_aside = 0")
-            statement.bind(scene, at: 1)
-            try statement.run()
-            return transaction.connection.changes > 0
-        }
+        try write { (transaction) throws(StateStoreError) in try transaction.removeHierarchyArchive(scene: scene) }
     }
 }
 
 extension StateStore.WriteTransaction {
+    /// Removes the live hierarchy archive of `scene`; see ``StateStore/removeHierarchyArchive(scene:)``.
+    @discardableResult
+    public func removeHierarchyArchive(scene: String) throws(StateStoreError) -> Bool {
+        let statement = try connection.cached("DELETE FROM hierarchy WHERE scene = ?1 AND set_aside = 0")
+        statement.bind(scene, at: 1)
+        try statement.run()
+        return connection.changes > 0
+    }
+
     /// Records `scene` with the path component its controllers save under, unless it is
     /// already recorded (a scene's prefix never changes once its states exist).
     public func registerScene(_ scene: String, pathPrefix: String) throws(StateStoreError) {

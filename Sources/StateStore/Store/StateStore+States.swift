@@ -106,7 +106,11 @@ extension StateStore {
     /// read: it throws ``StateStoreError/stateTooLarge(path:byteCount:limit:)``; ``quarantine(_:reason:)``
     /// moves it aside without loading it.
     public func state(at path: RestorationPath) throws(StateStoreError) -> StoredState? {
-        try withConnection { (connection) throws(StateStoreError) -> StoredState? in
+        try state(at: path, waitingForWrites: true)
+    }
+
+    func state(at path: RestorationPath, waitingForWrites: Bool) throws(StateStoreError) -> StoredState? {
+        try withConnection(waitingForWrites: waitingForWrites) { (connection) throws(StateStoreError) -> StoredState? in
             let statement = try connection.cached(
                 "SELECT \(StoredState.columns) FROM states WHERE path = ?1"
             )
@@ -120,7 +124,11 @@ extension StateStore {
 
     /// The generation stored under `path`, or `nil`: a cheap way to ask whether a row changed.
     public func generation(at path: RestorationPath) throws(StateStoreError) -> Int64? {
-        try withConnection { (connection) throws(StateStoreError) -> Int64? in
+        try generation(at: path, waitingForWrites: true)
+    }
+
+    func generation(at path: RestorationPath, waitingForWrites: Bool) throws(StateStoreError) -> Int64? {
+        try withConnection(waitingForWrites: waitingForWrites) { (connection) throws(StateStoreError) -> Int64? in
             let statement = try connection.cached("SELECT generation FROM states WHERE path = ?1")
             defer { statement.reset() }
             statement.bind(path.rawValue, at: 1)

@@ -18,6 +18,11 @@ import Synchronization
 /// One connection serves every thread, behind a `Mutex`; encoding and decoding
 /// happen outside the lock. Writes run in `BEGIN IMMEDIATE` transactions with
 /// statements prepared once.
+///
+/// Reads and writes through the store see every write-behind save handed to it before the
+/// call (the restoration layer's, see ``RestorationCoordinator``): they first wait for the
+/// write-behind writer to commit them. The store never answers with data older than what it
+/// was given.
 public final class StateStore: Sendable {
     /// How the store opens and writes its database.
     public struct Options: Sendable {
@@ -89,6 +94,10 @@ public final class StateStore: Sendable {
     public static var latestSchemaVersion: Int { Migrator().latestVersion }
 
     let connection: Mutex<Connection>
+    /// Writes handed off to run after the caller returns (see ``WriteBehindQueue``).
+    let writeBehind = WriteBehindQueue()
+    /// The connection's ``Connection/changeCount`` as last seen, readable without the lock.
+    let publishedChangeCount = Atomic<UInt64>(0)
 
     /// States removed at open because they were older than ``Options/retention``.
     public let prunedAtOpen: Int
@@ -252,10 +261,16 @@ public final class StateStore: Sendable {
 
     // MARK: Access
 
-    /// Runs `body` with the connection, under the lock.
-    func withConnection<T: Sendable>(_ body: (Connection) throws(StateStoreError) -> T) throws(StateStoreError) -> T {
-        try connection.withLock { (connection: inout Connection) throws(StateStoreError) -> T in
-            try body(connection)
+    /// Runs `body` with the connection, under the lock, after the write-behind writes handed
+    /// to the store so far have committed (unless `waitingForWrites` is `false`: only for a
+    /// caller that knows none of them concerns what it reads).
+    func withConnection<T: Sendable>(
+        waitingForWrites: Bool = true, _ body: (Connection) throws(StateStoreError) -> T
+    ) throws(StateStoreError) -> T {
+        if waitingForWrites { writeBehind.waitUntilIdle() }
+        return try connection.withLock { (connection: inout Connection) throws(StateStoreError) -> T in
+            defer { publishedChangeCount.store(connection.changeCount, ordering: .releasing) }
+            return try body(connection)
         }
     }
 

@@ -1,0 +1,299 @@
+import Foundation
+import Synchronization
+
+/// A controller's state as the main actor hands it to the writer: the captured value, not
+/// yet encoded.
+struct StateHandoff: Sendable {
+    var path: RestorationPath
+    /// The coordinator's number for this version of the path's state.
+    var token: UInt64
+    var typeName: String
+    var version: Int
+    /// The captured value, kept with the bytes once written so that another instance takes it
+    /// without decoding.
+    var value: any Sendable
+    /// Encodes the captured value (JSON, sorted keys); runs on the writer.
+    var encode: @Sendable () throws(StateStoreError) -> Data
+}
+
+/// What one structural change (or the end of a main-actor turn) hands to the writer. Its
+/// states and archives commit in one transaction.
+struct WriteBatch: Sendable {
+    var states: [StateHandoff] = []
+    /// Archives by scene, with the path component the scene's states save under.
+    var archives: [(scene: String, pathPrefix: String, archive: HierarchyArchive)] = []
+    /// Scenes whose window the user closed: their live archives are removed, after the states.
+    var removedScenes: [String] = []
+    /// Scenes whose archive must be written even when unchanged (a rebuild set the old one aside).
+    var forgottenArchives: [String] = []
+    var pressureEvents: [PressureEvent] = []
+    /// Ask SQLite to release its page cache once the batch is written.
+    var releaseMemory = false
+
+    var isEmpty: Bool {
+        states.isEmpty && archives.isEmpty && removedScenes.isEmpty && pressureEvents.isEmpty && !releaseMemory
+    }
+}
+
+/// What the writer did with one batch, for the main actor.
+struct WriteOutcome: Sendable {
+    struct Settled: Sendable {
+        var path: RestorationPath
+        var token: UInt64
+        var generation: Int64
+        /// `false`: the bytes were those already stored, nothing was written.
+        var wrote: Bool
+    }
+    /// States now in the database (written, or found unchanged).
+    var settled: [Settled] = []
+    /// States that can never be written (their error is in ``errors``).
+    var dropped: [(path: RestorationPath, token: UInt64)] = []
+    var errors: [StateStoreError] = []
+    var transactions = 0
+    var archiveWrites = 0
+    /// The store's change count once the batch was done (see ``StateStore/changeCount(refreshing:)``).
+    var changeCount: UInt64 = 0
+}
+
+/// The bytes of a state the coordinator wrote or read, kept so that an appearing controller
+/// is restored without a query.
+struct CachedState: Sendable {
+    var token: UInt64
+    var bytes: Data
+    var version: Int
+    var checksum: Int64
+    var generation: Int64
+    /// The value the bytes encode, when known (it was handed over, or decoded once already).
+    var value: (any Sendable)?
+}
+
+/// The restoration layer's writer: runs on the store's write-behind queue, one batch at a
+/// time, in the order the main actor handed them over. It encodes each captured state, skips
+/// the ones whose bytes the database already holds, and commits the rest with the batch's
+/// hierarchy archives in one transaction. Outcomes wait in an outbox for the main actor.
+final class RestorationWriter: Sendable {
+    let store: StateStore
+    let cache: RecreatableCache<RestorationPath, CachedState>
+    /// Called (from the writer's thread) when an outcome is put in the outbox and none was waiting.
+    private let notify: @Sendable () -> Void
+
+    private struct Encoded: Sendable {
+        var path: RestorationPath
+        var token: UInt64
+        var bytes: Data
+        var checksum: Int64
+        var typeName: String
+        var version: Int
+        var value: any Sendable
+    }
+
+    private struct State: Sendable {
+        /// What this writer knows the database holds at each path: checksum and generation.
+        var known: [RestorationPath: (checksum: Int64, generation: Int64)] = [:]
+        /// The archive bytes last written per scene.
+        var archives: [String: Data] = [:]
+        /// The store's change count when `known` was last trusted.
+        var changeCount: UInt64?
+        /// Encoded writes that failed for a reason that may pass (a full disk, a lock): retried,
+        /// in order, with the next batch.
+        var carried: [Encoded] = []
+        var carriedArchives: [String: Data] = [:]
+        /// The path component of each scene an archive was handed over for.
+        var carriedPrefixes: [String: String] = [:]
+        var outbox: [WriteOutcome] = []
+    }
+    private let state = Mutex(State())
+
+    init(store: StateStore, cache: RecreatableCache<RestorationPath, CachedState>, notify: @escaping @Sendable () -> Void) {
+        self.store = store
+        self.cache = cache
+        self.notify = notify
+    }
+
+    /// The outcomes delivered so far, oldest first; the outbox is emptied.
+    func takeOutcomes() -> [WriteOutcome] {
+        state.withLock { state in
+            defer { state.outbox.removeAll() }
+            return state.outbox
+        }
+    }
+
+    /// Records that the database holds `checksum` at `path` (the main actor read it), so an
+    /// unchanged save of it is skipped.
+    func noteStored(_ path: RestorationPath, checksum: Int64, generation: Int64) {
+        state.withLock { $0.known[path] = (checksum, generation) }
+    }
+
+    // MARK: Running a batch (on the write-behind queue)
+
+    func run(_ batch: WriteBatch) {
+        var outcome = WriteOutcome()
+        let changeCount = store.changeCount(refreshing: true)
+        var (writes, archives, known, lastArchives, prefixes) = state.withLock { state in
+            if state.changeCount != changeCount {
+                // Someone else wrote: what this writer knew may be stale.
+                state.known.removeAll()
+                state.archives.removeAll()
+                state.changeCount = changeCount
+            }
+            for scene in batch.forgottenArchives { state.archives[scene] = nil }
+            defer { state.carried.removeAll(); state.carriedArchives.removeAll(); state.carriedPrefixes.removeAll() }
+            return (state.carried, state.carriedArchives, state.known, state.archives, state.carriedPrefixes)
+        }
+        let limit = store.options.maximumStateSize
+        for handoff in batch.states {
+            let bytes: Data
+            do {
+                bytes = try handoff.encode()
+            } catch {
+                outcome.errors.append(error)
+                outcome.dropped.append((handoff.path, handoff.token))
+                continue
+            }
+            guard bytes.count <= limit else {
+                outcome.errors.append(.stateTooLarge(path: handoff.path, byteCount: bytes.count, limit: limit))
+                outcome.dropped.append((handoff.path, handoff.token))
+                continue
+            }
+            let checksum = Checksum.stored(bytes)
+            let carried = writes.contains { $0.path == handoff.path }
+            writes.removeAll { $0.path == handoff.path }
+            if !carried, let stored = known[handoff.path], stored.checksum == checksum {
+                // Unchanged: the cached bytes now stand for this handoff too.
+                cache.setValue(
+                    CachedState(token: handoff.token, bytes: bytes, version: handoff.version, checksum: checksum,
+                                generation: stored.generation, value: handoff.value),
+                    forKey: handoff.path, cost: bytes.count
+                )
+                outcome.settled.append(.init(path: handoff.path, token: handoff.token, generation: stored.generation, wrote: false))
+                continue
+            }
+            writes.append(Encoded(
+                path: handoff.path, token: handoff.token, bytes: bytes, checksum: checksum,
+                typeName: handoff.typeName, version: handoff.version, value: handoff.value
+            ))
+        }
+        for (scene, pathPrefix, archive) in batch.archives {
+            prefixes[scene] = pathPrefix
+            do {
+                let bytes = try archive.encoded()
+                if lastArchives[scene] != bytes { archives[scene] = bytes } else { archives[scene] = nil }
+            } catch {
+                outcome.errors.append(error)
+            }
+        }
+        commit(writes, archives: archives, prefixes: prefixes, known: &known, lastArchives: &lastArchives, outcome: &outcome)
+        for scene in batch.removedScenes {
+            lastArchives[scene] = nil
+            do {
+                try store.writeBehindTransaction { (transaction) throws(StateStoreError) in
+                    _ = try transaction.removeHierarchyArchive(scene: scene)
+                }
+                outcome.transactions += 1
+            } catch {
+                outcome.errors.append(error)
+            }
+        }
+        if !batch.pressureEvents.isEmpty {
+            do {
+                try store.writeBehindTransaction { (transaction) throws(StateStoreError) in
+                    for event in batch.pressureEvents { try transaction.recordPressureEvent(event) }
+                }
+                outcome.transactions += 1
+            } catch {
+                outcome.errors.append(error)
+            }
+        }
+        if batch.releaseMemory { store.releaseMemory() }
+        outcome.changeCount = store.changeCount(refreshing: false)
+        let (knownNow, archivesNow) = (known, lastArchives)
+        let first = state.withLock { state in
+            state.known = knownNow
+            state.archives = archivesNow
+            state.changeCount = outcome.changeCount
+            state.outbox.append(outcome)
+            return state.outbox.count == 1
+        }
+        if first { notify() }
+    }
+
+    /// Commits `writes` and `archives` in one transaction. When that fails for a reason that
+    /// may pass, everything is carried to the next batch; when some writes can never succeed,
+    /// each is tried alone, the failures are dropped, and the rest commit together.
+    private func commit(
+        _ writes: [Encoded], archives: [String: Data], prefixes: [String: String],
+        known: inout [RestorationPath: (checksum: Int64, generation: Int64)], lastArchives: inout [String: Data],
+        outcome: inout WriteOutcome
+    ) {
+        guard !writes.isEmpty || !archives.isEmpty else { return }
+        do {
+            try transact(writes, archives: archives, prefixes: prefixes, known: &known, lastArchives: &lastArchives, outcome: &outcome)
+        } catch where error.isTransient {
+            outcome.errors.append(error)
+            carry(writes, archives, prefixes)
+        } catch {
+            var left: [Encoded] = []
+            for write in writes {
+                do {
+                    try transact([write], archives: [:], prefixes: prefixes, known: &known, lastArchives: &lastArchives, outcome: &outcome)
+                } catch where !error.isTransient {
+                    outcome.errors.append(error)
+                    outcome.dropped.append((write.path, write.token))
+                } catch {
+                    outcome.errors.append(error)
+                    left.append(write)
+                }
+            }
+            do {
+                try transact(left, archives: archives, prefixes: prefixes, known: &known, lastArchives: &lastArchives, outcome: &outcome)
+            } catch {
+                outcome.errors.append(error)
+                carry(left, archives, prefixes)
+            }
+        }
+    }
+
+    private func carry(_ writes: [Encoded], _ archives: [String: Data], _ prefixes: [String: String]) {
+        state.withLock { state in
+            state.carriedPrefixes.merge(prefixes) { new, _ in new }
+            state.carried = writes + state.carried.filter { old in !writes.contains { $0.path == old.path } }
+            state.carriedArchives.merge(archives) { new, _ in new }
+        }
+    }
+
+    /// One transaction: `writes` then `archives`; on success the writes are settled and cached.
+    private func transact(
+        _ writes: [Encoded], archives: [String: Data], prefixes: [String: String],
+        known: inout [RestorationPath: (checksum: Int64, generation: Int64)], lastArchives: inout [String: Data],
+        outcome: inout WriteOutcome
+    ) throws(StateStoreError) {
+        guard !writes.isEmpty || !archives.isEmpty else { return }
+        let results = try store.writeBehindTransaction { (transaction) throws(StateStoreError) -> [StateStore.SaveResult] in
+            var results: [StateStore.SaveResult] = []
+            for write in writes {
+                results.append(try transaction.save(
+                    encoded: write.bytes, encoding: .json, typeName: write.typeName, version: write.version, for: write.path
+                ))
+            }
+            for (scene, bytes) in archives {
+                try transaction.registerScene(scene, pathPrefix: prefixes[scene] ?? scene)
+                try transaction.setHierarchyArchive(bytes, scene: scene)
+            }
+            return results
+        }
+        outcome.transactions += 1
+        for (write, result) in zip(writes, results) {
+            known[write.path] = (write.checksum, result.generation)
+            cache.setValue(
+                CachedState(token: write.token, bytes: write.bytes, version: write.version, checksum: write.checksum,
+                            generation: result.generation, value: write.value),
+                forKey: write.path, cost: write.bytes.count
+            )
+            outcome.settled.append(.init(path: write.path, token: write.token, generation: result.generation, wrote: result.wrote))
+        }
+        for (scene, bytes) in archives {
+            lastArchives[scene] = bytes
+            outcome.archiveWrites += 1
+        }
+    }
+}

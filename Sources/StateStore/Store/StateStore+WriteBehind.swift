@@ -1,0 +1,164 @@
+import Dispatch
+import Synchronization
+
+/// Work handed off to run in order, after the caller returns, on a queue of its own.
+///
+/// Jobs run one at a time in the order they were submitted. ``waitUntilIdle()`` returns once
+/// every job submitted before it has finished; rather than sleep, the waiting thread runs the
+/// jobs still queued itself, so a flush never waits for the queue's thread to be scheduled.
+/// A job must not wait for the queue it runs on (a job that calls ``waitUntilIdle()`` would
+/// wait for itself): jobs use the connection directly, never the store's waiting accessors.
+final class WriteBehindQueue: Sendable {
+    private let jobs = Mutex<[@Sendable () -> Void]>([])
+    /// Held while jobs run: whoever holds it is the only one popping and running jobs.
+    private let runner = Mutex<Void>(())
+    /// Jobs submitted and not yet finished.
+    private let outstanding = Atomic<Int>(0)
+    private let queue = DispatchQueue(label: "statestore.write-behind", qos: .userInitiated)
+    /// Whether a drain is scheduled on the queue: a submit then wakes no thread.
+    private let scheduled = Atomic<Bool>(false)
+
+    /// Queues `job` to run after every job submitted before it.
+    func submit(_ job: @escaping @Sendable () -> Void) {
+        outstanding.add(1, ordering: .sequentiallyConsistent)
+        jobs.withLock { $0.append(job) }
+        if scheduled.compareExchange(expected: false, desired: true, ordering: .sequentiallyConsistent).exchanged {
+            queue.async { self.drain() }
+        }
+    }
+
+    /// The queue's side: runs jobs until none is left and no submit could have been missed.
+    private func drain() {
+        while true {
+            runQueued()
+            scheduled.store(false, ordering: .sequentiallyConsistent)
+            // A job queued after the last look, whose submit saw a drain still scheduled.
+            guard !jobs.withLock({ $0.isEmpty }),
+                  scheduled.compareExchange(expected: false, desired: true, ordering: .sequentiallyConsistent).exchanged
+            else { return }
+        }
+    }
+
+    /// Whether no job is queued or running.
+    var isIdle: Bool { outstanding.load(ordering: .sequentiallyConsistent) == 0 }
+
+    /// Returns when every job submitted before the call has finished, running queued ones on
+    /// the calling thread. Returns at once when there is none.
+    func waitUntilIdle() {
+        guard !isIdle else { return }
+        runQueued()
+    }
+
+    private func runQueued() {
+        runner.withLock { _ in
+            while let job = jobs.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) {
+                job()
+                outstanding.subtract(1, ordering: .sequentiallyConsistent)
+            }
+        }
+    }
+}
+
+extension StateStore {
+    /// Queues `job` on the store's write-behind queue: it runs after every job queued before
+    /// it, and before any read or write made through the store once it is queued.
+    func submitWriteBehind(_ job: @escaping @Sendable () -> Void) {
+        writeBehind.submit(job)
+    }
+
+    /// Returns when every write-behind job handed to the store so far has finished.
+    public func waitForWriteBehind() {
+        writeBehind.waitUntilIdle()
+    }
+
+    /// Whether write-behind jobs are queued or running.
+    public var hasWriteBehindWork: Bool { !writeBehind.isIdle }
+
+    /// A number that changes whenever the database may have changed other than through the
+    /// write-behind writer: a commit through this store object (``write(_:)`` and everything
+    /// built on it), or a commit by another connection (another process, another store object),
+    /// which `PRAGMA data_version` reveals.
+    ///
+    /// With `refreshing`, `PRAGMA data_version` is read now when the connection is free; when
+    /// the writer holds it, the value it last saw is returned (the writer reads the pragma at
+    /// the start of each of its transactions). Never waits for the writer.
+    func changeCount(refreshing: Bool) -> UInt64 {
+        if refreshing {
+            _ = connection.withLockIfAvailable { (connection: inout Connection) -> Bool in
+                connection.noteOtherConnectionsCommits()
+                publishedChangeCount.store(connection.changeCount, ordering: .releasing)
+                return true
+            }
+        }
+        return publishedChangeCount.load(ordering: .acquiring)
+    }
+
+    /// Runs `body` in one `BEGIN IMMEDIATE` transaction for the write-behind writer: it does not
+    /// wait for the write-behind queue (it runs on it), and its commit does not count as a
+    /// change in ``changeCount(refreshing:)``; commits by other connections seen when it
+    /// begins do.
+    func writeBehindTransaction<T: Sendable>(
+        _ body: (WriteTransaction) throws(StateStoreError) -> T
+    ) throws(StateStoreError) -> T {
+        try connection.withLock { (connection: inout Connection) throws(StateStoreError) -> T in
+            defer { publishedChangeCount.store(connection.changeCount, ordering: .releasing) }
+            return try connection.writeTransaction(countsAsChange: false) { () throws(StateStoreError) -> T in
+                try body(WriteTransaction(connection: connection, store: self))
+            }
+        }
+    }
+
+    /// The rows stored at `paths`, in one query, keyed by path. Paths with no row are absent;
+    /// rows over ``Options/maximumStateSize`` or whose bytes fail their checksum are left out
+    /// (a per-path ``state(at:)`` reports them).
+    func states(at paths: [RestorationPath], waitingForWrites: Bool = true) throws(StateStoreError) -> [RestorationPath: StoredState] {
+        guard !paths.isEmpty else { return [:] }
+        var list = "["
+        for (index, path) in paths.enumerated() {
+            if index > 0 { list += "," }
+            list += JSONString.quoted(path.rawValue)
+        }
+        list += "]"
+        let limit = options.maximumStateSize
+        return try withConnection(waitingForWrites: waitingForWrites) { (connection) throws(StateStoreError) -> [RestorationPath: StoredState] in
+            let statement = try connection.cached(
+                "SELECT path, \(StoredState.columns) FROM states WHERE path IN (SELECT value FROM json_each(?1))"
+            )
+            defer { statement.reset() }
+            statement.bind(list, at: 1)
+            statement.bind(limit, at: 9)
+            var result: [RestorationPath: StoredState] = [:]
+            while try statement.step() {
+                guard case .success(let path) = RestorationPath.stored(in: statement, column: 0),
+                      let state = try? StoredState(path: path, row: statement, from: 1, limit: limit),
+                      state.checksumIsValid else { continue }
+                result[path] = state
+            }
+            return result
+        }
+    }
+}
+
+/// JSON string literals for the few places that build JSON by hand.
+enum JSONString {
+    static func quoted(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            default:
+                if scalar.value < 0x20 {
+                    let hex = String(scalar.value, radix: 16)
+                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return out + "\""
+    }
+}
