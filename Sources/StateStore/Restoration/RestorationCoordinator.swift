@@ -140,11 +140,25 @@ public final class RestorationCoordinator: LifecycleObserver {
     /// Set while `restoreHierarchy(in:)` rebuilds a window: the half-built hierarchy must not
     /// replace the archive being restored.
     var isRestoringHierarchy = false {
-        didSet { if !isRestoringHierarchy { duplicateIdentifiersByParent.removeAll() } }
+        didSet { if !isRestoringHierarchy && batchDepth == 0 { duplicateIdentifiersByParent.removeAll() } }
     }
-    /// While a hierarchy is rebuilt, each parent's identifiers shared by two children, so that
-    /// finding the paths of n siblings costs O(n), not O(n²).
+    /// Set (nested) while one synchronous pass finds the paths of many controllers at once
+    /// (saving every visible controller, preloading a window's states): identifiers cannot
+    /// change during it, so each parent's duplicates are looked at once.
+    private var batchDepth = 0
+    /// While a hierarchy is rebuilt or a batch runs, each parent's identifiers shared by two
+    /// children, so that finding the paths of n siblings costs O(n), not O(n²).
     private var duplicateIdentifiersByParent: [ObjectIdentifier: Set<String>] = [:]
+
+    /// Runs `body` with sibling identifiers cached per parent (see ``batchDepth``).
+    private func inBatch<T>(_ body: () -> T) -> T {
+        batchDepth += 1
+        defer {
+            batchDepth -= 1
+            if batchDepth == 0 && !isRestoringHierarchy { duplicateIdentifiersByParent.removeAll() }
+        }
+        return body()
+    }
     private var reportedDuplicates: Set<RestorationPath> = []
     /// Controllers already reported as not archivable, so each is reported once.
     var reportedOmissions: Set<HierarchyArchive.Omission> = []
@@ -154,7 +168,6 @@ public final class RestorationCoordinator: LifecycleObserver {
     /// The limits an archive must be within to be rebuilt; an archive over them is set aside
     /// with the reason and the app starts fresh. Defaults to ``HierarchyArchive/Limits/standard``.
     public var archiveLimits = HierarchyArchive.Limits.standard
-    private let logger = Logger(label: "statestore.restoration")
 
     /// Set while the application terminates: closing windows must not overwrite their archives.
     var isTerminating = false
@@ -162,8 +175,12 @@ public final class RestorationCoordinator: LifecycleObserver {
     /// - Parameter cacheLimit: the most bytes of recent states kept for restores without a query.
     public init(store: StateStore, cacheLimit: Int = 16 << 20) {
         self.store = store
-        let logger = self.logger
-        errorHandler = { error in logger.error("\(error.description)") }
+        // The default reports through the application's logger (``StateStore/Options/logger``),
+        // at info: the application decides what a failed save means to it.
+        let logger = store.options.logger
+        errorHandler = { error in
+            logger.info("restoration problem", metadata: ["statestore.error": "\(error.description)"])
+        }
         let cache = RecreatableCache<RestorationPath, CachedState>(
             name: "statestore.recent-states", costLimit: cacheLimit, cost: { $0.bytes.count }
         )
@@ -234,7 +251,7 @@ public final class RestorationCoordinator: LifecycleObserver {
     }
 
     private func isShared(_ identifier: String, of controller: ViewController, in parent: ViewController) -> Bool {
-        guard isRestoringHierarchy, parent.children.count > 16 else {
+        guard isRestoringHierarchy || batchDepth > 0, parent.children.count > 16 else {
             return parent.children.contains { $0 !== controller && $0.restorationIdentifier == identifier }
         }
         let key = ObjectIdentifier(parent)
@@ -358,9 +375,11 @@ public final class RestorationCoordinator: LifecycleObserver {
     /// Captures the state of every visible (or appearing) savable controller and writes it,
     /// with everything queued before, before returning: a flush point.
     public func saveVisibleControllers(of application: Application) {
-        for controller in application.liveControllers
-        where controller.lifecycleState.isVisibleOrAppearing {
-            if let restoring = controller as? any StateRestoring { enqueueSave(restoring) }
+        inBatch {
+            for controller in application.liveControllers
+            where controller.lifecycleState.isVisibleOrAppearing {
+                if let restoring = controller as? any StateRestoring { enqueueSave(restoring) }
+            }
         }
         flush()
     }
@@ -578,9 +597,11 @@ public final class RestorationCoordinator: LifecycleObserver {
     /// appearances need none. Paths already known, and rows that need a closer look (too large,
     /// a checksum that does not match), are left to the appearance.
     func preloadStates(of root: ViewController) {
-        var paths: [RestorationPath] = []
-        for controller in preorder(root) where controller is any StateRestoring {
-            if let path = restorationPath(for: controller), latest[path] == nil { paths.append(path) }
+        let paths: [RestorationPath] = inBatch {
+            preorder(root).compactMap { controller in
+                guard controller is any StateRestoring, let path = restorationPath(for: controller), latest[path] == nil else { return nil }
+                return path
+            }
         }
         guard !paths.isEmpty else { return }
         let now = store.changeCount(refreshing: true)
