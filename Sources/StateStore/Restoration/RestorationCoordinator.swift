@@ -172,7 +172,9 @@ public final class RestorationCoordinator: LifecycleObserver {
     /// Set while the application terminates: closing windows must not overwrite their archives.
     var isTerminating = false
 
-    /// - Parameter cacheLimit: the most bytes of recent states kept for restores without a query.
+    /// - Parameters:
+    ///   - store: The store states and archives are written to and read from.
+    ///   - cacheLimit: The most bytes of recent states kept for restores without a query.
     public init(store: StateStore, cacheLimit: Int = 16 << 20) {
         self.store = store
         // The default reports through the application's logger (``StateStore/Options/logger``),
