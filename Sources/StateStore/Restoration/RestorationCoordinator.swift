@@ -169,6 +169,17 @@ public final class RestorationCoordinator: LifecycleObserver {
     /// with the reason and the app starts fresh. Defaults to ``HierarchyArchive/Limits/standard``.
     public var archiveLimits = HierarchyArchive.Limits.standard
 
+    /// Whether a structural change returns before its batch is committed (write-behind), or
+    /// waits for it (write-through, the default).
+    ///
+    /// With write-behind the main actor only captures states; the writer encodes and commits,
+    /// and a crash can lose the changes made since the last flush point (a prefix of them,
+    /// each whole). Off by default: under sustained memory pressure (the cgroup v2 soak, on a
+    /// slow machine) the writer fell behind the interface, and a backlog drained on the main
+    /// actor when it next read the store delayed memory-warning delivery by up to 4 s. Turn it
+    /// on for an app whose states are large and whose changes are sparse.
+    public var writesBehind = false
+
     /// Set while the application terminates: closing windows must not overwrite their archives.
     var isTerminating = false
 
@@ -416,6 +427,7 @@ public final class RestorationCoordinator: LifecycleObserver {
         queuedEvents.removeAll()
         let writer = self.writer
         store.submitWriteBehind { [batch] in writer.run(batch) }
+        if !writesBehind { settle() }
     }
 
     /// Hands everything queued, and the hierarchy archive of `window` when it changed, to the
