@@ -91,3 +91,28 @@ final class RecordingLogHandler: LogHandler, Sendable {
         #expect(store.options.logger.handler is SwiftLogNoOpLogHandler)
     }
 }
+
+/// The monitor says how it is woken, and why it falls back to polling.
+@Suite struct MonitorLoggingTests {
+    @Test func aMonitorWithoutPSIFallsBackToPollingAndSaysWhy() async throws {
+        // A tree with /proc/meminfo and no PSI file: no trigger can be armed.
+        let folder = TemporaryFolder()
+        try FileManager.default.createDirectory(atPath: folder.file("proc"), withIntermediateDirectories: true)
+        try "MemTotal: 8000000 kB\nMemFree: 6000000 kB\nMemAvailable: 7000000 kB\n"
+            .write(toFile: folder.file("proc/meminfo"), atomically: true, encoding: .utf8)
+        let handler = RecordingLogHandler()
+        let monitor = MemoryPressureMonitor(
+            configuration: .init(root: folder.path, readsCgroup: false, usesSystemdPressureWatch: false), logger: handler.logger()
+        )
+        monitor.start()
+        defer { monitor.stop() }
+        for _ in 0..<500 where !handler.records.contains(where: { $0.message.hasPrefix("memory pressure:") }) {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        let record = try #require(handler.records.first { $0.message.hasPrefix("memory pressure:") })
+        #expect(record.message == "memory pressure: polling only")
+        #expect(record.level == .info)
+        #expect(record.metadata["statestore.watch"]?.hasPrefix("polling") == true)
+        #expect(record.metadata["statestore.root"] == folder.path)
+    }
+}

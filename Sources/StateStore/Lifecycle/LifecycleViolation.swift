@@ -37,11 +37,16 @@ public struct LifecycleViolation: Sendable, CustomStringConvertible {
         self.reason = reason
     }
 
-    /// The handler an ``Application`` starts with: logs the violation at `critical`
-    /// level, then stops a debug build with `assertionFailure`.
+    /// The handler an ``Application`` starts with: logs the violation at `info`, with the
+    /// controller, its state, the callback and the reason as metadata (a library logs no
+    /// higher: what a violation means is the application's call), then stops a debug build
+    /// with `assertionFailure`.
     @MainActor
     public static func defaultHandler(_ violation: LifecycleViolation) {
-        lifecycleLogger.critical("\(violation.description)")
+        lifecycleLogger.info("lifecycle violation", metadata: [
+            "statestore.controller": "\(violation.controllerName)", "statestore.type": "\(violation.controllerType)", "statestore.state": "\(violation.state)",
+            "statestore.callback": "\(violation.callback.map { "\($0)" } ?? "none")", "statestore.reason": "\(violation.reason)",
+        ])
         assertionFailure(violation.description)
     }
 }

@@ -64,6 +64,9 @@ extension MemoryPressureMonitor {
                     let (made, description) = PressureWatch.make(configuration: monitor.configuration, cgroup: cgroup)
                     watches = made
                     monitor.shared.withLock { $0.watchDescription = description }
+                    monitor.logger.info(made.isEmpty ? "memory pressure: polling only" : "memory pressure: watch armed", metadata: [
+                        "statestore.watch": "\(description)", "statestore.root": "\(monitor.configuration.root)",
+                    ])
                 }
                 if var sample = try? monitor.sample() {
                     sample.stallTrigger = fired

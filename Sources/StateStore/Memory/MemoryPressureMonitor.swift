@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Synchronization
 
 /// Watches memory pressure on Linux and raises ``MemoryPressureEvent``s: the missing
@@ -42,9 +43,21 @@ public final class MemoryPressureMonitor: Sendable {
     public let configuration: Configuration
     let shared = Mutex(Shared())
 
+    /// Where the monitor says how it is woken (PSI triggers, systemd's watch, or polling and
+    /// why), at `info` with structured metadata. Default: silent.
+    public let logger: Logger
+
     /// Creates a monitor; nothing is read until ``start()``, ``refresh(source:)`` or ``sample()``.
-    public init(configuration: Configuration = Configuration()) {
+    ///
+    /// - Parameters:
+    ///   - configuration: Where it reads and how it grades.
+    ///   - logger: The application's logger; the default discards everything.
+    public init(
+        configuration: Configuration = Configuration(),
+        logger: Logger = Logger(label: "StateStore.Memory", factory: { _ in SwiftLogNoOpLogHandler() })
+    ) {
         self.configuration = configuration
+        self.logger = logger
     }
 
     deinit {
