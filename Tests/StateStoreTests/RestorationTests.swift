@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import StateStore
 
@@ -43,6 +44,12 @@ final class RestoringNavigationController: NavigationController, StateRestoring 
     var restorableState = State()
     var onFinishedRestoring: ((String) -> Void)?
     func applicationFinishedRestoringState() { onFinishedRestoring?(restorationIdentifier ?? "?") }
+}
+
+/// Set by a thread once it holds another connection's write lock, and by the test to have it let go.
+final class LockHeld: Sendable {
+    let flag = Atomic<Bool>(false)
+    let release = Atomic<Bool>(false)
 }
 
 @MainActor
@@ -110,10 +117,12 @@ struct RestorationTests {
         #expect(archive.root?.children.map(\.storyboardIdentifier) == ["a", "b"])
     }
 
-    @Test func anUnchangedStateIsNotRewritten() throws {
+    @Test(arguments: [false, true])
+    func anUnchangedStateIsNotRewritten(writesBehind: Bool) throws {
         let store = try StateStore(path: database)
         let (application, _, navigation) = try launch(store)
         let coordinator = try #require(application.restorationCoordinator)
+        coordinator.writesBehind = writesBehind
         let note = navigation.topViewController as! NoteController
         note.restorableState.text = "once"
         for _ in 0..<20 {
@@ -126,10 +135,99 @@ struct RestorationTests {
         #expect(try store.generation(at: "nav/a") == 1)
         #expect(try store.generation(at: "nav/b") == 1)
         #expect(coordinator.statistics.stateWrites == 2)
-        #expect(coordinator.statistics.unchangedSkips >= 38)
+        if !writesBehind {
+            // Write-through commits each change alone; write-behind may fold changes handed
+            // over while the writer was busy into one batch, which checks each path once.
+            #expect(coordinator.statistics.unchangedSkips >= 38)
+        }
         note.restorableState.edits += 1
         navigation.pushViewController(try application.storyboard.instantiateViewController(withIdentifier: "b"), animated: false)
         #expect(try store.generation(at: "nav/a") == 2)
+    }
+
+    /// Runs `body` while another connection holds the write lock: the writer's first batch
+    /// waits for it, and everything handed over meanwhile is folded into the batch after it.
+    func withWriterHeldBack(_ body: () throws -> Void) async throws {
+        let other = try StateStore(path: database)
+        let locked = LockHeld()
+        let holder = Thread {
+            try? other.write { (_) throws(StateStoreError) in
+                locked.flag.store(true, ordering: .sequentiallyConsistent)
+                while !locked.release.load(ordering: .sequentiallyConsistent) { Thread.sleep(forTimeInterval: 0.002) }
+            }
+        }
+        holder.start()
+        while !locked.flag.load(ordering: .sequentiallyConsistent) { try await Task.sleep(for: .milliseconds(5)) }
+        defer { locked.release.store(true, ordering: .sequentiallyConsistent) }
+        try body()
+    }
+
+    @Test func aFoldedStateThatCannotBeWrittenFallsBackToTheOneItReplaced() async throws {
+        let store = try StateStore(path: database, options: .init(maximumStateSize: 200))
+        let (application, _, navigation) = try launch(store)
+        let coordinator = try #require(application.restorationCoordinator)
+        let note = navigation.topViewController as! NoteController
+        navigation.pushViewController(try application.storyboard.instantiateViewController(withIdentifier: "b"), animated: false)
+        _ = navigation.popViewController(animated: false)
+        coordinator.flush()
+        try await withWriterHeldBack {
+            // Both saves of "a" are handed over while the writer waits: folded into one batch.
+            note.restorableState.text = "short"
+            navigation.pushViewController(try application.storyboard.instantiateViewController(withIdentifier: "b"), animated: false)
+            _ = navigation.popViewController(animated: false)
+            note.restorableState.text = String(repeating: "long ", count: 100)
+            navigation.pushViewController(try application.storyboard.instantiateViewController(withIdentifier: "b"), animated: false)
+        }
+        coordinator.flush()
+        #expect(try store.restore(NoteController.State.self, for: "nav/a")?.text == "short")
+        #expect(coordinator.recentErrors.contains {
+            if case .store(.stateTooLarge(let path, _, 200)) = $0 { return path == "nav/a" } else { return false }
+        })
+        #expect(!coordinator.hasPendingWrites)
+        let archive = try HierarchyArchive.decode(try #require(try store.hierarchyArchive()))
+        #expect(archive.root?.children.map(\.storyboardIdentifier) == ["a", "b"])
+    }
+
+    @Test func aWriterThatFallsBehindFoldsTheChangesHandedToIt() async throws {
+        let store = try StateStore(path: database)
+        let (application, _, navigation) = try launch(store)
+        let coordinator = try #require(application.restorationCoordinator)
+        // "b" once, so that its later instances are restored from what the coordinator knows.
+        navigation.pushViewController(try application.storyboard.instantiateViewController(withIdentifier: "b"), animated: false)
+        _ = navigation.popViewController(animated: false)
+        coordinator.flush()
+        let before = coordinator.statistics
+        let note = navigation.topViewController as! NoteController
+        try await withWriterHeldBack {
+            for step in 1...50 {
+                note.restorableState.edits = step
+                navigation.pushViewController(try application.storyboard.instantiateViewController(withIdentifier: "b"), animated: false)
+                _ = navigation.popViewController(animated: false)
+            }
+        }
+        coordinator.flush()
+        let after = coordinator.statistics
+        // 100 structural changes; one batch waited for the lock, the rest were folded behind it.
+        #expect(after.transactions - before.transactions <= 3)
+        #expect(try store.restore(NoteController.State.self, for: "nav/a")?.edits == 50)
+        let archive = try HierarchyArchive.decode(try #require(try store.hierarchyArchive()))
+        #expect(archive.root?.children.map(\.storyboardIdentifier) == ["a"])
+    }
+
+    @Test func aFoldedBatchKeepsRemovalsBeforeLaterArchives() {
+        let archive = HierarchyArchive(root: nil)
+        var first = WriteBatch()
+        first.archives = [("window2", "window2", archive)]
+        var removal = WriteBatch()
+        removal.removedScenes = ["window2"]
+        #expect(first.canAbsorb(removal))
+        first.absorb(removal)
+        // The scene is archived, then removed: folding keeps that order.
+        #expect(first.archives.count == 1 && first.removedScenes == ["window2"])
+        var reopened = WriteBatch()
+        reopened.archives = [("window2", "window2", archive)]
+        // Archiving it again must come after the removal: a batch of its own.
+        #expect(!first.canAbsorb(reopened))
     }
 
     @Test func aVersion1RowMigratesToVersion2OnRead() throws {

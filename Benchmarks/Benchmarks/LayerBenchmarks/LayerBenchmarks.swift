@@ -57,7 +57,6 @@ final class NavigationApp {
         storyboard.register("page") { PageController(stateSize: pageSize) }
         storyboard.register("nav") { NavigationController() }
         application = store.map { Application(store: $0, storyboard: storyboard) } ?? Application(storyboard: storyboard)
-        application.restorationCoordinator?.writesBehind = true
         window = Window(size: Size(width: 400, height: 800), orientation: .portrait, application: application)
         root = try! storyboard.instantiateViewController(withIdentifier: "root") as! PageController
         navigation = try! storyboard.instantiateViewController(withIdentifier: "nav") as! NavigationController

@@ -169,16 +169,16 @@ public final class RestorationCoordinator: LifecycleObserver {
     /// with the reason and the app starts fresh. Defaults to ``HierarchyArchive/Limits/standard``.
     public var archiveLimits = HierarchyArchive.Limits.standard
 
-    /// Whether a structural change returns before its batch is committed (write-behind), or
-    /// waits for it (write-through, the default).
+    /// Whether a structural change returns before its batch is committed (write-behind, the
+    /// default), or waits for it (write-through).
     ///
     /// With write-behind the main actor only captures states; the writer encodes and commits,
-    /// and a crash can lose the changes made since the last flush point (a prefix of them,
-    /// each whole). Off by default: under sustained memory pressure (the cgroup v2 soak, on a
-    /// slow machine) the writer fell behind the interface, and a backlog drained on the main
-    /// actor when it next read the store delayed memory-warning delivery by up to 4 s. Turn it
-    /// on for an app whose states are large and whose changes are sparse.
-    public var writesBehind = false
+    /// and a crash can lose the changes made since the last flush point (a prefix of them is
+    /// on disk, each whole). Batches handed over while the writer is busy are folded into one,
+    /// so a writer that falls behind commits each path's newest state once and a flush point
+    /// waits for at most two transactions. Turn it off to have every structural change on disk
+    /// before it returns, at the price of the main actor waiting for each commit.
+    public var writesBehind = true
 
     /// Set while the application terminates: closing windows must not overwrite their archives.
     var isTerminating = false
@@ -426,7 +426,7 @@ public final class RestorationCoordinator: LifecycleObserver {
         queuedForgotten.removeAll()
         queuedEvents.removeAll()
         let writer = self.writer
-        store.submitWriteBehind { [batch] in writer.run(batch) }
+        if writer.enqueue(batch) { store.submitWriteBehind { writer.runNext() } }
         if !writesBehind { settle() }
     }
 

@@ -14,6 +14,10 @@ struct StateHandoff: Sendable {
     var value: any Sendable
     /// Encodes the captured value (JSON, sorted keys); runs on the writer.
     var encode: @Sendable () throws(StateStoreError) -> Data
+    /// Older states of the path this one replaced in a folded batch, oldest first: written
+    /// instead when this one cannot be (it fails to encode, or is over the size limit), so
+    /// that folding never loses a state the batches one by one would have written.
+    var superseded: [StateHandoff] = []
 }
 
 /// What one structural change (or the end of a main-actor turn) hands to the writer. Its
@@ -32,6 +36,48 @@ struct WriteBatch: Sendable {
 
     var isEmpty: Bool {
         states.isEmpty && archives.isEmpty && removedScenes.isEmpty && pressureEvents.isEmpty && !releaseMemory
+    }
+
+    /// Whether committing `later` in this batch's transaction ends where committing the two in
+    /// order would: not when it archives a scene this batch removes, since a batch removes
+    /// scenes after it writes archives.
+    func canAbsorb(_ later: WriteBatch) -> Bool {
+        removedScenes.isEmpty || !later.archives.contains { removedScenes.contains($0.scene) }
+    }
+
+    /// Folds `later` into this batch: its states replace older ones of the same path, its
+    /// archives older ones of the same scene; the rest is added. Only after ``canAbsorb(_:)``.
+    mutating func absorb(_ later: WriteBatch) {
+        if !later.states.isEmpty {
+            var index: [RestorationPath: Int] = [:]
+            index.reserveCapacity(states.count)
+            for (position, state) in states.enumerated() { index[state.path] = position }
+            for state in later.states {
+                if let position = index[state.path] {
+                    var older = states[position]
+                    var newer = state
+                    newer.superseded = older.superseded
+                    older.superseded = []
+                    newer.superseded.append(older)
+                    newer.superseded += state.superseded
+                    states[position] = newer
+                } else {
+                    index[state.path] = states.count
+                    states.append(state)
+                }
+            }
+        }
+        for archive in later.archives {
+            if let position = archives.firstIndex(where: { $0.scene == archive.scene }) {
+                archives[position] = archive
+            } else {
+                archives.append(archive)
+            }
+        }
+        removedScenes += later.removedScenes
+        forgottenArchives += later.forgottenArchives
+        pressureEvents += later.pressureEvents
+        releaseMemory = releaseMemory || later.releaseMemory
     }
 }
 
@@ -101,6 +147,8 @@ final class RestorationWriter: Sendable {
         /// The path component of each scene an archive was handed over for.
         var carriedPrefixes: [String: String] = [:]
         var outbox: [WriteOutcome] = []
+        /// Batches handed over and not yet started, oldest first.
+        var waiting: [WriteBatch] = []
     }
     private let state = Mutex(State())
 
@@ -124,9 +172,33 @@ final class RestorationWriter: Sendable {
         state.withLock { $0.known[path] = (checksum, generation) }
     }
 
+    // MARK: Handing over
+
+    /// Adds `batch` to those waiting for the writer. It is folded into the newest waiting
+    /// batch when that one has not started: a writer that falls behind the interface then
+    /// commits each path's newest state once, and a flush point never waits for more than the
+    /// batch being written and one more. Returns `true` when it was queued as a batch of its
+    /// own, for which one ``runNext()`` must be submitted.
+    func enqueue(_ batch: WriteBatch) -> Bool {
+        state.withLock { state in
+            if let last = state.waiting.indices.last, state.waiting[last].canAbsorb(batch) {
+                state.waiting[last].absorb(batch)
+                return false
+            }
+            state.waiting.append(batch)
+            return true
+        }
+    }
+
     // MARK: Running a batch (on the write-behind queue)
 
-    func run(_ batch: WriteBatch) {
+    /// Writes the oldest waiting batch.
+    func runNext() {
+        guard let batch = state.withLock({ $0.waiting.isEmpty ? nil : $0.waiting.removeFirst() }) else { return }
+        run(batch)
+    }
+
+    private func run(_ batch: WriteBatch) {
         var outcome = WriteOutcome()
         let changeCount = store.changeCount(refreshing: true)
         var (writes, archives, known, lastArchives, prefixes) = state.withLock { state in
@@ -141,20 +213,25 @@ final class RestorationWriter: Sendable {
             return (state.carried, state.carriedArchives, state.known, state.archives, state.carriedPrefixes)
         }
         let limit = store.options.maximumStateSize
-        for handoff in batch.states {
-            let bytes: Data
-            do {
-                bytes = try handoff.encode()
-            } catch {
-                outcome.errors.append(error)
-                outcome.dropped.append((handoff.path, handoff.token))
-                continue
+        for newest in batch.states {
+            // The newest state that can be written; those that cannot are reported and dropped.
+            var candidates = newest.superseded
+            var next: StateHandoff? = newest
+            var found: (handoff: StateHandoff, bytes: Data)?
+            while let handoff = next, found == nil {
+                next = candidates.popLast()
+                do throws(StateStoreError) {
+                    let bytes = try handoff.encode()
+                    guard bytes.count <= limit else {
+                        throw StateStoreError.stateTooLarge(path: handoff.path, byteCount: bytes.count, limit: limit)
+                    }
+                    found = (handoff, bytes)
+                } catch {
+                    outcome.errors.append(error)
+                    outcome.dropped.append((handoff.path, handoff.token))
+                }
             }
-            guard bytes.count <= limit else {
-                outcome.errors.append(.stateTooLarge(path: handoff.path, byteCount: bytes.count, limit: limit))
-                outcome.dropped.append((handoff.path, handoff.token))
-                continue
-            }
+            guard let (handoff, bytes) = found else { continue }
             let checksum = Checksum.stored(bytes)
             let carried = writes.contains { $0.path == handoff.path }
             writes.removeAll { $0.path == handoff.path }
