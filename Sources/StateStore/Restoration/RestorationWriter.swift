@@ -15,9 +15,15 @@ struct StateHandoff: Sendable {
     /// Encodes the captured value (JSON, sorted keys); runs on the writer.
     var encode: @Sendable () throws(StateStoreError) -> Data
     /// Older states of the path this one replaced in a folded batch, oldest first: written
-    /// instead when this one cannot be (it fails to encode, or is over the size limit), so
-    /// that folding never loses a state the batches one by one would have written.
+    /// instead when this one cannot be (it fails to encode, or is over the size limit), newest
+    /// first, so that folding does not lose a state the batches one by one would have written.
+    /// At most ``maximumSuperseded`` are kept, so a writer held back for long holds a bounded
+    /// number of values per path.
     var superseded: [StateHandoff] = []
+
+    /// How many replaced states a folded handoff keeps as fallbacks: when this many newer
+    /// saves of one path all fail while the writer is behind, the path keeps what it held.
+    static let maximumSuperseded = 4
 }
 
 /// What one structural change (or the end of a main-actor turn) hands to the writer. Its
@@ -33,6 +39,8 @@ struct WriteBatch: Sendable {
     var pressureEvents: [PressureEvent] = []
     /// Ask SQLite to release its page cache once the batch is written.
     var releaseMemory = false
+    /// Where each path is in ``states``, kept by ``absorb(_:)`` once a batch has absorbed another.
+    private var positions: [RestorationPath: Int] = [:]
 
     var isEmpty: Bool {
         states.isEmpty && archives.isEmpty && removedScenes.isEmpty && pressureEvents.isEmpty && !releaseMemory
@@ -49,20 +57,20 @@ struct WriteBatch: Sendable {
     /// archives older ones of the same scene; the rest is added. Only after ``canAbsorb(_:)``.
     mutating func absorb(_ later: WriteBatch) {
         if !later.states.isEmpty {
-            var index: [RestorationPath: Int] = [:]
-            index.reserveCapacity(states.count)
-            for (position, state) in states.enumerated() { index[state.path] = position }
+            if positions.count != states.count {
+                positions.removeAll(keepingCapacity: true)
+                for (position, state) in states.enumerated() { positions[state.path] = position }
+            }
             for state in later.states {
-                if let position = index[state.path] {
-                    var older = states[position]
-                    var newer = state
-                    newer.superseded = older.superseded
-                    older.superseded = []
-                    newer.superseded.append(older)
-                    newer.superseded += state.superseded
-                    states[position] = newer
+                if let position = positions[state.path] {
+                    var chain = states[position].superseded
+                    states[position].superseded = []
+                    chain.append(states[position])
+                    chain += state.superseded
+                    states[position] = state
+                    states[position].superseded = Array(chain.suffix(StateHandoff.maximumSuperseded))
                 } else {
-                    index[state.path] = states.count
+                    positions[state.path] = states.count
                     states.append(state)
                 }
             }

@@ -55,6 +55,9 @@ public struct RestorationPath: Hashable, Sendable, Comparable, Codable,
     public static func problem(with component: String) -> String? {
         if component.isEmpty { return "a component is empty" }
         if component.unicodeScalars.contains("/") { return "the component \"\(component)\" contains \"/\"" }
+        // ASCII (the usual identifier) needs no Unicode property lookup: its control
+        // characters (general category Cc) are U+0000–U+001F and U+007F.
+        if component.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) { return nil }
         if component.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
             return "the component \(component.debugDescription) contains a control character"
         }
@@ -82,10 +85,21 @@ public struct RestorationPath: Hashable, Sendable, Comparable, Codable,
     public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue.utf8.lexicographicallyPrecedes(rhs.rawValue.utf8) }
 
     /// The same bytes: the same row.
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.rawValue.utf8.elementsEqual(rhs.rawValue.utf8) }
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        let (left, right) = (lhs.rawValue.utf8, rhs.rawValue.utf8)
+        guard left.count == right.count else { return false }
+        // Native strings hold their UTF-8 contiguously: one memcmp-like pass.
+        if let equal = left.withContiguousStorageIfAvailable({ left in
+            right.withContiguousStorageIfAvailable { right in left.elementsEqual(right) }
+        }), let equal { return equal }
+        return left.elementsEqual(right)
+    }
 
     public func hash(into hasher: inout Hasher) {
-        for byte in rawValue.utf8 { hasher.combine(byte) }
+        let done: Void? = rawValue.utf8.withContiguousStorageIfAvailable { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        if done == nil {
+            for byte in rawValue.utf8 { hasher.combine(byte) }
+        }
         hasher.combine(0xFF as UInt8)  // never in UTF-8: ends the path
     }
 
