@@ -13,8 +13,9 @@ import Synchronization
 //                       without a store)
 //   push pop durable 1KB, 512KB   the same cycle and then `RestorationCoordinator.flush()`:
 //                       end to end, until both states and the archive are committed
-//   save to durable 1KB, 512KB    one push (the root disappears), then waiting without helping
-//                       until the writer has committed: the window in which a crash loses the save
+//   save to durable 1KB, 512KB    one push (the root disappears), the end of the main actor's
+//                       turn, then waiting without helping until the writer has committed: the
+//                       window in which a crash loses the save
 //   monitor normal      a started MemoryPressureMonitor on this machine at the normal level:
 //                       the process's CPU time (cpuTotal) over 10 s of wall time
 //   memory warning 1k   Application.didReceiveMemoryWarning(.warning) with 1,000 and 10,000 live
@@ -182,17 +183,20 @@ let benchmarks: @Sendable () -> Void = {
             let store = try? StateStore(path: scratchDatabase("window"))
             let app = await MainActor.run { NavigationApp(store: store, stateSize: size) }
             nonisolated(unsafe) let benchmark = benchmark
-            await MainActor.run {
+            let page = await MainActor.run {
                 app.cycle(-1, page: app.makePage())
                 app.application.restorationCoordinator?.flush()
-                let page = app.makePage()
+                return app.makePage()
+            }
+            await MainActor.run {
                 benchmark.startMeasurement()
                 app.push(1, page: page)
-                // Wait without running the writer's work here: the latency a crash would face.
-                while store?.hasWriteBehindWork == true { sched_yield() }
-                benchmark.stopMeasurement()
-                app.application.terminate()
             }
+            // The main actor's turn has ended (the writer is woken then); wait without running
+            // the writer's work here: the latency a crash would face.
+            while store?.hasWriteBehindWork == true { await Task.yield() }
+            benchmark.stopMeasurement()
+            await MainActor.run { app.application.terminate() }
         }
     }
 

@@ -31,9 +31,11 @@ import Logging
 ///
 /// A save is durable (in the WAL, so it survives an application crash; with
 /// ``StateStore/Options/Synchronous/full`` a power loss too) once the writer has committed its
-/// batch. Between the disappearance and that commit — the writer's encoding and one
-/// transaction, typically well under a millisecond for a 1 KB state and a few milliseconds for
-/// 512 KB (the `save to durable` benchmarks measure it) — a crash or `kill -9` loses that
+/// batch. Between the disappearance and that commit — the rest of the main actor's turn (the
+/// writer is woken once, when the turn ends, for everything handed over during it), the
+/// writer's encoding and one transaction: typically well under a millisecond for a 1 KB state
+/// and a few milliseconds for 512 KB (the `save to durable` benchmarks measure it from the
+/// disappearance, through the end of the turn) — a crash or `kill -9` loses that
 /// batch and the ones after it. What survives is always every batch up to a point, in order,
 /// each whole: everything handed over before the last flush point, then a prefix of the later
 /// batches. SIGTERM, SIGINT (with the handlers installed), ``Application/terminate()`` and a
@@ -236,19 +238,21 @@ public final class RestorationCoordinator: LifecycleObserver {
     public func restorationPath(for controller: ViewController) -> RestorationPath? {
         var components: [String] = []
         var shared = false
-        var node: ViewController? = controller
-        while let current = node {
-            guard let identifier = current.restorationIdentifier else { return nil }
+        var node: ViewController = controller
+        while true {
+            guard let identifier = node.restorationIdentifier else { return nil }
             components.append(identifier)
-            if let parent = current.parent, isShared(identifier, of: current, in: parent) {
+            if let parent = node.parent, isShared(identifier, of: node, in: parent) {
                 shared = true
             }
-            node = current.parent ?? current.presentingViewController
+            guard let next = node.parent ?? node.presentingViewController else { break }
+            node = next
         }
         let path: RestorationPath
         do {
             var ordered = Array(components.reversed())
-            if let prefix = try pathPrefix(of: controller.window?.sceneIdentifier), !prefix.isEmpty {
+            // The walk ended at the root of everything `controller` is in: its window's root.
+            if let prefix = try pathPrefix(of: node.hostingWindow?.sceneIdentifier), !prefix.isEmpty {
                 ordered.insert(prefix, at: 0)
             }
             path = try RestorationPath(components: ordered)
@@ -397,12 +401,19 @@ public final class RestorationCoordinator: LifecycleObserver {
         flush()
     }
 
+    /// At the end of the main actor's current turn: hands over what is still queued, and wakes
+    /// the writer for everything handed over during the turn.
     private func scheduleFlush() {
         guard !flushScheduled else { return }
         flushScheduled = true
+        // The queue, not the store: jobs left on it keep the store alive until they have run,
+        // and nothing else here does, so a store whose work is done closes (and checkpoints)
+        // when the application lets it go, even before this task runs.
+        let queue = store.writeBehind
         Task { @MainActor [weak self] in
             self?.flushScheduled = false
             self?.submit()
+            queue.wake()
         }
     }
 
@@ -426,8 +437,12 @@ public final class RestorationCoordinator: LifecycleObserver {
         queuedForgotten.removeAll()
         queuedEvents.removeAll()
         let writer = self.writer
-        if writer.enqueue(batch) { store.submitWriteBehind { writer.runNext() } }
-        if !writesBehind { settle() }
+        if writer.enqueue(batch) {
+            // Write-behind wakes the writer once, at the end of the turn; write-through runs the
+            // batch here, now.
+            store.submitWriteBehind(waking: false) { writer.runNext() }
+        }
+        if writesBehind { scheduleFlush() } else { settle() }
     }
 
     /// Hands everything queued, and the hierarchy archive of `window` when it changed, to the

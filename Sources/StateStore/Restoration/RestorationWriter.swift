@@ -57,22 +57,17 @@ struct WriteBatch: Sendable {
     /// archives older ones of the same scene; the rest is added. Only after ``canAbsorb(_:)``.
     mutating func absorb(_ later: WriteBatch) {
         if !later.states.isEmpty {
-            if positions.count != states.count {
-                positions.removeAll(keepingCapacity: true)
-                for (position, state) in states.enumerated() { positions[state.path] = position }
-            }
-            for state in later.states {
-                if let position = positions[state.path] {
-                    var chain = states[position].superseded
-                    states[position].superseded = []
-                    chain.append(states[position])
-                    chain += state.superseded
-                    states[position] = state
-                    states[position].superseded = Array(chain.suffix(StateHandoff.maximumSuperseded))
-                } else {
-                    positions[state.path] = states.count
-                    states.append(state)
+            if states.count <= 8 && positions.isEmpty {
+                // A handful of states (one structural change's): a scan beats hashing paths.
+                for state in later.states {
+                    if let position = states.firstIndex(where: { $0.path == state.path }) {
+                        replace(at: position, with: state)
+                    } else {
+                        states.append(state)
+                    }
                 }
+            } else {
+                absorbIndexed(later.states)
             }
         }
         for archive in later.archives {
@@ -86,6 +81,32 @@ struct WriteBatch: Sendable {
         forgottenArchives += later.forgottenArchives
         pressureEvents += later.pressureEvents
         releaseMemory = releaseMemory || later.releaseMemory
+    }
+
+    /// Puts `state` at `position`, keeping the one it replaces (and its own) as fallbacks.
+    private mutating func replace(at position: Int, with state: StateHandoff) {
+        var chain = states[position].superseded
+        states[position].superseded = []
+        chain.append(states[position])
+        chain += state.superseded
+        states[position] = state
+        states[position].superseded = Array(chain.suffix(StateHandoff.maximumSuperseded))
+    }
+
+    /// ``absorb(_:)`` for states by a path index, kept once built.
+    private mutating func absorbIndexed(_ later: [StateHandoff]) {
+        if positions.count != states.count {
+            positions.removeAll(keepingCapacity: true)
+            for (position, state) in states.enumerated() { positions[state.path] = position }
+        }
+        for state in later {
+            if let position = positions[state.path] {
+                replace(at: position, with: state)
+            } else {
+                positions[state.path] = states.count
+                states.append(state)
+            }
+        }
     }
 }
 

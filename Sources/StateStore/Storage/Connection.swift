@@ -16,6 +16,15 @@ final class Connection {
     private(set) var changeCount: UInt64 = 0
     /// `PRAGMA data_version` when last read; `nil` before the first read.
     private var dataVersion: Int64?
+    /// Set once the store has put the file in WAL mode (this connection, read-write).
+    var usesWAL = false
+    /// The start of the wal-index as SQLite itself maps it (``walCommitCounter()``), borrowed
+    /// once a read transaction has mapped it; `nil` before, or when there is none.
+    private var walIndexHeader: UnsafeRawPointer?
+    private var walIndexLookedUp = false
+    /// The wal-index commit counter up to which every commit is accounted for: this
+    /// connection's own, and others' through `PRAGMA data_version`.
+    private var commitCounterSeen: UInt32?
 
     struct OpenOptions {
         var readOnly = false
@@ -168,9 +177,21 @@ final class Connection {
         try cached("BEGIN IMMEDIATE").run()
         do {
             if !countsAsChange { noteOtherConnectionsCommits() }
+            // Under the write lock nobody else commits: when every commit up to now is
+            // accounted for, this one will be too once it is known to be the only one since.
+            let counterAtBegin = walCommitCounter()
+            let accounted = counterAtBegin != nil && counterAtBegin == commitCounterSeen
+            let changesBefore = sqlite3_total_changes64(handle)
             let result = try body()
             try cached("COMMIT").run()
             if countsAsChange { changeCount &+= 1 }
+            if accounted, let counterAtBegin {
+                let wrote = sqlite3_total_changes64(handle) != changesBefore
+                let expected = wrote ? counterAtBegin &+ 1 : counterAtBegin
+                // Anything else means another commit slipped in after ours: leave the mark
+                // behind, so the next check runs the pragma.
+                if walCommitCounter() == expected { commitCounterSeen = expected }
+            }
             return result
         } catch {
             if sqlite3_get_autocommit(handle) == 0 {
@@ -185,12 +206,55 @@ final class Connection {
     /// when it changed since the last read. Costs no table access: the pragma only starts a read
     /// transaction, which looks at the WAL index. See <https://www.sqlite.org/pragma.html#pragma_data_version>.
     func noteOtherConnectionsCommits() {
+        let counter = walCommitCounter()
         guard let statement = try? cached("PRAGMA data_version") else { return }
         defer { statement.reset() }
         guard (try? statement.step()) == true else { return }
         let version = statement.int64(0)
         if let dataVersion, dataVersion != version { changeCount &+= 1 }
         dataVersion = version
+        // Every commit counted before the pragma ran is now accounted for (one that came in
+        // between is seen by the pragma, and makes the next check run it again: harmless).
+        commitCounterSeen = counter
+        if !walIndexLookedUp { lookUpWALIndex() }
+    }
+
+    /// ``noteOtherConnectionsCommits()``, skipped when the wal-index commit counter shows that
+    /// nobody committed since every commit was last accounted for. Reading the counter is one
+    /// `pread` of the `-shm` file; the pragma starts a read transaction (two `fcntl` locks and
+    /// a statement), which on the main actor was the larger part of restoring from the cache.
+    func noteOtherConnectionsCommitsIfAny() {
+        if let seen = commitCounterSeen, let now = walCommitCounter(), now == seen { return }
+        noteOtherConnectionsCommits()
+    }
+
+    /// The commit counter of the WAL index (`iChange` in the wal-index header at the start of
+    /// the `-shm` file, which every connection's commit raises by one; see
+    /// <https://www.sqlite.org/walformat.html>), or `nil` when there is no initialised WAL
+    /// index to read.
+    ///
+    /// Read from SQLite's own mapping of the file, never through a descriptor of ours: closing
+    /// any descriptor of a file drops every POSIX lock the process holds on it, SQLite's
+    /// included.
+    private func walCommitCounter() -> UInt32? {
+        guard let header = walIndexHeader, header.load(fromByteOffset: 12, as: UInt8.self) != 0 else { return nil }
+        return header.load(fromByteOffset: 8, as: UInt32.self)
+    }
+
+    /// Borrows SQLite's mapping of the wal-index's first region through the VFS's `xShmMap`
+    /// (region 0 of 32 KiB, without extending it), once a read transaction in WAL mode has
+    /// mapped it; it stays mapped until the connection closes.
+    private func lookUpWALIndex() {
+        walIndexLookedUp = true
+        guard usesWAL, !readOnly else { return }
+        var file: UnsafeMutablePointer<sqlite3_file>?
+        guard sqlite3_file_control(handle, "main", SQLITE_FCNTL_FILE_POINTER, &file) == SQLITE_OK,
+              let file, let methods = file.pointee.pMethods, methods.pointee.iVersion >= 2,
+              let map = methods.pointee.xShmMap
+        else { return }
+        var region: UnsafeMutableRawPointer?
+        guard map(file, 0, 32 * 1024, 0, &region) == SQLITE_OK, let region else { return }
+        walIndexHeader = UnsafeRawPointer(region)
     }
 
     /// Runs `body` in a deferred read transaction, so several queries see one snapshot.

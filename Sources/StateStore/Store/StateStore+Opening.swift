@@ -73,6 +73,13 @@ extension StateStore {
         let id = header[68..<72].reduce(Int32(0)) { $0 << 8 | Int32($1) }
         if id == applicationID { return }
         if id != 0 { throw notOurs(path, applicationID: id) }
+        // With committed pages in a -wal (another connection has the file open, or it was not
+        // checkpointed), the file's own header and tables may predate them: a store made a
+        // moment ago still shows application_id 0 there, and an immutable read, which ignores
+        // the WAL, could catch a checkpoint half-way. Opening a WAL database writes nothing to
+        // it, so the checks on the real connection, which reads through the WAL, decide.
+        var wal = stat()
+        if stat(path + "-wal", &wal) == 0, wal.st_size > 0 { return }
         let peek = try Connection(path: path, options: .init(readOnly: true, create: false, immutable: true))
         try requireStateStore(peek)
     }

@@ -18,13 +18,23 @@ final class WriteBehindQueue: Sendable {
     /// Whether a drain is scheduled on the queue: a submit then wakes no thread.
     private let scheduled = Atomic<Bool>(false)
 
-    /// Queues `job` to run after every job submitted before it.
-    func submit(_ job: @escaping @Sendable () -> Void) {
+    /// Queues `job` to run after every job submitted before it. With `waking`, the queue's
+    /// thread is woken for it now; without, the job waits for the next ``wake()`` or
+    /// ``waitUntilIdle()`` (waking a sleeping thread is a system call and, in a VM, an
+    /// interrupt to another core: a main actor handing over several batches in one turn
+    /// wakes the writer once, at the end of it).
+    func submit(waking: Bool = true, _ job: @escaping @Sendable () -> Void) {
         outstanding.add(1, ordering: .sequentiallyConsistent)
         jobs.withLock { $0.append(job) }
-        if scheduled.compareExchange(expected: false, desired: true, ordering: .sequentiallyConsistent).exchanged {
-            queue.async { self.drain() }
-        }
+        if waking { wake() }
+    }
+
+    /// Has the queue's thread run the jobs queued so far, unless it is already on its way.
+    func wake() {
+        guard !isIdle,
+              scheduled.compareExchange(expected: false, desired: true, ordering: .sequentiallyConsistent).exchanged
+        else { return }
+        queue.async { self.drain() }
     }
 
     /// The queue's side: runs jobs until none is left and no submit could have been missed.
@@ -61,9 +71,11 @@ final class WriteBehindQueue: Sendable {
 
 extension StateStore {
     /// Queues `job` on the store's write-behind queue: it runs after every job queued before
-    /// it, and before any read or write made through the store once it is queued.
-    func submitWriteBehind(_ job: @escaping @Sendable () -> Void) {
-        writeBehind.submit(job)
+    /// it, and before any read or write made through the store once it is queued. Without
+    /// `waking`, it waits for the queue's ``WriteBehindQueue/wake()`` or for someone to wait
+    /// for the queue.
+    func submitWriteBehind(waking: Bool = true, _ job: @escaping @Sendable () -> Void) {
+        writeBehind.submit(waking: waking, job)
     }
 
     /// Returns when every write-behind job handed to the store so far has finished.
@@ -85,7 +97,7 @@ extension StateStore {
     func changeCount(refreshing: Bool) -> UInt64 {
         if refreshing {
             _ = connection.withLockIfAvailable { (connection: inout Connection) -> Bool in
-                connection.noteOtherConnectionsCommits()
+                connection.noteOtherConnectionsCommitsIfAny()
                 publishedChangeCount.store(connection.changeCount, ordering: .releasing)
                 return true
             }

@@ -174,6 +174,7 @@ public final class StateStore: Sendable {
                         sql: "PRAGMA journal_mode = WAL"
                     ))
                 }
+                connection.usesWAL = true
             }
             try connection.execute("PRAGMA synchronous = \(options.synchronous.rawValue)")
             if let pages = options.maximumPageCount {
