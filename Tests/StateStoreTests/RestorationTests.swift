@@ -230,6 +230,32 @@ struct RestorationTests {
         #expect(!first.canAbsorb(reopened))
     }
 
+    @Test func anAppearanceSeesAnotherConnectionsCommitAndQueriesNothingOtherwise() throws {
+        let store = try StateStore(path: database)
+        let (application, _, navigation) = try launch(store)
+        let coordinator = try #require(application.restorationCoordinator)
+        func showB(editing text: String? = nil) throws -> NoteController {
+            let b = try application.storyboard.instantiateViewController(withIdentifier: "b") as! NoteController
+            navigation.pushViewController(b, animated: false)
+            if let text { b.restorableState.text = text }
+            _ = navigation.popViewController(animated: false)
+            return b
+        }
+        _ = try showB(editing: "mine")
+        coordinator.flush()
+        // Nothing changed elsewhere: a new "b" is restored from what the coordinator knows.
+        let queries = coordinator.statistics.restoreQueries
+        usleep(2_000)
+        #expect(try showB().stateInWillAppear?.text == "mine")
+        #expect(coordinator.statistics.restoreQueries == queries)
+        // Another connection (as another process would) writes "nav/b": the next "b" sees it.
+        let other = try StateStore(path: database)
+        try other.save(NoteController.State(text: "theirs", edits: 7), for: "nav/b")
+        usleep(2_000)
+        #expect(try showB().stateInWillAppear == .init(text: "theirs", edits: 7))
+        #expect(coordinator.statistics.restoreQueries > queries)
+    }
+
     @Test func aVersion1RowMigratesToVersion2OnRead() throws {
         let store = try StateStore(path: database)
         try store.save(CounterController.Version1(text: "three little words"), for: "nav/counter", version: 1)
