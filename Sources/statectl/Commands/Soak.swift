@@ -116,7 +116,6 @@ extension Statectl {
         }
 
         func run() async throws {
-            // The harness and the verifier: this command re-executed by the supervisor.
             if child {
                 return try await SoakHarness.runHarnessProcess(
                     databasePath: db ?? "state.sqlite", controllers: controllers,
