@@ -42,11 +42,18 @@ let package = Package(
             ],
             plugins: ["EmbedMigrations"]
         ),
+        // `statectl soak`'s machinery: the supervisor, the harness and its controllers, the
+        // cgroup, the child processes, the summary and its invariants, the SVG report. Not a
+        // product: statectl parses the options, calls it and prints what it returns.
+        .target(
+            name: "StateStoreSoak",
+            dependencies: ["StateStore", "StateStoreLinux"]
+        ),
         .executableTarget(
             name: "statectl",
             dependencies: [
                 "StateStore",
-                "StateStoreLinux",
+                "StateStoreSoak",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -1,37 +1,16 @@
 import ArgumentParser
 import Foundation
 import Glibc
-import StateStore
+import StateStoreSoak
 
-/// Where the soak's memory pressure comes from.
-enum SoakPressure: String, ExpressibleByArgument, CaseIterable, Sendable {
-    /// A child memory cgroup with the limit and a ballast in waves: real pressure.
-    case cgroup
-    /// A scripted `/proc/meminfo` under a `root:` tree: no privilege needed.
-    case synthetic
-    /// No pressure: traffic, relaunches and restores only.
-    case none
-}
-
-/// What makes the memory waves in `--pressure cgroup`.
-enum SoakBallast: String, ExpressibleByArgument, CaseIterable, Sendable {
-    /// `statestore-worker ballast`: grows and shrinks to the MiB it is told, confirming each size.
-    case worker
-    /// `stress-ng --vm` processes of 16 MiB each, started and stopped one at a time.
-    case stressNG = "stress-ng"
-
-    /// `stress-ng` on the `PATH`, if any.
-    static var stressNGPath: String? {
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        return path.split(separator: ":").map { "\($0)/stress-ng" }.first { access($0, X_OK) == 0 }
-    }
-}
+extension SoakPressure: ExpressibleByArgument {}
 
 extension Statectl {
     /// `statectl soak`: a memory-pressure soak of the whole stack, with invariants checked all along.
     ///
-    /// See ``SoakSupervisor`` for the processes involved, ``SoakHarness`` for the traffic and
-    /// ``SoakSummary`` for the invariants and the `--json` document.
+    /// Options and printing only: the soak itself is the `StateStoreSoak` module. See
+    /// `SoakSupervisor` for the processes involved, `SoakHarness` for the traffic and
+    /// `SoakSummary` for the invariants; `SoakOutput.swift` prints them and the `--json` document.
     struct Soak: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Run controllers under real memory pressure and check that nothing is lost.",
@@ -137,12 +116,22 @@ extension Statectl {
         }
 
         func run() async throws {
-            if child { return try await runChild() }
-            if verify { return try await runVerify() }
+            if child {
+                return try await SoakHarness.runHarnessProcess(
+                    databasePath: db ?? "state.sqlite", controllers: controllers,
+                    duration: try DurationValue(parsing: duration).seconds, seed: seed,
+                    expectationsPath: expectations ?? "expectations.json",
+                    relaunchInterval: try DurationValue(parsing: relaunchInterval).seconds, operationsPerSecond: rate,
+                    cgroupPath: cgroupPath, syntheticRoot: syntheticRoot
+                )
+            }
+            if verify {
+                return await SoakHarness.runVerifyingProcess(
+                    databasePath: db, expectationsPath: expectations, controllers: controllers, seed: seed, baseline: baseline
+                )
+            }
             try runSupervisor()
         }
-
-        // MARK: Supervisor
 
         private func runSupervisor() throws {
             let mode = pressure ?? (SoakCgroup.writableParent() != nil ? .cgroup : .synthetic)
@@ -150,16 +139,17 @@ extension Statectl {
             try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(atPath: work) }
             let databasePath = db ?? work + "/state.sqlite"
-            let durationSeconds = SoakValues.parseDuration(duration)!
-            let ballastKind = SoakBallast(rawValue: ballast)
-                ?? (SoakSupervisor.worker == nil && SoakBallast.stressNGPath != nil ? .stressNG : .worker)
-            var plan = SoakSupervisor.Plan(
-                mode: mode, duration: durationSeconds, controllers: controllers, seed: seed,
-                limit: SoakValues.parseBytes(memoryLimit)!, databasePath: databasePath, workDirectory: work,
-                quiet: quiet, operationsPerSecond: rate, relaunchInterval: SoakValues.parseDuration(relaunchInterval)!
+            let plan = SoakSupervisor.Plan(
+                mode: mode, duration: try DurationValue(parsing: duration).seconds, controllers: controllers, seed: seed,
+                limit: UInt64(try SizeValue(parsing: memoryLimit).bytes), databasePath: databasePath, workDirectory: work,
+                operationsPerSecond: rate, relaunchInterval: try DurationValue(parsing: relaunchInterval).seconds,
+                ballast: SoakBallast(rawValue: ballast)
+                    ?? (SoakSupervisor.worker == nil && SoakBallast.stressNGPath != nil ? .stressNG : .worker)
             )
-            plan.ballast = ballastKind
             let supervisor = SoakSupervisor(plan: plan)
+            if !quiet && isatty(STDERR_FILENO) == 1 {
+                supervisor.progress = { progress in Output.standardError("\r\u{1B}[K" + (progress?.line ?? "")) }
+            }
             let run = try supervisor.execute()
             let summary = SoakSummary(plan: plan, run: run, database: db ?? databasePath, databaseKept: db != nil,
                                       cgroupVersion: run.cgroupVersion,
@@ -184,115 +174,6 @@ extension Statectl {
                 throw ExitCode(130)
             }
             if !summary.ok { throw ExitCode(ExitStatus.problemFound.rawValue) }
-        }
-
-        // MARK: Harness
-
-        /// The harness process: joins the cgroup, protects itself from the OOM killer, runs the traffic.
-        @MainActor
-        private func runChild() async throws {
-            signal(SIGINT, SIG_IGN)  // Ctrl-C reaches the whole process group; the supervisor decides.
-            signal(SIGTERM) { _ in soakStopRequested.store(true, ordering: .relaxed) }
-            soakSetParentDeathSignal(SIGTERM)
-            try? "-900\n".write(toFile: "/proc/self/oom_score_adj", atomically: false, encoding: .utf8)
-            var monitorConfiguration = MemoryPressureMonitor.Configuration(usesSystemdPressureWatch: false)
-            // On cgroup v2 the cgroup's own memory.pressure is graded and its PSI triggers armed.
-            // On v1 (and in synthetic mode) the only PSI file is the host's, which says nothing
-            // about this cgroup: grade by available memory only, so the harness sees exactly the
-            // crossings the ballast makes.
-            let cgroupV2 = cgroupPath.map { access($0 + "/memory.max", F_OK) == 0 } ?? false
-            if !cgroupV2 {
-                monitorConfiguration.warningPressureStallPercent = nil
-                monitorConfiguration.criticalPressureStallPercent = nil
-                monitorConfiguration.usesPressureStallTriggers = false
-            }
-            if let cgroupPath {
-                try SoakCgroup(path: cgroupPath, version: cgroupV2 ? .v2 : .v1, limit: 0).add(pid: getpid())
-                monitorConfiguration.cgroupPath = cgroupPath
-            } else if let syntheticRoot {
-                monitorConfiguration.root = syntheticRoot
-                monitorConfiguration.readsCgroup = false
-            } else {
-                monitorConfiguration.readsCgroup = false
-                monitorConfiguration.warningAvailablePercent = -1
-                monitorConfiguration.criticalAvailablePercent = -2
-            }
-            let harness = try SoakHarness(configuration: .init(
-                databasePath: db ?? "state.sqlite", controllers: controllers,
-                duration: SoakValues.parseDuration(duration)!, seed: seed,
-                monitorConfiguration: monitorConfiguration,
-                expectationsPath: expectations ?? "expectations.json",
-                relaunchInterval: SoakValues.parseDuration(relaunchInterval)!, operationsPerSecond: rate
-            ))
-            await harness.run()
-        }
-
-        // MARK: Verifier
-
-        /// A fresh process on the database: reads every recorded save back, rebuilds the
-        /// hierarchy, checks the live count and the database's integrity. Prints one `verify` line.
-        @MainActor
-        private func runVerify() async throws {
-            var verification = SoakVerification()
-            defer {
-                var message = SoakMessage(type: "verify")
-                message.verification = verification
-                soakWriteLine(message.line)
-            }
-            guard let db, let expectations else {
-                verification.errors.append("--verify needs --db and --expectations")
-                return
-            }
-            let recorded: [String: String]
-            do {
-                recorded = try JSONDecoder().decode([String: String].self, from: Data(contentsOf: URL(fileURLWithPath: expectations)))
-            } catch {
-                verification.errors.append("cannot read \(expectations): \(error)")
-                return
-            }
-            var monitorConfiguration = MemoryPressureMonitor.Configuration()
-            monitorConfiguration.readsCgroup = false
-            monitorConfiguration.warningAvailablePercent = -1
-            monitorConfiguration.criticalAvailablePercent = -2
-            let harness: SoakHarness
-            do {
-                harness = try SoakHarness(configuration: .init(
-                    databasePath: db, controllers: controllers, duration: 0, seed: seed,
-                    monitorConfiguration: monitorConfiguration, expectationsPath: expectations,
-                    relaunchInterval: 1, operationsPerSecond: 1
-                ))
-            } catch {
-                verification.errors.append("cannot open \(db): \(error)")
-                return
-            }
-            harness.adopt(expectations: recorded.compactMapValues { UInt64($0) })
-            let (verified, lost, corrupt) = harness.verifyStore()
-            verification.verified = verified
-            verification.lost = lost
-            verification.corrupt = corrupt
-            do {
-                try harness.launch()
-                verification.restoredHierarchy = harness.launchRestored
-            } catch {
-                verification.errors.append("launch: \(error)")
-            }
-            verification.live = harness.application?.liveControllerCount ?? 0
-            verification.baseline = baseline ?? -1
-            verification.restoreMismatches = harness.final.restoreMismatches
-            verification.violations = harness.final.violations
-            verification.errors += harness.final.errors
-            harness.application?.terminate()
-            harness.monitor.stop()
-            do {
-                let health = try harness.store.check()
-                verification.integrity = health.integrity
-                verification.checksumMismatches = health.checksumMismatches.count
-                verification.quarantined = health.quarantineCount
-                verification.stateCount = health.stateCount
-                verification.pressureEvents = health.pressureEventCount
-            } catch {
-                verification.errors.append("check: \(error)")
-            }
         }
     }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import StateStore
+import StateStoreSoak
 
 // Kept apart from ExitStatus.swift, which needs neither ArgumentParser nor the root command,
 // so that the import validator (ExportDocument, JSON, Formatting, Output, StatePrinter,
@@ -13,6 +14,8 @@ extension ExitStatus {
             return (forStoreError(error).rawValue, "statectl: " + sentence(oneLine(error.description)))
         case let error as CLIError:
             return (error.status.rawValue, "statectl: " + sentence(oneLine(error.message)))
+        case let error as SoakError:
+            return (ExitStatus.problemFound.rawValue, "statectl: " + sentence(oneLine(error.message)))
         case let error as ExitCode:
             // Thrown after the command has printed its own report (e.g. `check` on a damaged file).
             return (error.rawValue, nil)

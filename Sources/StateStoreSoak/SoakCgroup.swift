@@ -14,7 +14,7 @@ import StateStore
 /// in a delegated subtree (`systemd-run --user --scope -p Delegate=yes statectl soak ...`).
 /// ``remove()`` undoes it: the soak cgroup goes, `memory` is disabled again where it was
 /// enabled in the supervisor's own cgroup, and the supervisor moves back.
-struct SoakCgroup {
+package struct SoakCgroup {
     let path: String
     let version: CgroupMemory.Version
     let limit: UInt64
@@ -40,7 +40,7 @@ struct SoakCgroup {
     }
 
     /// The supervisor's cgroup, when a soak cgroup can be made under it; else what is missing.
-    static func placement() -> Result<Placement, CLIError> {
+    static func placement() -> Result<Placement, SoakError> {
         let membership = CgroupMembership.parse((try? String(contentsOfFile: "/proc/self/cgroup", encoding: .utf8)) ?? "")
         let mounts = MountInfo.parse((try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8)) ?? "")
         var problems: [String] = []
@@ -72,7 +72,7 @@ struct SoakCgroup {
         } else {
             problems.append("no cgroup v1 memory hierarchy")
         }
-        return .failure(CLIError(message: "no memory cgroup to run the soak in: " + problems.joined(separator: "; ")
+        return .failure(SoakError(message: "no memory cgroup to run the soak in: " + problems.joined(separator: "; ")
             + ". Run as root, or unprivileged in a delegated cgroup v2 subtree (systemd-run --user --scope -p Delegate=yes statectl soak ...), or use --pressure synthetic"))
     }
 
@@ -102,7 +102,7 @@ struct SoakCgroup {
     }
 
     /// The supervisor's own memory cgroup directory, when a soak cgroup can be made there.
-    static func writableParent() -> (path: String, version: CgroupMemory.Version)? {
+    package static func writableParent() -> (path: String, version: CgroupMemory.Version)? {
         guard case .success(let placement) = placement() else { return nil }
         return (placement.parent, placement.version)
     }
@@ -116,7 +116,7 @@ struct SoakCgroup {
         do {
             if placement.version == .v2 { try cgroup.arrangeV2(placement) }
             if mkdir(path, 0o755) != 0 && errno != EEXIST {
-                throw CLIError(message: "cannot create the cgroup \(path): \(String(cString: strerror(errno)))")
+                throw SoakError(message: "cannot create the cgroup \(path): \(String(cString: strerror(errno)))")
             }
             switch placement.version {
             case .v1:
@@ -161,11 +161,11 @@ struct SoakCgroup {
         let me = getpid()
         let others = Self.processes(in: own).filter { $0 != me }
         guard others.isEmpty else {
-            throw CLIError(message: "cannot enable the memory controller for children of \(own): it holds other processes (\(others.prefix(8).map(String.init).joined(separator: " "))), and a cgroup that passes memory down may hold none (cgroup v2's no-internal-processes rule); start the soak in a cgroup of its own (systemd-run --scope -p Delegate=yes statectl soak ...)")
+            throw SoakError(message: "cannot enable the memory controller for children of \(own): it holds other processes (\(others.prefix(8).map(String.init).joined(separator: " "))), and a cgroup that passes memory down may hold none (cgroup v2's no-internal-processes rule); start the soak in a cgroup of its own (systemd-run --scope -p Delegate=yes statectl soak ...)")
         }
         let leaf = own + "/statestore-soak-\(me).supervisor"
         if mkdir(leaf, 0o755) != 0 && errno != EEXIST {
-            throw CLIError(message: "cannot create the cgroup \(leaf): \(String(cString: strerror(errno)))")
+            throw SoakError(message: "cannot create the cgroup \(leaf): \(String(cString: strerror(errno)))")
         }
         supervisorLeaf = leaf
         supervisorOrigin = own
@@ -205,23 +205,23 @@ struct SoakCgroup {
 
     private static func write(_ file: String, _ value: String, why: String) throws {
         let fd = open(file, O_WRONLY)
-        guard fd >= 0 else { throw CLIError(message: "cannot open \(file) \(why): \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw SoakError(message: "cannot open \(file) \(why): \(String(cString: strerror(errno)))") }
         defer { close(fd) }
         let bytes = Array((value + "\n").utf8)
         guard Glibc.write(fd, bytes, bytes.count) == bytes.count else {
             let reason = errno == EBUSY ? "the cgroup holds processes of its own (no-internal-processes rule)" : String(cString: strerror(errno))
-            throw CLIError(message: "cannot write \"\(value)\" to \(file) \(why): \(reason)")
+            throw SoakError(message: "cannot write \"\(value)\" to \(file) \(why): \(reason)")
         }
     }
 
     func write(_ file: String, _ value: String) throws {
         let full = path + "/" + file
         let fd = open(full, O_WRONLY)
-        guard fd >= 0 else { throw CLIError(message: "cannot open \(full): \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw SoakError(message: "cannot open \(full): \(String(cString: strerror(errno)))") }
         defer { close(fd) }
         let bytes = Array((value + "\n").utf8)
         guard Glibc.write(fd, bytes, bytes.count) == bytes.count else {
-            throw CLIError(message: "cannot write \"\(value)\" to \(full): \(String(cString: strerror(errno)))")
+            throw SoakError(message: "cannot write \"\(value)\" to \(full): \(String(cString: strerror(errno)))")
         }
     }
 

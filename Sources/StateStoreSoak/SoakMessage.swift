@@ -16,40 +16,40 @@ import Foundation
 /// | `violation`| a lifecycle violation                 | `detail` |
 /// | `final`    | once, at the end                      | counts (see ``SoakFinal``) |
 /// | `verify`   | the verifying process's only line     | see ``SoakVerification`` |
-struct SoakMessage: Codable, Sendable {
-    var type: String
-    var t: Double?
-    var available: UInt64?
-    var total: UInt64?
-    var rss: UInt64?
-    var cache: Int?
-    var level: Int?
-    var previous: Int?
-    var trigger: String?
+package struct SoakMessage: Codable, Sendable {
+    package var type: String
+    package var t: Double?
+    package var available: UInt64?
+    package var total: UInt64?
+    package var rss: UInt64?
+    package var cache: Int?
+    package var level: Int?
+    package var previous: Int?
+    package var trigger: String?
     /// What woke the monitor (`MemoryPressureEvent.Source`), and for a wake-up how many seconds
     /// before the next timed poll it came.
-    var source: String?
-    var ahead: Double?
-    var live: Int?
-    var transitions: Int?
-    var raised_at: Double?
-    var delay: Double?
-    var duration: Double?
-    var rss_before: UInt64?
-    var rss_after: UInt64?
-    var released: Int?
-    var cache_left: Int?
-    var controllers: Int?
-    var verified: Int?
-    var lost: Int?
-    var corrupt: Int?
-    var baseline: Int?
-    var leaked: Int?
-    var restored: Bool?
-    var path: String?
-    var detail: String?
-    var final: SoakFinal?
-    var verification: SoakVerification?
+    package var source: String?
+    package var ahead: Double?
+    package var live: Int?
+    package var transitions: Int?
+    package var raised_at: Double?
+    package var delay: Double?
+    package var duration: Double?
+    package var rss_before: UInt64?
+    package var rss_after: UInt64?
+    package var released: Int?
+    package var cache_left: Int?
+    package var controllers: Int?
+    package var verified: Int?
+    package var lost: Int?
+    package var corrupt: Int?
+    package var baseline: Int?
+    package var leaked: Int?
+    package var restored: Bool?
+    package var path: String?
+    package var detail: String?
+    package var final: SoakFinal?
+    package var verification: SoakVerification?
 
     init(type: String) { self.type = type }
 
@@ -67,46 +67,46 @@ struct SoakMessage: Codable, Sendable {
 }
 
 /// What the harness did, counted over the whole run; its last line.
-struct SoakFinal: Codable, Sendable {
+package struct SoakFinal: Codable, Sendable {
     /// Traffic operations by kind: push, pop, interactive pop (finished, cancelled),
     /// present, dismiss, tab switch, rotation, relaunch.
-    var operations: [String: Int] = [:]
+    package var operations: [String: Int] = [:]
     /// How the harness's monitor was woken (`MemoryPressureMonitor.watchDescription`) before it stopped.
-    var watch: String?
+    package var watch: String?
     /// Appearance transitions the controllers went through (viewDidAppear calls).
-    var transitions = 0
-    var controllersInstantiated = 0
-    var distinctPaths = 0
-    var stateWrites = 0
-    var restores = 0
-    var violations = 0
-    var restoreMismatches = 0
-    var relaunches = 0
-    var monitorEvents = 0
-    var warningsDelivered = 0
-    var redelivered = 0
+    package var transitions = 0
+    package var controllersInstantiated = 0
+    package var distinctPaths = 0
+    package var stateWrites = 0
+    package var restores = 0
+    package var violations = 0
+    package var restoreMismatches = 0
+    package var relaunches = 0
+    package var monitorEvents = 0
+    package var warningsDelivered = 0
+    package var redelivered = 0
     /// Events above normal that never reached the application.
-    var undelivered = 0
+    package var undelivered = 0
     /// Controllers in the final hierarchy, the baseline the verifying process compares with.
-    var finalBaseline = 0
-    var expectationsFile = ""
-    var errors: [String] = []
+    package var finalBaseline = 0
+    package var expectationsFile = ""
+    package var errors: [String] = []
 }
 
 /// The verifying process's findings: a fresh process on the same database, after the harness exited.
-struct SoakVerification: Codable, Sendable {
-    var verified = 0
-    var lost = 0
-    var corrupt = 0
-    var restoredHierarchy = false
-    var live = 0
-    var baseline = 0
-    var restoreMismatches = 0
-    var integrity: [String] = []
-    var checksumMismatches = 0
-    var quarantined = 0
-    var stateCount = 0
-    var pressureEvents = 0
-    var violations = 0
-    var errors: [String] = []
+package struct SoakVerification: Codable, Sendable {
+    package var verified = 0
+    package var lost = 0
+    package var corrupt = 0
+    package var restoredHierarchy = false
+    package var live = 0
+    package var baseline = 0
+    package var restoreMismatches = 0
+    package var integrity: [String] = []
+    package var checksumMismatches = 0
+    package var quarantined = 0
+    package var stateCount = 0
+    package var pressureEvents = 0
+    package var violations = 0
+    package var errors: [String] = []
 }

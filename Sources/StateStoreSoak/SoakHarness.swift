@@ -58,7 +58,7 @@ final class SoakEventLedger: Sendable {
 /// - every monitor event above normal must come back as a delivered report;
 /// - after a critical report, no live controller's cache holds anything.
 @MainActor
-final class SoakHarness {
+package final class SoakHarness {
     struct Configuration {
         var databasePath: String
         var controllers: Int

@@ -2,22 +2,8 @@ import StateStoreLinux
 import Foundation
 import Glibc
 
-/// Small values `statectl soak` parses, generates and exchanges.
+/// Small values the soak generates and exchanges.
 enum SoakValues {
-    /// Seconds, in the grammar of every `statectl` duration option (``DurationValue``).
-    /// `nil` when malformed or not positive.
-    static func parseDuration(_ text: String) -> Double? {
-        guard let value = try? DurationValue(parsing: text), value.milliseconds > 0 else { return nil }
-        return value.seconds
-    }
-
-    /// Bytes, in the grammar of every `statectl` size option (``SizeValue``). `nil` when
-    /// malformed or not positive.
-    static func parseBytes(_ text: String) -> UInt64? {
-        guard let value = try? SizeValue(parsing: text), value.bytes > 0 else { return nil }
-        return UInt64(value.bytes)
-    }
-
     /// FNV-1a, 64 bits: the harness's own checksum of a state's canonical bytes, independent
     /// of the store's XXH64, so a store bug cannot vouch for itself.
     static func fnv1a(_ bytes: some Sequence<UInt8>) -> UInt64 {
@@ -31,12 +17,6 @@ enum SoakValues {
 
     /// Wall-clock seconds since the Unix epoch, the time base shared by supervisor and harness.
     static func now() -> Double { Date().timeIntervalSince1970 }
-
-    /// A value as a JSON number with a fixed number of decimals.
-    static func number(_ value: Double, decimals: Int = 3) -> JSON {
-        guard value.isFinite else { return .null }
-        return .number(String(format: "%.\(decimals)f", value))
-    }
 }
 
 /// SplitMix64: a tiny, fast, seedable generator, so `--seed` replays the same traffic.
@@ -52,6 +32,15 @@ struct SoakRandom: RandomNumberGenerator {
         z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
         return z ^ (z >> 31)
     }
+}
+
+/// A failure of the soak's own machinery: a cgroup that cannot be made or written, a child
+/// that cannot be started. `message` is one line that says what to do.
+package struct SoakError: Error, CustomStringConvertible {
+    package var message: String
+    package var description: String { message }
+
+    init(message: String) { self.message = message }
 }
 
 /// Writes one line to a file descriptor with one write(2) per chunk; a line shorter than

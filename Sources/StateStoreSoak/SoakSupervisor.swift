@@ -27,22 +27,44 @@ let soakInterrupted = Atomic<Int32>(0)
 /// --vm-keep --vm-hang 0` processes, 16 MiB each, started (each joins the cgroup before it
 /// execs) and stopped one at a time; stress-ng cannot confirm its allocation, so the loop
 /// waits 250 ms after each start before it trusts the cgroup's numbers again.
-final class SoakSupervisor {
-    struct Plan {
-        var mode: SoakPressure
-        var duration: Double
-        var controllers: Int
-        var seed: UInt64
-        var limit: UInt64
-        var databasePath: String
-        var workDirectory: String
-        var quiet: Bool
-        var operationsPerSecond: Double
-        var relaunchInterval: Double
-        var ballast: SoakBallast = .worker
+package final class SoakSupervisor {
+    /// What to run: the options of `statectl soak`, resolved.
+    package struct Plan: Sendable {
+        package var mode: SoakPressure
+        /// Seconds of traffic.
+        package var duration: Double
+        package var controllers: Int
+        package var seed: UInt64
+        /// Bytes: the cgroup's limit, or the synthetic total.
+        package var limit: UInt64
+        package var databasePath: String
+        /// A folder of the run's own (the expectations file, the synthetic `root:` tree).
+        package var workDirectory: String
+        package var operationsPerSecond: Double
+        /// Seconds between simulated relaunches.
+        package var relaunchInterval: Double
+        package var ballast: SoakBallast
+
+        package init(mode: SoakPressure, duration: Double, controllers: Int, seed: UInt64, limit: UInt64,
+                     databasePath: String, workDirectory: String, operationsPerSecond: Double,
+                     relaunchInterval: Double, ballast: SoakBallast = .worker) {
+            self.mode = mode
+            self.duration = duration
+            self.controllers = controllers
+            self.seed = seed
+            self.limit = limit
+            self.databasePath = databasePath
+            self.workDirectory = workDirectory
+            self.operationsPerSecond = operationsPerSecond
+            self.relaunchInterval = relaunchInterval
+            self.ballast = ballast
+        }
     }
 
-    let plan: Plan
+    package let plan: Plan
+    /// Called about twice a second while the soak runs, with the latest numbers, and once with
+    /// `nil` when the traffic has ended; `nil` (the default) shows no progress.
+    package var progress: ((SoakProgress?) -> Void)?
     private(set) var run = SoakRun()
     private var cgroup: SoakCgroup?
     private var synthetic: SoakSyntheticRoot?
@@ -59,8 +81,6 @@ final class SoakSupervisor {
     private var stressSettleUntil = 0.0
     static let stressChunkMiB = 16
     private var buffer = Data()
-    private var progressShown = false
-    private let showsProgress: Bool
 
     /// The wave: phases of the target available memory (fraction of the limit).
     private struct Phase {
@@ -80,9 +100,8 @@ final class SoakSupervisor {
     private var criticalSeenAt: Double?
     private var lastLevel = 0
 
-    init(plan: Plan) {
+    package init(plan: Plan) {
         self.plan = plan
-        showsProgress = !plan.quiet && isatty(2) == 1
     }
 
     var expectationsPath: String { plan.workDirectory + "/expectations.json" }
@@ -93,14 +112,17 @@ final class SoakSupervisor {
     }
 
     /// `statestore-worker`, next to `statectl` (both are products of this package).
-    static var worker: String? {
+    package static var worker: String? {
         let path = URL(fileURLWithPath: executable).deletingLastPathComponent().appendingPathComponent("statestore-worker").path
         return access(path, X_OK) == 0 ? path : nil
     }
 
     // MARK: Run
 
-    func execute() throws -> SoakRun {
+    /// Runs the soak: the cgroup or the synthetic tree, the harness, the ballast, the waves, the
+    /// verifying process; everything it made is removed before it returns or throws
+    /// (a ``SoakError`` when the cgroup cannot be made or a process cannot be started).
+    package func execute() throws -> SoakRun {
         installSignalHandlers()
         defer { cleanUp() }
         switch plan.mode {
@@ -109,7 +131,7 @@ final class SoakSupervisor {
             run.cgroupPath = cgroup?.path
             run.cgroupVersion = cgroup?.version
             guard plan.ballast == .stressNG || Self.worker != nil else {
-                throw CLIError(message: "statestore-worker is not next to statectl; build it with `swift build --product statestore-worker`")
+                throw SoakError(message: "statestore-worker is not next to statectl; build it with `swift build --product statestore-worker`")
             }
         case .synthetic:
             synthetic = try SoakSyntheticRoot(directory: plan.workDirectory + "/root", total: plan.limit)
@@ -125,7 +147,7 @@ final class SoakSupervisor {
         run.end = SoakValues.now()
         stopBallast()
         run.oomKills = cgroup?.oomKills ?? 0
-        if showsProgress { Output.standardError("\r\u{1B}[K") }
+        progress?(nil)
         if soakInterrupted.load(ordering: .relaxed) == 0, run.final != nil {
             verify()
         }
@@ -161,7 +183,7 @@ final class SoakSupervisor {
 
     private func startHarness() throws {
         harness = try SoakChild.spawn(Self.executable, harnessArguments(), stdin: .null, stdout: .pipe)
-        // The harness joins the cgroup itself, first thing (see `Soak.runChild`); nothing to do here.
+        // The harness joins the cgroup itself, first thing (see `SoakHarness.runHarnessProcess`); nothing to do here.
     }
 
     private func startBallast() throws {
@@ -271,7 +293,7 @@ final class SoakSupervisor {
             } else {
                 drivePressure(now: now)
             }
-            if showsProgress && now - lastProgress >= 0.5 {
+            if progress != nil && now - lastProgress >= 0.5 {
                 lastProgress = now
                 showProgress(now: now)
             }
@@ -379,14 +401,12 @@ final class SoakSupervisor {
         let sample = run.samples.last
         let transitions = Double(sample?.transitions ?? 0)
         let rate = elapsed > 0 ? transitions / elapsed : 0
-        let level = ["normal", "warning", "critical"][min(max(lastLevel, 0), 2)]
-        let line = String(
-            format: "%5.0fs/%.0fs  %6.0f transitions/s  %-8@  RSS %@  caches %@  available %@  warnings %d  relaunches %d",
-            elapsed, plan.duration, rate, level as NSString,
-            Format.bytes(sample?.rss ?? 0) as NSString, Format.bytes(sample?.cache ?? 0) as NSString,
-            Format.bytes(sample?.available ?? 0) as NSString, run.warnings.count, run.relaunches.count
-        )
-        Output.standardError("\r\u{1B}[K" + line)
+        progress?(SoakProgress(
+            elapsed: elapsed, duration: plan.duration, transitionsPerSecond: rate,
+            level: ["normal", "warning", "critical"][min(max(lastLevel, 0), 2)],
+            rss: sample?.rss ?? 0, cache: sample?.cache ?? 0, available: sample?.available ?? 0,
+            warnings: run.warnings.count, relaunches: run.relaunches.count
+        ))
     }
 
     // MARK: Verification and cleanup
@@ -423,4 +443,20 @@ final class SoakSupervisor {
         }
         cgroup = nil
     }
+}
+
+/// The numbers of the progress line `statectl soak` shows on a terminal.
+package struct SoakProgress: Sendable {
+    /// Seconds since the traffic started, and of the whole run.
+    package var elapsed: Double
+    package var duration: Double
+    package var transitionsPerSecond: Double
+    /// The harness's monitor level: `normal`, `warning` or `critical`.
+    package var level: String
+    /// The harness's last sample: RSS, cache bytes held, effective available memory.
+    package var rss: UInt64
+    package var cache: Int
+    package var available: UInt64
+    package var warnings: Int
+    package var relaunches: Int
 }

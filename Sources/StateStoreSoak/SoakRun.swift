@@ -2,34 +2,34 @@ import Foundation
 import StateStore
 
 /// Everything the supervisor collected from one soak, in arrival order.
-struct SoakRun {
-    var samples: [SoakMessage] = []
-    var events: [SoakMessage] = []
-    var warnings: [SoakMessage] = []
-    var relaunches: [SoakMessage] = []
-    var restoreMismatches: [SoakMessage] = []
-    var violations: [SoakMessage] = []
-    var errors: [String] = []
-    var final: SoakFinal?
-    var verification: SoakVerification?
+package struct SoakRun {
+    package var samples: [SoakMessage] = []
+    package var events: [SoakMessage] = []
+    package var warnings: [SoakMessage] = []
+    package var relaunches: [SoakMessage] = []
+    package var restoreMismatches: [SoakMessage] = []
+    package var violations: [SoakMessage] = []
+    package var errors: [String] = []
+    package var final: SoakFinal?
+    package var verification: SoakVerification?
     /// The supervisor's own readings of available memory, as a percentage of the limit (from the
     /// cgroup in cgroup mode, the scripted value in synthetic mode): the ground truth the
     /// monitor's events are checked against.
-    var observations: [(t: Double, percent: Double)] = []
+    package var observations: [(t: Double, percent: Double)] = []
     /// Ballast phases as (start time, phase name), for the report.
-    var phases: [(t: Double, name: String)] = []
+    package var phases: [(t: Double, name: String)] = []
 
-    var start: Double = 0
-    var end: Double = 0
-    var harnessExit: Int32?
-    var harnessSignal: Int32?
-    var oomKills: UInt64 = 0
-    var ballastRestarts = 0
-    var ballastPeakMiB = 0
-    var interrupted = false
+    package var start: Double = 0
+    package var end: Double = 0
+    package var harnessExit: Int32?
+    package var harnessSignal: Int32?
+    package var oomKills: UInt64 = 0
+    package var ballastRestarts = 0
+    package var ballastPeakMiB = 0
+    package var interrupted = false
     /// The cgroup the run created (removed by the time the summary is printed).
-    var cgroupPath: String?
-    var cgroupVersion: CgroupMemory.Version?
+    package var cgroupPath: String?
+    package var cgroupVersion: CgroupMemory.Version?
 
     mutating func take(_ message: SoakMessage) {
         switch message.type {

@@ -61,7 +61,7 @@ final class SoakChild {
                 guard pipe(&fds) == 0 else {
                     let reason = String(cString: strerror(errno))
                     cleanUp()
-                    throw CLIError(message: "cannot create a pipe to start \(executable): \(reason)")
+                    throw SoakError(message: "cannot create a pipe to start \(executable): \(reason)")
                 }
                 for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
                 let (childEnd, parentEnd) = target == 0 ? (fds[0], fds[1]) : (fds[1], fds[0])
@@ -89,7 +89,7 @@ final class SoakChild {
         childEnds = []
         guard result == 0 else {
             cleanUp()
-            throw CLIError(message: "cannot start \(executable): \(String(cString: strerror(result)))")
+            throw SoakError(message: "cannot start \(executable): \(String(cString: strerror(result)))")
         }
         return SoakChild(pid: pid, input: input, output: output)
     }

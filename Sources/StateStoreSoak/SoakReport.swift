@@ -8,8 +8,8 @@ import Foundation
 /// warning (amber) or critical (red), a triangle at each delivered warning (amber) or critical
 /// (red) warning, and a grey tick at each simulated relaunch. A legend and the run's key
 /// numbers sit above the chart.
-enum SoakReport {
-    static func svg(summary: SoakSummary, run: SoakRun) -> String {
+package enum SoakReport {
+    package static func svg(summary: SoakSummary, run: SoakRun) -> String {
         let width = 1100.0, height = 560.0
         let left = 70.0, right = 30.0, top = 110.0, bottom = 60.0
         let plotWidth = width - left - right, plotHeight = height - top - bottom
