@@ -12,6 +12,18 @@ extension StateStore {
 
         /// Every state written: ``created`` and ``replaced``.
         public var imported: Int { created + replaced }
+
+        /// A result with these counts, to compare one with.
+        ///
+        /// - Parameters:
+        ///   - created: states written at new paths.
+        ///   - replaced: states written over stored ones.
+        ///   - removed: stored states removed.
+        public init(created: Int, replaced: Int, removed: Int) {
+            self.created = created
+            self.replaced = replaced
+            self.removed = removed
+        }
     }
 
     /// Writes every state of `export`, all in one transaction: all of them or, on a failure,
