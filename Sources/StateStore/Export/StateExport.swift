@@ -62,7 +62,7 @@ public struct StateExport: Sendable, Hashable {
     static let documentLevels = 3
 
     /// The states, in the order they were read or given (``init(store:maximumStateSize:exportedAt:)``
-    /// sorts them by path). No two have the same path.
+    /// sorts them by path). In a document the decoder accepts, no two have the same path.
     public var states: [StoredState]
 
     /// The schema version of the database the states were read from
@@ -89,7 +89,7 @@ public struct StateExport: Sendable, Hashable {
         self.exportedAt = exportedAt
     }
 
-    /// Every state in `store`, read in one snapshot and sorted by path.
+    /// Every state in `store`, sorted by path; the states themselves are read in one snapshot.
     ///
     /// Rows the document could not carry, or that a decoder would refuse, are named before any
     /// bytes are read: rows whose path is not a valid ``RestorationPath`` (written outside the
