@@ -17,15 +17,23 @@ let package = Package(
         // Debian's libsqlite3-dev for the raw-SQLite peer (the floor): the benchmarks' own
         // system-library target, since StateStore does not export its own.
         .systemLibrary(name: "BenchmarkSQLite", path: "Sources/BenchmarkSQLite", pkgConfig: "sqlite3"),
+        // The peers (StateStore, raw SQLite, GRDB, a JSON file per controller, UserDefaults),
+        // the sample state and the shared fixture databases, used by StoreBenchmarks and Probe.
+        .target(
+            name: "BenchmarkSupport",
+            dependencies: [
+                .product(name: "StateStore", package: "StateStore"),
+                "BenchmarkSQLite",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
         // Save/restore side by side: StateStore, raw SQLite (the floor), GRDB,
         // a JSON file per controller, and UserDefaults; plus scaling by rows and size.
         .executableTarget(
             name: "StoreBenchmarks",
             dependencies: [
-                .product(name: "StateStore", package: "StateStore"),
-                "BenchmarkSQLite",
+                "BenchmarkSupport",
                 .product(name: "Benchmark", package: "benchmark"),
-                .product(name: "GRDB", package: "GRDB.swift"),
             ],
             path: "Benchmarks/StoreBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
@@ -44,11 +52,7 @@ let package = Package(
         // The same peers outside the harness, for perf/strace/valgrind (see its main.swift).
         .executableTarget(
             name: "Probe",
-            dependencies: [
-                .product(name: "StateStore", package: "StateStore"),
-                "BenchmarkSQLite",
-                .product(name: "GRDB", package: "GRDB.swift"),
-            ],
+            dependencies: ["BenchmarkSupport"],
             path: "Tools/Probe"
         ),
     ],

@@ -11,8 +11,8 @@ import PackageDescription
 //   runs an executable (`embed-migrations`) with top-level code and its own `main`.
 // - So `Fuzz/run` instruments everything for coverage and ASan (`--sanitize=address
 //   -Xswiftc -sanitize-coverage=...`), and only the `fuzz-*` targets link libFuzzer, in its
-//   no-main form: each target's `main.swift` calls `LLVMFuzzerRunDriver` with its
-//   `LLVMFuzzerTestOneInput`.
+//   no-main form: each target defines `LLVMFuzzerTestOneInput` and its `main.swift` calls
+//   `runLibFuzzer()`, which hands it to `LLVMFuzzerRunDriver`.
 let stateStore: Target.Dependency = .product(name: "StateStore", package: "StateStore")
 
 /// The toolchain's compiler-rt directory, holding libclang_rt.fuzzer_no_main-<arch>.a:
@@ -55,9 +55,7 @@ let package = Package(
         fuzzer("fuzz-psi"),
         fuzzer("fuzz-mountinfo"),
         fuzzer("fuzz-cgroup"),
-        // `statectl import`'s validator. Its source files are symbolic links into
-        // Sources/statectl/Support, compiled here unchanged: the validator lives in the
-        // executable target, which cannot be imported, and this leaves statectl's layout alone.
+        // The library's export document decoder (`StateExport`), which `statectl import` calls.
         fuzzer("fuzz-import"),
     ],
     swiftLanguageModes: [.v6]

@@ -1,4 +1,5 @@
 import StateStoreLinux
+import StateStore
 import Foundation
 import Glibc
 

@@ -1,4 +1,5 @@
 import Benchmark
+import BenchmarkSupport
 import Foundation
 
 // Benchmark names are "<scenario>/<peer>"; `Benchmarks/compare` pairs peers by scenario.

@@ -1,12 +1,13 @@
 // A small driver for looking inside one benchmark with perf, strace or valgrind,
-// outside package-benchmark's harness: the same peers and fixtures (symlinked from
-// StoreBenchmarks), one operation repeated, the mean printed.
+// outside package-benchmark's harness: the same peers and fixtures as StoreBenchmarks
+// (the BenchmarkSupport target), one operation repeated, the mean printed.
 //
 //     swift build -c release --product Probe   # in Benchmarks/
 //     STATESTORE_BENCH_DIR=/tmp/sb strace -c -f .build/release/Probe save-bytes store 1000 2000
 //
 // Operations: save, restore, save-bytes, restore-bytes, encode, decode.
 // Peers: store, raw, raw-rowid (raw on a rowid table), grdb, jsonfile (save/restore only).
+import BenchmarkSupport
 import Foundation
 
 let arguments = CommandLine.arguments.dropFirst()

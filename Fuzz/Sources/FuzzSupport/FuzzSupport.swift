@@ -1,20 +1,20 @@
 import CLibFuzzer
 import Glibc
 
-/// Runs libFuzzer on `test` with the program's arguments (`-max_total_time=60 corpus/` ...) and
-/// exits with its status. Each target's `main.swift` calls this with its `LLVMFuzzerTestOneInput`.
-public func runLibFuzzer(_ test: @convention(c) (UnsafeRawPointer, Int) -> CInt) -> Never {
-    testOneInput = test
+/// Runs libFuzzer on the target's `LLVMFuzzerTestOneInput` with the program's arguments
+/// (`-max_total_time=60 corpus/` ...) and exits with its status. Each target's `main.swift` calls
+/// this; the target defines `LLVMFuzzerTestOneInput` with `@_cdecl`.
+public func runLibFuzzer() -> Never {
     var argc = CommandLine.argc
     var argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = CommandLine.unsafeArgv
     let status = LLVMFuzzerRunDriver(&argc, &argv) { data, count in
         // libFuzzer may pass a null pointer for the empty input.
-        withUnsafeBytes(of: 0) { empty in testOneInput(UnsafeRawPointer(data) ?? empty.baseAddress!, data == nil ? 0 : count) }
+        withUnsafeBytes(of: UInt8(0)) { empty in
+            LLVMFuzzerTestOneInput(data ?? empty.baseAddress!.assumingMemoryBound(to: UInt8.self), data == nil ? 0 : count)
+        }
     }
     exit(status)
 }
-
-nonisolated(unsafe) private var testOneInput: @convention(c) (UnsafeRawPointer, Int) -> CInt = { _, _ in 0 }
 
 /// What every fuzz target shares: turning libFuzzer's bytes into the text a parser sees, and
 /// checking an invariant so that a violation is a crash libFuzzer records, like a trap.

@@ -59,7 +59,7 @@ private func check(_ error: MemoryError, text: String) {
     case let .invalidNumber(name, line, _, _), let .malformedLine(name, line, _):
         invariant(name == file, "error names \(name), not \(file)")
         invariant(line >= 1 && line <= lines, "error line \(line) outside 1...\(lines)")
-    case .unreadable, .cgroupNotFound:
+    case .unreadable, .cgroupNotFound, .notARegularFile:
         invariant(false, "parse threw \(error), which only file access may throw")
     }
     invariant(!error.description.isEmpty, "empty error description")

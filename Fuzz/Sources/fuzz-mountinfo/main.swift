@@ -1,3 +1,3 @@
 import FuzzSupport
 
-runLibFuzzer(fuzz)
+runLibFuzzer()  // libFuzzer calls this target's LLVMFuzzerTestOneInput

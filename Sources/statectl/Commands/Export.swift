@@ -46,34 +46,15 @@ extension Statectl {
             // `statectl import` would take the whole document.
             let target = try output.map { (path) throws(CLIError) in try OutputTarget(path, protecting: database.path) }
             let store = try database.openReadOnly()
-            let invalid = try store.invalidRows()
-            if !invalid.isEmpty {
-                throw CLIError(message: "\(invalid.count) row(s) have a path that is not a valid restoration path (rowid \(invalid.map { String($0.rowID) }.joined(separator: ", "))), which import would refuse; `statectl inspect` lists them and `statectl prune --invalid-paths` removes them. Nothing was exported.")
-            }
-            let oversize = try store.entries().filter { $0.byteCount > maximumStateSize }
-            if !oversize.isEmpty {
-                let listed = oversize.prefix(5).map { "\($0.path) (\(Format.bytes($0.byteCount)))" }.joined(separator: ", ")
-                throw CLIError(message: "\(oversize.count) state(s) are larger than --max-state-size \(limit.maximumStateSize) (\(listed)\(oversize.count > 5 ? ", ..." : "")); give a larger --max-state-size to export and to import alike. Nothing was exported.")
-            }
-            let states = try store.states(maximumSize: maximumStateSize)
-            let undated = states.filter { !Format.isRepresentable($0.updatedAt) }
-            if !undated.isEmpty {
-                throw CLIError(message: "\(undated.count) state(s) have an update time outside the years 0000–9999, which the document cannot carry (\(undated.prefix(5).map(\.path.rawValue).joined(separator: ", "))); re-save or prune them. Nothing was exported.")
-            }
-            let document = ExportDocument.make(
-                states: states, databaseSchemaVersion: store.schemaVersion, exportedAt: Date()
-            )
-            let text = document.serialized(pretty: true) + "\n"
-            guard text.utf8.count <= ExportDocument.maximumFileSize else {
-                throw CLIError(message: "The document would be \(Format.bytes(text.utf8.count)), over the \(Format.bytes(ExportDocument.maximumFileSize)) import accepts; export part of the states (`statectl prune` others in a copy), or keep large data outside the store. Nothing was exported.")
-            }
-            // What export writes, import accepts: the document goes through import's own
-            // validator first (a row whose checksum fails, for one, is named here, not at import).
+            let export: StateExport
+            let data: Data
             do {
-                _ = try ExportDocument.validate(Data(text.utf8), source: "The document", maximumStateSize: maximumStateSize)
+                export = try StateExport(store: store, maximumStateSize: maximumStateSize)
+                data = try export.encoded()
             } catch {
-                throw CLIError(message: error.message.replacingOccurrences(of: "Nothing was imported.", with: "import would refuse it, so nothing was exported."))
+                throw CLIError.exporting(error, limit: limit.maximumStateSize)
             }
+            let text = String(decoding: data, as: UTF8.self)
             guard let target else {
                 let failure = Output.standardOutput(text)
                 // A reader that left (`| head`) is not a failure; a full disk or a closed stdout is.
@@ -82,9 +63,9 @@ extension Statectl {
                 }
                 return
             }
-            try target.write(Data(text.utf8))
-            let total = states.reduce(0) { $0 + $1.bytes.count }
-            print("Exported \(states.count) \(states.count == 1 ? "state" : "states") (\(Format.bytes(total))) to \(target.path).")
+            try target.write(data)
+            let total = export.states.reduce(0) { $0 + $1.bytes.count }
+            print("Exported \(export.states.count) \(export.states.count == 1 ? "state" : "states") (\(Format.bytes(total))) to \(target.path).")
         }
     }
 }

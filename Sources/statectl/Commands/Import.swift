@@ -46,32 +46,21 @@ extension Statectl {
         func run() throws {
             let maximumStateSize = Int(limit.maximumStateSize.bytes)
             // Everything is validated before the database is even opened.
-            let states = try ExportDocument.read(file: file, maximumStateSize: maximumStateSize)
+            let export = try ExportFile.read(file: file, maximumStateSize: maximumStateSize)
             let store = try database.openForWriting(maximumStateSize: maximumStateSize)
-            let replace = self.replace
-            let (created, replaced, removed) = try store.write { (transaction) throws(StateStoreError) -> (Int, Int, Int) in
-                let stored = try transaction.storedPaths()
-                let existing = Set(stored.map { Array($0.utf8) })
-                let removed = replace ? try transaction.removeStates(notIn: Set(states.map(\.path))) : 0
-                var created = 0, replaced = 0
-                for state in states {
-                    try transaction.insert(verbatim: state)
-                    if existing.contains(Array(state.path.rawValue.utf8)) { replaced += 1 } else { created += 1 }
-                }
-                return (created, replaced, removed)
-            }
+            let result = try store.importStates(export, replace: replace)
             if output.json {
                 Output.json(kind: "import", [
                     ("database", .string(database.path)),
                     ("source", .string(file)),
-                    ("imported", .int(states.count)),
-                    ("created", .int(created)),
-                    ("replaced", .int(replaced)),
-                    ("removed", .int(removed)),
+                    ("imported", .int(result.imported)),
+                    ("created", .int(result.created)),
+                    ("replaced", .int(result.replaced)),
+                    ("removed", .int(result.removed)),
                 ])
             } else {
-                var line = "Imported \(states.count) \(states.count == 1 ? "state" : "states") into \(database.path): \(created) new, \(replaced) replaced"
-                if replace { line += ", \(removed) removed" }
+                var line = "Imported \(result.imported) \(result.imported == 1 ? "state" : "states") into \(database.path): \(result.created) new, \(result.replaced) replaced"
+                if replace { line += ", \(result.removed) removed" }
                 print(line + ".")
             }
         }

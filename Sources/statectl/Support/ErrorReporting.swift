@@ -3,9 +3,7 @@ import Foundation
 import StateStore
 import StateStoreSoak
 
-// Kept apart from ExitStatus.swift, which needs neither ArgumentParser nor the root command,
-// so that the import validator (ExportDocument, JSON, Formatting, Output, StatePrinter,
-// ExitStatus) compiles on its own in the fuzz target `Fuzz/Sources/fuzz-import`.
+// Kept apart from ExitStatus.swift, which needs neither ArgumentParser nor the root command.
 extension ExitStatus {
     /// The exit code and the one stderr line (already prefixed) for any error a command throws.
     static func describe(_ error: any Error, command: ParsableCommand.Type) -> (Int32, String?) {

@@ -1,4 +1,5 @@
 import Foundation
+import StateStore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -17,7 +18,7 @@ import Glibc
 /// | `hierarchy`  | `inspect --hierarchy`    | `scene`, `set_aside`, `found`, `byte_count`, `readable`, `archive` (the decoded ``HierarchyArchive``), `reason`, `base64` |
 /// | `check`      | `check`                  | `database`, `healthy`, `problems`, `integrity`, `schema_version`, `latest_schema_version`, `journal_mode`, `state_count`, `quarantine_count`, `pressure_event_count`, `checksum_mismatches` |
 /// | `migrate`    | `migrate`                | `database`, `dry_run`, `created`, `from_version`, `to_version`, `migrations` |
-/// | `export`     | `export`                 | `database_schema_version`, `exported_at`, `state_count`, `states` (see ``ExportDocument``) |
+/// | `export`     | `export`                 | `database_schema_version`, `exported_at`, `state_count`, `states` (see ``StateExport``) |
 /// | `import`     | `import`                 | `database`, `source`, `imported`, `created`, `replaced`, `removed` |
 /// | `prune`      | `prune`                  | `database`, `dry_run`, `older_than`, `cutoff`, `path_prefix`, `count`, `total_bytes`, `removed` |
 /// | `sample`     | `monitor` (JSON Lines)   | `time`, `level`, `host`, `cgroup`, `pressure`, `effective_total`, `effective_available`, `available_percent` |
@@ -28,8 +29,9 @@ import Glibc
 /// version; removing or changing one raises it. New commands (`monitor`, `soak`, ...) should
 /// print through ``json(kind:_:)`` (or ``document(kind:_:)`` for one compact line) with a kind of their own.
 enum Output {
-    /// The version of every `--json` document and of the export format. It changes only
-    /// when a document changes incompatibly (a key removed or its meaning changed).
+    /// The version of every `--json` document (the export document's is the library's
+    /// ``StateExport/currentFormat``). It changes only when a document changes incompatibly
+    /// (a key removed or its meaning changed).
     static let schemaVersion = 1
 
     /// One line on stderr.

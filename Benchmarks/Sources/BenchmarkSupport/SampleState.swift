@@ -3,24 +3,39 @@ import Foundation
 /// The controller state every peer saves and restores: a screen's model, as a
 /// `Codable` value whose JSON grows with its rows. ``make(approximateBytes:)``
 /// builds one whose encoding is close to a requested size.
-struct SampleState: Codable, Sendable, Equatable {
-    struct Row: Codable, Sendable, Equatable {
-        var id: Int
-        var title: String
-        var done: Bool
+public struct SampleState: Codable, Sendable, Equatable {
+    public struct Row: Codable, Sendable, Equatable {
+        public var id: Int
+        public var title: String
+        public var done: Bool
+
+        public init(id: Int, title: String, done: Bool) {
+            self.id = id
+            self.title = title
+            self.done = done
+        }
     }
 
     /// Changed on every measured save so the bytes differ and every save really writes.
-    var counter: Int
-    var title: String
-    var scrollOffset: Double
-    var selection: [Int]
-    var draft: String
-    var rows: [Row]
+    public var counter: Int
+    public var title: String
+    public var scrollOffset: Double
+    public var selection: [Int]
+    public var draft: String
+    public var rows: [Row]
+
+    public init(counter: Int, title: String, scrollOffset: Double, selection: [Int], draft: String, rows: [Row]) {
+        self.counter = counter
+        self.title = title
+        self.scrollOffset = scrollOffset
+        self.selection = selection
+        self.draft = draft
+        self.rows = rows
+    }
 
     /// A state whose JSON (sorted keys, as the store writes it) is `approximateBytes` long,
     /// within a few bytes.
-    static func make(approximateBytes target: Int) -> SampleState {
+    public static func make(approximateBytes target: Int) -> SampleState {
         var state = SampleState(
             counter: 0, title: "Inbox", scrollOffset: 1280.5, selection: [3, 5, 8], draft: "", rows: []
         )
@@ -49,28 +64,28 @@ struct SampleState: Codable, Sendable, Equatable {
 /// The JSON coders every peer uses, configured as the store configures its own:
 /// sorted keys (so equal values give equal bytes), no escaped slashes, dates in ms.
 /// Each peer keeps one instance, as careful hand-written code would.
-struct BenchCoding {
-    let encoder: JSONEncoder
-    let decoder: JSONDecoder
+public struct BenchCoding {
+    public let encoder: JSONEncoder
+    public let decoder: JSONDecoder
 
-    init() {
+    public init() {
         encoder = Self.newEncoder()
         decoder = Self.newDecoder()
     }
 
-    static func newEncoder() -> JSONEncoder {
+    public static func newEncoder() -> JSONEncoder {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .millisecondsSince1970
         return encoder
     }
 
-    static func newDecoder() -> JSONDecoder {
+    public static func newDecoder() -> JSONDecoder {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .millisecondsSince1970
         return decoder
     }
 
-    func encode(_ state: SampleState) throws -> Data { try encoder.encode(state) }
-    func decode(_ bytes: Data) throws -> SampleState { try decoder.decode(SampleState.self, from: bytes) }
+    public func encode(_ state: SampleState) throws -> Data { try encoder.encode(state) }
+    public func decode(_ bytes: Data) throws -> SampleState { try decoder.decode(SampleState.self, from: bytes) }
 }

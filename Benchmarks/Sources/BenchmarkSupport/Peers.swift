@@ -7,14 +7,14 @@ import StateStore
 /// same state value and the same paths: JSON with sorted keys, one state per path,
 /// each save durable against an application crash, each restore read back and decoded.
 /// `slot` picks one of the benchmark's target paths, given at initialisation.
-protocol Peer: AnyObject {
+public protocol Peer: AnyObject {
     func save(_ state: SampleState, at slot: Int) throws
     func restore(at slot: Int) throws -> SampleState
 }
 
 /// A peer that can also store and fetch already-encoded bytes, so the cost of
 /// storage can be compared without the cost of JSON.
-protocol BytesPeer: Peer {
+public protocol BytesPeer: Peer {
     /// The peer's own JSON coders, configured like every other peer's.
     var coding: BenchCoding { get }
     func save(encoded bytes: Data, at slot: Int) throws
@@ -22,11 +22,11 @@ protocol BytesPeer: Peer {
 }
 
 extension BytesPeer {
-    func save(_ state: SampleState, at slot: Int) throws {
+    public func save(_ state: SampleState, at slot: Int) throws {
         try save(encoded: coding.encode(state), at: slot)
     }
 
-    func restore(at slot: Int) throws -> SampleState {
+    public func restore(at slot: Int) throws -> SampleState {
         try coding.decode(restoreEncoded(at: slot))
     }
 }
@@ -35,39 +35,39 @@ extension BytesPeer {
 
 /// The product, through its public API: `save(_:for:)` / `restore(_:for:)`, and
 /// `save(encoded:...)` / `state(at:)` for the bytes-only scenarios.
-final class StorePeer: BytesPeer {
+public final class StorePeer: BytesPeer {
     let store: StateStore
     let paths: [RestorationPath]
-    let coding = BenchCoding()
+    public let coding = BenchCoding()
 
-    init(database: String, targets: [String]) throws {
+    public init(database: String, targets: [String]) throws {
         // `.header`: the default quick_check reads every page, seconds on the 1M-row file;
         // opening is not what is measured.
         store = try StateStore(path: database, options: .init(openCheck: .header))
         paths = try targets.map { path throws in try RestorationPath(validating: path) }
     }
 
-    func save(_ state: SampleState, at slot: Int) throws {
+    public func save(_ state: SampleState, at slot: Int) throws {
         let result = try store.save(state, for: paths[slot])
         // An unchanged value would take the skip path, which is not what a save benchmark measures.
         guard result.wrote else { throw FixtureError.unexpected("save at \(paths[slot]) did not write") }
     }
 
-    func restore(at slot: Int) throws -> SampleState {
+    public func restore(at slot: Int) throws -> SampleState {
         guard let state = try store.restore(SampleState.self, for: paths[slot]) else {
             throw FixtureError.unexpected("nothing stored at \(paths[slot])")
         }
         return state
     }
 
-    func save(encoded bytes: Data, at slot: Int) throws {
+    public func save(encoded bytes: Data, at slot: Int) throws {
         let result = try store.save(
             encoded: bytes, encoding: .json, typeName: Fixtures.typeName, version: 1, for: paths[slot]
         )
         guard result.wrote else { throw FixtureError.unexpected("save at \(paths[slot]) did not write") }
     }
 
-    func restoreEncoded(at slot: Int) throws -> Data {
+    public func restoreEncoded(at slot: Int) throws -> Data {
         guard let state = try store.state(at: paths[slot]) else {
             throw FixtureError.unexpected("nothing stored at \(paths[slot])")
         }
@@ -83,7 +83,7 @@ final class StorePeer: BytesPeer {
 /// store's exact upsert (generation bump, unchanged-row skip, `RETURNING generation`)
 /// and select, and the same checksum (the store's own XXH64, `StoredState.checksum(of:)`) written and verified. What the store
 /// would cost if it had no Swift around SQLite.
-final class RawSQLitePeer: BytesPeer {
+public final class RawSQLitePeer: BytesPeer {
     private let db: OpaquePointer
     private let begin: OpaquePointer
     private let commit: OpaquePointer
@@ -91,7 +91,7 @@ final class RawSQLitePeer: BytesPeer {
     private let upsert: OpaquePointer
     private let select: OpaquePointer
     private let paths: [String]
-    let coding = BenchCoding()
+    public let coding = BenchCoding()
 
     /// A stored row as the select returns it: the same fields `StateStore.state(at:)` reads.
     struct Row {
@@ -104,7 +104,7 @@ final class RawSQLitePeer: BytesPeer {
         var bytes: Data
     }
 
-    init(database: String, targets: [String]) throws {
+    public init(database: String, targets: [String]) throws {
         var handle: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
         guard sqlite3_open_v2(database, &handle, flags, nil) == SQLITE_OK, let handle else {
@@ -157,7 +157,7 @@ final class RawSQLitePeer: BytesPeer {
         }
     }
 
-    func save(encoded bytes: Data, at slot: Int) throws {
+    public func save(encoded bytes: Data, at slot: Int) throws {
         let checksum = StoredState.checksum(of: bytes)
         let now = Int64((Date().timeIntervalSince1970 * 1000).rounded())
         try run(begin)
@@ -206,7 +206,7 @@ final class RawSQLitePeer: BytesPeer {
         )
     }
 
-    func restoreEncoded(at slot: Int) throws -> Data {
+    public func restoreEncoded(at slot: Int) throws -> Data {
         guard let row = try row(at: slot) else { throw FixtureError.unexpected("nothing stored at \(paths[slot])") }
         guard StoredState.checksum(of: row.bytes) == row.checksum else {
             throw FixtureError.unexpected("checksum mismatch at \(paths[slot])")
@@ -245,10 +245,10 @@ struct StateRecord: Codable, Sendable, FetchableRecord, PersistableRecord {
 /// GRDB's own fixture files: GRDB 7.10.0's upsert always adds `RETURNING rowid`,
 /// which fails on the store's `WITHOUT ROWID` table (groue/GRDB.swift#1855, fixed
 /// after 7.10.0 by #1858), and a GRDB user would write this schema anyway.
-final class GRDBPeer: BytesPeer {
+public final class GRDBPeer: BytesPeer {
     let queue: DatabaseQueue
     let paths: [String]
-    let coding = BenchCoding()
+    public let coding = BenchCoding()
 
     static func createSchema(at path: String) throws {
         var migrator = DatabaseMigrator()
@@ -267,7 +267,7 @@ final class GRDBPeer: BytesPeer {
         try migrator.migrate(DatabaseQueue(path: path))
     }
 
-    init(database: String, targets: [String]) throws {
+    public init(database: String, targets: [String]) throws {
         var configuration = Configuration()
         configuration.journalMode = .wal
         configuration.busyMode = .timeout(5)
@@ -276,7 +276,7 @@ final class GRDBPeer: BytesPeer {
         paths = targets
     }
 
-    func save(encoded bytes: Data, at slot: Int) throws {
+    public func save(encoded bytes: Data, at slot: Int) throws {
         let record = StateRecord(
             path: paths[slot], typeName: Fixtures.typeName, version: 1, generation: 1, encoding: "json",
             checksum: StoredState.checksum(of: bytes), updatedAt: Int64((Date().timeIntervalSince1970 * 1000).rounded()),
@@ -288,7 +288,7 @@ final class GRDBPeer: BytesPeer {
         _ = saved.generation
     }
 
-    func restoreEncoded(at slot: Int) throws -> Data {
+    public func restoreEncoded(at slot: Int) throws -> Data {
         let path = paths[slot]
         guard let record = try queue.read({ db in try StateRecord.fetchOne(db, key: path) }) else {
             throw FixtureError.unexpected("nothing stored at \(path)")
@@ -307,16 +307,16 @@ final class GRDBPeer: BytesPeer {
 /// + `JSONDecoder`. On Linux, Foundation's atomic write is a temporary file, `fsync`,
 /// then `rename` (checked with strace): durable even against power loss, where the
 /// store's `synchronous=NORMAL` only promises survival of an application crash.
-final class JSONFilePeer: BytesPeer {
+public final class JSONFilePeer: BytesPeer {
     let files: [URL]
-    let coding = BenchCoding()
+    public let coding = BenchCoding()
 
     static func file(for path: String, in folder: URL) -> URL {
         folder.appendingPathComponent(path.replacingOccurrences(of: "/", with: "_") + ".json")
     }
 
     /// `stored` other files are written first, so the folder holds as many states as the database.
-    init(folder: URL, targets: [String], stored: Int) throws {
+    public init(folder: URL, targets: [String], stored: Int) throws {
         let filler = try coding.encode(SampleState.make(approximateBytes: 1000))
         for index in 0..<stored {
             try filler.write(to: Self.file(for: Fixtures.fillerPath(index), in: folder), options: .atomic)
@@ -324,11 +324,11 @@ final class JSONFilePeer: BytesPeer {
         files = targets.map { Self.file(for: $0, in: folder) }
     }
 
-    func save(encoded bytes: Data, at slot: Int) throws {
+    public func save(encoded bytes: Data, at slot: Int) throws {
         try bytes.write(to: files[slot], options: .atomic)
     }
 
-    func restoreEncoded(at slot: Int) throws -> Data {
+    public func restoreEncoded(at slot: Int) throws -> Data {
         try Data(contentsOf: files[slot])
     }
 }
@@ -340,14 +340,14 @@ final class JSONFilePeer: BytesPeer {
 /// swift-corelibs-foundation then rewrites the suite's whole XML property list in
 /// place (`open(O_TRUNC)`, `write`, `fsync`, then reads it back; checked with strace),
 /// at `$XDG_CONFIG_HOME/<suite>.plist`, which is pointed into the run folder here.
-final class UserDefaultsPeer: Peer {
+public final class UserDefaultsPeer: Peer {
     let defaults: UserDefaults
     let suite: String
     let keys: [String]
     let coding = BenchCoding()
     static let configFolder = Fixtures.runFolder.appendingPathComponent("config")
 
-    init(suite: String, targets: [String], stored: Int) throws {
+    public init(suite: String, targets: [String], stored: Int) throws {
         // Read when the preferences are first used, so set before any UserDefaults call.
         try FileManager.default.createDirectory(at: Self.configFolder, withIntermediateDirectories: true)
         setenv("XDG_CONFIG_HOME", Self.configFolder.path, 1)
@@ -362,19 +362,19 @@ final class UserDefaultsPeer: Peer {
         keys = targets
     }
 
-    func save(_ state: SampleState, at slot: Int) throws {
+    public func save(_ state: SampleState, at slot: Int) throws {
         defaults.set(try coding.encode(state), forKey: keys[slot])
         defaults.synchronize()
     }
 
-    func restore(at slot: Int) throws -> SampleState {
+    public func restore(at slot: Int) throws -> SampleState {
         guard let bytes = defaults.data(forKey: keys[slot]) else {
             throw FixtureError.unexpected("nothing stored under \(keys[slot])")
         }
         return try coding.decode(bytes)
     }
 
-    func removeSuite() {
+    public func removeSuite() {
         defaults.removePersistentDomain(forName: suite)
         try? FileManager.default.removeItem(at: Self.configFolder.appendingPathComponent(suite + ".plist"))
     }

@@ -3,9 +3,10 @@ import Foundation
 /// A JSON value that keeps what a byte-exact round trip needs: object keys in their
 /// order (duplicates included) and numbers as their literal text.
 ///
-/// `statectl` uses it for every JSON it writes (so key order and formatting are stable)
-/// and for reading import documents, through ``JSONParser``, which caps nesting depth.
-enum JSON {
+/// ``StateExport`` writes and reads its documents with it, through ``JSONParser``, which caps
+/// nesting depth. Visible to the package's own executables (`statectl` writes every JSON
+/// document with it, so key order and formatting are stable), not to the library's clients.
+package enum JSON {
     case null
     case bool(Bool)
     /// The number's literal text, exactly as written (`1`, `-0.5`, `1e300`).
@@ -14,18 +15,18 @@ enum JSON {
     case array([JSON])
     case object([(key: String, value: JSON)])
 
-    static func int<I: BinaryInteger>(_ value: I) -> JSON { .number(String(value)) }
+    package static func int<I: BinaryInteger>(_ value: I) -> JSON { .number(String(value)) }
 
-    static func strings(_ values: [String]) -> JSON { .array(values.map(JSON.string)) }
+    package static func strings(_ values: [String]) -> JSON { .array(values.map(JSON.string)) }
 
     /// The value for `key` in an object (the first, if repeated).
-    subscript(key: String) -> JSON? {
+    package subscript(key: String) -> JSON? {
         guard case .object(let members) = self else { return nil }
         return members.first { $0.key == key }?.value
     }
 
     /// A short name of the kind of value, for error messages.
-    var kindName: String {
+    package var kindName: String {
         switch self {
         case .null: "null"
         case .bool: "a boolean"
@@ -40,7 +41,7 @@ enum JSON {
 
     /// Serialises the value. Compact output has no whitespace at all; pretty output
     /// indents by two spaces. `sortKeys` sorts object members by key (stable for duplicates).
-    func serialized(pretty: Bool = false, sortKeys: Bool = false) -> String {
+    package func serialized(pretty: Bool = false, sortKeys: Bool = false) -> String {
         var output = ""
         write(to: &output, pretty: pretty, sortKeys: sortKeys, indent: 0)
         return output
@@ -82,7 +83,7 @@ enum JSON {
 
     /// Writes `text` as a JSON string: `"` and `\` escaped, the usual short escapes for
     /// control characters, `\u00XX` for the rest of them, everything else as UTF-8.
-    static func writeString(_ text: String, to output: inout String) {
+    package static func writeString(_ text: String, to output: inout String) {
         output += "\""
         for scalar in text.unicodeScalars {
             switch scalar {
@@ -104,27 +105,27 @@ enum JSON {
 }
 
 /// Why a JSON text was refused, with the 1-based line and column where.
-struct JSONParseError: Error, CustomStringConvertible {
-    var message: String
-    var line: Int
-    var column: Int
-    var description: String { "\(message) at line \(line), column \(column)" }
+package struct JSONParseError: Error, CustomStringConvertible {
+    package var message: String
+    package var line: Int
+    package var column: Int
+    package var description: String { "\(message) at line \(line), column \(column)" }
 }
 
 /// A strict RFC 8259 parser into ``JSON`` that refuses nesting deeper than `maximumDepth`
 /// before descending, so a hostile document cannot exhaust the stack.
-struct JSONParser {
-    let bytes: [UInt8]
-    let maximumDepth: Int
+package struct JSONParser {
+    package let bytes: [UInt8]
+    package let maximumDepth: Int
     private var index = 0
 
-    init(bytes: [UInt8], maximumDepth: Int) {
+    package init(bytes: [UInt8], maximumDepth: Int) {
         self.bytes = bytes
         self.maximumDepth = maximumDepth
     }
 
     /// Parses one complete JSON text (surrounding whitespace allowed, nothing else).
-    static func parse<Bytes: Collection<UInt8>>(_ bytes: Bytes, maximumDepth: Int) throws(JSONParseError) -> JSON {
+    package static func parse<Bytes: Collection<UInt8>>(_ bytes: Bytes, maximumDepth: Int) throws(JSONParseError) -> JSON {
         var parser = JSONParser(bytes: Array(bytes), maximumDepth: maximumDepth)
         parser.skipWhitespace()
         let value = try parser.parseValue(depth: 0)

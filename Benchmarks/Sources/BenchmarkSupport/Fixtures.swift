@@ -8,8 +8,8 @@ import StateStore
 /// means once per folder: `./compare` points `STATESTORE_BENCH_DIR` at a fresh
 /// temporary folder and deletes it afterwards. Without it the folder is
 /// `$TMPDIR/statestore-benchmarks` and its databases are reused by later runs.
-enum Fixtures {
-    static let runFolder: URL = {
+public enum Fixtures {
+    public static let runFolder: URL = {
         let environment = ProcessInfo.processInfo.environment
         let path = environment["STATESTORE_BENCH_DIR"].flatMap { $0.isEmpty ? nil : $0 }
             ?? (NSTemporaryDirectory() + "/statestore-benchmarks")
@@ -19,7 +19,7 @@ enum Fixtures {
     }()
 
     /// A fresh folder for one benchmark's files (JSON files, UserDefaults, GRDB-only data).
-    static func scratchFolder(_ name: String) throws -> URL {
+    public static func scratchFolder(_ name: String) throws -> URL {
         let url = runFolder.appendingPathComponent("scratch").appendingPathComponent(
             name.replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: " ", with: "_")
         )
@@ -29,16 +29,16 @@ enum Fixtures {
     }
 
     /// The type name every peer stores beside the bytes, as `StateStore.save` spells it.
-    static let typeName = String(reflecting: SampleState.self)
+    public static let typeName = String(reflecting: SampleState.self)
 
     /// The path of the `index`-th filler state: zero-padded, so the fixture is inserted in key order.
-    static func fillerPath(_ index: Int) -> String {
+    public static func fillerPath(_ index: Int) -> String {
         let digits = String(index)
         return "app/main/nav/item" + String(repeating: "0", count: max(0, 7 - digits.count)) + digits
     }
 
     /// Who creates a database's schema.
-    enum Schema: String {
+    public enum Schema: String, Sendable {
         /// `migrations/` through `StateStore(path:)`: the store and raw-SQLite peers.
         case store
         /// GRDB's migrator, as a GRDB user would (see ``GRDBPeer``).
@@ -48,7 +48,7 @@ enum Fixtures {
     /// A database holding `rows` states of about 1 KB each in a `states` table, built on
     /// first use in this run (in one transaction) and shared by every benchmark of that
     /// schema's peers. The store and raw-SQLite peers write identical rows to one file.
-    static func database(rows: Int, schema: Schema = .store) throws -> String {
+    public static func database(rows: Int, schema: Schema = .store) throws -> String {
         let path = runFolder.appendingPathComponent("\(schema.rawValue)-\(rows).sqlite").path
         if FileManager.default.fileExists(atPath: path) { return path }
         let building = path + ".building"
@@ -109,11 +109,11 @@ enum Fixtures {
     }
 }
 
-enum FixtureError: Error, CustomStringConvertible {
+public enum FixtureError: Error, CustomStringConvertible {
     case sqlite(String)
     case unexpected(String)
 
-    var description: String {
+    public var description: String {
         switch self {
         case .sqlite(let message): "SQLite: \(message)"
         case .unexpected(let message): message

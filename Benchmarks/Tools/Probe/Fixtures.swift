@@ -1,1 +1,0 @@
-../../Benchmarks/StoreBenchmarks/Fixtures.swift

@@ -1,1 +1,0 @@
-../../Benchmarks/StoreBenchmarks/SampleState.swift

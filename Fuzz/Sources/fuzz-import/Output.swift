@@ -1,1 +1,0 @@
-../../../Sources/statectl/Support/Output.swift

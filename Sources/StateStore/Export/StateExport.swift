@@ -1,0 +1,190 @@
+import Foundation
+
+/// Every state of a store as one JSON document, to back up, move or inspect, and to import
+/// again into the same or another store.
+///
+/// ```swift
+/// let data = try StateExport(store: store).encoded()
+/// // … later, or elsewhere:
+/// let export = try StateExport(decoding: data)
+/// try otherStore.importStates(export)
+/// ```
+///
+/// The document, as ``encoded()`` writes it (and `statectl export` prints it):
+///
+/// ```json
+/// {
+///   "schema": 1,
+///   "kind": "export",
+///   "database_schema_version": 1,
+///   "exported_at": "2026-01-02T03:04:05.678Z",
+///   "state_count": 1,
+///   "states": [
+///     {
+///       "path": "root/inbox",
+///       "type_name": "Mail.Inbox",
+///       "version": 1,
+///       "generation": 3,
+///       "encoding": "json",
+///       "updated_at": "2026-01-02T03:04:05.678Z",
+///       "checksum": "9a3c0b6e5d4f2a11",
+///       "byte_count": 42,
+///       "value": {"unread": 2}
+///     }
+///   ]
+/// }
+/// ```
+///
+/// A state whose bytes are compact JSON that the encoder writes back byte for byte is embedded
+/// as `"value"`; any other bytes as `"base64"`. `checksum` is the state's XXH64 as 16 hex
+/// digits; times are ISO 8601 in UTC with milliseconds. When read, a state's `generation`,
+/// `updated_at`, `checksum` and `byte_count` may be left out (1, the time of reading, and the
+/// values its bytes give); when present they must be right.
+///
+/// What ``encoded()`` writes, ``init(decoding:maximumStateSize:)`` reads back: the encoder runs
+/// the decoder over its own output and throws rather than return a document the decoder would
+/// refuse. The decoder is strict, and checks the whole document before returning anything: see
+/// ``DocumentError/Problem`` for what it refuses.
+public struct StateExport: Sendable, Hashable {
+    /// The version of the document format this build writes, and the newest it reads (the
+    /// document's `"schema"`). It rises only when the format changes incompatibly.
+    public static let currentFormat = 1
+
+    /// The largest document, in bytes, that ``encoded()`` writes and
+    /// ``init(decoding:maximumStateSize:)`` reads: 256 MiB.
+    public static let maximumByteCount = 256 << 20
+
+    /// The deepest JSON nesting a document may have, its own three levels (the document,
+    /// `states` and the state) included: 64. A state nested deeper is embedded as base64.
+    public static let maximumDepth = 64
+
+    /// Levels the document itself uses above a state's value: the document, `states`, the state.
+    static let documentLevels = 3
+
+    /// The states, in the order they were read or given (``init(store:maximumStateSize:exportedAt:)``
+    /// sorts them by path). In a document the decoder accepts, no two have the same path.
+    public var states: [StoredState]
+
+    /// The schema version of the database the states were read from
+    /// (``StateStore/StateStore/schemaVersion``); informational, since the states themselves do
+    /// not depend on it. A decoded document's is at most ``StateStore/StateStore/latestSchemaVersion``.
+    public var databaseSchemaVersion: Int
+
+    /// When the export was made. `nil` when a decoded document does not say, or says it in a
+    /// form other than ISO 8601 in UTC: it is informational, so it is not a reason to refuse a
+    /// document. ``encoded()`` leaves it out when `nil`.
+    public var exportedAt: Date?
+
+    /// An export of the given states.
+    ///
+    /// Nothing is checked here; ``encoded()`` refuses what a decoder would refuse.
+    ///
+    /// - Parameters:
+    ///   - states: the states, in the order the document lists them.
+    ///   - databaseSchemaVersion: the schema version of the database they come from.
+    ///   - exportedAt: when the export was made; `nil` leaves `exported_at` out of the document.
+    public init(states: [StoredState], databaseSchemaVersion: Int = StateStore.latestSchemaVersion, exportedAt: Date? = Date()) {
+        self.states = states
+        self.databaseSchemaVersion = databaseSchemaVersion
+        self.exportedAt = exportedAt
+    }
+
+    /// Every state in `store`, sorted by path; the states themselves are read in one snapshot.
+    ///
+    /// Rows the document could not carry, or that a decoder would refuse, are named before any
+    /// bytes are read: rows whose path is not a valid ``RestorationPath`` (written outside the
+    /// store; see ``StateStore/StateStore/invalidRows()``) and states over `maximumStateSize`.
+    ///
+    /// - Parameters:
+    ///   - store: the store to read; it may be open read-only.
+    ///   - maximumStateSize: the largest state exported, in bytes. Give the limit the
+    ///     importing side will use: the default is the default of
+    ///     ``StateStore/StateStore/Options/maximumStateSize`` (1 MiB).
+    ///   - exportedAt: the time written as `exported_at`.
+    /// - Throws: ``ExportError/invalidRows(_:)`` or ``ExportError/statesTooLarge(_:limit:)``
+    ///   for rows an import would refuse, ``ExportError/store(_:)`` when the store cannot be read.
+    public init(
+        store: StateStore,
+        maximumStateSize: Int = StateStore.Options().maximumStateSize,
+        exportedAt: Date = Date()
+    ) throws(ExportError) {
+        func read<T>(_ body: () throws(StateStoreError) -> T) throws(ExportError) -> T {
+            do { return try body() } catch { throw .store(error) }
+        }
+        let invalid = try read { () throws(StateStoreError) in try store.invalidRows() }
+        if !invalid.isEmpty { throw .invalidRows(invalid) }
+        let oversize = try read { () throws(StateStoreError) in try store.entries() }.filter { $0.byteCount > maximumStateSize }
+        if !oversize.isEmpty { throw .statesTooLarge(oversize, limit: maximumStateSize) }
+        self.init(
+            states: try read { () throws(StateStoreError) in try store.states(maximumSize: maximumStateSize) },
+            databaseSchemaVersion: store.schemaVersion,
+            exportedAt: exportedAt
+        )
+    }
+
+    /// The document as UTF-8 JSON, pretty-printed with two-space indents and ending in a newline.
+    ///
+    /// The result is checked with ``init(decoding:maximumStateSize:)`` (with a state size limit
+    /// as large as the document's), so what this returns is a document a decoder accepts.
+    ///
+    /// - Throws: ``ExportError/timesOutOfRange(_:)`` for update times ISO 8601 cannot write with
+    ///   a four-digit year, ``ExportError/documentTooLarge(byteCount:limit:)`` over
+    ///   ``maximumByteCount``, and ``ExportError/notImportable(_:)`` for anything else a
+    ///   decoder would refuse (a checksum that does not match, a duplicate path, a type name
+    ///   with a control character, a version or generation out of range).
+    public func encoded() throws(ExportError) -> Data {
+        let undated = states.filter { !TextFormat.isRepresentable($0.updatedAt) }
+        if !undated.isEmpty { throw .timesOutOfRange(undated.map(\.path)) }
+        let data = Data((json.serialized(pretty: true) + "\n").utf8)
+        guard data.count <= Self.maximumByteCount else {
+            throw .documentTooLarge(byteCount: data.count, limit: Self.maximumByteCount)
+        }
+        do {
+            _ = try StateExport(decoding: data, maximumStateSize: Self.maximumByteCount)
+        } catch {
+            throw .notImportable(error)
+        }
+        return data
+    }
+
+    /// The document as a JSON value, members in the order ``encoded()`` writes them.
+    var json: JSON {
+        var members: [(key: String, value: JSON)] = [
+            ("schema", .int(Self.currentFormat)),
+            ("kind", .string("export")),
+            ("database_schema_version", .int(databaseSchemaVersion)),
+        ]
+        if let exportedAt { members.append(("exported_at", .string(TextFormat.iso8601(exportedAt)))) }
+        members.append(("state_count", .int(states.count)))
+        members.append(("states", .array(states.map(Self.json))))
+        return .object(members)
+    }
+
+    static func json(_ state: StoredState) -> JSON {
+        var members: [(key: String, value: JSON)] = [
+            ("path", .string(state.path.rawValue)),
+            ("type_name", .string(state.typeName)),
+            ("version", .int(state.version)),
+            ("generation", .int(state.generation)),
+            ("encoding", .string(state.encoding.rawValue)),
+            ("updated_at", .string(TextFormat.iso8601(state.updatedAt))),
+            ("checksum", .string(TextFormat.checksum(state.checksum))),
+            ("byte_count", .int(state.bytes.count)),
+        ]
+        if let value = JSON.exactValue(of: state.bytes, maximumDepth: maximumDepth - documentLevels) {
+            members.append(("value", value))
+        } else {
+            members.append(("base64", .string(state.bytes.base64EncodedString())))
+        }
+        return .object(members)
+    }
+}
+
+extension JSON {
+    /// `bytes` as a JSON value only when writing that value compactly gives back exactly the
+    /// same bytes, so a document can embed it and a decoder restore it byte for byte.
+    static func exactValue(of bytes: Data, maximumDepth: Int) -> JSON? {
+        guard let value = try? JSONParser.parse(bytes, maximumDepth: maximumDepth) else { return nil }
+        return Data(value.serialized().utf8) == bytes ? value : nil
+    }
+}

@@ -1,0 +1,253 @@
+import Foundation
+import StateStore
+import Testing
+
+/// ``StateExport`` and ``StateStore/importStates(_:replace:)`` through the public API only, on
+/// real database files.
+@Suite("Export and import") struct StateExportTests {
+    let folder = TemporaryFolder()
+
+    /// A store with states that stress the document: non-canonical JSON, floats, escapes, binary
+    /// bytes that happen to be JSON, empty bytes, nesting deeper than a document embeds, and a
+    /// path with Unicode and SQL in it.
+    func populatedStore(_ name: String = "source.sqlite") throws -> StateStore {
+        let store = try StateStore(path: folder.file(name))
+        try store.save(["selected": "m-42", "unread": "2"], for: "root/inbox")
+        try store.save(encoded: Data(#"{ "a" : 1.50, "b":[1,2] }"#.utf8), encoding: .json, typeName: "Loose", version: 1, for: "tricky/loose")
+        try store.save(["x": 0.1, "y": 1e300, "z": -0.0], for: "tricky/floats")
+        try store.save(["tab\t": "\u{1}\u{7F}é😀/\\\""], for: "tricky/escapes")
+        try store.save(encoded: Data("[1,2,3]".utf8), encoding: .binary, typeName: "Raw", version: 4, for: "tricky/binary-json")
+        try store.save(encoded: Data(), encoding: .binary, typeName: "Empty", version: 0, for: "tricky/empty")
+        try store.save(encoded: Data((0..<256).map { UInt8($0) }), encoding: .binary, typeName: "Bytes", version: 2, for: "tricky/bytes")
+        let deep = String(repeating: "[", count: 70) + String(repeating: "]", count: 70)
+        try store.save(encoded: Data(deep.utf8), encoding: .json, typeName: "Deep", version: 1, for: "tricky/deep")
+        try store.save("unicode ✓", for: try RestorationPath(validating: "ünï/'; DROP TABLE states; --"))
+        for _ in 0..<4 { try store.save(UUID().uuidString, for: "root/busy") }  // generation 4
+        return store
+    }
+
+    // MARK: Round trip
+
+    @Test func exportThenImportIntoAFreshStoreReproducesEveryState() throws {
+        let source = try populatedStore()
+        let exportedAt = Date(timeIntervalSince1970: 1_767_323_045.678)
+        let export = try StateExport(store: source, exportedAt: exportedAt)
+        #expect(export.states.map(\.path) == (try source.entries()).map(\.path))
+        #expect(export.databaseSchemaVersion == source.schemaVersion)
+        let data = try export.encoded()
+
+        let decoded = try StateExport(decoding: data)
+        #expect(decoded == export)
+        #expect(decoded.exportedAt == exportedAt)
+
+        let target = try StateStore(path: folder.file("target/state.sqlite"))
+        let result = try target.importStates(decoded)
+        #expect(result == StateStore.ImportResult(created: 10, replaced: 0, removed: 0))
+        #expect(result.imported == 10)
+        #expect(try target.states() == (try source.states()))
+        #expect(try target.states().first { $0.path == "root/busy" }?.generation == 4)
+        #expect(try target.check().isHealthy)
+
+        // The same document again from the copy: the round trip is stable.
+        #expect(try StateExport(store: target, exportedAt: exportedAt).encoded() == data)
+    }
+
+    @Test func theDocumentEmbedsExactJSONAndBase64sTheRest() throws {
+        let source = try populatedStore()
+        let text = String(decoding: try StateExport(store: source).encoded(), as: UTF8.self)
+        #expect(text.hasPrefix("{\n  \"schema\": 1,\n  \"kind\": \"export\",\n  \"database_schema_version\": \(source.schemaVersion),\n  \"exported_at\": \""))
+        #expect(text.hasSuffix("}\n"))
+        #expect(text.contains("\"state_count\": 10,"))
+        // Compact JSON is embedded, even in a binary row; anything else is base64.
+        #expect(text.contains(#""base64": "\#(Data("[1,2,3]".utf8).base64EncodedString())""#) == false)
+        #expect(text.contains(#""base64": "\#(Data(#"{ "a" : 1.50, "b":[1,2] }"#.utf8).base64EncodedString())""#))
+        #expect(text.contains(#""base64": """#))  // the empty state
+        // Nested deeper than a document embeds: base64, not a refusal.
+        #expect(text.contains(#""base64": "\#(Data((String(repeating: "[", count: 70) + String(repeating: "]", count: 70)).utf8).base64EncodedString())""#))
+    }
+
+    @Test func importMergesByPathAndReplaceRemovesTheRest() throws {
+        let source = try populatedStore()
+        let export = try StateExport(decoding: try StateExport(store: source).encoded())
+
+        let target = try StateStore(path: folder.file("target.sqlite"))
+        for _ in 0..<10 { try target.save(UUID().uuidString, for: "root/inbox") }  // generation 10
+        try target.save("kept", for: "other/state")
+
+        let merged = try target.importStates(export)
+        #expect(merged == StateStore.ImportResult(created: 9, replaced: 1, removed: 0))
+        // The replaced row's generation moves past what a running app has seen.
+        let inbox = try #require(try target.state(at: "root/inbox"))
+        #expect(inbox.generation == 11)
+        #expect(inbox.bytes == (try source.state(at: "root/inbox"))?.bytes)
+        #expect(try target.state(at: "other/state") != nil)
+
+        let replaced = try target.importStates(export, replace: true)
+        #expect(replaced == StateStore.ImportResult(created: 0, replaced: 10, removed: 1))
+        #expect(try target.entries().map(\.path) == (try source.entries()).map(\.path))
+    }
+
+    @Test func anExportBuiltByHandIsCheckedBeforeItIsWritten() throws {
+        let state = StoredState(
+            path: "root/a", typeName: "T", version: 1, generation: 1, encoding: .json,
+            updatedAt: Date(timeIntervalSince1970: 0), bytes: Data("{}".utf8)
+        )
+        let store = try StateStore(path: folder.file("state.sqlite"))
+        try store.save("before", for: "root/b")
+        let twice = StateExport(states: [state, state])
+        #expect(throws: StateStoreError.invalidState(path: "root/a", reason: "the export holds it more than once")) {
+            try store.importStates(twice, replace: true)
+        }
+        #expect(throws: StateExport.ExportError.notImportable(.init(.duplicatePath("root/a"), stateIndex: 1))) {
+            try twice.encoded()
+        }
+        #expect(try store.entries().map(\.path) == ["root/b"])
+
+        var damaged = state
+        damaged.checksum &+= 1
+        #expect(throws: StateExport.ExportError.notImportable(.init(.checksumMismatch, stateIndex: 0, statePath: "root/a"))) {
+            try StateExport(states: [damaged]).encoded()
+        }
+        var ancient = state
+        ancient.updatedAt = Date(timeIntervalSince1970: -1e12)
+        #expect(throws: StateExport.ExportError.timesOutOfRange(["root/a"])) {
+            try StateExport(states: [ancient]).encoded()
+        }
+    }
+
+    // MARK: Export refusals
+
+    @Test func exportNamesRowsADecoderWouldRefuse() throws {
+        let path = folder.file("state.sqlite")
+        let store = try populatedStore("state.sqlite")
+        #expect(throws: StateExport.ExportError.self) { try StateExport(store: store, maximumStateSize: 200) }
+        do {
+            _ = try StateExport(store: store, maximumStateSize: 200)
+        } catch {
+            guard case .statesTooLarge(let entries, let limit) = error else { Issue.record("\(error)"); return }
+            #expect(limit == 200)
+            #expect(entries.map(\.path) == ["tricky/bytes"])
+        }
+
+        try rawSQL(path, "UPDATE states SET checksum = checksum + 1 WHERE path = 'root/inbox'")
+        do {
+            _ = try StateExport(store: store).encoded()
+            Issue.record("a row whose checksum fails was exported")
+        } catch {
+            guard case .notImportable(let refusal) = error else { Issue.record("\(error)"); return }
+            #expect(refusal.problem == .checksumMismatch)
+            #expect(refusal.statePath == "root/inbox")
+            #expect(error.description.contains("the checksum does not match the state's bytes"))
+        }
+
+        try rawSQL(path, "INSERT INTO states(path, type_name, version, generation, encoding, checksum, updated_at, bytes) VALUES ('root//x', 'T', 1, 1, 'json', 0, 0, x'7b7d')")
+        do {
+            _ = try StateExport(store: store)
+            Issue.record("a row with an invalid path was exported")
+        } catch {
+            guard case .invalidRows(let rows) = error else { Issue.record("\(error)"); return }
+            #expect(rows.map(\.path) == ["root//x"])
+        }
+    }
+
+    // MARK: Malformed documents
+
+    /// A valid document with `states` spliced in after a first, valid state.
+    static func document(states: String, schema: Int = 1, databaseSchema: Int = StateStore.latestSchemaVersion, extra: String = "") -> String {
+        """
+        {"schema": \(schema), "kind": "export", "database_schema_version": \(databaseSchema),\(extra)
+         "exported_at": "2026-01-02T03:04:05.678Z", "states": [
+          {"path": "root/valid", "type_name": "T", "version": 1, "generation": 1, "encoding": "json",
+           "updated_at": "2026-01-02T03:04:05.678Z", "value": {"ok": true}}\(states.isEmpty ? "" : ",")
+          \(states)
+        ]}
+        """
+    }
+
+    static let malformed: [(name: String, text: String, refusal: StateExport.DocumentError)] = [
+        ("duplicate key", #"{"schema": 1, "schema": 1, "kind": "export"}"#,
+         .init(.malformedJSON(reason: #"the key "schema" appears twice in one object"#, line: 1, column: 15))),
+        ("duplicate key in a state", document(states: #"{"path": "root/a", "path": "root/b", "type_name": "T", "version": 1, "encoding": "json", "value": 1}"#),
+         .init(.malformedJSON(reason: #"the key "path" appears twice in one object"#, line: 5, column: 22))),
+        ("trailing text", #"{} {}"#, .init(.malformedJSON(reason: "unexpected text after the JSON value", line: 1, column: 4))),
+        ("too deep", String(repeating: "[", count: 100_000), .init(.malformedJSON(reason: "nesting deeper than 64 levels", line: 1, column: 65))),
+        ("not an object", "[1, 2, 3]", .init(.topLevelNotAnObject(kind: "an array"))),
+        ("another kind", #"{"schema": 1, "kind": "entries"}"#, .init(.notAnExport)),
+        ("format zero", document(states: "", schema: 0), .init(.invalidFormat(0))),
+        ("newer format", document(states: "", schema: 2), .init(.formatTooNew(found: 2, supported: 1))),
+        ("newer database", document(states: "", databaseSchema: StateStore.latestSchemaVersion + 1),
+         .init(.databaseSchemaTooNew(found: StateStore.latestSchemaVersion + 1, supported: StateStore.latestSchemaVersion))),
+        ("incomplete", document(states: "", extra: #" "state_count": 2,"#), .init(.stateCountMismatch(declared: 2, actual: 1))),
+        ("duplicate path", document(states: #"{"path": "root/valid", "type_name": "T", "version": 1, "encoding": "json", "value": 2}"#),
+         .init(.duplicatePath("root/valid"), stateIndex: 1)),
+        ("impossible date", document(states: #"{"path": "root/t", "type_name": "T", "version": 1, "encoding": "json", "updated_at": "2026-02-30T00:00:00.000Z", "value": 1}"#),
+         .init(.invalidUpdateTime, stateIndex: 1, statePath: "root/t")),
+        ("control character in a type", document(states: #"{"path": "root/c", "type_name": "T\u001B[31m", "version": 1, "encoding": "json", "value": 1}"#),
+         .init(.invalidTypeName, stateIndex: 1, statePath: "root/c")),
+        ("control character in a path", document(states: #"{"path": "root/a\u0000b", "type_name": "T", "version": 1, "encoding": "json", "value": 1}"#),
+         .init(.invalidPath("root/a\u{0}b", reason: "the component \("a\u{0}b".debugDescription) contains a control character"), stateIndex: 1, statePath: "root/a\u{0}b")),
+        ("version out of range", document(states: #"{"path": "root/v", "type_name": "T", "version": 99999999999, "encoding": "json", "value": 1}"#),
+         .init(.invalidVersion, stateIndex: 1, statePath: "root/v")),
+        ("generation out of range", document(states: #"{"path": "root/g", "type_name": "T", "version": 1, "generation": 9223372036854775807, "encoding": "json", "value": 1}"#),
+         .init(.invalidGeneration, stateIndex: 1, statePath: "root/g")),
+        ("wrong checksum", document(states: #"{"path": "root/k", "type_name": "T", "version": 1, "encoding": "json", "checksum": "0000000000000001", "value": 1}"#),
+         .init(.checksumMismatch, stateIndex: 1, statePath: "root/k")),
+        ("wrong byte count", document(states: #"{"path": "root/n", "type_name": "T", "version": 1, "encoding": "json", "byte_count": 2, "value": 1}"#),
+         .init(.byteCountMismatch(actual: 1), stateIndex: 1, statePath: "root/n")),
+        ("both value and base64", document(states: #"{"path": "root/b", "type_name": "T", "version": 1, "encoding": "json", "value": 1, "base64": "MQ=="}"#),
+         .init(.valueAndBase64, stateIndex: 1, statePath: "root/b")),
+        ("over the state size", document(states: #"{"path": "root/big", "type_name": "T", "version": 1, "encoding": "binary", "base64": "\#(Data(count: 101).base64EncodedString())"}"#),
+         .init(.stateTooLarge(byteCount: 101, limit: 100), stateIndex: 1, statePath: "root/big")),
+        ("base64 longer than any state", document(states: #"{"path": "root/big", "type_name": "T", "version": 1, "encoding": "binary", "base64": "\#(Data(count: 300).base64EncodedString())"}"#),
+         .init(.invalidBase64(limit: 100), stateIndex: 1, statePath: "root/big")),
+        ("a state that is not an object", document(states: "42"), .init(.stateNotAnObject(kind: "a number"), stateIndex: 1)),
+    ]
+
+    @Test(arguments: malformed.indices)
+    func aMalformedDocumentIsRefusedWhole(_ index: Int) throws {
+        let (name, text, refusal) = Self.malformed[index]
+        #expect(throws: refusal, "\(name)") {
+            try StateExport(decoding: Data(text.utf8), maximumStateSize: 100)
+        }
+    }
+
+    @Test func refusalsSayWhereAndWhat() throws {
+        let text = Self.document(states: #"{"path": "root//x", "type_name": "T", "version": 1, "encoding": "json", "value": 1}"#)
+        do {
+            _ = try StateExport(decoding: Data(text.utf8))
+            Issue.record("an invalid path was accepted")
+        } catch {
+            #expect(error.location == #"states[1] ("root//x")"#)
+            #expect(error.description == #"states[1] ("root//x"): "root//x" is not a valid restoration path: a component is empty"#)
+            #expect(!error.isFromNewerBuild)
+        }
+        #expect(StateExport.DocumentError(.formatTooNew(found: 2, supported: 1)).isFromNewerBuild)
+        #expect(StateExport.DocumentError(.missingStates).description == #""states" is missing or not an array"#)
+    }
+
+    @Test func oversizedDocumentsAndLimitsNeverTrap() throws {
+        #expect(throws: StateExport.DocumentError(.documentTooLarge(byteCount: StateExport.maximumByteCount + 1, limit: StateExport.maximumByteCount))) {
+            try StateExport(decoding: Data(count: StateExport.maximumByteCount + 1))
+        }
+        // Extreme limits are taken as they are.
+        let text = Self.document(states: #"{"path": "root/b", "type_name": "T", "version": 1, "encoding": "binary", "base64": "AAEC"}"#)
+        for limit in [Int.max, Int.min, 0] {
+            let decoded = try? StateExport(decoding: Data(text.utf8), maximumStateSize: limit)
+            #expect((decoded != nil) == (limit == .max), "\(limit)")
+        }
+    }
+
+    @Test func aRefusedDocumentLeavesTheStoreAsItWas() throws {
+        let path = folder.file("state.sqlite")
+        let store = try populatedStore("state.sqlite")
+        let before = FileSnapshot(path)
+        let rows = try store.states()
+        let text = Self.document(states: #"{"path": "root/inbox", "type_name": "T", "version": -1, "encoding": "json", "value": 1}"#)
+        #expect(throws: StateExport.DocumentError(.invalidVersion, stateIndex: 1, statePath: "root/inbox")) {
+            let export = try StateExport(decoding: Data(text.utf8))
+            try store.importStates(export, replace: true)
+        }
+        #expect(try store.states() == rows)
+        #expect(FileSnapshot(path) == before)
+    }
+}
