@@ -42,10 +42,19 @@ let package = Package(
             ],
             plugins: ["EmbedMigrations"]
         ),
+        // The example app: a small mail app on StateStore's public API, which the README
+        // excerpts, `statectl demo` runs and the relaunch tests start in a real process.
+        // Not a product.
+        .target(
+            name: "MailExample",
+            dependencies: ["StateStore"],
+            path: "Examples/Mail"
+        ),
         .executableTarget(
             name: "statectl",
             dependencies: [
                 "StateStore",
+                "MailExample",
                 "StateStoreLinux",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -54,11 +63,11 @@ let package = Package(
         // saving in a loop until killed, allocating ballast, relaunching an app.
         .executableTarget(
             name: "statestore-worker",
-            dependencies: ["StateStore", "StateStoreLinux"]
+            dependencies: ["StateStore", "StateStoreLinux", "MailExample"]
         ),
         .testTarget(
             name: "StateStoreTests",
-            dependencies: ["StateStore", "StateStoreSQLite"],
+            dependencies: ["StateStore", "StateStoreSQLite", "MailExample"],
             resources: [.copy("Fixtures")]
         ),
     ],
