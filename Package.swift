@@ -68,6 +68,8 @@ let package = Package(
         .testTarget(
             name: "StateStoreTests",
             dependencies: ["StateStore", "StateStoreSQLite", "MailExample"],
+            // Snapshots/ is read and rewritten in the source tree, not from the bundle.
+            exclude: ["Snapshots"],
             resources: [.copy("Fixtures")]
         ),
     ],
