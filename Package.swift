@@ -49,11 +49,20 @@ let package = Package(
             name: "StateStoreSoak",
             dependencies: ["StateStore", "StateStoreLinux"]
         ),
+        // The example app: a small mail app on StateStore's public API, which the README
+        // excerpts, `statectl demo` runs and the relaunch tests start in a real process.
+        // Not a product.
+        .target(
+            name: "MailExample",
+            dependencies: ["StateStore"],
+            path: "Examples/Mail"
+        ),
         .executableTarget(
             name: "statectl",
             dependencies: [
                 "StateStore",
                 "StateStoreSoak",
+                "MailExample",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -61,11 +70,13 @@ let package = Package(
         // saving in a loop until killed, allocating ballast, relaunching an app.
         .executableTarget(
             name: "statestore-worker",
-            dependencies: ["StateStore", "StateStoreLinux"]
+            dependencies: ["StateStore", "StateStoreLinux", "MailExample"]
         ),
         .testTarget(
             name: "StateStoreTests",
-            dependencies: ["StateStore", "StateStoreSQLite"],
+            dependencies: ["StateStore", "StateStoreSQLite", "MailExample"],
+            // Snapshots/ is read and rewritten in the source tree, not from the bundle.
+            exclude: ["Snapshots"],
             resources: [.copy("Fixtures")]
         ),
     ],

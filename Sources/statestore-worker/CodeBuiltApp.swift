@@ -1,7 +1,9 @@
 import Foundation
+import MailExample
 import StateStore
 
-// Apps built in code, for relaunch tests of code-built controllers, scenes and renamed identifiers.
+// Apps built in code from the mail app's controllers (Examples/Mail), for relaunch tests of
+// code-built controllers, scenes and renamed identifiers.
 
 final class AttachmentController: ViewController, StateRestoring {
     struct State: Codable, Sendable { var name = "" }
@@ -81,10 +83,13 @@ enum CodeBuiltApp {
         (split.children[2] as! OrphanController).restorableState.value = 42
         tabs.selectedIndex = 0
         let mail = tabs.viewControllers[0] as! NavigationController
-        (mail.viewControllers[0] as! InboxController).restorableState = .init(selected: 7, scroll: 120)
+        let inbox = mail.viewControllers[0] as! InboxController
+        inbox.scrollOffset = 120
+        inbox.select(MailMessage.mailbox[7])
         let message = MessageController()
         message.restorationIdentifier = "message"
-        message.restorableState = .init(id: 7, readPosition: 0.5)
+        message.show(MailMessage.mailbox[7])
+        message.read(to: 0.5)
         mail.pushViewController(message, animated: false)
         let attachment = AttachmentController()
         attachment.restorationIdentifier = "attachment"
@@ -93,7 +98,7 @@ enum CodeBuiltApp {
         let compose = ComposeController()
         compose.restorationIdentifier = "compose"
         attachment.present(compose, animated: false, completion: nil)
-        compose.restorableState = .init(to: "grace@example.org", body: "Hello")
+        compose.type(to: "grace@example.org", subject: "", body: "Hello")
         // Under the presented compose, the selected tab becomes the code-built split container.
         tabs.selectedIndex = 1
     }
@@ -129,11 +134,11 @@ enum CodeBuiltApp {
             _ = mail.popViewController(animated: false)
         }
         if let message = mail.topViewController as? MessageController {
-            result["message"] = "\(message.restorableState.id)|\(message.restorableState.readPosition)"
+            result["message"] = "\(message.restorableState.messageID ?? "none")|\(message.restorableState.readPosition)"
             _ = mail.popViewController(animated: false)
         }
         if let inbox = mail.topViewController as? InboxController {
-            result["inbox"] = "\(inbox.restorableState.selected ?? -1)|\(inbox.restorableState.scroll)"
+            result["inbox"] = "\(inbox.restorableState.selectedMessageID ?? "none")|\(inbox.restorableState.scrollOffset)"
         }
         return result
     }
@@ -147,11 +152,11 @@ enum ScenesApp {
         guard let mail = window.rootViewController as? NavigationController else { return "\(window.sceneIdentifier):empty" }
         var parts = [mail.viewControllers.compactMap(\.restorationIdentifier).joined(separator: ">")]
         if let message = mail.topViewController as? MessageController {
-            parts.append("message \(message.restorableState.id)")
+            parts.append("message \(message.restorableState.messageID ?? "none")")
             _ = mail.popViewController(animated: false)
         }
         if let inbox = mail.topViewController as? InboxController {
-            parts.append("inbox \(inbox.restorableState.selected ?? -1)")
+            parts.append("inbox \(inbox.restorableState.selectedMessageID ?? "none")")
         }
         return parts.joined(separator: "|")
     }
@@ -167,15 +172,15 @@ enum ScenesApp {
     /// closed before the process is killed.
     static func session(database: String, ending: String) throws -> String {
         let store = try StateStore(path: database)
-        let application = Application(store: store, storyboard: SampleApp.storyboard())
+        let application = Application(store: store, storyboard: MailStoryboard.make())
         let first = Window(size: Size(width: 390, height: 844), application: application)
         let second = Window(size: Size(width: 390, height: 844), application: application)
         for window in [first, second] { try build(window, application) }
-        ((first.rootViewController as! NavigationController).viewControllers[0] as! InboxController).restorableState.selected = 1
+        ((first.rootViewController as! NavigationController).viewControllers[0] as! InboxController).select(MailMessage.mailbox[1])
         let secondMail = second.rootViewController as! NavigationController
-        (secondMail.viewControllers[0] as! InboxController).restorableState.selected = 2
+        (secondMail.viewControllers[0] as! InboxController).select(MailMessage.mailbox[2])
         let message = try application.storyboard.instantiateViewController(withIdentifier: "message") as! MessageController
-        message.restorableState.id = 22
+        message.show(MailMessage.mailbox[22])
         secondMail.pushViewController(message, animated: false)
         if ending == "close-first" { first.close() }
         application.saveVisibleState()
@@ -185,7 +190,7 @@ enum ScenesApp {
     /// Relaunches: one window per saved scene, each restored; one line per window.
     static func report(database: String) throws -> [String] {
         let store = try StateStore(path: database)
-        let application = Application(store: store, storyboard: SampleApp.storyboard())
+        let application = Application(store: store, storyboard: MailStoryboard.make())
         var lines: [String] = []
         for scene in try application.savedSceneIdentifiers() {
             let window = Window(size: Size(width: 390, height: 844), sceneIdentifier: scene, application: application)
@@ -202,7 +207,7 @@ enum ScenesApp {
 @MainActor
 enum RenameApp {
     static func storyboard() -> Storyboard {
-        let storyboard = SampleApp.storyboard()
+        let storyboard = MailStoryboard.make()
         storyboard.register("draft") { VersionedComposeController() }
         return storyboard
     }
@@ -268,7 +273,7 @@ enum RebuildTiming {
     }
 }
 
-/// Leaves a sample-app session in a database, then replaces its archive with a hostile one,
+/// Leaves a mail-app session in a database, then replaces its archive with a hostile one,
 /// for timing the next launch (`statestore-worker app-report DB`) by hand.
 @MainActor
 enum HostileArchive {
@@ -292,10 +297,10 @@ enum HostileArchive {
 
     static func write(_ kind: String, database: String) throws {
         guard let json = json(kind) else { fail("hostile-archive KIND is two-presentations, million or deep") }
-        let (application, window, _) = try SampleApp.launch(database: database)
-        try SampleApp.session(application, window)
-        application.saveVisibleState()
-        application.terminate()
+        let app = try MailSession.launch(database: database)
+        try MailSession.session(app)
+        app.application.saveVisibleState()
+        app.application.terminate()
         let store = try StateStore(path: database)
         try store.write { (transaction) throws(StateStoreError) in try transaction.setHierarchyArchive(Data(json.utf8)) }
     }

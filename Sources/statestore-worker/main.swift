@@ -1,9 +1,9 @@
 // statestore-worker: the process StateStore's tests and `statectl soak` start, stop and kill.
 //
 //     statestore-worker save-loop DB [PATHS]    save forever; print "ack PATH GENERATION CHECKSUM" after each save returns
-//     statestore-worker app-session DB [kill|sigterm]   launch the sample app, run a session, print "ready",
-//                                                then wait to be killed (after an explicit save) or for SIGTERM
-//     statestore-worker app-report DB              relaunch the sample app; print what was restored, one key=value a line
+//     statestore-worker app-session DB [kill|sigterm]   launch the mail app (Examples/Mail), run a session, print
+//                                                "ready", then wait to be killed (after an explicit save) or for SIGTERM
+//     statestore-worker app-report DB              relaunch the mail app; print what was restored, one key=value a line
 //     statestore-worker code-session DB          the app built in code (CodeBuiltApp): session, "ready", wait to be killed
 //     statestore-worker code-report DB           relaunch it; print what was restored, one key=value a line
 //     statestore-worker scenes-session DB [keep|close-first]   two windows on the same paths; "ready", wait to be killed
@@ -12,7 +12,7 @@
 //                                                (STATESTORE_APP_VERSION=1|2)
 //     statestore-worker rebuild-timing N DB [restoring]   time restoreHierarchy of an archive of N plain
 //                                                children (with `restoring`, state-restoring ones)
-//     statestore-worker hostile-archive KIND DB  a sample-app session, then a hostile archive (two-presentations,
+//     statestore-worker hostile-archive KIND DB  a mail-app session, then a hostile archive (two-presentations,
 //                                                million, deep) in its place, for timing `app-report DB` by hand
 //     statestore-worker writebehind-kill DB STEPS PADDING   push and pop STEPS times after one flush
 //                                                point, then SIGKILL itself right after the last disappearance
@@ -25,6 +25,7 @@
 // knows exactly which saves were acknowledged before it killed the worker.
 import StateStoreLinux
 import Foundation
+import MailExample
 import StateStore
 
 /// Writes one line to standard output with a single unbuffered write(2).
@@ -148,17 +149,17 @@ func contend(database: String, seconds: Double, name: String) -> Never {
 @MainActor
 func appSession(database: String, ending: String) -> Never {
     do {
-        let (application, window, _) = try SampleApp.launch(database: database)
-        try SampleApp.session(application, window)
+        let app = try MailSession.launch(database: database)
+        try MailSession.session(app)
         if ending == "sigterm" {
-            // Not saved yet: only the SIGTERM handler's flush can save this edit.
-            let compose = (window.rootViewController?.presentedViewController as? ComposeController)
-            compose?.restorableState.body = "Hello, world"
-            application.installTerminationHandlers()
+            // Typed into the editor after the last save: only the SIGTERM handler's terminate,
+            // which makes compose disappear and so commits the editor, can save this edit.
+            app.compose?.editor.text = "Hello, world"
+            app.application.installTerminationHandlers()
             emit("ready")
             dispatchMain()
         }
-        application.saveVisibleState()
+        app.application.saveVisibleState()
         emit("ready")
         while true { sleep(60) }
     } catch {
@@ -169,12 +170,12 @@ func appSession(database: String, ending: String) -> Never {
 @MainActor
 func appReport(database: String) -> Never {
     do {
-        let (application, window, restored) = try SampleApp.launch(database: database)
-        for (key, value) in SampleApp.report(application, window, restored: restored).sorted(by: { $0.key < $1.key }) {
+        let app = try MailSession.launch(database: database)
+        for (key, value) in MailSession.report(app).sorted(by: { $0.key < $1.key }) {
             emit("\(key)=\(value)")
         }
-        for error in application.restorationCoordinator?.recentErrors ?? [] { emit("error=\(error)") }
-        application.terminate()
+        for error in app.application.restorationCoordinator?.recentErrors ?? [] { emit("error=\(error)") }
+        app.application.terminate()
         exit(0)
     } catch {
         fail("\(error)")

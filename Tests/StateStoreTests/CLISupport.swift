@@ -38,9 +38,10 @@ enum CLI {
         return package.appendingPathComponent(".build/debug/statectl").path
     }()
 
-    /// Runs `statectl arguments` with a clean environment (no `STATESTORE_DB`, XDG state in `home`).
+    /// Runs `statectl arguments` with a clean environment (no `STATESTORE_DB`, XDG state in `home`),
+    /// in `directory` when one is given.
     static func run(_ arguments: [String], home: String? = nil, environment extra: [String: String] = [:],
-                    executable: String = CLI.executable) throws -> CLIResult {
+                    executable: String = CLI.executable, directory: String? = nil) throws -> CLIResult {
         struct NotBuilt: Error, CustomStringConvertible {
             var description: String { "statectl is not built at \(CLI.executable); run `swift build --build-tests` (or set STATECTL)" }
         }
@@ -63,6 +64,7 @@ enum CLI {
         process.standardOutput = out
         process.standardError = err
         process.standardInput = FileHandle.nullDevice
+        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
         try process.run()
         process.waitUntilExit()
         try out.close()

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-/// The command tree itself: help, usage errors, completions and the default database path.
+/// The command tree itself: help, usage errors and the default database path (the full help
+/// and completion scripts are compared with snapshots in CLIHelpSnapshotTests).
 @Suite(.timeLimit(.minutes(3))) struct CLIUsageTests {
     @Test func helpListsEverySubcommandAndTheExitCodes() throws {
         let help = try CLI.run(["--help"])
@@ -27,14 +28,6 @@ import Testing
             #expect(result.stderr.hasSuffix("--help`.\n"), "\(arguments): \(result)")
             #expect(result.stdout.isEmpty)
         }
-    }
-
-    @Test(arguments: ["bash", "zsh", "fish"])
-    func completionScripts(_ shell: String) throws {
-        let result = try CLI.run(["--generate-completion-script", shell])
-        #expect(result.status == 0, "\(result)")
-        #expect(result.stdout.contains("statectl"))
-        #expect(result.stdout.contains("inspect"))
     }
 
     @Test func theDefaultDatabaseIsTheDemoAppsXDGPath() throws {

@@ -73,8 +73,8 @@ struct RestorationCodeBuiltProcessTests {
         #expect(values["presented"] == "compose")
         #expect(values["compose"] == "grace@example.org|Hello")
         #expect(values["attachment"] == "report.pdf")
-        #expect(values["message"] == "7|0.5")
-        #expect(values["inbox"] == "7|120.0")
+        #expect(values["message"] == "m-1047|0.5")
+        #expect(values["inbox"] == "m-1047|120.0")
         #expect(values["split"] == "ViewController:settings,notes")
         #expect(values["settings"] == "— Ada")
         #expect(values["notes"] == "call Grace")
@@ -108,8 +108,8 @@ struct RestorationCodeBuiltProcessTests {
         let report = try run(["scenes-report", database])
         #expect(report.status == 0)
         #expect(report.lines == [
-            "window=main|true|inbox|inbox 1",
-            "window=other|true|inbox>message|message 22|inbox 2",
+            "window=main|true|inbox|inbox m-1041",
+            "window=other|true|inbox>message|message m-1062|inbox m-1042",
         ])
         let store = try StateStore(path: database, options: .init(readOnly: true))
         #expect(try store.entries().map(\.path.rawValue) == ["mail/inbox", "\(second)/mail/inbox", "\(second)/mail/message"])
@@ -122,7 +122,7 @@ struct RestorationCodeBuiltProcessTests {
         #expect(inspect.stdout == "No hierarchy archive for scene \"main\". Scenes with an archive (--scene): \(second).\n", "\(inspect)")
         let report = try run(["scenes-report", database])
         #expect(report.status == 0)
-        #expect(report.lines == ["window=other|true|inbox>message|message 22|inbox 2"])
+        #expect(report.lines == ["window=other|true|inbox>message|message m-1062|inbox m-1042"])
     }
 
     // MARK: Renamed identifiers
@@ -145,7 +145,7 @@ struct RestorationCodeBuiltProcessTests {
 
     // MARK: Hostile archives
 
-    /// Leaves a full sample-app session in the database, replaces its archive with `archive`,
+    /// Leaves a full mail-app session in the database, replaces its archive with `archive`,
     /// relaunches, and checks the archive was set aside with `reason`, quickly, keeping every state.
     func relaunch(withArchive archive: Data, expecting reason: String, within seconds: Double) throws {
         _ = try session(["app-session", database, "kill"])

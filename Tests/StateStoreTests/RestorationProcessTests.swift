@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import StateStore
 
-/// Real launches of a real process (the sample mail app in `statestore-worker`).
+/// Real launches of a real process: the example mail app (`Examples/Mail`) in `statestore-worker`.
 @Suite("Restoration across real process launches", .timeLimit(.minutes(2)))
 struct RestorationProcessTests {
     let folder = TemporaryFolder()
@@ -45,7 +45,7 @@ struct RestorationProcessTests {
 
     static let fullSession: [String: String] = [
         "restored": "true", "tab": "0", "stack": "inbox,message", "presented": "compose",
-        "compose": "grace@example.org|Hello", "message": "7|0.5", "inbox": "7|120.0", "settings": "— Ada",
+        "compose": "grace@example.org|Hello", "message": "m-1047|0.5", "inbox": "m-1047|120.0", "settings": "— Ada",
     ]
 
     @Test func aSessionKilledWithSIGKILLIsRestoredByTheNextLaunch() throws {

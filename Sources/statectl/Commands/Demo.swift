@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import MailExample
 import StateStore
 
 extension Statectl {
@@ -8,7 +9,7 @@ extension Statectl {
         static let configuration = CommandConfiguration(
             abstract: "Run a small mail app twice on a database and show what it saved and restored.",
             discussion: """
-                The app (its controllers are in Sources/statectl/Demo/) is a tab bar with a "mail" \
+                The app (Examples/Mail/ in the StateStore package) is a tab bar with a "mail" \
                 tab (a navigation controller: inbox → message, with compose presented modally) and \
                 a "settings" tab. Every step prints the lifecycle callbacks the controllers received.
 
@@ -104,8 +105,11 @@ final class DemoRun {
     let databasePath: String
     private var report = DemoReport()
     private var launch = 1
+    /// The classic callbacks of the launch under way: the printed trace leaves out
+    /// `viewIsAppearing` and the size and trait transitions, which the lifecycle tests cover.
+    private var trace = DemoRun.makeTrace()
 
-    static let reply = ComposeController.Draft(
+    static let reply = (
         to: "ada@example.com", subject: "Re: Status report #3",
         body: "Thanks, Ada. The numbers look right; let's ship on Friday."
     )
@@ -114,11 +118,29 @@ final class DemoRun {
         self.databasePath = databasePath
     }
 
+    private static func makeTrace() -> LifecycleTrace {
+        LifecycleTrace(
+            recording: Set(LifecycleCallback.allCases).subtracting([
+                .viewIsAppearing, .viewWillTransition, .willTransitionToTraitCollection, .traitCollectionDidChange,
+            ]),
+            echo: false
+        )
+    }
+
+    /// The mail app on `store`, tracing into a new trace, its restoration errors reported.
+    private func makeApp(store: StateStore) -> MailApp {
+        let app = MailApp(store: store)
+        trace = Self.makeTrace()
+        app.application.trace = trace
+        Self.reportErrors(of: app)
+        return app
+    }
+
     /// Records the trace lines `action` causes as one step.
-    private func step(_ title: String, in app: MailApp, _ action: () throws -> [String]) rethrows {
-        app.trace.removeAll()
+    private func step(_ title: String, _ action: () throws -> [String]) rethrows {
+        trace.removeAll()
         let notes = try action()
-        report.steps.append(DemoStep(launch: launch, title: title, trace: app.trace.lines, notes: notes))
+        report.steps.append(DemoStep(launch: launch, title: title, trace: trace.lines, notes: notes))
     }
 
     func perform() throws -> DemoReport {
@@ -129,10 +151,8 @@ final class DemoRun {
     }
 
     private func firstLaunch() throws {
-        let store = try StateStore(path: databasePath).reportingWarnings()
-        let app = MailApp(store: store)
-        Self.reportErrors(of: app)
-        try step("open the inbox", in: app) {
+        let app = makeApp(store: try StateStore(path: databasePath).reportingWarnings())
+        try step("open the inbox") {
             try app.launch()
             report.continued = app.restored
             guard app.restored else { return ["a fresh database: nothing to restore, built tabs → mail (inbox) + settings"] }
@@ -140,26 +160,27 @@ final class DemoRun {
                 + describeRestoredState(of: app)
         }
         if app.restored {
-            step("back to the inbox to replay the script", in: app) {
+            step("back to the inbox to replay the script") {
                 app.backToInbox()
                 return ["each controller restored its state on its first viewWillAppear"] + describeRestoredState(of: app)
             }
         }
         let item = MailMessage.mailbox[2]
-        try step("open message \(item.id)", in: app) {
+        try step("open message \(item.id)") {
+            app.scrollInbox(to: 480)
             try app.open(item)
             app.message?.read(to: 0.35)
             return ["inbox: selected \(item.id), scrolled to 480; message: read to 35 %"]
         }
-        step("rotate to landscape", in: app) {
+        step("rotate to landscape") {
             let rotated = app.window.rotate(to: .landscapeLeft)
             return ["rotate(to: landscapeLeft) → \(rotated), window is now \(Int(app.window.size.width))×\(Int(app.window.size.height))"]
         }
-        try step("reply: present compose modally", in: app) {
+        try step("reply: present compose modally") {
             try app.reply()
             return []
         }
-        step("type a draft", in: app) {
+        step("type a draft") {
             app.compose?.type(to: Self.reply.to, subject: Self.reply.subject, body: Self.reply.body)
             let refused = app.window.rotate(to: .portraitUpsideDown)
             return [
@@ -168,28 +189,26 @@ final class DemoRun {
             ]
         }
         for level in [MemoryPressureLevel.warning, .critical] {
-            step("memory warning (\(EntryOutput.levelName(level)))", in: app) {
+            step("memory warning (\(EntryOutput.levelName(level)))") {
                 app.application.didReceiveMemoryWarning(level: level)
                 return app.application.lastMemoryWarning.map { [Self.describe($0)] } ?? []
             }
         }
-        step("terminate", in: app) {
+        step("terminate") {
             app.application.terminate()
             return ["states and the hierarchy are in \(databasePath)"]
         }
     }
 
     private func secondLaunch() throws {
-        let store = try StateStore(path: databasePath)
-        let app = MailApp(store: store)
-        Self.reportErrors(of: app)
-        try step("relaunch: a new Application and Window on the same database", in: app) {
+        let app = makeApp(store: try StateStore(path: databasePath))
+        try step("relaunch: a new Application and Window on the same database") {
             try app.launch()
             guard app.restored else { return ["restoreHierarchy(in:) → false: nothing was restored"] }
             report.restoredDraft = app.compose?.restorableState
             return ["restoreHierarchy(in:) → true"] + describeRestoredState(of: app)
         }
-        step("terminate", in: app) {
+        step("terminate") {
             app.application.terminate()
             return []
         }
@@ -209,7 +228,7 @@ final class DemoRun {
     private func describeRestoredState(of app: MailApp) -> [String] {
         var lines: [String] = []
         func line(_ controller: ViewController?, _ describe: () -> String) {
-            guard let controller, let path = app.path(of: controller) else { return }
+            guard let controller, let path = app.application.restorationCoordinator?.restorationPath(for: controller) else { return }
             // A controller that has appeared has loaded its view and restored its state.
             lines.append("\(path): " + (controller.isViewLoaded ? describe() : "not shown yet; restores on its first viewWillAppear"))
         }
