@@ -1,4 +1,5 @@
 import Foundation
+import StateStore
 import StateStoreSoak
 
 /// `statectl soak`'s output: the `--json` document (see docs/soak.md) and the text summary of a
