@@ -116,3 +116,33 @@ final class RecordingLogHandler: LogHandler, Sendable {
         #expect(record.metadata["statestore.root"] == folder.path)
     }
 }
+
+@MainActor
+@Suite struct LifecycleLoggingTests {
+    @Test func aViolationIsLoggedToTheApplicationsLoggerWithItsDetails() {
+        let handler = RecordingLogHandler()
+        let application = Application(logger: handler.logger())
+        application.violationHandler = { _ in }  // the default stops a debug build
+        let window = Window(size: Size(width: 400, height: 800), orientation: .portrait, application: application)
+        let navigation = NavigationController()
+        let page = ViewController()
+        page.restorationIdentifier = "page"
+        navigation.setViewControllers([page], animated: false)
+        window.rootViewController = navigation
+        window.makeKeyAndVisible()
+        navigation.pushViewController(page, animated: false)  // already in the stack: misuse
+        #expect(application.lifecycleViolations.count == 1)
+        let record = handler.records.first { $0.message == "lifecycle violation" }
+        #expect(record?.level == .info)
+        #expect(record?.metadata["statestore.type"] == "NavigationController")
+        #expect(record?.metadata["statestore.reason"]?.isEmpty == false)
+    }
+
+    @Test func anApplicationOnAStoreLogsToTheStoresLogger() throws {
+        let handler = RecordingLogHandler()
+        let store = try StateStore.inMemory(options: .init(logger: handler.logger()))
+        let application = Application(store: store)
+        application.logger.info("hello")
+        #expect(handler.records.contains { $0.message == "hello" })
+    }
+}

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 /// The process's application object: owns the windows, the orientations the app allows,
 /// the lifecycle observers and trace, and delivers memory warnings to every live controller.
@@ -34,8 +35,14 @@ public final class Application {
     /// An opt-in recorder of every callback sent to this application's controllers.
     public var trace: LifecycleTrace?
 
-    /// Receives every ``LifecycleViolation`` after it is recorded in ``lifecycleViolations``.
-    /// Defaults to ``LifecycleViolation/defaultHandler(_:)`` (log, then `assertionFailure`).
+    /// Where the application logs: every ``LifecycleViolation`` at `info`, with the controller,
+    /// its state, the callback and the reason as metadata. Silent unless the app passes its
+    /// own (an application made with a store takes the store's ``StateStore/Options/logger``).
+    public var logger: Logger
+
+    /// Receives every ``LifecycleViolation`` after it is recorded in ``lifecycleViolations``
+    /// and logged to ``logger``. Defaults to ``LifecycleViolation/defaultHandler(_:)``
+    /// (`assertionFailure`: a debug build stops at the misuse).
     public var violationHandler: @MainActor (LifecycleViolation) -> Void = LifecycleViolation.defaultHandler
 
     /// Every violation reported so far, oldest first. A healthy app keeps this empty.
@@ -70,9 +77,14 @@ public final class Application {
     ///   - storyboard: The storyboard controllers are instantiated from. Controllers it
     ///     instantiates register with this application.
     ///   - supportedOrientations: The orientations the application allows.
-    public init(storyboard: Storyboard = Storyboard(), supportedOrientations: InterfaceOrientationMask = .all) {
+    ///   - logger: Where the application logs (see ``logger``); silent by default.
+    public init(
+        storyboard: Storyboard = Storyboard(), supportedOrientations: InterfaceOrientationMask = .all,
+        logger: Logger = Logger(label: "StateStore", factory: { _ in SwiftLogNoOpLogHandler() })
+    ) {
         self.storyboard = storyboard
         self.supportedOrientations = supportedOrientations
+        self.logger = logger
         storyboard.application = self
         Application.current = self
     }
@@ -130,6 +142,7 @@ public final class Application {
 
     func report(_ violation: LifecycleViolation) {
         lifecycleViolations.append(violation)
+        violation.log(to: logger)
         violationHandler(violation)
     }
 }

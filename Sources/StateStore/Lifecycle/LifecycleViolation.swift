@@ -37,18 +37,20 @@ public struct LifecycleViolation: Sendable, CustomStringConvertible {
         self.reason = reason
     }
 
-    /// The handler an ``Application`` starts with: logs the violation at `info`, with the
-    /// controller, its state, the callback and the reason as metadata (a library logs no
-    /// higher: what a violation means is the application's call), then stops a debug build
-    /// with `assertionFailure`.
+    /// The handler an ``Application`` starts with: stops a debug build with `assertionFailure`
+    /// (the application has already recorded the violation and logged it to its
+    /// ``Application/logger``); does nothing in a release build.
     @MainActor
     public static func defaultHandler(_ violation: LifecycleViolation) {
-        lifecycleLogger.info("lifecycle violation", metadata: [
-            "statestore.controller": "\(violation.controllerName)", "statestore.type": "\(violation.controllerType)", "statestore.state": "\(violation.state)",
-            "statestore.callback": "\(violation.callback.map { "\($0)" } ?? "none")", "statestore.reason": "\(violation.reason)",
-        ])
         assertionFailure(violation.description)
     }
-}
 
-let lifecycleLogger = Logger(label: "StateStore.Lifecycle")
+    /// Logs the violation at `info` (a library logs no higher: what a violation means is the
+    /// application's call), with the controller, its state, the callback and the reason.
+    func log(to logger: Logger) {
+        logger.info("lifecycle violation", metadata: [
+            "statestore.controller": "\(controllerName)", "statestore.type": "\(controllerType)", "statestore.state": "\(state)",
+            "statestore.callback": "\(callback.map { "\($0)" } ?? "none")", "statestore.reason": "\(reason)",
+        ])
+    }
+}

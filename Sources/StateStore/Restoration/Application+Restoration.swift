@@ -3,13 +3,14 @@ import Foundation
 extension Application {
     /// An application whose controllers save and restore their state in `store`, and,
     /// when `memoryMonitor` is given, receive its memory warnings (the monitor is started).
+    /// It logs to the store's ``StateStore/Options/logger``.
     public convenience init(
         store: StateStore,
         storyboard: Storyboard = Storyboard(),
         memoryMonitor: MemoryPressureMonitor? = nil,
         supportedOrientations: InterfaceOrientationMask = .all
     ) {
-        self.init(storyboard: storyboard, supportedOrientations: supportedOrientations)
+        self.init(storyboard: storyboard, supportedOrientations: supportedOrientations, logger: store.options.logger)
         let coordinator = RestorationCoordinator(store: store)
         addObserver(coordinator)
         if let memoryMonitor { observeMemoryPressure(memoryMonitor) }
