@@ -13,7 +13,8 @@ extension RestorationCoordinator {
     /// archived listed (and reported once each).
     func makeArchive(of window: Window) -> HierarchyArchive {
         var omissions: [HierarchyArchive.Omission] = []
-        let root = window.rootViewController.flatMap { archiveNode(for: $0, location: "", depth: 1, omissions: &omissions) }
+        var trail = Trail()
+        let root = window.rootViewController.flatMap { archiveNode(for: $0, separator: "/", depth: 1, trail: &trail, omissions: &omissions) }
         for omission in omissions where reportedOmissions.insert(omission).inserted {
             report(.notArchivable(omission))
         }
@@ -52,11 +53,24 @@ extension RestorationCoordinator {
         return parent.isEmpty ? name : parent + separator + name
     }
 
+    /// The way from the root to the controller being archived, as (separator, controller)
+    /// pairs: turned into text only for an omission, so archiving a healthy hierarchy builds
+    /// no location strings.
+    @MainActor
+    private struct Trail {
+        var steps: [(separator: String, controller: ViewController)] = []
+        var text: String {
+            steps.reduce("") { RestorationCoordinator.location($0, $1.separator, $1.controller) }
+        }
+    }
+
     private func archiveNode(
-        for controller: ViewController, location parentLocation: String, separator: String = "/", depth: Int,
+        for controller: ViewController, separator: String, depth: Int, trail: inout Trail,
         omissions: inout [HierarchyArchive.Omission]
     ) -> HierarchyArchive.Node? {
-        let location = Self.location(parentLocation, separator, controller)
+        trail.steps.append((separator, controller))
+        defer { trail.steps.removeLast() }
+        var location: String { trail.text }
         guard let restorationIdentifier = controller.restorationIdentifier else {
             reportIdentifiedDescendants(of: controller, location: location, omissions: &omissions)
             return nil
@@ -84,7 +98,7 @@ extension RestorationCoordinator {
         var kept: [ViewController] = []
         var children: [HierarchyArchive.Node] = []
         for child in controller.children {
-            if let childNode = archiveNode(for: child, location: location, depth: depth + 1, omissions: &omissions) {
+            if let childNode = archiveNode(for: child, separator: "/", depth: depth + 1, trail: &trail, omissions: &omissions) {
                 kept.append(child)
                 children.append(childNode)
             }
@@ -102,7 +116,7 @@ extension RestorationCoordinator {
         }
         var presented: HierarchyArchive.Node?
         if let modal = controller.presentedViewController, modal.presentingViewController === controller {
-            presented = archiveNode(for: modal, location: location, separator: " ⤷ ", depth: depth + 1, omissions: &omissions)
+            presented = archiveNode(for: modal, separator: " ⤷ ", depth: depth + 1, trail: &trail, omissions: &omissions)
         }
         return HierarchyArchive.Node(
             storyboardIdentifier: storyboardIdentifier,

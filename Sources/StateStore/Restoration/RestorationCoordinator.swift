@@ -98,6 +98,9 @@ public final class RestorationCoordinator: LifecycleObserver {
         var seenGeneration: Int64?
         /// The coordinator's number of the state this instance holds (loaded or handed over).
         var seenToken: UInt64?
+        /// The restoration path last found for this instance, with its identifiers leaf first
+        /// and its scene: still its path while the walk to the root meets the same ones.
+        var path: (leafFirst: [String], scene: String?, path: RestorationPath)?
         init(_ controller: ViewController) { self.controller = controller }
     }
     private var records: [ObjectIdentifier: Record] = [:]
@@ -236,6 +239,34 @@ public final class RestorationCoordinator: LifecycleObserver {
     /// archived before scenes had identities), so two windows showing the same controllers
     /// keep separate states.
     public func restorationPath(for controller: ViewController) -> RestorationPath? {
+        let record = records[ObjectIdentifier(controller)].flatMap { $0.controller === controller ? $0 : nil }
+        if let cached = record?.path, let path = unchangedPath(of: controller, cached) { return path }
+        guard let (path, leafFirst, scene) = findPath(of: controller) else { return nil }
+        record?.path = (leafFirst, scene, path)
+        return path
+    }
+
+    /// `cached.path` when the walk from `controller` to the root meets the same identifiers,
+    /// none shared by a sibling, and ends in the same scene; no path is built.
+    private func unchangedPath(
+        of controller: ViewController, _ cached: (leafFirst: [String], scene: String?, path: RestorationPath)
+    ) -> RestorationPath? {
+        var node = controller
+        var index = 0
+        while true {
+            guard index < cached.leafFirst.count, let identifier = node.restorationIdentifier,
+                  identifier == cached.leafFirst[index]
+            else { return nil }
+            if let parent = node.parent, isShared(identifier, of: node, in: parent) { return nil }
+            index += 1
+            guard let next = node.parent ?? node.presentingViewController else { break }
+            node = next
+        }
+        guard index == cached.leafFirst.count, node.hostingWindow?.sceneIdentifier == cached.scene else { return nil }
+        return cached.path
+    }
+
+    private func findPath(of controller: ViewController) -> (RestorationPath, leafFirst: [String], scene: String?)? {
         var components: [String] = []
         var shared = false
         var node: ViewController = controller
@@ -249,10 +280,11 @@ public final class RestorationCoordinator: LifecycleObserver {
             node = next
         }
         let path: RestorationPath
+        // The walk ended at the root of everything `controller` is in: its window's root.
+        let scene = node.hostingWindow?.sceneIdentifier
         do {
             var ordered = Array(components.reversed())
-            // The walk ended at the root of everything `controller` is in: its window's root.
-            if let prefix = try pathPrefix(of: node.hostingWindow?.sceneIdentifier), !prefix.isEmpty {
+            if let prefix = try pathPrefix(of: scene), !prefix.isEmpty {
                 ordered.insert(prefix, at: 0)
             }
             path = try RestorationPath(components: ordered)
@@ -264,7 +296,7 @@ public final class RestorationCoordinator: LifecycleObserver {
             if reportedDuplicates.insert(path).inserted { report(.duplicateRestorationIdentifier(path: path)) }
             return nil
         }
-        return path
+        return (path, components, scene)
     }
 
     private func isShared(_ identifier: String, of controller: ViewController, in parent: ViewController) -> Bool {
@@ -372,8 +404,8 @@ public final class RestorationCoordinator: LifecycleObserver {
     /// Captures the controller's state and queues it for the writer; nothing is encoded here.
     private func enqueueSave<C: StateRestoring>(_ controller: C) {
         counts.saveAttempts += 1
-        guard let path = restorationPath(for: controller) else { return }
         let record = record(for: controller)
+        guard let path = restorationPath(for: controller) else { return }
         let value = controller.restorableState
         let token = makeToken()
         let encode: @Sendable () throws(StateStoreError) -> Data = { () throws(StateStoreError) -> Data in
@@ -500,8 +532,8 @@ public final class RestorationCoordinator: LifecycleObserver {
     // MARK: Restoring
 
     private func restore<C: StateRestoring>(_ controller: C) {
-        guard let path = restorationPath(for: controller) else { return }
         let record = record(for: controller)
+        guard let path = restorationPath(for: controller) else { return }
         absorbWriterOutcomes()
         let now = changeCount()
         if var known = latest[path], let generation = known.generation, known.verifiedAt != now {
