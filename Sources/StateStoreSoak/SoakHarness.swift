@@ -406,8 +406,11 @@ package final class SoakHarness {
 
     // MARK: Samples
 
+    /// Bytes in recreatable caches: the controllers' rendered entries, and the restoration
+    /// layer's recent states (bounded, purged on warnings like the others).
     func cacheBytes() -> Int {
         (application?.liveControllers ?? []).reduce(0) { $0 + (($1 as? SoakController)?.cacheBytes ?? 0) }
+            + (application?.restorationCoordinator?.recentStatesCost ?? 0)
     }
 
     func emitSample() {

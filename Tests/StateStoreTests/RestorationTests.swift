@@ -214,20 +214,23 @@ struct RestorationTests {
         #expect(archive.root?.children.map(\.storyboardIdentifier) == ["a"])
     }
 
-    @Test func aFoldedBatchKeepsRemovalsBeforeLaterArchives() {
+    @Test func removalsAndArchivesOfOneSceneAreNeverFoldedTogether() {
         let archive = HierarchyArchive(root: nil)
-        var first = WriteBatch()
-        first.archives = [("window2", "window2", archive)]
+        var archived = WriteBatch()
+        archived.archives = [("window2", "window2", archive)]
         var removal = WriteBatch()
         removal.removedScenes = ["window2"]
-        #expect(first.canAbsorb(removal))
-        first.absorb(removal)
-        // The scene is archived, then removed: folding keeps that order.
-        #expect(first.archives.count == 1 && first.removedScenes == ["window2"])
-        var reopened = WriteBatch()
-        reopened.archives = [("window2", "window2", archive)]
-        // Archiving it again must come after the removal: a batch of its own.
-        #expect(!first.canAbsorb(reopened))
+        // Archived, then closed: folded, an archive kept for a retry after a failure that may
+        // pass would outlive the removal and bring the window back.
+        #expect(!archived.canAbsorb(removal))
+        // Closed, then archived again: the archive must come after the removal.
+        #expect(!removal.canAbsorb(archived))
+        // Other scenes fold freely.
+        var other = WriteBatch()
+        other.archives = [("main", "", archive)]
+        #expect(removal.canAbsorb(other) && other.canAbsorb(removal))
+        removal.absorb(other)
+        #expect(removal.archives.count == 1 && removal.removedScenes == ["window2"])
     }
 
     @Test func anAppearanceSeesAnotherConnectionsCommitAndQueriesNothingOtherwise() throws {

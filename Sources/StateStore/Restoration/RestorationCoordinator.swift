@@ -31,11 +31,12 @@ import Logging
 ///
 /// A save is durable (in the WAL, so it survives an application crash; with
 /// ``StateStore/Options/Synchronous/full`` a power loss too) once the writer has committed its
-/// batch. Between the disappearance and that commit — the rest of the main actor's turn (the
-/// writer is woken once, when the turn ends, for everything handed over during it), the
-/// writer's encoding and one transaction: typically well under a millisecond for a 1 KB state
-/// and a few milliseconds for 512 KB (the `save to durable` benchmarks measure it from the
-/// disappearance, through the end of the turn) — a crash or `kill -9` loses that
+/// batch. Between the disappearance and that commit — the writer's encoding and one
+/// transaction, typically well under a millisecond for a 1 KB state and a few milliseconds for
+/// 512 KB (the `save to durable` benchmarks measure it), and for changes after the first of a
+/// main-actor turn also the rest of that turn (the writer is woken at the first hand-over of a
+/// turn and again when the turn's scheduled task runs, not at every change) — a crash or
+/// `kill -9` loses that
 /// batch and the ones after it. What survives is always every batch up to a point, in order,
 /// each whole: everything handed over before the last flush point, then a prefix of the later
 /// batches. SIGTERM, SIGINT (with the handlers installed), ``Application/terminate()`` and a
@@ -200,7 +201,7 @@ public final class RestorationCoordinator: LifecycleObserver {
             logger.info("restoration problem", metadata: ["statestore.error": "\(error.description)"])
         }
         let cache = RecreatableCache<RestorationPath, CachedState>(
-            name: "statestore.recent-states", costLimit: cacheLimit, cost: { $0.bytes.count }
+            name: "statestore.recent-states", costLimit: cacheLimit, cost: { $0.cost }
         )
         recentStates = cache
         let box = WeakCoordinator()
@@ -462,7 +463,8 @@ public final class RestorationCoordinator: LifecycleObserver {
         batch.forgottenArchives = queuedForgotten
         batch.pressureEvents = queuedEvents
         batch.releaseMemory = releasingMemory
-        guard !batch.isEmpty else { return }
+        // An empty batch still runs when writes wait for a retry: a flush point retries them.
+        guard !batch.isEmpty || writer.hasCarriedWork else { return }
         queued.removeAll(keepingCapacity: true)
         queuedOrder.removeAll(keepingCapacity: true)
         queuedRemovals.removeAll()
@@ -470,9 +472,10 @@ public final class RestorationCoordinator: LifecycleObserver {
         queuedEvents.removeAll()
         let writer = self.writer
         if writer.enqueue(batch) {
-            // Write-behind wakes the writer once, at the end of the turn; write-through runs the
-            // batch here, now.
-            store.submitWriteBehind(waking: false) { writer.runNext() }
+            // Write-behind wakes the writer at the first hand-over of a turn (later ones in the
+            // turn are folded into its batch or picked up by the end-of-turn wake), so the
+            // window of loss never waits for the main queue; write-through runs the batch here.
+            store.submitWriteBehind(waking: writesBehind && !flushScheduled) { writer.runNext() }
         }
         if writesBehind { scheduleFlush() } else { settle() }
     }
@@ -521,6 +524,10 @@ public final class RestorationCoordinator: LifecycleObserver {
     }
 
     func forgetArchive(of scene: String) { queuedForgotten.append(scene) }
+
+    /// The bytes held by the cache of recent states (``init(store:cacheLimit:)``), as it counts
+    /// them: recreatable, purged on memory warnings.
+    package var recentStatesCost: Int { recentStates.totalCost }
 
     /// Whether states are waiting to be written: captured and not yet handed over, or handed
     /// over and not yet written (or kept for a retry after a failure that may pass).
@@ -578,7 +585,7 @@ public final class RestorationCoordinator: LifecycleObserver {
             } else if apply(bytes: cached.bytes, version: cached.version, to: controller, path: path, quarantineOnFailure: true) {
                 if cached.version == C.restorableStateVersion {
                     cached.value = controller.restorableState
-                    recentStates.setValue(cached, forKey: path, cost: cached.bytes.count)
+                    recentStates.setValue(cached, forKey: path)
                 }
             } else {
                 latest[path] = nil
@@ -649,7 +656,7 @@ public final class RestorationCoordinator: LifecycleObserver {
         recentStates.setValue(
             CachedState(token: token, bytes: stored.bytes, version: stored.version, checksum: stored.checksum,
                         generation: stored.generation, value: nil),
-            forKey: stored.path, cost: stored.bytes.count
+            forKey: stored.path
         )
         writer.noteStored(stored.path, checksum: stored.checksum, generation: stored.generation)
     }

@@ -47,17 +47,19 @@ struct WriteBatch: Sendable {
     }
 
     /// Whether committing `later` in this batch's transaction ends where committing the two in
-    /// order would: not when it archives a scene this batch removes, since a batch removes
-    /// scenes after it writes archives.
+    /// order would, whatever fails: not when it archives a scene this batch removes (a batch
+    /// removes scenes after it writes archives), nor when it removes a scene this batch
+    /// archives (an archive carried over a transient failure would outlive the removal).
     func canAbsorb(_ later: WriteBatch) -> Bool {
-        removedScenes.isEmpty || !later.archives.contains { removedScenes.contains($0.scene) }
+        (removedScenes.isEmpty || !later.archives.contains { removedScenes.contains($0.scene) })
+            && (later.removedScenes.isEmpty || !archives.contains { later.removedScenes.contains($0.scene) })
     }
 
     /// Folds `later` into this batch: its states replace older ones of the same path, its
     /// archives older ones of the same scene; the rest is added. Only after ``canAbsorb(_:)``.
     mutating func absorb(_ later: WriteBatch) {
         if !later.states.isEmpty {
-            if states.count <= 8 && positions.isEmpty {
+            if states.count + later.states.count <= 16 && positions.isEmpty {
                 // A handful of states (one structural change's): a scan beats hashing paths.
                 for state in later.states {
                     if let position = states.firstIndex(where: { $0.path == state.path }) {
@@ -140,6 +142,11 @@ struct CachedState: Sendable {
     var generation: Int64
     /// The value the bytes encode, when known (it was handed over, or decoded once already).
     var value: (any Sendable)?
+
+    /// What the entry holds, as the cache counts it: the bytes, and as much again for the
+    /// decoded value when there is one (its real size cannot be known; a decoded state is
+    /// about as large as its JSON).
+    var cost: Int { value == nil ? bytes.count : 2 * bytes.count }
 }
 
 /// The restoration layer's writer: runs on the store's write-behind queue, one batch at a
@@ -185,6 +192,11 @@ final class RestorationWriter: Sendable {
         self.store = store
         self.cache = cache
         self.notify = notify
+    }
+
+    /// Whether writes that failed for a reason that may pass wait for the next batch.
+    var hasCarriedWork: Bool {
+        state.withLock { !$0.carried.isEmpty || !$0.carriedArchives.isEmpty }
     }
 
     /// The outcomes delivered so far, oldest first; the outbox is emptied.
@@ -269,7 +281,7 @@ final class RestorationWriter: Sendable {
                 cache.setValue(
                     CachedState(token: handoff.token, bytes: bytes, version: handoff.version, checksum: checksum,
                                 generation: stored.generation, value: handoff.value),
-                    forKey: handoff.path, cost: bytes.count
+                    forKey: handoff.path
                 )
                 outcome.settled.append(.init(path: handoff.path, token: handoff.token, generation: stored.generation, wrote: false))
                 continue
@@ -291,6 +303,8 @@ final class RestorationWriter: Sendable {
         commit(writes, archives: archives, prefixes: prefixes, known: &known, lastArchives: &lastArchives, outcome: &outcome)
         for scene in batch.removedScenes {
             lastArchives[scene] = nil
+            // An archive of the scene kept for a retry must not bring the window back.
+            state.withLock { $0.carriedArchives[scene] = nil; $0.carriedPrefixes[scene] = nil }
             do {
                 try store.writeBehindTransaction { (transaction) throws(StateStoreError) in
                     _ = try transaction.removeHierarchyArchive(scene: scene)
@@ -393,7 +407,7 @@ final class RestorationWriter: Sendable {
             cache.setValue(
                 CachedState(token: write.token, bytes: write.bytes, version: write.version, checksum: write.checksum,
                             generation: result.generation, value: write.value),
-                forKey: write.path, cost: write.bytes.count
+                forKey: write.path
             )
             outcome.settled.append(.init(path: write.path, token: write.token, generation: result.generation, wrote: result.wrote))
         }

@@ -18,13 +18,13 @@ final class Connection {
     private var dataVersion: Int64?
     /// Set once the store has put the file in WAL mode (this connection, read-write).
     var usesWAL = false
-    /// The start of the wal-index as SQLite itself maps it (``walCommitCounter()``), borrowed
+    /// The start of the wal-index as SQLite itself maps it (``walIndexMark()``), borrowed
     /// once a read transaction has mapped it; `nil` before, or when there is none.
     private var walIndexHeader: UnsafeRawPointer?
     private var walIndexLookedUp = false
-    /// The wal-index commit counter up to which every commit is accounted for: this
-    /// connection's own, and others' through `PRAGMA data_version`.
-    private var commitCounterSeen: UInt32?
+    /// The wal-index header (``walIndexMark()``) as it was when every commit was last
+    /// accounted for through `PRAGMA data_version`.
+    private var walIndexMarkSeen: WALIndexMark?
 
     struct OpenOptions {
         var readOnly = false
@@ -177,20 +177,15 @@ final class Connection {
         try cached("BEGIN IMMEDIATE").run()
         do {
             if !countsAsChange { noteOtherConnectionsCommits() }
-            // Under the write lock nobody else commits: when every commit up to now is
-            // accounted for, this one will be too once it is known to be the only one since.
-            let counterAtBegin = walCommitCounter()
-            let accounted = counterAtBegin != nil && counterAtBegin == commitCounterSeen
-            let changesBefore = sqlite3_total_changes64(handle)
             let result = try body()
             try cached("COMMIT").run()
-            if countsAsChange { changeCount &+= 1 }
-            if accounted, let counterAtBegin {
-                let wrote = sqlite3_total_changes64(handle) != changesBefore
-                let expected = wrote ? counterAtBegin &+ 1 : counterAtBegin
-                // Anything else means another commit slipped in after ours: leave the mark
-                // behind, so the next check runs the pragma.
-                if walCommitCounter() == expected { commitCounterSeen = expected }
+            if countsAsChange {
+                changeCount &+= 1
+            } else {
+                // The writer's commit moved the wal-index mark: account for it here, off the
+                // main actor, so an appearance finds the mark where it was left. The pragma
+                // also sees any other connection's commit that came in after ours.
+                noteOtherConnectionsCommits()
             }
             return result
         } catch {
@@ -206,16 +201,16 @@ final class Connection {
     /// when it changed since the last read. Costs no table access: the pragma only starts a read
     /// transaction, which looks at the WAL index. See <https://www.sqlite.org/pragma.html#pragma_data_version>.
     func noteOtherConnectionsCommits() {
-        let counter = walCommitCounter()
+        let mark = walIndexMark()
         guard let statement = try? cached("PRAGMA data_version") else { return }
         defer { statement.reset() }
         guard (try? statement.step()) == true else { return }
         let version = statement.int64(0)
         if let dataVersion, dataVersion != version { changeCount &+= 1 }
         dataVersion = version
-        // Every commit counted before the pragma ran is now accounted for (one that came in
-        // between is seen by the pragma, and makes the next check run it again: harmless).
-        commitCounterSeen = counter
+        // Every commit in the mark read before the pragma is now accounted for (one that came
+        // in between is seen by the pragma, and makes the next check run it again: harmless).
+        walIndexMarkSeen = mark
         if !walIndexLookedUp { lookUpWALIndex() }
     }
 
@@ -224,37 +219,57 @@ final class Connection {
     /// `pread` of the `-shm` file; the pragma starts a read transaction (two `fcntl` locks and
     /// a statement), which on the main actor was the larger part of restoring from the cache.
     func noteOtherConnectionsCommitsIfAny() {
-        if let seen = commitCounterSeen, let now = walCommitCounter(), now == seen { return }
+        if let seen = walIndexMarkSeen, let now = walIndexMark(), now == seen { return }
         noteOtherConnectionsCommits()
     }
 
-    /// The commit counter of the WAL index (`iChange` in the wal-index header at the start of
-    /// the `-shm` file, which every connection's commit raises by one; see
-    /// <https://www.sqlite.org/walformat.html>), or `nil` when there is no initialised WAL
-    /// index to read.
+    /// What the wal-index header says of the WAL's content: the commit counter, the last
+    /// valid frame and the WAL's salts. Any commit that changes the database moves one of
+    /// them (a commit appends frames; a WAL started afresh gets new salts).
+    struct WALIndexMark: Equatable {
+        var change: UInt32, maxFrame: UInt32, salt1: UInt32, salt2: UInt32
+    }
+
+    /// ``WALIndexMark`` read from the first copy of the wal-index header at the start of the
+    /// `-shm` file (`iChange` at offset 8, `isInit` at 12, `mxFrame` at 16, `aSalt` at 32, in
+    /// native byte order; see <https://www.sqlite.org/walformat.html>), or `nil` when there is
+    /// no initialised WAL index to read.
     ///
     /// Read from SQLite's own mapping of the file, never through a descriptor of ours: closing
     /// any descriptor of a file drops every POSIX lock the process holds on it, SQLite's
-    /// included.
-    private func walCommitCounter() -> UInt32? {
+    /// included. Another process may be writing the header: a torn read differs from the
+    /// mark seen, and costs one pragma.
+    private func walIndexMark() -> WALIndexMark? {
         guard let header = walIndexHeader, header.load(fromByteOffset: 12, as: UInt8.self) != 0 else { return nil }
-        return header.load(fromByteOffset: 8, as: UInt32.self)
+        return WALIndexMark(
+            change: header.load(fromByteOffset: 8, as: UInt32.self),
+            maxFrame: header.load(fromByteOffset: 16, as: UInt32.self),
+            salt1: header.load(fromByteOffset: 32, as: UInt32.self),
+            salt2: header.load(fromByteOffset: 36, as: UInt32.self)
+        )
     }
 
     /// Borrows SQLite's mapping of the wal-index's first region through the VFS's `xShmMap`
     /// (region 0 of 32 KiB, without extending it), once a read transaction in WAL mode has
     /// mapped it; it stays mapped until the connection closes.
     private func lookUpWALIndex() {
-        walIndexLookedUp = true
-        guard usesWAL, !readOnly else { return }
+        guard usesWAL, !readOnly else {
+            walIndexLookedUp = true
+            return
+        }
         var file: UnsafeMutablePointer<sqlite3_file>?
         guard sqlite3_file_control(handle, "main", SQLITE_FCNTL_FILE_POINTER, &file) == SQLITE_OK,
               let file, let methods = file.pointee.pMethods, methods.pointee.iVersion >= 2,
               let map = methods.pointee.xShmMap
-        else { return }
+        else {
+            walIndexLookedUp = true  // a VFS without shared memory: the pragma every time
+            return
+        }
         var region: UnsafeMutableRawPointer?
+        // No region yet (nothing mapped it so far): looked up again after the next pragma.
         guard map(file, 0, 32 * 1024, 0, &region) == SQLITE_OK, let region else { return }
         walIndexHeader = UnsafeRawPointer(region)
+        walIndexLookedUp = true
     }
 
     /// Runs `body` in a deferred read transaction, so several queries see one snapshot.
