@@ -74,12 +74,17 @@ extension StateStore {
         if id == applicationID { return }
         if id != 0 { throw notOurs(path, applicationID: id) }
         // With committed pages in a -wal (another connection has the file open, or it was not
-        // checkpointed), the file's own header and tables may predate them: a store made a
-        // moment ago still shows application_id 0 there, and an immutable read, which ignores
-        // the WAL, could catch a checkpoint half-way. Opening a WAL database writes nothing to
-        // it, so the checks on the real connection, which reads through the WAL, decide.
-        var wal = stat()
-        if stat(path + "-wal", &wal) == 0, wal.st_size > 0 { return }
+        // checkpointed) of a file in WAL mode (header bytes 18 and 19 are 2), the file's own
+        // header and tables may predate them: a store made a moment ago still shows
+        // application_id 0 there, and an immutable read, which ignores the WAL, could catch a
+        // checkpoint half-way. Opening such a file writes nothing to it, so the checks on the
+        // real connection, which reads through the WAL, decide. Not with a -journal beside it:
+        // SQLite would roll a hot journal back into the file before anything is checked.
+        var wal = stat(), journal = stat()
+        if header[18] == 2, header[19] == 2, stat(path + "-wal", &wal) == 0, wal.st_size > 0,
+           lstat(path + "-journal", &journal) != 0 {
+            return
+        }
         let peek = try Connection(path: path, options: .init(readOnly: true, create: false, immutable: true))
         try requireStateStore(peek)
     }
