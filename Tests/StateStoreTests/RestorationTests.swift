@@ -166,6 +166,7 @@ struct RestorationTests {
         let store = try StateStore(path: database, options: .init(maximumStateSize: 200))
         let (application, _, navigation) = try launch(store)
         let coordinator = try #require(application.restorationCoordinator)
+        coordinator.writesBehind = true
         let note = navigation.topViewController as! NoteController
         navigation.pushViewController(try application.storyboard.instantiateViewController(withIdentifier: "b"), animated: false)
         _ = navigation.popViewController(animated: false)
@@ -192,6 +193,7 @@ struct RestorationTests {
         let store = try StateStore(path: database)
         let (application, _, navigation) = try launch(store)
         let coordinator = try #require(application.restorationCoordinator)
+        coordinator.writesBehind = true
         // "b" once, so that its later instances are restored from what the coordinator knows.
         navigation.pushViewController(try application.storyboard.instantiateViewController(withIdentifier: "b"), animated: false)
         _ = navigation.popViewController(animated: false)

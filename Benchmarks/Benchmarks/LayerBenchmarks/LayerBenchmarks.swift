@@ -58,6 +58,8 @@ final class NavigationApp {
         storyboard.register("page") { PageController(stateSize: pageSize) }
         storyboard.register("nav") { NavigationController() }
         application = store.map { Application(store: $0, storyboard: storyboard) } ?? Application(storyboard: storyboard)
+        // The main thread's cost of a save when it never waits for the disk.
+        application.restorationCoordinator?.writesBehind = true
         window = Window(size: Size(width: 400, height: 800), orientation: .portrait, application: application)
         root = try! storyboard.instantiateViewController(withIdentifier: "root") as! PageController
         navigation = try! storyboard.instantiateViewController(withIdentifier: "nav") as! NavigationController
