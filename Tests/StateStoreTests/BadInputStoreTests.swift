@@ -1,5 +1,6 @@
 import Foundation
 @testable import StateStore
+import StateStoreSQLite
 import Testing
 
 /// The store at its edges: paths that are not files, other programs' databases, schemas changed
@@ -36,6 +37,39 @@ import Testing
     }
 
     // MARK: Other programs' databases
+
+    /// Another program has its WAL-mode database open, its pages still in the -wal (where
+    /// the file's own header says nothing yet): opening it is refused by the real connection,
+    /// which reads through the WAL, and neither file changes.
+    @Test func anotherProgramsLiveWALDatabaseIsRefusedAndLeftAsItIs() throws {
+        let folder = TemporaryFolder()
+        let path = folder.file("live.sqlite")
+        var handle: OpaquePointer?
+        #expect(sqlite3_open(path, &handle) == SQLITE_OK)
+        defer { sqlite3_close(handle) }
+        for sql in ["PRAGMA journal_mode=WAL", "PRAGMA wal_autocheckpoint=0",
+                    "CREATE TABLE accounts(id INTEGER PRIMARY KEY, name TEXT)", "INSERT INTO accounts(name) VALUES ('ada')"] {
+            #expect(sqlite3_exec(handle, sql, nil, nil, nil) == SQLITE_OK)
+        }
+        let wal = try #require(try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int)
+        #expect(wal > 0)
+        let before = (FileSnapshot(path), FileSnapshot(path + "-wal"))
+        for readOnly in [false, true] {
+            #expect {
+                try StateStore(path: path, options: .init(readOnly: readOnly))
+            } throws: { error in
+                guard case StateStoreError.notAStateStore(_, let reason) = error else { return false }
+                return reason.contains("accounts")
+            }
+        }
+        #expect(FileSnapshot(path) == before.0 && FileSnapshot(path + "-wal") == before.1)
+        var count: Int32 = 0
+        #expect(sqlite3_exec(handle, "SELECT count(*) FROM accounts", { context, _, values, _ in
+            context!.assumingMemoryBound(to: Int32.self).pointee = Int32(atoi(values![0]!))
+            return 0
+        }, &count, nil) == SQLITE_OK)
+        #expect(count == 1)
+    }
 
     @Test func anotherProgramsDatabaseIsNeverAltered() throws {
         let folder = TemporaryFolder()

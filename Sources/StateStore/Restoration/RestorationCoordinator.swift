@@ -93,6 +93,9 @@ public final class RestorationCoordinator: LifecycleObserver {
     private var counts = Statistics()
 
     /// What the coordinator knows of one live controller instance.
+    /// A restoration path as found for one instance: its identifiers leaf first, its scene.
+    typealias CachedPath = (leafFirst: [String], scene: String?, path: RestorationPath)
+
     final class Record {
         weak var controller: ViewController?
         /// The newest generation this instance has loaded or written.
@@ -101,7 +104,7 @@ public final class RestorationCoordinator: LifecycleObserver {
         var seenToken: UInt64?
         /// The restoration path last found for this instance, with its identifiers leaf first
         /// and its scene: still its path while the walk to the root meets the same ones.
-        var path: (leafFirst: [String], scene: String?, path: RestorationPath)?
+        var path: CachedPath?
         init(_ controller: ViewController) { self.controller = controller }
     }
     private var records: [ObjectIdentifier: Record] = [:]
@@ -251,7 +254,7 @@ public final class RestorationCoordinator: LifecycleObserver {
     /// `cached.path` when the walk from `controller` to the root meets the same identifiers,
     /// none shared by a sibling, and ends in the same scene; no path is built.
     private func unchangedPath(
-        of controller: ViewController, _ cached: (leafFirst: [String], scene: String?, path: RestorationPath)
+        of controller: ViewController, _ cached: CachedPath
     ) -> RestorationPath? {
         var node = controller
         var index = 0

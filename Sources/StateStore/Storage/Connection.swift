@@ -176,7 +176,7 @@ final class Connection {
         if readOnly { throw .readOnly(file: path, nil) }
         try cached("BEGIN IMMEDIATE").run()
         do {
-            if !countsAsChange { noteOtherConnectionsCommits() }
+            if !countsAsChange { noteOtherConnectionsCommitsIfAny() }
             let result = try body()
             try cached("COMMIT").run()
             if countsAsChange {
@@ -214,10 +214,11 @@ final class Connection {
         if !walIndexLookedUp { lookUpWALIndex() }
     }
 
-    /// ``noteOtherConnectionsCommits()``, skipped when the wal-index commit counter shows that
-    /// nobody committed since every commit was last accounted for. Reading the counter is one
-    /// `pread` of the `-shm` file; the pragma starts a read transaction (two `fcntl` locks and
-    /// a statement), which on the main actor was the larger part of restoring from the cache.
+    /// ``noteOtherConnectionsCommits()``, skipped when the wal-index header (``walIndexMark()``)
+    /// shows that nobody committed since every commit was last accounted for. Reading the mark
+    /// is four loads from memory SQLite already maps; the pragma starts a read transaction (two
+    /// `fcntl` locks and a statement), which on the main actor was the larger part of restoring
+    /// from the cache.
     func noteOtherConnectionsCommitsIfAny() {
         if let seen = walIndexMarkSeen, let now = walIndexMark(), now == seen { return }
         noteOtherConnectionsCommits()

@@ -21,8 +21,8 @@ final class WriteBehindQueue: Sendable {
     /// Queues `job` to run after every job submitted before it. With `waking`, the queue's
     /// thread is woken for it now; without, the job waits for the next ``wake()`` or
     /// ``waitUntilIdle()`` (waking a sleeping thread is a system call and, in a VM, an
-    /// interrupt to another core: a main actor handing over several batches in one turn
-    /// wakes the writer once, at the end of it).
+    /// interrupt to another core: a main actor handing over several batches in one turn need
+    /// not wake the writer for each).
     func submit(waking: Bool = true, _ job: @escaping @Sendable () -> Void) {
         outstanding.add(1, ordering: .sequentiallyConsistent)
         jobs.withLock { $0.append(job) }
