@@ -28,7 +28,6 @@ enum WriteBehindKill {
             storyboard.register("detail") { StepController() }
             storyboard.register("nav") { NavigationController() }
             let application = Application(store: store, storyboard: storyboard)
-            application.restorationCoordinator?.writesBehind = true
             let window = Window(size: Size(width: 400, height: 800), orientation: .portrait, application: application)
             guard let navigation = try storyboard.instantiateViewController(withIdentifier: "nav") as? NavigationController,
                   let list = try storyboard.instantiateViewController(withIdentifier: "list") as? StepController

@@ -178,17 +178,17 @@ public final class RestorationCoordinator: LifecycleObserver {
     /// with the reason and the app starts fresh. Defaults to ``HierarchyArchive/Limits/standard``.
     public var archiveLimits = HierarchyArchive.Limits.standard
 
-    /// Whether a structural change returns before its batch is committed (write-behind), or
-    /// waits for it (write-through, the default).
+    /// Whether a structural change returns before its batch is committed (write-behind, the
+    /// default), or waits for it (write-through).
     ///
     /// With write-behind the main actor only captures states; the writer encodes and commits,
     /// and a crash can lose the changes made since the last flush point (a prefix of them is
     /// on disk, each whole). Batches handed over while the writer is busy are folded into one,
     /// so a writer that falls behind commits each path's newest state once and a flush point
-    /// waits for at most two transactions. Off by default for now: in a 60-second soak
-    /// (`statectl soak`) the process's memory outside its caches grew about twice as fast with
-    /// it on (+8.5 MiB against +3.8 MiB over the second half), which is not yet explained.
-    public var writesBehind = false
+    /// waits for at most two transactions. Set it to `false` when every structural change must
+    /// be on disk before the call that made it returns, at the cost of the main thread waiting
+    /// for the disk.
+    public var writesBehind = true
 
     /// Set while the application terminates: closing windows must not overwrite their archives.
     var isTerminating = false
