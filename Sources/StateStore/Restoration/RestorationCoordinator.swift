@@ -139,6 +139,9 @@ public final class RestorationCoordinator: LifecycleObserver {
     private var queuedRemovals: [String] = []
     private var queuedForgotten: [String] = []
     private var flushScheduled = false
+    /// Whether the writer was woken since it was last known to be idle (the end of a turn, or
+    /// a flush point): later hand-overs need no wake of their own.
+    private var writerWoken = false
     /// When `PRAGMA data_version` was last read for an appearance.
     private var lastChangeCheck: ContinuousClock.Instant?
 
@@ -449,6 +452,7 @@ public final class RestorationCoordinator: LifecycleObserver {
         let queue = store.writeBehind
         Task { @MainActor [weak self] in
             self?.flushScheduled = false
+            self?.writerWoken = false
             self?.submit()
             queue.wake()
         }
@@ -476,10 +480,13 @@ public final class RestorationCoordinator: LifecycleObserver {
         queuedEvents.removeAll()
         let writer = self.writer
         if writer.enqueue(batch) {
-            // Write-behind wakes the writer at the first hand-over of a turn (later ones in the
-            // turn are folded into its batch or picked up by the end-of-turn wake), so the
-            // window of loss never waits for the main queue; write-through runs the batch here.
-            store.submitWriteBehind(waking: writesBehind && !flushScheduled) { writer.runNext() }
+            // Write-behind wakes the writer at the first hand-over of a turn, and at the first
+            // after a flush point (later ones are folded into its batch or picked up by the
+            // end-of-turn wake), so the window of loss never waits for the main queue;
+            // write-through runs the batch here.
+            let waking = writesBehind && !writerWoken
+            if waking { writerWoken = true }
+            store.submitWriteBehind(waking: waking) { writer.runNext() }
         }
         if writesBehind { scheduleFlush() } else { settle() }
     }
@@ -498,6 +505,7 @@ public final class RestorationCoordinator: LifecycleObserver {
     /// Waits for the writer, then takes in what it did.
     func settle() {
         store.waitForWriteBehind()
+        writerWoken = false
         absorbWriterOutcomes()
     }
 
