@@ -12,6 +12,9 @@ import StateStore
 /// with an archive of two screens, the pop the detail's step with an archive of one. So the
 /// database may only hold, for some step i from 1 (the flush point) to STEPS, either
 /// (list i, detail i-1, two screens) or (list i, detail i, one screen).
+///
+/// With `exit` as the last argument the process calls `exit(0)` there instead, without
+/// `terminate()`: the store drains its writer at exit, so every step must be on disk.
 enum WriteBehindKill {
     final class StepController: ViewController, StateRestoring {
         struct State: Codable, Sendable { var step = 0; var padding = "" }
@@ -19,7 +22,7 @@ enum WriteBehindKill {
     }
 
     @MainActor
-    static func run(database: String, steps: Int, padding: Int) -> Never {
+    static func run(database: String, steps: Int, padding: Int, exitingNormally: Bool = false) -> Never {
         do {
             let store = try StateStore(path: database)
             let storyboard = Storyboard()
@@ -49,6 +52,7 @@ enum WriteBehindKill {
                 }
             }
             emit("handed \(steps)")
+            if exitingNormally { exit(0) }
             kill(getpid(), SIGKILL)
             while true { pause() }
         } catch {

@@ -12,19 +12,23 @@ struct WriteBehindKillTests {
     struct Outcome { var list: Int; var detail: Int; var screens: Int }
 
     /// Runs `statestore-worker writebehind-kill` once and reads what survived.
-    func killedSession(steps: Int, padding: Int) throws -> Outcome {
+    func killedSession(steps: Int, padding: Int, exiting: Bool = false) throws -> Outcome {
         let folder = TemporaryFolder("writebehind-kill")
         let database = folder.file("state.sqlite")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try builtProduct("statestore-worker"))
-        process.arguments = ["writebehind-kill", database, String(steps), String(padding)]
+        process.arguments = ["writebehind-kill", database, String(steps), String(padding)] + (exiting ? ["exit"] : [])
         let output = Pipe()
         process.standardOutput = output
         try process.run()
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
-        #expect(process.terminationReason == .uncaughtSignal)
-        #expect(process.terminationStatus == SIGKILL)
+        if exiting {
+            #expect(process.terminationReason == .exit && process.terminationStatus == 0)
+        } else {
+            #expect(process.terminationReason == .uncaughtSignal)
+            #expect(process.terminationStatus == SIGKILL)
+        }
         #expect(text.split(separator: "\n") == ["flushed 1", "handed \(steps)"])
 
         let store = try StateStore(path: database, options: .init(readOnly: true))
@@ -55,5 +59,17 @@ struct WriteBehindKillTests {
             lostChanges.append(2 * steps - (2 * outcome.list - (afterPush ? 1 : 0)))
         }
         print("write-behind kill, \(padding)-byte states: structural changes lost per kill: \(lostChanges)")
+    }
+
+    /// The same session ended by `exit(0)` without `terminate()`: the store runs its writer's
+    /// queued work at exit, so nothing handed over is lost.
+    @Test(arguments: [64, 256 << 10])
+    func exitWithoutTerminateLosesNothingHandedOver(padding: Int) throws {
+        let steps = 12
+        for _ in 0..<3 {
+            let outcome = try killedSession(steps: steps, padding: padding, exiting: true)
+            #expect(outcome.list == steps && outcome.detail == steps && outcome.screens == 1,
+                    "list \(outcome.list), detail \(outcome.detail), \(outcome.screens) screens")
+        }
     }
 }

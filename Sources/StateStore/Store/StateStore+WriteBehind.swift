@@ -1,4 +1,5 @@
 import Dispatch
+import Glibc
 import Synchronization
 
 /// Work handed off to run in order, after the caller returns, on a queue of its own.
@@ -8,6 +9,10 @@ import Synchronization
 /// jobs still queued itself, so a flush never waits for the queue's thread to be scheduled.
 /// A job must not wait for the queue it runs on (a job that calls ``waitUntilIdle()`` would
 /// wait for itself): jobs use the connection directly, never the store's waiting accessors.
+///
+/// A process that ends with `exit()` (or by returning from its main code) runs every live
+/// queue's jobs first (waiting at most 10 s), so work handed over is committed even without
+/// a flush point; only a crash or a signal that kills the process can lose it.
 final class WriteBehindQueue: Sendable {
     private let jobs = Mutex<[@Sendable () -> Void]>([])
     /// Held while jobs run: whoever holds it is the only one popping and running jobs.
@@ -17,6 +22,10 @@ final class WriteBehindQueue: Sendable {
     private let queue = DispatchQueue(label: "statestore.write-behind", qos: .userInitiated)
     /// Whether a drain is scheduled on the queue: a submit then wakes no thread.
     private let scheduled = Atomic<Bool>(false)
+
+    init() {
+        ExitDrain.register(self)
+    }
 
     /// Queues `job` to run after every job submitted before it. With `waking`, the queue's
     /// thread is woken for it now; without, the job waits for the next ``wake()`` or
@@ -66,6 +75,37 @@ final class WriteBehindQueue: Sendable {
                 outstanding.subtract(1, ordering: .sequentiallyConsistent)
             }
         }
+    }
+}
+
+/// Runs the jobs of every live ``WriteBehindQueue`` when the process exits normally.
+private enum ExitDrain {
+    private struct Entry: Sendable { weak var queue: WriteBehindQueue? }
+    private static let queues = Mutex<[Entry]>([])
+    private static let installed = Atomic<Bool>(false)
+
+    static func register(_ queue: WriteBehindQueue) {
+        if installed.compareExchange(expected: false, desired: true, ordering: .sequentiallyConsistent).exchanged {
+            atexit { ExitDrain.drainAll() }
+        }
+        queues.withLock { entries in
+            entries.removeAll { $0.queue == nil }
+            entries.append(Entry(queue: queue))
+        }
+    }
+
+    /// Runs the queued jobs on another thread and waits for them, at most 10 s: the exiting
+    /// thread may hold a lock a job needs (`exit()` called inside a store's closure), and an
+    /// exit must not hang on it. Nothing to run, no thread.
+    private static func drainAll() {
+        let busy = queues.withLock { $0.compactMap(\.queue) }.filter { !$0.isIdle }
+        guard !busy.isEmpty else { return }
+        let done = DispatchSemaphore(value: 0)
+        DispatchQueue.global(qos: .userInitiated).async {
+            for queue in busy { queue.waitUntilIdle() }
+            done.signal()
+        }
+        _ = done.wait(timeout: .now() + .seconds(10))
     }
 }
 
