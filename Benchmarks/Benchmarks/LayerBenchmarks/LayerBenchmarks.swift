@@ -92,16 +92,18 @@ final class NavigationApp {
 }
 
 /// The application a push + pop benchmark keeps across its samples: made at the first, warmed
-/// by one cycle and a flush, terminated at teardown.
-final class WarmNavigation: @unchecked Sendable {
-    // Touched only on the main actor (the samples and the teardown hop there).
+/// by one cycle and a flush, terminated at teardown. One cycle per sample: the configuration's
+/// scaling factor stays `.one`.
+@MainActor
+final class WarmNavigation {
     private var navigation: NavigationApp?
     var index = 0
 
-    @MainActor
+    nonisolated init() {}
+
     func app(peer: String, stateSize: Int) -> NavigationApp {
         if let navigation { return navigation }
-        let store = peer == "store" ? try? StateStore(path: scratchDatabase("pushpop")) : nil
+        let store = peer == "store" ? try! StateStore(path: scratchDatabase("pushpop")) : nil
         let app = NavigationApp(store: store, stateSize: stateSize)
         app.cycle(-1, page: app.makePage())
         app.application.restorationCoordinator?.flush()
@@ -109,7 +111,6 @@ final class WarmNavigation: @unchecked Sendable {
         return app
     }
 
-    @MainActor
     func close() {
         navigation?.application.terminate()
         navigation = nil

@@ -33,10 +33,10 @@ import Logging
 /// ``StateStore/Options/Synchronous/full`` a power loss too) once the writer has committed its
 /// batch. Between the disappearance and that commit — the writer's encoding and one
 /// transaction, typically well under a millisecond for a 1 KB state and a few milliseconds for
-/// 512 KB (the `save to durable` benchmarks measure it), and for changes after the first of a
-/// main-actor turn also the rest of that turn (the writer is woken at the first hand-over of a
-/// turn and again when the turn's scheduled task runs, not at every change) — a crash or
-/// `kill -9` loses that
+/// 512 KB (the `save to durable` benchmarks measure it), and for a change handed over while
+/// the writer sleeps within a millisecond of its last wake also the time until the next wake
+/// (the writer is woken at the first hand-over of a main-actor turn, then at most once a
+/// millisecond, and when the turn's scheduled task runs) — a crash or `kill -9` loses that
 /// batch and the ones after it. What survives is always every batch up to a point, in order,
 /// each whole: everything handed over before the last flush point, then a prefix of the later
 /// batches. SIGTERM, SIGINT (with the handlers installed), ``Application/terminate()`` and a
@@ -139,9 +139,10 @@ public final class RestorationCoordinator: LifecycleObserver {
     private var queuedRemovals: [String] = []
     private var queuedForgotten: [String] = []
     private var flushScheduled = false
-    /// Whether the writer was woken since it was last known to be idle (the end of a turn, or
-    /// a flush point): later hand-overs need no wake of their own.
-    private var writerWoken = false
+    /// When a hand-over of this main-actor turn last woke the writer; `nil` at the start of a
+    /// turn. Later hand-overs wake it again only a millisecond after that: a turn handing over
+    /// many batches does not wake a sleeping thread (a system call) for each.
+    private var lastWake: ContinuousClock.Instant?
     /// When `PRAGMA data_version` was last read for an appearance.
     private var lastChangeCheck: ContinuousClock.Instant?
 
@@ -188,9 +189,11 @@ public final class RestorationCoordinator: LifecycleObserver {
     /// and a crash can lose the changes made since the last flush point (a prefix of them is
     /// on disk, each whole). Batches handed over while the writer is busy are folded into one,
     /// so a writer that falls behind commits each path's newest state once and a flush point
-    /// waits for at most two transactions. Set it to `false` when every structural change must
-    /// be on disk before the call that made it returns, at the cost of the main thread waiting
-    /// for the disk.
+    /// waits for at most two transactions. The writer is woken at the first hand-over of a
+    /// main-actor turn, then at most once a millisecond, and at the end of the turn: a program
+    /// whose main actor never finishes a turn should call ``flush(archiving:)`` at the points
+    /// it needs on disk. Set it to `false` when every structural change must be on disk before
+    /// the call that made it returns, at the cost of the main thread waiting for the disk.
     public var writesBehind = true
 
     /// Set while the application terminates: closing windows must not overwrite their archives.
@@ -393,7 +396,7 @@ public final class RestorationCoordinator: LifecycleObserver {
             occurredAt: report.raisedAt, level: report.level, availableBytes: report.availableBytes ?? 0,
             rssBefore: report.rssBefore, rssAfter: report.rssAfter, duration: report.duration
         ))
-        submit()
+        submit(waking: report.level != .critical)
         if report.level == .critical { settle() }
     }
 
@@ -452,15 +455,16 @@ public final class RestorationCoordinator: LifecycleObserver {
         let queue = store.writeBehind
         Task { @MainActor [weak self] in
             self?.flushScheduled = false
-            self?.writerWoken = false
+            self?.lastWake = nil
             self?.submit()
             queue.wake()
         }
     }
 
     /// Hands everything queued, and the hierarchy archive of `window`, to the writer as one
-    /// batch, and returns at once.
-    func submit(archiving window: Window? = nil, releasingMemory: Bool = false) {
+    /// batch, and returns at once. `waking: false` when the caller settles right after (the
+    /// main thread then runs the batch itself, and a woken writer would only contend with it).
+    func submit(archiving window: Window? = nil, releasingMemory: Bool = false, waking: Bool = true) {
         var batch = WriteBatch()
         if let window, window.application != nil {
             let scene = window.sceneIdentifier
@@ -480,15 +484,20 @@ public final class RestorationCoordinator: LifecycleObserver {
         queuedEvents.removeAll()
         let writer = self.writer
         if writer.enqueue(batch) {
-            // Write-behind wakes the writer at the first hand-over of a turn, and at the first
-            // after a flush point (later ones are folded into its batch or picked up by the
-            // end-of-turn wake), so the window of loss never waits for the main queue;
-            // write-through runs the batch here.
-            let waking = writesBehind && !writerWoken
-            if waking { writerWoken = true }
-            store.submitWriteBehind(waking: waking) { writer.runNext() }
+            // Write-behind wakes the writer at the first hand-over of a turn and then at most
+            // once a millisecond (the others are folded into its batch, or picked up by the
+            // next wake or the end-of-turn one), so the window of loss never waits for the
+            // main queue; write-through runs the batch here.
+            store.submitWriteBehind(waking: waking && writesBehind && shouldWake()) { writer.runNext() }
         }
         if writesBehind { scheduleFlush() } else { settle() }
+    }
+
+    private func shouldWake() -> Bool {
+        let now = ContinuousClock.now
+        if let lastWake, now - lastWake < .milliseconds(1) { return false }
+        lastWake = now
+        return true
     }
 
     /// Hands everything queued, and the hierarchy archive of `window` when it changed, to the
@@ -498,14 +507,13 @@ public final class RestorationCoordinator: LifecycleObserver {
     /// queued for the next batch; when one can never succeed, it is reported and dropped, and
     /// the rest are written.
     public func flush(archiving window: Window? = nil) {
-        submit(archiving: window)
+        submit(archiving: window, waking: false)
         settle()
     }
 
     /// Waits for the writer, then takes in what it did.
     func settle() {
         store.waitForWriteBehind()
-        writerWoken = false
         absorbWriterOutcomes()
     }
 

@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import Glibc
 import Synchronization
 
@@ -11,8 +12,9 @@ import Synchronization
 /// wait for itself): jobs use the connection directly, never the store's waiting accessors.
 ///
 /// A process that ends with `exit()` (or by returning from its main code) runs every live
-/// queue's jobs first (waiting at most 10 s), so work handed over is committed even without
-/// a flush point; only a crash or a signal that kills the process can lose it.
+/// queue's jobs first, waiting for them at most 10 s, so work handed over is committed even
+/// without a flush point. Writes kept for a retry after a failure that may pass are not
+/// retried then, and states captured but not yet handed over are not on the queue.
 final class WriteBehindQueue: Sendable {
     private let jobs = Mutex<[@Sendable () -> Void]>([])
     /// Held while jobs run: whoever holds it is the only one popping and running jobs.
@@ -101,7 +103,8 @@ private enum ExitDrain {
         let busy = queues.withLock { $0.compactMap(\.queue) }.filter { !$0.isIdle }
         guard !busy.isEmpty else { return }
         let done = DispatchSemaphore(value: 0)
-        DispatchQueue.global(qos: .userInitiated).async {
+        // A thread of its own: the exit must not depend on a free thread in a shared pool.
+        Thread.detachNewThread {
             for queue in busy { queue.waitUntilIdle() }
             done.signal()
         }
