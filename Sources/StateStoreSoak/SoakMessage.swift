@@ -22,6 +22,8 @@ package struct SoakMessage: Codable, Sendable {
     package var available: UInt64?
     package var total: UInt64?
     package var rss: UInt64?
+    /// RSS right after `malloc_trim(0)`: twice a second, at normal level (the RSS trend's samples).
+    package var rss_trimmed: UInt64?
     package var cache: Int?
     package var level: Int?
     package var previous: Int?

@@ -15,7 +15,7 @@ import StateStore
 /// | `critical_empties_caches` | after every critical warning, the live controllers' caches hold 0 bytes |
 /// | `critical_rss_falls` | after every critical warning that released ≥ 1 MiB of cache, RSS fell by ≥ 80 % of the bytes released (`rss_before − rss_after ≥ 0.8 × cache_cost_released`; cache cost is the buffers' byte count) |
 /// | `live_controllers_return_to_baseline` | after each relaunch (and in the verifier) the new application holds exactly as many live controllers as the old hierarchy had, and none of the old controllers is still alive |
-/// | `no_rss_upward_trend` | the harness's RSS minus the bytes its caches hold, sampled at normal level (after `malloc_trim(0)`, so the allocator's free pages are not counted) over the second half of the run, fitted by least squares, grows by less than 8 MiB across that half (slope × half the duration); needs ≥ 10 such samples, otherwise it is reported as not measured and holds. Subtracting the cache bytes removes the caches' legitimate refill after each purge, and trimming removes malloc's retention of freed memory, which swings by several MiB between samples; the fixed 8 MiB budget tolerates warm-up noise in a short run and catches a leak of ~0.5 MiB/min in a 30-minute one |
+/// | `no_rss_upward_trend` | the harness's RSS minus the bytes its caches hold, sampled twice a second at normal level right after `malloc_trim(0)` (so the allocator's free pages are not counted) over the second half of the run, fitted by least squares, grows by less than 8 MiB across that half (slope × half the duration); needs ≥ 10 such samples, otherwise it is reported as not measured and holds. Subtracting the cache bytes removes the caches' legitimate refill after each purge, and trimming removes malloc's retention of freed memory, which swings by several MiB between samples; the fixed 8 MiB budget tolerates warm-up noise in a short run and catches a leak of ~0.5 MiB/min in a 30-minute one |
 /// | `integrity_ok` | `check()` in the verifier: integrity "ok", no checksum mismatch, nothing quarantined |
 /// | `never_oom_killed` | the harness exited 0 on its own, was not killed by a signal, and sent its final report |
 package struct SoakSummary {
@@ -98,7 +98,7 @@ package struct SoakSummary {
     package var rssTrend: (slope: Double?, samples: Int) {
         let middle = run.start + elapsed / 2
         let points = run.samples.compactMap { sample -> (Double, Double)? in
-            guard let t = sample.t, t >= middle, sample.level == 0, let rss = sample.rss else { return nil }
+            guard let t = sample.t, t >= middle, sample.level == 0, let rss = sample.rss_trimmed else { return nil }
             return ((t - run.start) / 60, (Double(rss) - Double(sample.cache ?? 0)) / Double(1 << 20))
         }
         guard points.count >= 10 else { return (nil, points.count) }
