@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Glibc
 import Synchronization
 
 /// Work handed off to run in order, after the caller returns, on a queue of its own.
