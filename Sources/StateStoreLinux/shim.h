@@ -20,6 +20,11 @@ static inline int clinux_set_parent_death_signal(int signal) {
     return prctl(PR_SET_PDEATHSIG, (unsigned long)signal, 0UL, 0UL, 0UL);
 }
 
+/// `prctl(PR_SET_NAME, name)`: names the calling thread (at most 15 bytes are kept).
+static inline int clinux_set_thread_name(const char *name) {
+    return prctl(PR_SET_NAME, (unsigned long)name, 0UL, 0UL, 0UL);
+}
+
 /// `fstatfs(fd)`'s `f_type` (the filesystem's magic number), or -1 when it fails.
 static inline long clinux_filesystem_type(int fd) {
     struct statfs info;

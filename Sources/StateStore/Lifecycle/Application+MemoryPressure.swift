@@ -39,8 +39,13 @@ extension Application {
         return report
     }
 
-    /// Delivers `monitor`'s warnings to this application on the main actor, and starts it.
-    /// A return to normal is not a warning and is not delivered.
+    /// Delivers `monitor`'s warnings to this application on the main actor, and starts it
+    /// unless it is running already. A return to normal is not a warning and is not delivered.
+    ///
+    /// The application owns a monitor it started: ``terminate()``,
+    /// ``stopObservingMemoryPressure(_:)`` and the application's release stop it and wait for
+    /// its thread to exit. A monitor that was running already belongs to whoever started it
+    /// (a `MemoryPressureMonitorService` in a `ServiceGroup`, say) and is left running.
     public func observeMemoryPressure(_ monitor: MemoryPressureMonitor) {
         guard !memoryMonitors.contains(where: { $0.monitor === monitor }) else { return }
         let token = monitor.onEvent { [weak self] event in
@@ -49,16 +54,46 @@ extension Application {
                 self?.respondToMemoryPressure(level: event.level, availableBytes: event.availableBytes, raisedAt: event.time)
             }
         }
-        memoryMonitors.append((monitor, token))
-        monitor.start()
+        let owned = !monitor.isRunning
+        memoryMonitors.append(MonitorLink(monitor: monitor, token: token, ownership: owned ? MonitorOwnership(monitor) : nil))
+        if owned { monitor.start() }
     }
 
-    /// Stops delivering `monitor`'s warnings (the monitor keeps running for its other listeners).
+    /// Stops delivering `monitor`'s warnings. A monitor this application started is stopped
+    /// (its thread joined); one started elsewhere keeps running for its other listeners.
     public func stopObservingMemoryPressure(_ monitor: MemoryPressureMonitor) {
         memoryMonitors.removeAll { link in
             guard link.monitor === monitor else { return false }
             monitor.removeHandler(link.token)
+            link.ownership?.stop()
             return true
         }
     }
+
+    /// Stops every monitor this application observes: its handlers are removed, and the
+    /// monitors it started are stopped. Part of ``terminate()``.
+    func stopObservingAllMemoryPressure() {
+        for link in memoryMonitors {
+            link.monitor.removeHandler(link.token)
+            link.ownership?.stop()
+        }
+        memoryMonitors.removeAll()
+    }
+}
+
+/// A monitor an ``Application`` listens to.
+struct MonitorLink {
+    let monitor: MemoryPressureMonitor
+    let token: MemoryPressureMonitor.HandlerToken
+    /// Set when the application started the monitor, and so stops it.
+    let ownership: MonitorOwnership?
+}
+
+/// The stop of a monitor its application started: at ``stop()``, or when the application is
+/// released without terminating, so the thread never outlives its owner.
+final class MonitorOwnership: Sendable {
+    let monitor: MemoryPressureMonitor
+    init(_ monitor: MemoryPressureMonitor) { self.monitor = monitor }
+    func stop() { monitor.stop() }
+    deinit { monitor.stop() }
 }

@@ -68,8 +68,9 @@ public final class Application {
     /// How many memory warnings were handled.
     public internal(set) var memoryWarningCount = 0
 
-    /// The monitors this application listens to, with their handler tokens.
-    var memoryMonitors: [(monitor: MemoryPressureMonitor, token: MemoryPressureMonitor.HandlerToken)] = []
+    /// The monitors this application listens to, with their handler tokens and whether it
+    /// started them.
+    var memoryMonitors: [MonitorLink] = []
 
     /// Creates an application and makes it ``current``.
     ///
@@ -131,12 +132,14 @@ public final class Application {
     }
 
     /// Terminates the application: tells the observers (which flush what they need to),
-    /// then closes every window (visible controllers disappear). Later calls do nothing.
+    /// closes every window (visible controllers disappear), and stops the memory-pressure
+    /// monitors it started (their threads joined). Later calls do nothing.
     public func terminate() {
         guard !isTerminated else { return }
         isTerminated = true
         for observer in observers { observer.applicationWillTerminate(self) }
         for window in windows.reversed() { window.close() }
+        stopObservingAllMemoryPressure()
         if Application.current === self { Application.current = nil }
     }
 

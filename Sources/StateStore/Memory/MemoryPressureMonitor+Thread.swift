@@ -1,12 +1,15 @@
 import Foundation
 import Glibc
+import StateStoreLinux
 
 extension MemoryPressureMonitor {
     /// Starts the monitor thread. Calling it while running does nothing.
     ///
     /// The thread samples at once, then whenever a PSI trigger or systemd's watch fires, and at
     /// the adaptive polling interval in any case. It holds the monitor weakly: releasing the
-    /// last reference stops it, as does ``stop()``.
+    /// last reference stops it, as does ``stop()``. Whoever calls `start()` owns the thread and
+    /// ends it with ``stop()``: an ``Application`` for the monitors it starts (see
+    /// ``Application/observeMemoryPressure(_:)``), or a service that runs the monitor.
     public func start() {
         var fds: [Int32] = [-1, -1]
         let started: Bool = shared.withLock { shared in
@@ -18,24 +21,59 @@ extension MemoryPressureMonitor {
             return true
         }
         guard started else { return }
-        let readFD = fds[0]
-        let reference = WeakReference(monitor: self)
-        let thread = Thread {
-            Self.run(reference, wakeFD: readFD)
+        let context = Unmanaged.passRetained(ThreadContext(reference: WeakReference(monitor: self), wakeFD: fds[0])).toOpaque()
+        var thread = pthread_t()
+        let created = pthread_create(&thread, nil, { argument in
+            let context = Unmanaged<ThreadContext>.fromOpaque(argument!).takeRetainedValue()
+            _ = clinux_set_thread_name(MemoryPressureMonitor.threadName)
+            MemoryPressureMonitor.run(context.reference, wakeFD: context.wakeFD)
+            return nil
+        }, context)
+        if created != 0 {
+            Unmanaged<ThreadContext>.fromOpaque(context).release()
+            close(fds[0])
+            shared.withLock { shared in
+                shared.running = false
+                close(shared.wakeFD)
+                shared.wakeFD = -1
+            }
+            logger.info("memory pressure: the monitor thread could not be started", metadata: ["statestore.errno": "\(created)"])
+            return
         }
-        thread.name = "MemoryPressureMonitor"
-        thread.start()
+        shared.withLock { $0.thread = thread }
     }
 
-    /// Stops the monitor thread; it exits promptly (it is woken, not waited for). Calling it
-    /// when stopped does nothing.
+    /// Stops the monitor thread and waits until it has exited (it is woken, so this takes no
+    /// longer than one sample). Calling it when stopped does nothing. Called on the monitor's
+    /// own thread (from an event handler), it stops the thread without waiting for it.
     public func stop() {
-        shared.withLock { shared in
-            guard shared.running else { return }
-            shared.running = false
-            if shared.wakeFD >= 0 { close(shared.wakeFD) }
-            shared.wakeFD = -1
-            shared.watchDescription = "polling"
+        let thread: pthread_t? = shared.withLock { shared in
+            if shared.running {
+                shared.running = false
+                if shared.wakeFD >= 0 { close(shared.wakeFD) }
+                shared.wakeFD = -1
+                shared.watchDescription = "polling"
+            }
+            defer { shared.thread = nil }
+            return shared.thread
+        }
+        guard let thread else { return }
+        if pthread_equal(thread, pthread_self()) != 0 {
+            pthread_detach(thread)
+        } else {
+            pthread_join(thread, nil)
+        }
+    }
+
+    /// The monitor thread's name, as `/proc/self/task/*/comm` shows it (at most 15 bytes).
+    static let threadName = "memory-pressure"
+
+    private final class ThreadContext {
+        let reference: WeakReference
+        let wakeFD: Int32
+        init(reference: WeakReference, wakeFD: Int32) {
+            self.reference = reference
+            self.wakeFD = wakeFD
         }
     }
 

@@ -35,6 +35,8 @@ public final class MemoryPressureMonitor: Sendable {
         var running = false
         /// Write end of the pipe that wakes the monitor thread; -1 when not running.
         var wakeFD: Int32 = -1
+        /// The monitor thread, from ``start()`` until ``stop()`` joins it.
+        var thread: pthread_t?
         var generation = 0
         var watchDescription = "polling"
     }

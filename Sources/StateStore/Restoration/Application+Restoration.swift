@@ -193,9 +193,25 @@ extension Application {
     /// is stuck; the main queue reads the pipe and terminates the application there. The
     /// handlers are process-wide: the application that installed them last is the one
     /// terminated. Returns `false` when they could not be installed.
+    ///
+    /// One owner handles the signals: in a process whose `ServiceGroup` runs
+    /// `ApplicationStateService` (the `StateStoreServiceLifecycle` product), the group owns
+    /// them, and this installs nothing, returns `false` and reports a
+    /// ``TerminationSignalsClaimedError`` (as ``RestorationError/terminationSignalsClaimed(_:)``
+    /// to the ``RestorationCoordinator/errorHandler`` when the application has a store, and to
+    /// ``logger``). See ``TerminationSignalClaim``.
     @discardableResult
     public func installTerminationHandlers(signals: [Int32] = [SIGTERM, SIGINT]) -> Bool {
-        TerminationSignals.install(signals, for: self)
+        do {
+            try TerminationSignalClaim.claim(.terminationHandlers)
+        } catch {
+            logger.info("termination handlers not installed", metadata: [
+                "statestore.owner": "\(error.owner)", "statestore.error": "\(error)",
+            ])
+            restorationCoordinator?.report(.terminationSignalsClaimed(error))
+            return false
+        }
+        return TerminationSignals.install(signals, for: self)
     }
 }
 

@@ -27,6 +27,10 @@ public enum RestorationError: Error, Sendable, Hashable, CustomStringConvertible
     /// the code changed: `from` still holds it because `to` already held a state of its own.
     case stateNotMoved(from: RestorationPath, to: RestorationPath)
 
+    /// ``Application/installTerminationHandlers(signals:)`` was refused: another owner handles
+    /// SIGTERM and SIGINT (see ``TerminationSignalClaim``).
+    case terminationSignalsClaimed(TerminationSignalsClaimedError)
+
     public var description: String {
         switch self {
         case .store(let error):
@@ -47,6 +51,8 @@ public enum RestorationError: Error, Sendable, Hashable, CustomStringConvertible
             "The archived controller \(omission.path) (\(omission.typeName)) was not rebuilt, with what it contained: \(omission.reason). The rest was restored; the archive as saved is set aside (`statectl inspect --hierarchy --set-aside`) and its states are kept."
         case .stateNotMoved(let from, let to):
             "The restoration identifier changed, but the state at \(from) was not moved to \(to), which already holds one; both are kept."
+        case .terminationSignalsClaimed(let error):
+            error.description
         }
     }
 }
