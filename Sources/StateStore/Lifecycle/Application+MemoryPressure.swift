@@ -21,6 +21,7 @@ extension Application {
         let delay = Duration.seconds(max(0, Date().timeIntervalSince(raisedAt)))
         let start = clock.now
         let ownedBefore = controllers.reduce(0) { $0 + $1.ownedCaches.reduce(0) { $0 + $1.totalCost } }
+        let cachesPurged = controllers.reduce(0) { $0 + $1.ownedCaches.count } + RecreatableCaches.shared.caches.count
         for controller in controllers {
             controller.deliverMemoryWarning(level: level)
         }
@@ -35,6 +36,7 @@ extension Application {
         )
         lastMemoryWarning = report
         memoryWarningCount += 1
+        metrics.record(report, cachesPurged: cachesPurged)
         for observer in observers { observer.applicationDidRespondToMemoryWarning(self, report: report) }
         return report
     }

@@ -1,3 +1,4 @@
+import CoreMetrics
 import Foundation
 import Logging
 
@@ -72,6 +73,9 @@ public final class Application {
     /// started them.
     var memoryMonitors: [MonitorLink] = []
 
+    /// What the application records of the memory warnings it handles.
+    let metrics: ApplicationMetrics
+
     /// Creates an application and makes it ``current``.
     ///
     /// - Parameters:
@@ -79,10 +83,14 @@ public final class Application {
     ///     instantiates register with this application.
     ///   - supportedOrientations: The orientations the application allows.
     ///   - logger: Where the application logs (see ``logger``); silent by default.
+    ///   - metricsFactory: Where it records the memory warnings it handles (see <doc:Metrics>);
+    ///     `nil` uses `MetricsSystem.factory` as it is now.
     public init(
         storyboard: Storyboard = Storyboard(), supportedOrientations: InterfaceOrientationMask = .all,
-        logger: Logger = Logger(label: "StateStore", factory: { _ in SwiftLogNoOpLogHandler() })
+        logger: Logger = Logger(label: "StateStore", factory: { _ in SwiftLogNoOpLogHandler() }),
+        metricsFactory: (any MetricsFactory)? = nil
     ) {
+        metrics = ApplicationMetrics(factory: metricsFactory ?? MetricsSystem.factory)
         self.storyboard = storyboard
         self.supportedOrientations = supportedOrientations
         self.logger = logger

@@ -1,3 +1,4 @@
+import CoreMetrics
 import Foundation
 import Logging
 import Synchronization
@@ -49,17 +50,25 @@ public final class MemoryPressureMonitor: Sendable {
     /// why), at `info` with structured metadata. Default: silent.
     public let logger: Logger
 
+    /// `statestore_memory_pressure_level`: the level after each sample, 0 (normal), 1 (warning)
+    /// or 2 (critical).
+    let levelGauge: Gauge
+
     /// Creates a monitor; nothing is read until ``start()``, ``refresh(source:)`` or ``sample()``.
     ///
     /// - Parameters:
     ///   - configuration: Where it reads and how it grades.
     ///   - logger: The application's logger; the default discards everything.
+    ///   - metricsFactory: Where it records the level (see <doc:Metrics>); `nil` uses
+    ///     `MetricsSystem.factory` as it is now.
     public init(
         configuration: Configuration = Configuration(),
-        logger: Logger = Logger(label: "StateStore.Memory", factory: { _ in SwiftLogNoOpLogHandler() })
+        logger: Logger = Logger(label: "StateStore.Memory", factory: { _ in SwiftLogNoOpLogHandler() }),
+        metricsFactory: (any MetricsFactory)? = nil
     ) {
         self.configuration = configuration
         self.logger = logger
+        levelGauge = Gauge(label: "statestore_memory_pressure_level", factory: metricsFactory ?? MetricsSystem.factory)
     }
 
     deinit {
@@ -130,13 +139,14 @@ public final class MemoryPressureMonitor: Sendable {
     @discardableResult
     func record(_ sample: MemorySample, at now: ContinuousClock.Instant, date: Date,
                 source: MemoryPressureEvent.Source, aheadOfPoll: Duration?) -> MemoryPressureEvent? {
-        let (event, handlers, continuations) = shared.withLock { shared in
+        let (event, level, handlers, continuations) = shared.withLock { shared in
             var result = Self.evaluate(sample, state: shared.state, configuration: configuration, at: now, date: date, source: source)
             result.event?.aheadOfPoll = aheadOfPoll
             shared.state = result.state
             shared.lastSample = sample
-            return (result.event, Array(shared.handlers.values), Array(shared.continuations.values))
+            return (result.event, result.state.level, Array(shared.handlers.values), Array(shared.continuations.values))
         }
+        levelGauge.record(level.rawValue)
         if let event {
             for handler in handlers { handler(event) }
             for continuation in continuations { continuation.yield(event) }

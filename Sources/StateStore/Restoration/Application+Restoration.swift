@@ -3,14 +3,18 @@ import Foundation
 extension Application {
     /// An application whose controllers save and restore their state in `store`, and,
     /// when `memoryMonitor` is given, receive its memory warnings (the monitor is started).
-    /// It logs to the store's ``StateStore/Options/logger``.
+    /// It logs to the store's ``StateStore/Options/logger`` and records its metrics in the
+    /// store's ``StateStore/Options/metricsFactory``.
     public convenience init(
         store: StateStore,
         storyboard: Storyboard = Storyboard(),
         memoryMonitor: MemoryPressureMonitor? = nil,
         supportedOrientations: InterfaceOrientationMask = .all
     ) {
-        self.init(storyboard: storyboard, supportedOrientations: supportedOrientations, logger: store.options.logger)
+        self.init(
+            storyboard: storyboard, supportedOrientations: supportedOrientations, logger: store.options.logger,
+            metricsFactory: store.options.metricsFactory
+        )
         let coordinator = RestorationCoordinator(store: store)
         addObserver(coordinator)
         if let memoryMonitor { observeMemoryPressure(memoryMonitor) }

@@ -634,6 +634,8 @@ public final class RestorationCoordinator: LifecycleObserver {
     /// is newer than what the instance has seen.
     private func load<C: StateRestoring>(_ controller: C, record: Record, path: RestorationPath, now: UInt64) {
         counts.restoreQueries += 1
+        let start = ContinuousClock.now
+        defer { store.metrics.restore.recordSince(start) }
         do {
             if let seen = record.seenGeneration {
                 let generation = try store.generation(at: path, waitingForWrites: false)

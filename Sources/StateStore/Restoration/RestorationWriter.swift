@@ -221,14 +221,16 @@ final class RestorationWriter: Sendable {
     /// batch being written and one more. Returns `true` when it was queued as a batch of its
     /// own, for which one ``runNext()`` must be submitted.
     func enqueue(_ batch: WriteBatch) -> Bool {
-        state.withLock { state in
+        let (queued, backlog) = state.withLock { state in
             if let last = state.waiting.indices.last, state.waiting[last].canAbsorb(batch) {
                 state.waiting[last].absorb(batch)
-                return false
+                return (false, state.waiting.count)
             }
             state.waiting.append(batch)
-            return true
+            return (true, state.waiting.count)
         }
+        store.metrics.backlog.record(backlog)
+        return queued
     }
 
     // MARK: Running a batch (on the write-behind queue)
@@ -325,6 +327,7 @@ final class RestorationWriter: Sendable {
             }
         }
         if batch.releaseMemory { store.releaseMemory() }
+        if !outcome.errors.isEmpty { store.metrics.writeFailures.increment(by: outcome.errors.count) }
         outcome.changeCount = store.changeCount(refreshing: false)
         let (knownNow, archivesNow) = (known, lastArchives)
         let first = state.withLock { state in
@@ -388,6 +391,7 @@ final class RestorationWriter: Sendable {
         outcome: inout WriteOutcome
     ) throws(StateStoreError) {
         guard !writes.isEmpty || !archives.isEmpty else { return }
+        let start = ContinuousClock.now
         let results = try store.writeBehindTransaction { (transaction) throws(StateStoreError) -> [StateStore.SaveResult] in
             var results: [StateStore.SaveResult] = []
             for write in writes {
@@ -401,6 +405,8 @@ final class RestorationWriter: Sendable {
             }
             return results
         }
+        store.metrics.writeBehindSave.recordSince(start)
+        store.metrics.batchStates.record(writes.count)
         outcome.transactions += 1
         for (write, result) in zip(writes, results) {
             known[write.path] = (write.checksum, result.generation)

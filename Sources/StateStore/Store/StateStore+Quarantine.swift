@@ -87,6 +87,7 @@ extension StateStore.WriteTransaction {
         let remove = try connection.cached("DELETE FROM states WHERE rowid = ?1")
         remove.bind(source, at: 1)
         try remove.run()
+        store.metrics.quarantines.increment()
         return true
     }
 }

@@ -82,7 +82,9 @@ extension StateStore {
     public func save(
         encoded bytes: Data, encoding: StateEncoding, typeName: String, version: Int, for path: RestorationPath
     ) throws(StateStoreError) -> SaveResult {
-        try write { (transaction) throws(StateStoreError) in
+        let start = ContinuousClock.now
+        defer { metrics.directSave.recordSince(start) }
+        return try write { (transaction) throws(StateStoreError) in
             try transaction.save(encoded: bytes, encoding: encoding, typeName: typeName, version: version, for: path)
         }
     }
@@ -95,6 +97,8 @@ extension StateStore {
     /// outside the store, and ``StateStoreError/decodingFailed(path:reason:)`` when they
     /// do not decode as `T`. Either way the row stays where it is; see ``quarantine(_:reason:)``.
     public func restore<T: Codable & Sendable>(_ type: T.Type, for path: RestorationPath) throws(StateStoreError) -> T? {
+        let start = ContinuousClock.now
+        defer { metrics.restore.recordSince(start) }
         guard let state = try state(at: path) else { return nil }
         guard state.checksumIsValid else { throw .checksumMismatch(path: path) }
         return try StateCoding.decode(type, from: state.bytes, at: path)

@@ -1,4 +1,5 @@
 import Foundation
+import CoreMetrics
 import Logging
 import Synchronization
 
@@ -63,6 +64,10 @@ public final class StateStore: Sendable {
         /// metadata, as swift-log asks of libraries. Default: a logger that discards everything;
         /// pass the application's own.
         public var logger: Logger
+        /// Where the store, its write-behind writer and an application on it emit their metrics
+        /// (see <doc:Metrics>). `nil`, the default, uses `MetricsSystem.factory` as it is when
+        /// the store opens: a library never bootstraps the metrics system, the app does.
+        public var metricsFactory: (any MetricsFactory)?
 
         public init(
             synchronous: Synchronous = .normal,
@@ -72,9 +77,11 @@ public final class StateStore: Sendable {
             maximumStateSize: Int = 1 << 20,
             maximumPageCount: Int? = nil,
             retention: Duration? = nil,
-            logger: Logger = StateStore.silentLogger
+            logger: Logger = StateStore.silentLogger,
+            metricsFactory: (any MetricsFactory)? = nil
         ) {
             self.logger = logger
+            self.metricsFactory = metricsFactory
             self.synchronous = synchronous
             self.busyTimeout = busyTimeout
             self.readOnly = readOnly
@@ -94,6 +101,8 @@ public final class StateStore: Sendable {
     public static var latestSchemaVersion: Int { Migrator().latestVersion }
 
     let connection: Mutex<Connection>
+    /// The handles the store and its writer record into.
+    let metrics: StoreMetrics
     /// Writes handed off to run after the caller returns (see ``WriteBehindQueue``).
     let writeBehind = WriteBehindQueue()
     /// The connection's ``Connection/changeCount`` as last seen, readable without the lock.
@@ -126,6 +135,7 @@ public final class StateStore: Sendable {
     private init(location path: String, inMemory isMemory: Bool, options: Options) throws(StateStoreError) {
         self.path = path
         self.options = options
+        metrics = StoreMetrics(factory: options.metricsFactory ?? MetricsSystem.factory)
         var warnings: [String] = []
         if !isMemory {
             // Everything about the files is settled before SQLite opens one: SQLite itself may
