@@ -5,12 +5,16 @@ let package = Package(
     name: "StateStore",
     products: [
         .library(name: "StateStore", targets: ["StateStore"]),
+        // Services for swift-service-lifecycle's ServiceGroup; a product of its own, so an app
+        // on the core never compiles swift-service-lifecycle or swift-async-algorithms.
+        .library(name: "StateStoreServiceLifecycle", targets: ["StateStoreServiceLifecycle"]),
         .executable(name: "statectl", targets: ["statectl"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
         // `swift package generate-documentation` for the DocC catalog; a plugin, linked into nothing.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -44,6 +48,13 @@ let package = Package(
             ],
             plugins: ["EmbedMigrations"]
         ),
+        .target(
+            name: "StateStoreServiceLifecycle",
+            dependencies: [
+                "StateStore",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
         // `statectl soak`'s machinery: the supervisor, the harness and its controllers, the
         // cgroup, the child processes, the summary and its invariants, the SVG report. Not a
         // product: statectl parses the options, calls it and prints what it returns.
@@ -74,9 +85,21 @@ let package = Package(
             name: "statestore-worker",
             dependencies: ["StateStore", "StateStoreLinux", "MailExample"]
         ),
+        // The mail app run by a ServiceGroup, for the tests: SIGTERM and SIGINT go to the group.
+        .executableTarget(
+            name: "statestore-service-worker",
+            dependencies: [
+                "StateStore", "StateStoreServiceLifecycle", "MailExample",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
         .testTarget(
             name: "StateStoreTests",
-            dependencies: ["StateStore", "StateStoreSQLite", "MailExample"],
+            dependencies: [
+                "StateStore", "StateStoreSQLite", "MailExample", "StateStoreServiceLifecycle",
+                .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+            ],
             // Snapshots/ is read and rewritten in the source tree, not from the bundle.
             exclude: ["Snapshots"],
             resources: [.copy("Fixtures")]

@@ -8,7 +8,9 @@
 #include <malloc.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/vfs.h>
+#include <unistd.h>
 
 /// `malloc_trim(pad)`: 1 when memory was returned to the system.
 static inline int clinux_malloc_trim(unsigned long pad) {
@@ -23,6 +25,11 @@ static inline int clinux_set_parent_death_signal(int signal) {
 /// `prctl(PR_SET_NAME, name)`: names the calling thread (at most 15 bytes are kept).
 static inline int clinux_set_thread_name(const char *name) {
     return prctl(PR_SET_NAME, (unsigned long)name, 0UL, 0UL, 0UL);
+}
+
+/// The calling thread's kernel id (`gettid`), as `/proc/self/task/<id>` names it.
+static inline int clinux_thread_id(void) {
+    return (int)syscall(SYS_gettid);
 }
 
 /// `fstatfs(fd)`'s `f_type` (the filesystem's magic number), or -1 when it fails.

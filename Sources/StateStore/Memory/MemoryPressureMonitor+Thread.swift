@@ -26,6 +26,7 @@ extension MemoryPressureMonitor {
         let created = pthread_create(&thread, nil, { argument in
             let context = Unmanaged<ThreadContext>.fromOpaque(argument!).takeRetainedValue()
             _ = clinux_set_thread_name(MemoryPressureMonitor.threadName)
+            context.reference.monitor?.shared.withLock { if $0.running { $0.threadID = clinux_thread_id() } }
             MemoryPressureMonitor.run(context.reference, wakeFD: context.wakeFD)
             return nil
         }, context)
@@ -54,7 +55,7 @@ extension MemoryPressureMonitor {
                 shared.wakeFD = -1
                 shared.watchDescription = "polling"
             }
-            defer { shared.thread = nil }
+            defer { shared.thread = nil; shared.threadID = nil }
             return shared.thread
         }
         guard let thread else { return }
@@ -64,6 +65,9 @@ extension MemoryPressureMonitor {
             pthread_join(thread, nil)
         }
     }
+
+    /// The running monitor thread's kernel id (`/proc/self/task/<id>`), once it has started.
+    var threadID: Int32? { shared.withLock { $0.threadID } }
 
     /// The monitor thread's name, as `/proc/self/task/*/comm` shows it (at most 15 bytes).
     static let threadName = "memory-pressure"

@@ -38,6 +38,8 @@ public final class MemoryPressureMonitor: Sendable {
         var wakeFD: Int32 = -1
         /// The monitor thread, from ``start()`` until ``stop()`` joins it.
         var thread: pthread_t?
+        /// The monitor thread's kernel id while it runs (`/proc/self/task/<id>`).
+        var threadID: Int32?
         var generation = 0
         var watchDescription = "polling"
     }

@@ -1,0 +1,84 @@
+// The mail app (Examples/Mail) run by a ServiceGroup, as a server-side program runs it; the
+// tests send it SIGTERM or SIGINT and relaunch it with `statestore-worker app-report DB`.
+//
+//     statestore-service-worker session DB             a reply typed in compose, the last edit unsaved; prints
+//                                                      "ready" once the group traps SIGTERM/SIGINT, exits 0
+//                                                      after the group's graceful shutdown
+//     statestore-service-worker handlers-first DB      installTerminationHandlers() before the group runs: the
+//                                                      state service is refused (its error on stderr, exit 1)
+//     statestore-service-worker handlers-during DB     installTerminationHandlers() while the group runs: prints
+//                                                      "installed=false" and the error reported, then "ready"
+import Foundation
+import Logging
+import MailExample
+import ServiceLifecycle
+import StateStore
+import StateStoreServiceLifecycle
+
+/// Prints "ready" once it runs (the group traps its signals before it starts any service),
+/// after `prepare`, then waits for shutdown.
+struct ReadyService: Service {
+    let prepare: @MainActor @Sendable () -> Void
+    func run() async throws {
+        // Services start concurrently: wait for the state service's claim on the signals.
+        while TerminationSignalClaim.owner == nil { try? await Task.sleep(for: .milliseconds(1)) }
+        await MainActor.run { prepare() }
+        emit("ready")
+        try? await gracefulShutdown()
+    }
+}
+
+/// One line on standard output, unbuffered.
+func emit(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+@main
+@MainActor
+struct ServiceWorker {
+    static func main() async {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        guard arguments.count == 2, ["session", "handlers-first", "handlers-during"].contains(arguments[0]) else {
+            FileHandle.standardError.write(Data("usage: statestore-service-worker session|handlers-first|handlers-during DB\n".utf8))
+            exit(2)
+        }
+        let mode = arguments[0]
+        do {
+            let monitor = MemoryPressureMonitor()
+            let app = MailApp(store: try StateStore(path: arguments[1]), memoryMonitor: monitor)
+            try app.launch()
+            try app.open(MailMessage.mailbox[7])
+            try app.reply()
+            app.compose?.type(to: "grace@example.org", subject: "", body: "Hello")
+            app.application.saveVisibleState()
+            // Typed after the last save: only the group's graceful shutdown, which terminates the
+            // application (compose disappears and commits its editor), can save this edit.
+            app.compose?.editor.text = "Hello, world"
+            if mode == "handlers-first" { app.application.installTerminationHandlers() }
+            let application = app.application
+            let ready = ReadyService {
+                guard mode == "handlers-during" else { return }
+                // The state service has claimed the signals by now (see `run()`'s wait).
+                emit("installed=\(application.installTerminationHandlers())")
+                for error in application.restorationCoordinator?.recentErrors ?? [] { emit("error=\(error)") }
+            }
+            var logger = Logger(label: "statestore-service-worker")
+            logger.logLevel = .critical
+            let group = ServiceGroup(configuration: .init(
+                services: [
+                    .init(service: MemoryPressureMonitorService(monitor: monitor)),
+                    .init(service: ApplicationStateService(application: application)),
+                    .init(service: ready),
+                ],
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger
+            ))
+            try await group.run()
+            emit("monitor running=\(monitor.isRunning)")
+            exit(0)
+        } catch {
+            FileHandle.standardError.write(Data("statestore-service-worker: \(error)\n".utf8))
+            exit(1)
+        }
+    }
+}

@@ -1,0 +1,182 @@
+import Foundation
+import ServiceLifecycle
+import ServiceLifecycleTestKit
+import StateStoreServiceLifecycle
+import Testing
+@testable import StateStore
+
+/// The mail app run by a real `ServiceGroup` in a real process (`statestore-service-worker`):
+/// the group owns SIGTERM and SIGINT, and its graceful shutdown flushes the application.
+@Suite("A ServiceGroup owns SIGTERM and SIGINT", .timeLimit(.minutes(2)))
+struct ServiceLifecycleProcessTests {
+    let folder = TemporaryFolder()
+    var database: String { folder.file("mail.sqlite") }
+
+    struct Run {
+        var status: Int32
+        var reason: Process.TerminationReason
+        /// Every line printed, "ready" included.
+        var lines: [String]
+        var standardError: String
+    }
+
+    /// Runs `statestore-service-worker MODE DB`; once it printed "ready", sends `signal`.
+    func run(_ mode: String, signal: Int32?) throws -> Run {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try builtProduct("statestore-service-worker"))
+        process.arguments = [mode, database]
+        let output = Pipe(), errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        var lines: [String] = []
+        while let line = output.fileHandleForReading.availableLine() {
+            lines.append(line)
+            if line == "ready" { break }
+        }
+        if let signal, lines.last == "ready" { kill(process.processIdentifier, signal) }
+        let rest = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        lines += rest.split(separator: "\n").map(String.init)
+        let standardError = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return Run(status: process.terminationStatus, reason: process.terminationReason, lines: lines, standardError: standardError)
+    }
+
+    /// What a relaunch of the mail app (`statestore-worker app-report`) restored.
+    func relaunch() throws -> [String: String] {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try builtProduct("statestore-worker"))
+        process.arguments = ["app-report", database]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        var values: [String: String] = [:]
+        for line in text.split(separator: "\n") {
+            let parts = line.split(separator: "=", maxSplits: 1).map(String.init)
+            if parts.count == 2 { values[parts[0]] = parts[1] }
+        }
+        return values
+    }
+
+    @Test(arguments: [SIGTERM, SIGINT])
+    func theGroupsGracefulShutdownSavesTheUnsavedEdit(signal: Int32) throws {
+        let run = try run("session", signal: signal)
+        // The group caught the signal and returned: a clean exit, not death by the signal.
+        #expect(run.reason == .exit)
+        #expect(run.status == 0, "\(run.standardError)")
+        #expect(run.lines == ["ready", "monitor running=false"])
+        let restored = try relaunch()
+        #expect(restored["restored"] == "true")
+        #expect(restored["stack"] == "inbox,message")
+        #expect(restored["presented"] == "compose")
+        #expect(restored["compose"] == "grace@example.org|Hello, world")
+    }
+
+    @Test func theStateServiceIsRefusedWhenTheApplicationInstalledItsHandlersFirst() throws {
+        let run = try run("handlers-first", signal: nil)
+        #expect(run.status == 1)
+        #expect(run.standardError.contains(
+            "SIGTERM and SIGINT are already handled by installTerminationHandlers(), so a ServiceGroup (ApplicationStateService) was refused"
+        ))
+        // Nothing was lost by the refusal: the last save is there.
+        let store = try StateStore(path: database, options: .init(readOnly: true))
+        let draft = try #require(try store.entries().first { $0.path.rawValue.hasSuffix("compose") })
+        #expect(try store.restore(Draft.self, for: draft.path)?.body == "Hello")
+    }
+
+    @Test func installingTheHandlersWhileTheGroupRunsIsRefusedAndReported() throws {
+        let run = try run("handlers-during", signal: SIGTERM)
+        #expect(run.lines.first == "installed=false")
+        #expect(run.lines.contains {
+            $0.hasPrefix("error=SIGTERM and SIGINT are already handled by a ServiceGroup (ApplicationStateService), so installTerminationHandlers() was refused")
+        })
+        // The group still owns the signals and flushes.
+        #expect(run.reason == .exit && run.status == 0)
+        #expect(try relaunch()["compose"] == "grace@example.org|Hello, world")
+    }
+
+    struct Draft: Codable, Sendable { var body: String }
+}
+
+/// `ApplicationStateService` and `MemoryPressureMonitorService` under ServiceLifecycleTestKit's
+/// graceful shutdown, in this process.
+@Suite("ServiceLifecycle services, graceful shutdown in process", .serialized)
+struct ServiceLifecycleServiceTests {
+    let folder = TemporaryFolder()
+
+    @Test func gracefulShutdownCommitsTheVisibleStateBeforeRunReturns() async throws {
+        let database = folder.file("state.sqlite")
+        let application = try await MainActor.run {
+            let storyboard = Storyboard()
+            storyboard.register("note") { NoteController() }
+            let application = Application(store: try StateStore(path: database), storyboard: storyboard)
+            let window = Window(size: Size(width: 400, height: 800), orientation: .portrait, application: application)
+            let note = try #require(try storyboard.instantiateViewController(withIdentifier: "note") as? NoteController)
+            window.rootViewController = note
+            window.makeKeyAndVisible()
+            note.uncommittedText = "typed, never saved"
+            return application
+        }
+
+        try await testGracefulShutdown { trigger in
+            async let running: Void = ApplicationStateService(application: application).run()
+            trigger.triggerGracefulShutdown()
+            try await running
+        }
+        #expect(await application.isTerminated)
+        #expect(TerminationSignalClaim.owner == nil)
+        // Another connection reads it: committed, not only handed to the writer.
+        let reader = try StateStore(path: database, options: .init(readOnly: true))
+        let entry = try #require(try reader.entries().first)
+        #expect(try reader.restore(NoteController.State.self, for: entry.path)?.text == "typed, never saved")
+    }
+
+    @Test func theMonitorServiceStopsAndJoinsTheMonitorAtGracefulShutdown() async throws {
+        let monitor = MemoryPressureMonitor(configuration: try MonitorThreads.fixture(in: folder))
+        let thread = try await testGracefulShutdown { trigger in
+            async let running: Void = MemoryPressureMonitorService(monitor: monitor).run()
+            let thread = try await MonitorThreads.started(monitor)
+            #expect(MonitorThreads.exists(thread))
+            trigger.triggerGracefulShutdown()
+            try await running
+            return thread
+        }
+        #expect(!monitor.isRunning)
+        #expect(MonitorThreads.gone(thread))
+    }
+}
+
+/// The monitor's thread as `/proc/self/task` shows it.
+enum MonitorThreads {
+    /// A fixture root with a roomy meminfo, so a monitor reads nothing of the machine's.
+    static func fixture(in folder: TemporaryFolder) throws -> MemoryPressureMonitor.Configuration {
+        let root = folder.file("root-\(UUID().uuidString)")
+        try MemoryFixtures.write(MemoryFixtures.meminfo(totalKB: 8_000_000, availableKB: 6_000_000), to: "/proc/meminfo", in: root)
+        return MemoryPressureMonitor.Configuration(root: root)
+    }
+
+    /// The kernel id of `monitor`'s thread, once it has started.
+    static func started(_ monitor: MemoryPressureMonitor) async throws -> Int32 {
+        for _ in 0..<2_000 {
+            if let id = monitor.threadID { return id }
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        throw RawSQLFailure(message: "the monitor thread did not start")
+    }
+
+    static func exists(_ id: Int32) -> Bool {
+        FileManager.default.fileExists(atPath: "/proc/self/task/\(id)")
+    }
+
+    /// Whether the thread is gone, allowing the kernel a moment to drop its `/proc` entry
+    /// after the join.
+    static func gone(_ id: Int32) -> Bool {
+        for _ in 0..<200 {
+            if !exists(id) { return true }
+            usleep(10_000)
+        }
+        return false
+    }
+}
