@@ -83,7 +83,7 @@ public final class Application {
     ///     instantiates register with this application.
     ///   - supportedOrientations: The orientations the application allows.
     ///   - logger: Where the application logs (see ``logger``); silent by default.
-    ///   - metricsFactory: Where it records the memory warnings it handles (see <doc:Metrics>);
+    ///   - metricsFactory: Where it records the memory warnings it handles (see <doc:ServicesAndMetrics>);
     ///     `nil` uses `MetricsSystem.factory` as it is now.
     public init(
         storyboard: Storyboard = Storyboard(), supportedOrientations: InterfaceOrientationMask = .all,

@@ -1,6 +1,6 @@
 import CoreMetrics
 
-/// What an ``Application`` records of the memory warnings it handles (see <doc:Metrics>).
+/// What an ``Application`` records of the memory warnings it handles (see <doc:ServicesAndMetrics>).
 struct ApplicationMetrics {
     /// `statestore_memory_warnings_total{level="warning"|"critical"}`: warnings handled.
     let warnings: Counter

@@ -61,7 +61,7 @@ public final class MemoryPressureMonitor: Sendable {
     /// - Parameters:
     ///   - configuration: Where it reads and how it grades.
     ///   - logger: The application's logger; the default discards everything.
-    ///   - metricsFactory: Where it records the level (see <doc:Metrics>); `nil` uses
+    ///   - metricsFactory: Where it records the level (see <doc:ServicesAndMetrics>); `nil` uses
     ///     `MetricsSystem.factory` as it is now.
     public init(
         configuration: Configuration = Configuration(),

@@ -65,7 +65,7 @@ public final class StateStore: Sendable {
         /// pass the application's own.
         public var logger: Logger
         /// Where the store, its write-behind writer and an application on it emit their metrics
-        /// (see <doc:Metrics>). `nil`, the default, uses `MetricsSystem.factory` as it is when
+        /// (see <doc:ServicesAndMetrics>). `nil`, the default, uses `MetricsSystem.factory` as it is when
         /// the store opens: a library never bootstraps the metrics system, the app does.
         public var metricsFactory: (any MetricsFactory)?
 
