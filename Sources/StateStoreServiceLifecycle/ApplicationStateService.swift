@@ -7,12 +7,13 @@ import StateStore
 /// before ``run()`` returns.
 ///
 /// Put it in a `ServiceGroup` whose `gracefulShutdownSignals` include SIGTERM and SIGINT,
-/// after the services the application uses (a ``MemoryPressureMonitorService``, a server): the
-/// group shuts services down in reverse order, so the state is flushed first. The group then
-/// owns the signals: do not also call ``StateStore/Application/installTerminationHandlers(signals:)``.
-/// ``run()`` claims the signals for the group (``StateStore/TerminationSignalClaim``) and throws
-/// ``StateStore/TerminationSignalsClaimedError`` when the application installed its handlers
-/// already; that call, made while the service runs, is refused and reported.
+/// after the ``MemoryPressureMonitorService`` and before the services that use the application
+/// (a server): the group shuts services down in reverse order, so the server stops, then the
+/// state is flushed, then the monitor stops. The group then owns the signals: do not also call
+/// ``StateStore/Application/installTerminationHandlers(signals:)``. ``run()`` claims them for the
+/// group (``StateStore/TerminationSignalClaim``) and throws ``StateStore/TerminationSignalsClaimedError``
+/// when the application installed its handlers already; that call, made while the service runs,
+/// is refused and reported.
 ///
 /// ```swift
 /// let monitor = MemoryPressureMonitor()
@@ -30,20 +31,30 @@ import StateStore
 public struct ApplicationStateService: Service {
     /// The application whose state is flushed at shutdown.
     public let application: Application
+    /// Whether ``run()`` claims SIGTERM and SIGINT for the group.
+    public let claimsTerminationSignals: Bool
 
-    public init(application: Application) {
+    /// - Parameters:
+    ///   - application: The application whose state is flushed at shutdown.
+    ///   - claimsTerminationSignals: `true` (the default) when the group traps SIGTERM or SIGINT
+    ///     (its `gracefulShutdownSignals`), so that ``StateStore/Application/installTerminationHandlers(signals:)``
+    ///     and the group never both handle them. Pass `false` for a group that traps no signals
+    ///     (one shut down by its owner's code or by ServiceLifecycleTestKit): the service then
+    ///     claims nothing, and the application may install its own handlers.
+    public init(application: Application, claimsTerminationSignals: Bool = true) {
         self.application = application
+        self.claimsTerminationSignals = claimsTerminationSignals
     }
 
     /// Waits for graceful shutdown or cancellation, then terminates the application on the
     /// main actor and returns once its state is committed.
     ///
-    /// - Throws: ``StateStore/TerminationSignalsClaimedError`` when
-    ///   ``StateStore/Application/installTerminationHandlers(signals:)`` owns the signals; nothing
-    ///   is terminated then.
+    /// - Throws: ``StateStore/TerminationSignalsClaimedError`` when it claims the signals and
+    ///   ``StateStore/Application/installTerminationHandlers(signals:)`` owns them; nothing is
+    ///   terminated then.
     public func run() async throws {
-        try TerminationSignalClaim.claim(.serviceGroup)
-        defer { TerminationSignalClaim.release(.serviceGroup) }
+        if claimsTerminationSignals { try TerminationSignalClaim.claim(.serviceGroup) }
+        defer { if claimsTerminationSignals { TerminationSignalClaim.release(.serviceGroup) } }
         // Returns at graceful shutdown, throws at cancellation: either way, flush.
         try? await gracefulShutdown()
         await MainActor.run { application.terminate() }

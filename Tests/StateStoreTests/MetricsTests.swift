@@ -77,9 +77,12 @@ struct MetricsTests {
         #expect(try metrics.expectCounter("statestore_memory_warnings_total", [("level", "warning")]).totalValue == 1)
         #expect(try metrics.expectCounter("statestore_memory_warnings_total", [("level", "critical")]).totalValue == 1)
         #expect(try metrics.expectTimer("statestore_memory_warning_delay").values.count == 2)
+        // Each warning purges this controller's cache and the process-wide ones (which other
+        // tests running now may fill): at least one per warning, and all of this cache's cost.
         #expect(try metrics.expectCounter("statestore_cache_purges_total").totalValue >= 2)
         // A critical warning empties the cache: its 4,000 bytes are released, whatever the warning trimmed first.
-        #expect(try metrics.expectCounter("statestore_cache_released_cost_total").totalValue == 4_000)
+        #expect(try metrics.expectCounter("statestore_cache_released_cost_total").totalValue >= 4_000)
+        #expect(cache.totalCost == 0)
         #expect(try metrics.expectRecorder("statestore_memory_warning_rss_released_bytes").values.count == 2)
     }
 
