@@ -9,6 +9,7 @@ let package = Package(
         // on the core never compiles swift-service-lifecycle or swift-async-algorithms.
         .library(name: "StateStoreServiceLifecycle", targets: ["StateStoreServiceLifecycle"]),
         .executable(name: "statectl", targets: ["statectl"]),
+        .executable(name: "mail", targets: ["mail"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -69,6 +70,12 @@ let package = Package(
             name: "MailExample",
             dependencies: ["StateStore"],
             path: "Examples/Mail"
+        ),
+        // The mail app at a terminal (`swift run mail`): raw mode, ANSI drawing, dispatchMain.
+        .executableTarget(
+            name: "mail",
+            dependencies: ["StateStore", "MailExample"],
+            path: "Examples/MailTerminal"
         ),
         .executableTarget(
             name: "statectl",

@@ -1,0 +1,240 @@
+import MailExample
+import StateStore
+
+/// A controller that draws itself as lines of text and takes keys.
+@MainActor
+protocol TerminalScreen: AnyObject {
+    /// The breadcrumb shown above the content.
+    var title: String { get }
+    /// The keys this screen takes, for the help line.
+    var help: String { get }
+    /// The content, at most `height` lines of at most `width` characters.
+    func draw(width: Int, height: Int, traits: TraitCollection) -> [String]
+    /// Handles `key`; returns whether it did.
+    func handle(_ key: Key, in app: TerminalMailApp) -> Bool
+    /// Where the terminal's cursor goes within the content, when the screen edits text.
+    func cursor(width: Int) -> (row: Int, column: Int)?
+}
+
+extension TerminalScreen {
+    func cursor(width: Int) -> (row: Int, column: Int)? { nil }
+}
+
+/// Cuts `text` to `width` characters.
+func fit(_ text: String, _ width: Int) -> String {
+    text.count <= width ? text : String(text.prefix(max(0, width - 1))) + "…"
+}
+
+/// The message list. State: the selected row and the first row shown.
+final class InboxScreen: ViewController, StateRestoring, TerminalScreen {
+    struct State: Codable, Sendable, Hashable {
+        var selected = 0
+        var top = 0
+    }
+    var restorableState = State()
+
+    var title: String { "Inbox" }
+    var help: String { "↑/↓ select · enter open · tab settings · q quit" }
+
+    func draw(width: Int, height: Int, traits: TraitCollection) -> [String] {
+        // Regular width: a preview under each subject; compact: one line a message.
+        let perRow = traits.horizontalSizeClass == .regular ? 2 : 1
+        let visible = max(1, height / perRow)
+        if restorableState.selected < restorableState.top { restorableState.top = restorableState.selected }
+        if restorableState.selected >= restorableState.top + visible { restorableState.top = restorableState.selected - visible + 1 }
+        var lines: [String] = []
+        for index in restorableState.top..<min(MailMessage.mailbox.count, restorableState.top + visible) {
+            let message = MailMessage.mailbox[index]
+            let marker = index == restorableState.selected ? ">" : " "
+            lines.append(fit("\(marker) \(message.subject)  \(message.from)", width))
+            if perRow == 2 {
+                lines.append(fit("    " + TerminalMailApp.rows.value(forKey: message.id) { String(message.body.prefix(200)) }, width))
+            } else {
+                _ = TerminalMailApp.rows.value(forKey: message.id) { String(message.body.prefix(200)) }
+            }
+        }
+        return lines
+    }
+
+    func handle(_ key: Key, in app: TerminalMailApp) -> Bool {
+        switch key {
+        case .up, .character("k"): restorableState.selected = max(0, restorableState.selected - 1)
+        case .down, .character("j"): restorableState.selected = min(MailMessage.mailbox.count - 1, restorableState.selected + 1)
+        case .enter, .right: app.open(MailMessage.mailbox[restorableState.selected])
+        default: return false
+        }
+        return true
+    }
+}
+
+/// One message. State: which message and the first line shown.
+final class MessageScreen: ViewController, StateRestoring, TerminalScreen {
+    struct State: Codable, Sendable, Hashable {
+        var messageID: String?
+        var line = 0
+    }
+    var restorableState = State()
+    var message: MailMessage? { MailMessage.find(restorableState.messageID) }
+
+    var title: String { "Inbox › \(message?.subject ?? "?")" }
+    var help: String { "↑/↓ scroll · r reply · ← back · q quit" }
+
+    /// The body wrapped at `width`, from the cache (purged on memory warnings).
+    func wrapped(_ width: Int) -> [String] {
+        guard let message else { return [] }
+        return TerminalMailApp.wrapped.value(forKey: "\(message.id)@\(width)") {
+            var lines: [String] = [], line = ""
+            for word in message.body.split(separator: " ") {
+                if !line.isEmpty, line.count + 1 + word.count > width { lines.append(line); line = "" }
+                line += (line.isEmpty ? "" : " ") + word
+            }
+            if !line.isEmpty { lines.append(line) }
+            return lines
+        }
+    }
+
+    func draw(width: Int, height: Int, traits: TraitCollection) -> [String] {
+        guard let message else { return ["(this message is no longer in the mailbox)"] }
+        let body = wrapped(max(10, width))
+        restorableState.line = min(restorableState.line, max(0, body.count - (height - 3)))
+        let header = [fit("From: \(message.from)", width), fit("Subject: \(message.subject)", width), ""]
+        return header + body.dropFirst(restorableState.line).prefix(max(0, height - 3))
+    }
+
+    func handle(_ key: Key, in app: TerminalMailApp) -> Bool {
+        switch key {
+        case .up, .character("k"): restorableState.line = max(0, restorableState.line - 1)
+        case .down, .character("j"): restorableState.line += 1
+        case .character("r"): app.reply(to: self)
+        case .left, .backspace, .escape, .character("h"): app.back()
+        default: return false
+        }
+        return true
+    }
+}
+
+/// A reply, presented as a sheet over the tabs. State: the draft and the cursor in its body.
+final class ComposeScreen: ViewController, StateRestoring, TerminalScreen {
+    struct Draft: Codable, Sendable, Hashable {
+        var to = ""
+        var subject = ""
+        var body = ""
+        /// The cursor, in characters from the start of the body.
+        var cursor = 0
+    }
+    var restorableState = Draft()
+    /// The message being answered, set before the sheet is first presented.
+    var replyingTo: MailMessage?
+
+    var title: String { "Compose › \(restorableState.subject)" }
+    var help: String { "type the reply · ←/→ move · ctrl-s send · esc discard" }
+
+    override func viewWillAppear(_ animated: Bool) {
+        super.viewWillAppear(animated)
+        // Restored already: a relaunch brings its draft back; a new reply starts addressed.
+        if restorableState.to.isEmpty, let replyingTo {
+            restorableState = Draft(to: replyingTo.from, subject: "Re: \(replyingTo.subject)", body: "", cursor: 0)
+        }
+        restorableState.cursor = min(max(0, restorableState.cursor), restorableState.body.count)
+    }
+
+    /// The body cut into lines of `width`, each with the offset of its first character.
+    private func layout(_ width: Int) -> [(offset: Int, text: String)] {
+        var lines: [(offset: Int, text: String)] = []
+        var start = 0, offset = 0, current = ""
+        for character in restorableState.body {
+            if character == "\n" {
+                lines.append((start, current))
+                offset += 1
+                start = offset
+                current = ""
+                continue
+            }
+            if current.count == width {
+                lines.append((start, current))
+                start = offset
+                current = ""
+            }
+            current.append(character)
+            offset += 1
+        }
+        lines.append((start, current))
+        return lines
+    }
+
+    func draw(width: Int, height: Int, traits: TraitCollection) -> [String] {
+        let header = [fit("To: \(restorableState.to)", width), fit("Subject: \(restorableState.subject)", width), String(repeating: "─", count: width)]
+        return header + layout(max(1, width)).map(\.text).prefix(max(0, height - 4))
+            + ["", fit("cursor \(restorableState.cursor) of \(restorableState.body.count)", width)]
+    }
+
+    func cursor(width: Int) -> (row: Int, column: Int)? {
+        let lines = layout(max(1, width))
+        let cursor = restorableState.cursor
+        let index = lines.lastIndex { $0.offset <= cursor } ?? 0
+        return (3 + index, min(width - 1, cursor - lines[index].offset))
+    }
+
+    func handle(_ key: Key, in app: TerminalMailApp) -> Bool {
+        var draft = restorableState
+        let body = Array(draft.body)
+        switch key {
+        case .character(let character):
+            draft.body = String(body[..<draft.cursor]) + String(character) + String(body[draft.cursor...])
+            draft.cursor += 1
+        case .enter:
+            draft.body = String(body[..<draft.cursor]) + "\n" + String(body[draft.cursor...])
+            draft.cursor += 1
+        case .backspace:
+            guard draft.cursor > 0 else { return true }
+            draft.body = String(body[..<(draft.cursor - 1)]) + String(body[draft.cursor...])
+            draft.cursor -= 1
+        case .left: draft.cursor = max(0, draft.cursor - 1)
+        case .right: draft.cursor = min(body.count, draft.cursor + 1)
+        case .control("s"):
+            app.closeCompose(sent: true)
+            return true
+        case .escape:
+            app.closeCompose(sent: false)
+            return true
+        default: return false
+        }
+        restorableState = draft
+        app.draftChanged()
+        return true
+    }
+}
+
+/// The settings tab: the database, memory and caches, and a simulated memory warning.
+final class SettingsScreen: ViewController, StateRestoring, TerminalScreen {
+    struct State: Codable, Sendable, Hashable {
+        var visits = 0
+    }
+    var restorableState = State()
+    weak var app: TerminalMailApp?
+
+    var title: String { "Settings" }
+    var help: String { "w simulate a memory warning · tab mail · q quit" }
+
+    override func viewWillAppear(_ animated: Bool) {
+        super.viewWillAppear(animated)
+        restorableState.visits += 1
+    }
+
+    func draw(width: Int, height: Int, traits: TraitCollection) -> [String] {
+        guard let app else { return [] }
+        return [
+            fit("Database   \(app.databasePath)", width),
+            fit("Memory     \(app.monitor.level) (\(app.monitor.watchDescription))", width),
+            fit("Caches     \(TerminalMailApp.cacheSummary)", width),
+            fit("Window     \(Int(app.window.size.width / TerminalMailApp.pointsPerColumn))×\(Int(app.window.size.height / TerminalMailApp.pointsPerRow)), \(traits)", width),
+            fit("Visits     \(restorableState.visits)", width),
+        ]
+    }
+
+    func handle(_ key: Key, in app: TerminalMailApp) -> Bool {
+        guard key == .character("w") else { return false }
+        app.application.didReceiveMemoryWarning(level: .warning)
+        return true
+    }
+}

@@ -1,0 +1,73 @@
+// The mail app at a real terminal: raw mode, ANSI drawing, and a real event loop.
+//
+//     mail [--db PATH]
+//
+// The database defaults to $MAIL_DB, else StateStore.defaultPath(appName: "mail")
+// ($XDG_STATE_HOME/mail/state.sqlite). $MAIL_MONITOR_ROOT points the memory-pressure monitor at
+// a folder standing in for / (a fixture tree), as `statectl monitor --root` does.
+//
+// Everything arrives on the main queue under dispatchMain(): keys (standard input's
+// readability), SIGWINCH (a resize), and SIGTERM, SIGINT and SIGHUP (through
+// Application.installTerminationHandlers, which saves what is visible and exits). Nothing polls.
+import Dispatch
+import Foundation
+import StateStore
+
+var arguments = Array(CommandLine.arguments.dropFirst())
+var database = ProcessInfo.processInfo.environment["MAIL_DB"] ?? StateStore.defaultPath(appName: "mail")
+if let index = arguments.firstIndex(of: "--db"), index + 1 < arguments.count {
+    database = arguments[index + 1]
+    arguments.removeSubrange(index...index + 1)
+}
+guard arguments.isEmpty else {
+    FileHandle.standardError.write(Data("usage: mail [--db PATH]\n".utf8))
+    exit(2)
+}
+
+MainActor.assumeIsolated {
+    guard Terminal.enterRawMode() else {
+        FileHandle.standardError.write(Data("mail: standard input is not a terminal; run it in one\n".utf8))
+        exit(2)
+    }
+    let app: TerminalMailApp
+    do {
+        let root = ProcessInfo.processInfo.environment["MAIL_MONITOR_ROOT"] ?? "/"
+        app = try TerminalMailApp(database: database, monitor: MemoryPressureMonitor(configuration: .init(root: root)))
+        try app.launch()
+    } catch {
+        Terminal.restore()
+        FileHandle.standardError.write(Data("mail: \(error)\n".utf8))
+        exit(1)
+    }
+    // SIGTERM, SIGINT (ctrl-c reaches the app as a key, and is raised as SIGINT) and SIGHUP
+    // (the terminal went away): the visible state is saved, then exit() puts the terminal back.
+    app.application.installTerminationHandlers(signals: [SIGTERM, SIGINT, SIGHUP])
+
+    signal(SIGWINCH, SIG_IGN)
+    let resize = DispatchSource.makeSignalSource(signal: SIGWINCH, queue: .main)
+    resize.setEventHandler { MainActor.assumeIsolated { app.terminalResized() } }
+    resize.resume()
+
+    let input = DispatchSource.makeReadSource(fileDescriptor: 0, queue: .main)
+    input.setEventHandler {
+        MainActor.assumeIsolated {
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            let count = read(0, &buffer, buffer.count)
+            guard count > 0 else {
+                // End of input: the terminal is gone.
+                app.application.terminate()
+                exit(0)
+            }
+            let keys = Key.decode(Array(buffer.prefix(count)))
+            if keys.contains(.control("c")) { raise(SIGINT); return }
+            if !app.handle(keys) {
+                app.application.terminate()
+                exit(0)
+            }
+        }
+    }
+    input.resume()
+    withExtendedLifetime((resize, input)) {
+        dispatchMain()
+    }
+}
