@@ -127,7 +127,7 @@ final class ComposeScreen: ViewController, StateRestoring, TerminalScreen {
     var replyingTo: MailMessage?
 
     var title: String { "Compose › \(restorableState.subject)" }
-    var help: String { "type the reply · ←/→ move · ctrl-s send · esc discard" }
+    var help: String { "type the reply · ←/→ move · ctrl-s send · esc discard · ctrl-q quit" }
 
     override func viewWillAppear(_ animated: Bool) {
         super.viewWillAppear(animated)

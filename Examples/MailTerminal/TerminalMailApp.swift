@@ -106,6 +106,7 @@ final class TerminalMailApp {
     /// Returns `false` when the key asks to quit.
     func handle(_ keys: [Key]) -> Bool {
         for key in keys {
+            if key == .control("q") { return false }
             if let front, front.handle(key, in: self) { continue }
             switch key {
             case .character("q"): return false
@@ -145,13 +146,16 @@ final class TerminalMailApp {
         notice = sent ? "sent" : "draft discarded"
     }
 
-    /// A keystroke changed the draft: it is saved once typing pauses for 300 ms (a flush point,
-    /// like a disappearance), so a crash or `kill -9` loses at most that pause's keys.
+    /// How long typing must pause before the draft is saved: 300 ms, or `$MAIL_AUTOSAVE_MS`.
+    let autosaveDelay = Int(ProcessInfo.processInfo.environment["MAIL_AUTOSAVE_MS"] ?? "") ?? 300
+
+    /// A keystroke changed the draft: it is saved once typing pauses (a flush point, like a
+    /// disappearance), so a crash or `kill -9` loses at most the keys typed since the pause.
     func draftChanged() {
         draftEdits += 1
         notice = "editing"
         let edits = draftEdits
-        DispatchQueue.main.asyncAfter(deadline: .now() + .milliseconds(300)) { [weak self] in
+        DispatchQueue.main.asyncAfter(deadline: .now() + .milliseconds(autosaveDelay)) { [weak self] in
             MainActor.assumeIsolated {
                 guard let self, self.draftEdits == edits, self.compose != nil else { return }
                 self.application.saveVisibleState()

@@ -4,7 +4,8 @@
 //
 // The database defaults to $MAIL_DB, else StateStore.defaultPath(appName: "mail")
 // ($XDG_STATE_HOME/mail/state.sqlite). $MAIL_MONITOR_ROOT points the memory-pressure monitor at
-// a folder standing in for / (a fixture tree), as `statectl monitor --root` does.
+// a folder standing in for / (a fixture tree), as `statectl monitor --root` does;
+// $MAIL_AUTOSAVE_MS is how long typing pauses before the draft is saved (default 300).
 //
 // Everything arrives on the main queue under dispatchMain(): keys (standard input's
 // readability), SIGWINCH (a resize), and SIGTERM, SIGINT and SIGHUP (through
@@ -59,7 +60,9 @@ MainActor.assumeIsolated {
                 exit(0)
             }
             let keys = Key.decode(Array(buffer.prefix(count)))
-            if keys.contains(.control("c")) { raise(SIGINT); return }
+            // Process-directed, not raise(): under dispatchMain() the main thread may block
+            // signals, and a thread-directed one would wait there forever.
+            if keys.contains(.control("c")) { kill(getpid(), SIGINT); return }
             if !app.handle(keys) {
                 app.application.terminate()
                 exit(0)

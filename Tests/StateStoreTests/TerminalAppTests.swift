@@ -1,0 +1,227 @@
+import Foundation
+import Testing
+
+/// A tmux server of its own (its own socket), one session running `sh` in a real terminal.
+/// `sh` (dash) does not put the terminal back after a program it ran, so what the terminal
+/// looks like after the app exits is the app's doing.
+final class TerminalSession {
+    let socket = "statestore-\(getpid())-\(UUID().uuidString.prefix(8))"
+    let folder: TemporaryFolder
+    private var screens = 0
+
+    init(folder: TemporaryFolder, columns: Int = 100, rows: Int = 30) throws {
+        self.folder = folder
+        try tmux(["new-session", "-d", "-x", "\(columns)", "-y", "\(rows)", "sh"])
+    }
+
+    deinit { _ = try? tmux(["kill-server"]) }
+
+    @discardableResult
+    func tmux(_ arguments: [String]) throws -> String {
+        // posix_spawn and waitpid: the client `new-session` runs starts a server that keeps
+        // the descriptors it was given, so the output goes to a file, never a pipe.
+        let outputFile = folder.file("tmux-\(UUID().uuidString).out")
+        defer { unlink(outputFile) }
+        let candidates: [String] = ["/usr/bin/tmux", "/usr/local/bin/tmux"]
+        let executable = candidates.first { access($0, X_OK) == 0 } ?? candidates[0]
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outputFile, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        let argv = ([executable, "-L", socket, "-f", "/dev/null"] + arguments).map { strdup($0) } + [nil]
+        defer { for argument in argv { free(argument) } }
+        var pid: pid_t = 0
+        guard posix_spawn(&pid, executable, &actions, nil, argv, environ) == 0 else {
+            throw RawSQLFailure(message: "tmux could not be started (scripts/bootstrap installs it)")
+        }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        guard status == 0 else {
+            throw RawSQLFailure(message: "tmux \(arguments.joined(separator: " ")) failed (status \(status))")
+        }
+        return (try? String(contentsOfFile: outputFile, encoding: .utf8)) ?? ""
+    }
+
+    /// Keys by tmux's names (`Enter`, `Down`, `C-c`).
+    func press(_ keys: String...) throws { try tmux(["send-keys"] + keys) }
+    /// Text, typed as it is.
+    func type(_ text: String) throws { try tmux(["send-keys", "-l", text]) }
+    /// What a person sees now.
+    func screen() throws -> String { try tmux(["capture-pane", "-p"]) }
+    /// Where the terminal's cursor is (column, row), as a person sees it blink.
+    func cursor() throws -> [Int] {
+        try tmux(["display-message", "-p", "#{cursor_x} #{cursor_y}"]).split(whereSeparator: \.isWhitespace).compactMap { Int($0) }
+    }
+    func resize(columns: Int, rows: Int) throws { try tmux(["resize-window", "-x", "\(columns)", "-y", "\(rows)"]) }
+
+    /// Runs `command` in the shell, recording the terminal's settings before and after it,
+    /// and its exit status.
+    /// `preparing` runs first (to mend a terminal a killed program left raw).
+    func run(_ command: String, as name: String, preparing: String = "true") throws {
+        let before = folder.file("\(name).before"), after = folder.file("\(name).after"), status = folder.file("\(name).status")
+        try type("\(preparing); stty -g > \(before); \(command); echo $? > \(status); stty -g > \(after)")
+        // A newline (ctrl-j), not Enter's carriage return: a terminal left raw by a killed
+        // program does not turn one into the other, and the shell would wait for the line's end.
+        try press("C-j")
+    }
+
+    /// Waits (up to 60 s: the machine may be busy) until the screen satisfies `condition`;
+    /// otherwise writes the screen to a file and records a failure naming it.
+    @discardableResult
+    func waitForScreen(_ what: String, sourceLocation: SourceLocation = #_sourceLocation,
+                       _ condition: (String) -> Bool) throws -> String {
+        let deadline = ContinuousClock.now + .seconds(60)
+        var text = ""
+        while ContinuousClock.now < deadline {
+            text = try screen()
+            if condition(text) { return text }
+            usleep(50_000)
+        }
+        screens += 1
+        // Kept after the test's own folder is removed.
+        let kept = FileManager.default.temporaryDirectory.appending(path: "statestore-terminal-screens").path
+        try? FileManager.default.createDirectory(atPath: kept, withIntermediateDirectories: true)
+        let file = kept + "/\(socket)-\(screens).txt"
+        try? text.write(toFile: file, atomically: true, encoding: .utf8)
+        Issue.record("the screen never showed \(what); what it showed is in \(file):\n\(text)", sourceLocation: sourceLocation)
+        return text
+    }
+
+    func waitForScreen(containing text: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        try waitForScreen("“\(text)”", sourceLocation: sourceLocation) { $0.contains(text) }
+    }
+
+    /// Waits until the command started by ``run(_:as:)`` ended; returns its exit status and
+    /// whether the terminal's settings after it are the ones before it.
+    func waitForExit(of name: String) throws -> (status: Int?, terminalRestored: Bool) {
+        let after = folder.file("\(name).after")
+        let deadline = ContinuousClock.now + .seconds(60)
+        while ContinuousClock.now < deadline, (try? String(contentsOfFile: after, encoding: .utf8))?.isEmpty ?? true { usleep(50_000) }
+        let read = { (suffix: String) in (try? String(contentsOfFile: self.folder.file("\(name).\(suffix)"), encoding: .utf8)) ?? "" }
+        let status = Int(read("status").trimmingCharacters(in: .whitespacesAndNewlines))
+        return (status, !read("before").isEmpty && read("before") == read("after"))
+    }
+
+    /// The process id of the program the shell is running now.
+    func foregroundProcess() throws -> pid_t? {
+        let shell = try tmux(["display-message", "-p", "#{pane_pid}"]).trimmingCharacters(in: .whitespacesAndNewlines)
+        let children = (try? String(contentsOfFile: "/proc/\(shell)/task/\(shell)/children", encoding: .utf8)) ?? ""
+        return children.split(separator: " ").compactMap { pid_t($0) }.last
+    }
+}
+
+/// The terminal mail app (`Examples/MailTerminal`, the `mail` executable) driven through a real
+/// terminal as a person would: keys, a resize, a memory warning from the monitor, `kill -9`,
+/// signals and the quit key, read back from the screen.
+@Suite("The mail app at a real terminal", .timeLimit(.minutes(5)))
+struct TerminalAppTests {
+    let folder = TemporaryFolder()
+    var database: String { folder.file("mail.sqlite") }
+
+    /// A stand-in for / with a roomy meminfo, for the app's memory-pressure monitor.
+    func monitorRoot(availableKB: Int) throws -> String {
+        let root = folder.file("root")
+        try FileManager.default.createDirectory(atPath: root + "/proc", withIntermediateDirectories: true)
+        try "MemTotal: 8000000 kB\nMemFree: \(availableKB / 2) kB\nMemAvailable: \(availableKB) kB\n"
+            .write(toFile: root + "/proc/meminfo", atomically: true, encoding: .utf8)
+        return root
+    }
+
+    /// The app on the test's database and monitor root; `autosave` is how long typing must pause
+    /// before the draft is saved.
+    func command(autosaveMilliseconds: Int = 300) throws -> String {
+        "MAIL_DB=\(database) MAIL_MONITOR_ROOT=\(try monitorRoot(availableKB: 6_000_000)) MAIL_AUTOSAVE_MS=\(autosaveMilliseconds) "
+            + (try builtProduct("mail"))
+    }
+
+    @Test func aDraftTypedAtTheTerminalSurvivesKill9WithItsCursor() throws {
+        let terminal = try TerminalSession(folder: folder)
+        try terminal.run(try command(), as: "first")
+        try terminal.waitForScreen(containing: "> Status report #1")
+        try terminal.press("Down", "Down", "Enter")
+        try terminal.waitForScreen(containing: "Subject: Status report #3")
+        try terminal.press("r")
+        try terminal.waitForScreen(containing: "Compose › Re: Status report #3")
+        try terminal.type("Hello half a dra")
+        try terminal.press("Left", "Left")
+        try terminal.waitForScreen(containing: "draft saved")
+        #expect(try terminal.screen().contains("cursor 14 of 16"))
+        #expect(try terminal.cursor() == [14, 5])
+
+        let app = try #require(try terminal.foregroundProcess())
+        #expect(kill(app, SIGKILL) == 0)
+        let killed = try terminal.waitForExit(of: "first")
+        #expect(killed.status == 128 + Int(SIGKILL))
+        // Nothing could put the terminal back: that is what `reset` is for.
+        #expect(!killed.terminalRestored)
+
+        try terminal.run(try command(), as: "second", preparing: "stty sane; clear")
+        let restored = try terminal.waitForScreen("the compose sheet with the draft") {
+            $0.contains("Compose › Re: Status report #3") && $0.contains("Hello half a dra") && $0.contains("cursor 14 of 16")
+        }
+        #expect(restored.hasPrefix("[Mail]"))
+        #expect(try terminal.cursor() == [14, 5])
+        // Under the sheet, the stack: the message, then the inbox with its selection.
+        try terminal.press("Escape")
+        try terminal.waitForScreen(containing: "Subject: Status report #3")
+        try terminal.press("Left")
+        try terminal.waitForScreen(containing: "> Status report #3")
+        try terminal.press("q")
+        let quit = try terminal.waitForExit(of: "second")
+        #expect(quit.status == 0)
+        #expect(quit.terminalRestored)
+    }
+
+    @Test func aResizeAndAMemoryWarningReachTheScreen() throws {
+        let terminal = try TerminalSession(folder: folder)
+        try terminal.run(try command(), as: "app")
+        try terminal.waitForScreen(containing: "100×30 regular×regular")
+        // Regular width: a preview line under each subject.
+        #expect(try terminal.screen().contains("    Paragraph 1: all systems nominal."))
+        try terminal.resize(columns: 60, rows: 20)
+        try terminal.waitForScreen(containing: "60×20 compact×compact")
+        #expect(try !terminal.screen().contains("    Paragraph 1:"))
+
+        // Memory runs short where the monitor reads: it raises a warning on its own thread, the
+        // application handles it on the main queue, and the screen says what the caches gave back.
+        _ = try monitorRoot(availableKB: 40_000)
+        try terminal.waitForScreen(containing: "memory warning (critical): caches released")
+        try terminal.waitForScreen(containing: "memory critical")
+        try terminal.press("q")
+        let quit = try terminal.waitForExit(of: "app")
+        #expect(quit.status == 0)
+        #expect(quit.terminalRestored)
+    }
+
+    @Test(arguments: [("TERM", SIGTERM), ("INT", SIGINT), ("ctrl-c", SIGINT)])
+    func aSignalSavesTheDraftAndPutsTheTerminalBack(name: String, signal: Int32) throws {
+        let terminal = try TerminalSession(folder: folder)
+        // No autosave within the test: only the signal's flush can save the draft.
+        try terminal.run(try command(autosaveMilliseconds: 600_000), as: "app")
+        try terminal.waitForScreen(containing: "> Status report #1")
+        try terminal.press("Enter")
+        try terminal.waitForScreen(containing: "Subject: Status report #1")
+        try terminal.press("r")
+        try terminal.waitForScreen(containing: "Compose › Re: Status report #1")
+        // Typed and never saved (no pause, no disappearance): the signal's flush saves it.
+        try terminal.type("signed off by \(name)")
+        try terminal.waitForScreen(containing: "signed off by \(name)")
+        #expect(try !terminal.screen().contains("draft saved"))
+        if name == "ctrl-c" {
+            try terminal.press("C-c")
+        } else {
+            let app = try #require(try terminal.foregroundProcess())
+            #expect(kill(app, signal) == 0)
+        }
+        let ended = try terminal.waitForExit(of: "app")
+        #expect(ended.status == 128 + Int(signal))
+        #expect(ended.terminalRestored)
+
+        try terminal.run(try command(), as: "again", preparing: "clear")
+        try terminal.waitForScreen(containing: "signed off by \(name)")
+        try terminal.press("C-q")
+        #expect(try terminal.waitForExit(of: "again").terminalRestored)
+    }
+}
