@@ -86,6 +86,15 @@ struct MetricsTests {
         #expect(try metrics.expectRecorder("statestore_memory_warning_rss_released_bytes").values.count == 2)
     }
 
+    @Test func aStoreOpenedUnderATaskLocalFactoryRecordsInIt() throws {
+        let metrics = TestMetrics()
+        // No factory in the options: the store takes MetricsSystem.factory, which is the one
+        // bound to the task while it opens (no process-wide bootstrap, so tests stay apart).
+        let store = try withMetricsFactory(metrics) { try StateStore(path: folder.file("task-local.sqlite")) }
+        try store.save(NoteController.State(text: "bound"), for: "task/local")
+        #expect(try metrics.expectTimer("statestore_save_duration", [("mode", "direct")]).values.count == 1)
+    }
+
     @Test func theMonitorRecordsTheLevel() throws {
         let metrics = TestMetrics()
         let root = folder.file("root")
