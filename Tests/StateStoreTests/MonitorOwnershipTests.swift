@@ -39,6 +39,24 @@ struct MonitorOwnershipTests {
         #expect(MonitorThreads.gone(thread))
     }
 
+    /// A relaunch in one process (the soak does it): the new application observes before the
+    /// old one terminates, and the monitor keeps running for it until it terminates too.
+    @Test func theLastApplicationObservingAMonitorStopsIt() async throws {
+        let monitor = MemoryPressureMonitor(configuration: try MonitorThreads.fixture(in: folder))
+        let old = Application()
+        old.observeMemoryPressure(monitor)
+        let thread = try await MonitorThreads.started(monitor)
+        let fresh = Application()
+        fresh.observeMemoryPressure(monitor)
+        old.stopObservingMemoryPressure(monitor)
+        old.terminate()
+        #expect(monitor.isRunning)
+        #expect(MonitorThreads.exists(thread))
+        fresh.terminate()
+        #expect(!monitor.isRunning)
+        #expect(MonitorThreads.gone(thread))
+    }
+
     @Test func aMonitorStartedElsewhereKeepsRunningForItsOwner() async throws {
         let monitor = MemoryPressureMonitor(configuration: try MonitorThreads.fixture(in: folder))
         monitor.start()

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 extension Application {
     /// The whole response to memory pressure, on the main actor:
@@ -44,10 +45,12 @@ extension Application {
     /// Delivers `monitor`'s warnings to this application on the main actor, and starts it
     /// unless it is running already. A return to normal is not a warning and is not delivered.
     ///
-    /// The application owns a monitor it started: ``terminate()``,
-    /// ``stopObservingMemoryPressure(_:)`` and the application's release stop it and wait for
-    /// its thread to exit. A monitor that was running already belongs to whoever started it
-    /// (a `MemoryPressureMonitorService` in a `ServiceGroup`, say) and is left running.
+    /// A monitor that applications started runs while any application observes it: the last
+    /// one to let go (``terminate()``, ``stopObservingMemoryPressure(_:)``, or its release) stops
+    /// it and waits for its thread to exit, so a relaunch that observes with the new application
+    /// before the old one terminates keeps it running. A monitor whose owner called
+    /// ``MemoryPressureMonitor/start()`` (a `MemoryPressureMonitorService` in a `ServiceGroup`,
+    /// say) belongs to that owner, and applications leave it running.
     public func observeMemoryPressure(_ monitor: MemoryPressureMonitor) {
         guard !memoryMonitors.contains(where: { $0.monitor === monitor }) else { return }
         let token = monitor.onEvent { [weak self] event in
@@ -56,28 +59,25 @@ extension Application {
                 self?.respondToMemoryPressure(level: event.level, availableBytes: event.availableBytes, raisedAt: event.time)
             }
         }
-        let owned = !monitor.isRunning
-        memoryMonitors.append(MonitorLink(monitor: monitor, token: token, ownership: owned ? MonitorOwnership(monitor) : nil))
-        if owned { monitor.start() }
+        memoryMonitors.append(MonitorLink(monitor: monitor, token: token, lease: MonitorLease(monitor)))
     }
 
-    /// Stops delivering `monitor`'s warnings. A monitor this application started is stopped
-    /// (its thread joined); one started elsewhere keeps running for its other listeners.
+    /// Stops delivering `monitor`'s warnings; when no application observes it any more and
+    /// applications started it, it is stopped (its thread joined).
     public func stopObservingMemoryPressure(_ monitor: MemoryPressureMonitor) {
         memoryMonitors.removeAll { link in
             guard link.monitor === monitor else { return false }
             monitor.removeHandler(link.token)
-            link.ownership?.stop()
+            link.lease.release()
             return true
         }
     }
 
-    /// Stops every monitor this application observes: its handlers are removed, and the
-    /// monitors it started are stopped. Part of ``terminate()``.
+    /// Stops observing every monitor: part of ``terminate()``.
     func stopObservingAllMemoryPressure() {
         for link in memoryMonitors {
             link.monitor.removeHandler(link.token)
-            link.ownership?.stop()
+            link.lease.release()
         }
         memoryMonitors.removeAll()
     }
@@ -87,15 +87,25 @@ extension Application {
 struct MonitorLink {
     let monitor: MemoryPressureMonitor
     let token: MemoryPressureMonitor.HandlerToken
-    /// Set when the application started the monitor, and so stops it.
-    let ownership: MonitorOwnership?
+    let lease: MonitorLease
 }
 
-/// The stop of a monitor its application started: at ``stop()``, or when the application is
-/// released without terminating, so the thread never outlives its owner.
-final class MonitorOwnership: Sendable {
+/// An application's hold on a monitor: taken when it starts observing, given back when it stops
+/// or when the application is released without terminating, so the thread never outlives the
+/// last application that started it.
+final class MonitorLease: Sendable {
     let monitor: MemoryPressureMonitor
-    init(_ monitor: MemoryPressureMonitor) { self.monitor = monitor }
-    func stop() { monitor.stop() }
-    deinit { monitor.stop() }
+    private let held = Mutex(true)
+
+    init(_ monitor: MemoryPressureMonitor) {
+        self.monitor = monitor
+        monitor.acquireApplicationLease()
+    }
+
+    func release() {
+        guard held.withLock({ held in defer { held = false }; return held }) else { return }
+        monitor.releaseApplicationLease()
+    }
+
+    deinit { release() }
 }

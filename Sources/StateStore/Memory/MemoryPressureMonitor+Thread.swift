@@ -11,6 +11,11 @@ extension MemoryPressureMonitor {
     /// ends it with ``stop()``: an ``Application`` for the monitors it starts (see
     /// ``Application/observeMemoryPressure(_:)``), or a service that runs the monitor.
     public func start() {
+        shared.withLock { $0.startedForApplications = false }
+        startThread()
+    }
+
+    private func startThread() {
         var fds: [Int32] = [-1, -1]
         let started: Bool = shared.withLock { shared in
             guard !shared.running else { return false }
@@ -49,6 +54,7 @@ extension MemoryPressureMonitor {
     /// own thread (from an event handler), it stops the thread without waiting for it.
     public func stop() {
         let thread: pthread_t? = shared.withLock { shared in
+            shared.startedForApplications = false
             if shared.running {
                 shared.running = false
                 if shared.wakeFD >= 0 { close(shared.wakeFD) }
@@ -64,6 +70,30 @@ extension MemoryPressureMonitor {
         } else {
             pthread_join(thread, nil)
         }
+    }
+
+    /// An application begins observing: the monitor is started unless it runs, and then it
+    /// runs for the applications until the last of them lets go (``releaseApplicationLease()``).
+    func acquireApplicationLease() {
+        let start = shared.withLock { shared in
+            shared.applicationLeases += 1
+            guard !shared.running else { return false }
+            shared.startedForApplications = true
+            return true
+        }
+        if start { startThread() }
+    }
+
+    /// An application stops observing; the last one stops a monitor the applications started.
+    /// A monitor started otherwise (by its owner's ``start()``) keeps running.
+    func releaseApplicationLease() {
+        let stop = shared.withLock { shared in
+            shared.applicationLeases = max(0, shared.applicationLeases - 1)
+            guard shared.applicationLeases == 0, shared.startedForApplications else { return false }
+            shared.startedForApplications = false
+            return true
+        }
+        if stop { self.stop() }
     }
 
     /// The running monitor thread's kernel id (`/proc/self/task/<id>`), once it has started.

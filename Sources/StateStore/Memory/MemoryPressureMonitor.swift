@@ -40,6 +40,10 @@ public final class MemoryPressureMonitor: Sendable {
         var thread: pthread_t?
         /// The monitor thread's kernel id while it runs (`/proc/self/task/<id>`).
         var threadID: Int32?
+        /// Applications observing the monitor (see ``Application/observeMemoryPressure(_:)``).
+        var applicationLeases = 0
+        /// Whether an application started the running thread, so the last lease stops it.
+        var startedForApplications = false
         var generation = 0
         var watchDescription = "polling"
     }
