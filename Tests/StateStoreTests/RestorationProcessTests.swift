@@ -25,22 +25,7 @@ struct RestorationProcessTests {
 
     /// Relaunches the app and returns what it restored.
     func report(environment: [String: String] = [:]) throws -> (status: Int32, values: [String: String]) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try builtProduct("statestore-worker"))
-        process.arguments = ["app-report", database]
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        var values: [String: String] = [:]
-        for line in text.split(separator: "\n") {
-            let parts = line.split(separator: "=", maxSplits: 1).map(String.init)
-            if parts.count == 2 { values[parts[0], default: ""] += (values[parts[0]] == nil ? "" : "\n") + parts[1] }
-        }
-        return (process.terminationStatus, values)
+        try relaunchMailApp(database: database, environment: environment)
     }
 
     static let fullSession: [String: String] = [
@@ -85,6 +70,27 @@ struct RestorationProcessTests {
     }
 
     struct ComposeDraft: Codable, Sendable, Equatable { var to: String; var body: String }
+}
+
+/// Relaunches the mail app on `database` (`statestore-worker app-report`) and returns its exit
+/// status and what it restored, by key (a key printed twice has its values joined by newlines).
+func relaunchMailApp(database: String, environment: [String: String] = [:]) throws -> (status: Int32, values: [String: String]) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: try builtProduct("statestore-worker"))
+    process.arguments = ["app-report", database]
+    process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    var values: [String: String] = [:]
+    for line in text.split(separator: "\n") {
+        let parts = line.split(separator: "=", maxSplits: 1).map(String.init)
+        if parts.count == 2 { values[parts[0], default: ""] += (values[parts[0]] == nil ? "" : "\n") + parts[1] }
+    }
+    return (process.terminationStatus, values)
 }
 
 extension FileHandle {

@@ -44,20 +44,7 @@ struct ServiceLifecycleProcessTests {
 
     /// What a relaunch of the mail app (`statestore-worker app-report`) restored.
     func relaunch() throws -> [String: String] {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try builtProduct("statestore-worker"))
-        process.arguments = ["app-report", database]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        var values: [String: String] = [:]
-        for line in text.split(separator: "\n") {
-            let parts = line.split(separator: "=", maxSplits: 1).map(String.init)
-            if parts.count == 2 { values[parts[0]] = parts[1] }
-        }
-        return values
+        try relaunchMailApp(database: database).values
     }
 
     @Test(arguments: [SIGTERM, SIGINT])
