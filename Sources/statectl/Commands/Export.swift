@@ -203,6 +203,15 @@ enum AtomicFile {
         if failure == nil && fsync(descriptor) != 0 { failure = String(cString: strerror(errno)) }
         close(descriptor)
         if failure == nil && rename(temporary, path) != 0 { failure = String(cString: strerror(errno)) }
+        if failure == nil {
+            // The rename lives in the folder's entries: until the folder is synced, a power cut can
+            // bring back the old file (or no file). Best effort: the new document is already in place.
+            let folderDescriptor = open(folder.isEmpty ? "." : folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            if folderDescriptor >= 0 {
+                _ = fsync(folderDescriptor)
+                close(folderDescriptor)
+            }
+        }
         if let failure {
             unlink(temporary)
             throw CLIError(message: "Cannot write \(path): \(failure). The previous file, if any, is unchanged.")
