@@ -178,6 +178,9 @@ final class ComposeScreen: ViewController, StateRestoring, TerminalScreen {
     func handle(_ key: Key, in app: TerminalMailApp) -> Bool {
         var draft = restorableState
         let body = Array(draft.body)
+        // A combining mark joins the character before it, so the count can grow by less than a
+        // key: the cursor is kept within the body's characters before any indexing.
+        draft.cursor = min(max(0, draft.cursor), body.count)
         switch key {
         case .character(let character):
             draft.body = String(body[..<draft.cursor]) + String(character) + String(body[draft.cursor...])
@@ -189,6 +192,7 @@ final class ComposeScreen: ViewController, StateRestoring, TerminalScreen {
             guard draft.cursor > 0 else { return true }
             draft.body = String(body[..<(draft.cursor - 1)]) + String(body[draft.cursor...])
             draft.cursor -= 1
+        case .tab: return true  // taken by the sheet: the tabs under it do not switch
         case .left: draft.cursor = max(0, draft.cursor - 1)
         case .right: draft.cursor = min(body.count, draft.cursor + 1)
         case .control("s"):
@@ -199,6 +203,7 @@ final class ComposeScreen: ViewController, StateRestoring, TerminalScreen {
             return true
         default: return false
         }
+        draft.cursor = min(draft.cursor, draft.body.count)
         restorableState = draft
         app.draftChanged()
         return true

@@ -60,13 +60,15 @@ MainActor.assumeIsolated {
                 exit(0)
             }
             let keys = Key.decode(Array(buffer.prefix(count)))
-            // Process-directed, not raise(): under dispatchMain() the main thread may block
+            // Keys typed before ctrl-c in the same read are handled first. Then SIGINT,
+            // process-directed, not raise(): under dispatchMain() the main thread may block
             // signals, and a thread-directed one would wait there forever.
-            if keys.contains(.control("c")) { kill(getpid(), SIGINT); return }
-            if !app.handle(keys) {
+            let interrupt = keys.firstIndex(of: .control("c"))
+            if !app.handle(Array(keys[..<(interrupt ?? keys.endIndex)])) {
                 app.application.terminate()
                 exit(0)
             }
+            if interrupt != nil { kill(getpid(), SIGINT) }
         }
     }
     input.resume()
