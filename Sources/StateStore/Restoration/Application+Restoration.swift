@@ -215,7 +215,11 @@ extension Application {
             restorationCoordinator?.report(.terminationSignalsClaimed(error))
             return false
         }
-        return TerminationSignals.install(signals, for: self)
+        guard TerminationSignals.install(signals, for: self) else {
+            TerminationSignalClaim.release(.terminationHandlers)
+            return false
+        }
+        return true
     }
 }
 
