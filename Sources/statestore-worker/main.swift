@@ -263,6 +263,11 @@ case "writebehind-kill":
     MainActor.assumeIsolated {
         WriteBehindKill.run(database: arguments[1], steps: steps, padding: padding, exitingNormally: exiting)
     }
+case "power-cut":
+    guard arguments.count >= 5, let points = Int(arguments[2]), let seed = UInt64(arguments[3]) else {
+        fail("usage: power-cut full|normal|full-writebehind|normal-writebehind POINTS SEED FOLDER")
+    }
+    PowerCut.run(mode: arguments[1], points: points, seed: seed, folder: arguments[4])
 case "ballast":
     ballast()
 case "contend":
