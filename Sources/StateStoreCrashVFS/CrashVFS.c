@@ -62,6 +62,7 @@ static uint64_t rng;
 static int64_t crashAt;
 static statestore_crash_policy policy;
 static statestore_crash_stats stats;
+static int64_t keepShare;      // percent of unsynced sectors a random cut keeps as last written
 static Tracked *tracked;
 static Event *events, *lastEvent;
 static int64_t stashCounter;
@@ -257,7 +258,11 @@ static void apply_file(Tracked *t) {
         switch (policy) {
         case STATESTORE_CRASH_KEEP_ALL: pick = s->count - 1; break;
         case STATESTORE_CRASH_DROP_ALL: pick = 0; break;
-        default: pick = (int)(next_random() % (uint64_t)s->count); break;
+        default:
+            // The disk had written back a share of the cache, chosen per cut (so some cuts keep
+            // nearly everything and some nearly nothing); the other sectors hold any version.
+            pick = (int64_t)(next_random() % 100) < keepShare ? s->count - 1 : (int)(next_random() % (uint64_t)s->count);
+            break;
         }
         chosen[i] = pick;
         if (s->count == 1) { /* nothing written after the snapshot */ }
@@ -300,6 +305,7 @@ static void crash_locked(void) {
         crashedCapacity = capacity;
     }
     crashedSessions[session] = 1;
+    keepShare = (int64_t)(next_random() % 101);
     // Folder entries, path by path: of the creations and deletions since the folder's last
     // sync, a prefix reached the disk (a journaling file system commits them in order).
     for (Event *e = events; e; e = e->next) {
