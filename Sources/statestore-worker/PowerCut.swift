@@ -163,7 +163,10 @@ enum PowerCut {
         guard let commit = matches.last else {
             throw Failure(message: "\(found) is not the state after any prefix of the commits (\(outcome.commits.count - 1) commits, \(outcome.acknowledged) returned)")
         }
-        if synchronous == .full && commit < outcome.acknowledged {
+        if commit < outcome.durable {
+            throw Failure(message: "a flush point or synchronize() was lost: commit \(commit) survived, \(outcome.durable) were made durable: \(found)")
+        }
+        if synchronous == .full && !writeBehind && commit < outcome.acknowledged {
             throw Failure(message: "with synchronous=FULL, commit \(commit) of \(outcome.acknowledged) acknowledged survived: \(found)")
         }
         if ProcessInfo.processInfo.environment["STATESTORE_POWER_CUT_VERBOSE"] != nil {
@@ -181,7 +184,11 @@ enum PowerCut {
     /// be the commit the cut interrupted), how many returned, and how to read the database.
     struct Outcome {
         var commits: [Content] = [Content()]
+        /// Commits that returned (the store's saves), or changes handed to the writer (an
+        /// application's disappearances).
         var acknowledged = 0
+        /// Commits a flush point or `synchronize()` made durable: they must survive every cut.
+        var durable = 0
         var released = true
         var unexpectedError: String?
         var read: (StateStore) throws -> Content = { _ in Content() }
@@ -278,6 +285,9 @@ private enum StoreWorkload {
         try commit(&outcome, { $0.states["imported/a"] = imported; $0.states["imported/b"] = imported }) {
             _ = try store!.importStates(export)
         }
+        // Everything so far, made to survive a power cut in either mode.
+        try store!.synchronize()
+        outcome.durable = outcome.acknowledged
         // Enough saves to pass SQLite's automatic checkpoint (1,000 pages of WAL).
         for index in 0..<60 { try save(store!, "large/\(index % 5)", padding: 60_000) }
         store = nil
@@ -351,10 +361,12 @@ private enum StepWorkload {
                     navigation.pushViewController(detail, animated: false)
                     detail.restorableState = .init(step: step, padding: padding)
                     _ = navigation.popViewController(animated: false)
+                    if statestore_crashvfs_stats().crashed == 0 { outcome.acknowledged = 1 + 2 * step }
                     if step % 3 == 0 {
-                        // A flush point: both of the step's commits are in, unless the cut came first.
+                        // A flush point: both of the step's commits are in and synced, unless
+                        // the cut came first.
                         application.saveVisibleState()
-                        if statestore_crashvfs_stats().crashed == 0 { outcome.acknowledged = 1 + 2 * step }
+                        if statestore_crashvfs_stats().crashed == 0 { outcome.durable = 1 + 2 * step }
                     }
                 }
                 application.terminate()

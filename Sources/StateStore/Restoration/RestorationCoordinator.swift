@@ -506,9 +506,17 @@ public final class RestorationCoordinator: LifecycleObserver {
     /// returns. When a write fails for a reason that may pass (a full disk, a lock), it stays
     /// queued for the next batch; when one can never succeed, it is reported and dropped, and
     /// the rest are written.
+    ///
+    /// It then syncs the database's WAL to storage (``StateStore/synchronize()``), so what it
+    /// wrote also survives a power cut with `synchronous=.normal`.
     public func flush(archiving window: Window? = nil) {
         submit(archiving: window, waking: false)
         settle()
+        do {
+            try store.synchronize()
+        } catch {
+            report(.store(error))
+        }
     }
 
     /// Waits for the writer, then takes in what it did.

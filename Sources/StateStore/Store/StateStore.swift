@@ -302,6 +302,21 @@ public final class StateStore: Sendable {
         }
     }
 
+    /// Makes every commit so far survive a power cut, not only an application crash.
+    ///
+    /// With ``Options/Synchronous/normal`` (the default) a commit reaches the WAL in the page
+    /// cache, and the WAL is synced to storage at checkpoints; this syncs it now (one
+    /// `fdatasync`). With ``Options/Synchronous/full`` every commit already is, and this only
+    /// waits for the write-behind writer. Flush points call it (see
+    /// ``RestorationCoordinator/flush(archiving:)``), so what a flush point wrote survives a
+    /// power cut in both modes.
+    public func synchronize() throws(StateStoreError) {
+        try withConnection { (connection) throws(StateStoreError) in
+            guard options.synchronous != .full else { return }
+            try connection.syncJournal()
+        }
+    }
+
     /// Asks SQLite to give back the memory its page cache holds. Called on memory warnings.
     public func releaseMemory() {
         connection.withLock { $0.releaseMemory() }
