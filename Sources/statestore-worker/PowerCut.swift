@@ -289,7 +289,7 @@ private enum StoreWorkload {
         try store!.synchronize()
         outcome.durable = outcome.acknowledged
         // Enough saves to pass SQLite's automatic checkpoint (1,000 pages of WAL).
-        for index in 0..<60 { try save(store!, "large/\(index % 5)", padding: 60_000) }
+        for index in 0..<90 { try save(store!, "large/\(index % 5)", padding: 60_000) }
         store = nil
         store = try StateStore(path: database, options: options)
         last.store = store
@@ -376,5 +376,64 @@ private enum StepWorkload {
         }
         outcome.released = last.store == nil
         return outcome
+    }
+}
+
+/// The guest's side of the VM lane's real power cuts (`scripts/vm-cgroup2`): `power-save DB
+/// MODE` saves `seq` = 1, 2, 3 … (after what the file already holds) round-robin to seven
+/// paths, printing `LANE-PC-ACK MODE SEQ` after each save returns, until the VM is killed;
+/// `power-verify DB MODE` opens what the disk kept after the cut and prints `LANE-PC-FOUND`
+/// with the highest sequence found, whether the seven rows are exactly the state after that
+/// save (a prefix of the saves), the integrity check and the checksums.
+enum PowerCutGuest {
+    struct Value: Codable, Sendable { var seq: Int; var padding: String }
+    static let paths = 7
+
+    static func values(in store: StateStore) throws -> [Int?] {
+        try (0..<paths).map { index in try store.restore(Value.self, for: RestorationPath(validating: "p/\(index)"))?.seq }
+    }
+
+    static func save(database: String, mode: String) -> Never {
+        do {
+            let store = try StateStore(path: database, options: .init(synchronous: mode == "full" ? .full : .normal))
+            var seq = try values(in: store).compactMap { $0 }.max() ?? 0
+            let padding = String(repeating: "s", count: 200)
+            emit("LANE-PC-SAVING \(mode) from=\(seq)")
+            while true {
+                seq += 1
+                try store.save(Value(seq: seq, padding: padding), for: RestorationPath(validating: "p/\(seq % paths)"))
+                emit("LANE-PC-ACK \(mode) \(seq)")
+            }
+        } catch {
+            emit("LANE-PC-ERROR \(mode) \(error)")
+            exit(1)
+        }
+    }
+
+    static func verify(database: String, mode: String) -> Never {
+        guard FileManager.default.fileExists(atPath: database) else {
+            emit("LANE-PC-FOUND \(mode) opened=absent highest=0 prefix=yes integrity=ok checksums=ok")
+            exit(0)
+        }
+        do {
+            let store = try StateStore(path: database, options: .init(synchronous: mode == "full" ? .full : .normal))
+            let health = try store.check()
+            let found = try values(in: store)
+            let highest = found.compactMap { $0 }.max() ?? 0
+            // After save K, path i holds the last seq <= K with seq % 7 == i (none if there is none).
+            let expected: [Int?] = (0..<paths).map { index in
+                let seq = highest - ((highest - index) % paths + paths) % paths
+                return seq >= 1 ? seq : nil
+            }
+            emit(
+                "LANE-PC-FOUND \(mode) opened=yes highest=\(highest) prefix=\(found == expected ? "yes" : "no")"
+                    + " integrity=\(health.integrity == ["ok"] ? "ok" : "failed") checksums=\(health.checksumMismatches.isEmpty ? "ok" : "failed")"
+                    + (found == expected ? "" : " found=\(found.map { $0.map(String.init) ?? "-" }.joined(separator: ","))")
+            )
+            exit(0)
+        } catch {
+            emit("LANE-PC-FOUND \(mode) opened=no error=\(String(describing: error).replacingOccurrences(of: "\n", with: " "))")
+            exit(1)
+        }
     }
 }

@@ -268,6 +268,13 @@ case "power-cut":
         fail("usage: power-cut full|normal|full-writebehind|normal-writebehind POINTS SEED FOLDER")
     }
     PowerCut.run(mode: arguments[1], points: points, seed: seed, folder: arguments[4])
+case "power-save", "power-verify":
+    guard arguments.count >= 3, ["full", "normal"].contains(arguments[2]) else { fail("usage: \(arguments[0]) DB full|normal") }
+    if arguments[0] == "power-save" {
+        PowerCutGuest.save(database: arguments[1], mode: arguments[2])
+    } else {
+        PowerCutGuest.verify(database: arguments[1], mode: arguments[2])
+    }
 case "ballast":
     ballast()
 case "contend":
