@@ -238,9 +238,17 @@ private enum StoreWorkload {
     ) throws {
         let options = StateStore.Options(synchronous: synchronous)
         var seq = 0
+        /// Letters that do not compress, so a state's bytes take as many pages as its size says.
+        func noise(_ count: Int, _ seed: Int) -> String {
+            var state = UInt64(truncatingIfNeeded: seed) &* 6364136223846793005 &+ 1442695040888963407
+            return String(String.UnicodeScalarView((0..<count).map { _ in
+                state = state &* 6364136223846793005 &+ 1442695040888963407
+                return Unicode.Scalar(UInt8(97 + (state >> 33) % 26))
+            }))
+        }
         func save(_ store: StateStore, _ path: String, padding: Int = 40) throws {
             seq += 1
-            let value = Value(seq: seq, padding: String(repeating: "p", count: padding))
+            let value = Value(seq: seq, padding: noise(padding, seq))
             try commit(&outcome, { $0.states[path] = value.seq }) { try store.save(value, for: RestorationPath(validating: path)) }
         }
         // Opening and migrating a new file, then saves of small states.
@@ -289,7 +297,7 @@ private enum StoreWorkload {
         try store!.synchronize()
         outcome.durable = outcome.acknowledged
         // Enough saves to pass SQLite's automatic checkpoint (1,000 pages of WAL).
-        for index in 0..<90 { try save(store!, "large/\(index % 5)", padding: 60_000) }
+        for index in 0..<70 { try save(store!, "large/\(index % 5)", padding: 60_000) }
         store = nil
         store = try StateStore(path: database, options: options)
         last.store = store
