@@ -29,7 +29,9 @@ public final class StateStore: Sendable {
     public struct Options: Sendable {
         /// `PRAGMA synchronous` in WAL mode. See <https://www.sqlite.org/pragma.html#pragma_synchronous>.
         public enum Synchronous: String, Sendable, CaseIterable {
-            /// Committed saves survive an application crash; the last ones may be lost on power loss. The default.
+            /// Committed saves survive an application crash; on a power cut, the commits since the
+            /// WAL was last synced (at a checkpoint, a flush point or ``StateStore/synchronize()``)
+            /// may roll back, never a later one without an earlier one. The default.
             case normal = "NORMAL"
             /// Every commit is synced to disk: saves also survive power loss, at the cost of an fsync each.
             case full = "FULL"
