@@ -40,6 +40,7 @@ typedef struct {
 
 typedef struct Tracked {
     char *path;
+    int fd;                  // the file, opened once to read what a write replaces; -1: not yet
     int64_t used, capacity;  // open-addressing table of sectors
     Sector *slots;
     struct Tracked *next;
@@ -96,6 +97,7 @@ static Tracked *tracked_for(const char *path, int create) {
     if (!create) return NULL;
     Tracked *t = calloc(1, sizeof(Tracked));
     t->path = strdup(path);
+    t->fd = -1;
     t->next = tracked;
     tracked = t;
     return t;
@@ -119,6 +121,7 @@ static void forget_tracked(const char *path) {
             Tracked *t = *link;
             *link = t->next;
             free_sectors(t);
+            if (t->fd >= 0) close(t->fd);
             free(t->path);
             free(t);
             return;
@@ -215,14 +218,13 @@ static void read_sectors(int fd, int64_t first, int64_t last, unsigned char *out
 /// sector has no record since the last sync) — `after` 0 — or after it — `after` 1.
 static void record_sectors(const char *path, int64_t first, int64_t last, int after) {
     if (last < first) return;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return;
+    Tracked *t = tracked_for(path, 1);
+    if (t->fd < 0) t->fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (t->fd < 0) return;
     int64_t count = last - first + 1;
     unsigned char *buffer = malloc((size_t)(count * SECTOR));
     int *lengths = malloc(sizeof(int) * (size_t)count);
-    read_sectors(fd, first, last, buffer, lengths);
-    close(fd);
-    Tracked *t = tracked_for(path, 1);
+    read_sectors(t->fd, first, last, buffer, lengths);
     for (int64_t s = first; s <= last; s++) {
         Sector *sector = sector_slot(t, s, !after);
         if (!sector) continue;
@@ -231,6 +233,38 @@ static void record_sectors(const char *path, int64_t first, int64_t last, int af
     }
     free(buffer);
     free(lengths);
+}
+
+/// Records a write of `amount` bytes at `offset` before it is made: each sector's content as
+/// of the last sync (read from the file the first time), then its content after the write,
+/// which is its newest version with the written bytes laid over it.
+static void record_write(const char *path, const unsigned char *bytes, int amount, int64_t offset) {
+    int64_t first = offset / SECTOR, last = (offset + amount - 1) / SECTOR;
+    Tracked *t = tracked_for(path, 1);
+    int64_t unread = -1;
+    for (int64_t s = first; s <= last; s++) {
+        Sector *sector = sector_slot(t, s, 0);
+        if (!sector || sector->count == 0) { unread = s; break; }
+    }
+    if (unread >= 0) {
+        // Some sectors have no record yet: their synced content comes from the file.
+        record_sectors(path, first, last, 0);
+    }
+    unsigned char content[SECTOR];
+    for (int64_t s = first; s <= last; s++) {
+        Sector *sector = sector_slot(t, s, 0);
+        if (!sector || sector->count == 0) continue;
+        Version *newest = &sector->versions[sector->count - 1];
+        int length = newest->length > 0 ? newest->length : 0;
+        memset(content, 0, SECTOR);
+        if (length > 0) memcpy(content, newest->bytes, (size_t)length);
+        int64_t start = s * SECTOR;
+        int64_t from = offset > start ? offset - start : 0;
+        int64_t to = offset + amount - start < SECTOR ? offset + amount - start : SECTOR;
+        memcpy(content + from, bytes + (start + from - offset), (size_t)(to - from));
+        if (to > length) length = (int)to;
+        add_version(sector, content, length);
+    }
 }
 
 // MARK: - The crash
@@ -502,10 +536,16 @@ static int x_write(sqlite3_file *file, const void *buffer, int amount, sqlite3_i
         pthread_mutex_unlock(&lock);
         return SQLITE_IOERR_WRITE;
     }
-    int64_t first = offset / SECTOR, last = (offset + amount - 1) / SECTOR;
-    record_sectors(p->path, first, last, 0);
+    record_write(p->path, buffer, amount, offset);
     int rc = p->real->pMethods->xWrite(p->real, buffer, amount, offset);
-    record_sectors(p->path, first, last, 1);
+    if (rc != SQLITE_OK) {
+        // The write did not happen (or not whole: SQLite treats it as failed): forget its versions.
+        Tracked *t = tracked_for(p->path, 0);
+        for (int64_t s = offset / SECTOR; t && s <= (offset + amount - 1) / SECTOR; s++) {
+            Sector *sector = sector_slot(t, s, 0);
+            if (sector && sector->count > 1) free(sector->versions[--sector->count].bytes);
+        }
+    }
     pthread_mutex_unlock(&lock);
     return rc;
 }
