@@ -539,6 +539,10 @@ public final class RestorationCoordinator: LifecycleObserver {
                 if pending[path]?.token == token { pending[path] = nil }
                 if latest[path]?.token == token { latest[path] = nil }
             }
+            for (path, reason) in outcome.setAside {
+                counts.quarantined += 1
+                report(.quarantined(path: path, reason: reason))
+            }
             for error in outcome.errors { report(.store(error)) }
         }
     }

@@ -126,6 +126,8 @@ struct WriteOutcome: Sendable {
     /// States that can never be written (their error is in ``errors``).
     var dropped: [(path: RestorationPath, token: UInt64)] = []
     var errors: [StateStoreError] = []
+    /// Rows moved to quarantine so that a save could land (see ``StateStore/SaveResult/setAside``).
+    var setAside: [(path: RestorationPath, reason: String)] = []
     var transactions = 0
     var archiveWrites = 0
     /// The store's change count once the batch was done (see ``StateStore/changeCount(refreshing:)``).
@@ -416,6 +418,7 @@ final class RestorationWriter: Sendable {
                 forKey: write.path
             )
             outcome.settled.append(.init(path: write.path, token: write.token, generation: result.generation, wrote: result.wrote))
+            if let reason = result.setAside { outcome.setAside.append((write.path, reason)) }
         }
         for (scene, bytes) in archives {
             lastArchives[scene] = bytes
