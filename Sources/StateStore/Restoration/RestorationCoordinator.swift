@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import Logging
 
@@ -50,7 +51,8 @@ public final class RestorationCoordinator: LifecycleObserver {
     let scenePrefix = "window"
 
     /// Receives every problem, on the main actor; the default logs it. Problems found by the
-    /// writer arrive at the main actor's next turn, or at the next flush point.
+    /// writer arrive before the next flush point, or the next read or write through the store
+    /// on the main thread (each waits for the writer), returns; else at the main actor's next turn.
     public var errorHandler: @MainActor (RestorationError) -> Void
     /// The most recent problems (at most 100), newest last. Includes what the writer has
     /// reported so far (it does not wait for the writer).
@@ -215,8 +217,17 @@ public final class RestorationCoordinator: LifecycleObserver {
         )
         recentStates = cache
         let box = WeakCoordinator()
-        writer = RestorationWriter(store: store, cache: cache) { box.scheduleAbsorb() }
+        let writer = RestorationWriter(store: store, cache: cache) { box.scheduleAbsorb() }
+        self.writer = writer
         box.coordinator = self
+        // A read through the store (or a flush point) on the main thread that waited for the
+        // writer hands its failures to `errorHandler` before it returns, not a turn later.
+        // Weak: the store must not keep its coordinator's writer (which holds the store) alive.
+        MainQueue.mark()
+        store.writeBehind.afterWaiting { [weak writer] in
+            guard writer?.hasProblemsWaiting == true, MainQueue.isCurrent else { return }
+            MainActor.assumeIsolated { box.coordinator?.absorbWriterOutcomes() }
+        }
     }
 
     func report(_ error: RestorationError) {
@@ -768,6 +779,17 @@ public final class RestorationCoordinator: LifecycleObserver {
             report(.store(error))
         }
     }
+}
+
+/// Whether the calling code runs on the main queue, the main actor's executor: not always the
+/// main thread (a test runner may drain the main queue on another thread).
+enum MainQueue {
+    private static let key = DispatchSpecificKey<Bool>()
+
+    /// Marks the main queue; once is enough, again is harmless.
+    @MainActor static func mark() { DispatchQueue.main.setSpecific(key: key, value: true) }
+
+    static var isCurrent: Bool { DispatchQueue.getSpecific(key: key) == true }
 }
 
 /// A weak, `Sendable` handle on a coordinator, for the writer to wake it.

@@ -189,6 +189,11 @@ final class RestorationWriter: Sendable {
         var waiting: [WriteBatch] = []
     }
     private let state = Mutex(State())
+    /// Whether an outcome in the outbox carries a failure (or a row set aside) not yet taken.
+    private let problemsWaiting = Atomic<Bool>(false)
+
+    /// Whether the outbox holds a failure the main actor has not taken in yet.
+    var hasProblemsWaiting: Bool { problemsWaiting.load(ordering: .acquiring) }
 
     init(store: StateStore, cache: RecreatableCache<RestorationPath, CachedState>, notify: @escaping @Sendable () -> Void) {
         self.store = store
@@ -205,6 +210,7 @@ final class RestorationWriter: Sendable {
     func takeOutcomes() -> [WriteOutcome] {
         state.withLock { state in
             defer { state.outbox.removeAll() }
+            problemsWaiting.store(false, ordering: .releasing)
             return state.outbox
         }
     }
@@ -337,6 +343,7 @@ final class RestorationWriter: Sendable {
             state.archives = archivesNow
             state.changeCount = outcome.changeCount
             state.outbox.append(outcome)
+            if !outcome.errors.isEmpty || !outcome.setAside.isEmpty { problemsWaiting.store(true, ordering: .releasing) }
             return state.outbox.count == 1
         }
         if first { notify() }
