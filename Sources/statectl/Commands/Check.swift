@@ -71,7 +71,7 @@ extension Statectl {
                 problems.append("\(health.invalidRows.count) row(s) have a path that is not a valid restoration path (\(health.invalidRows.map { "rowid \($0.rowID): \($0.reason)" }.joined(separator: "; "))); `statectl inspect` lists them, `statectl prune --invalid-paths` removes them")
             }
             if !health.exhaustedGenerations.isEmpty {
-                problems.append("\(health.exhaustedGenerations.count) state(s) have a generation past \(StoredState.maximumGeneration) and can no longer be saved or exported reliably (\(health.exhaustedGenerations.map(\.rawValue).joined(separator: ", "))); export and import them, or prune them")
+                problems.append("\(health.exhaustedGenerations.count) state(s) have a generation past \(StoredState.maximumGeneration) and cannot rise (\(health.exhaustedGenerations.map(\.rawValue).joined(separator: ", "))); the next save of each moves the old row to quarantine, bytes intact, and starts the path again at generation 1")
             }
             if output.json {
                 Output.json(kind: "check", [
