@@ -753,7 +753,9 @@ public final class RestorationCoordinator: LifecycleObserver {
         }
         do {
             if version == current {
-                controller.restorableState = try StateCoding.decode(C.RestorableState.self, from: bytes, at: path)
+                let state = try StateCoding.decode(C.RestorableState.self, from: bytes, at: path)
+                if quarantineOnFailure { keepIfSuperseded(bytes, by: state, at: path) }
+                controller.restorableState = state
             } else {
                 controller.restorableState = try C.migrateRestorableState(from: version, data: bytes)
                 counts.migrations += 1
@@ -764,6 +766,27 @@ public final class RestorationCoordinator: LifecycleObserver {
             return fail(error.description)
         } catch {
             return fail("migration from version \(version) to \(current) failed: \(error)")
+        }
+    }
+
+    /// Keeps the stored `bytes` in quarantine, once, when they have members `state` (decoded from
+    /// them) no longer carries: the next save would drop them.
+    private func keepIfSuperseded<T: Encodable>(_ bytes: Data, by state: T, at path: RestorationPath) {
+        guard let reencoded = try? StateCoding.encode(state, for: path), reencoded != bytes else { return }
+        let members = UnreadMembers.find(stored: bytes, reencoded: reencoded)
+        guard !members.isEmpty else { return }
+        let reason = "superseded: the stored JSON has members \(String(reflecting: T.self)) no longer reads (\(members.joined(separator: ", "))); kept before a save replaces them"
+        do {
+            let kept = try store.write { (transaction) throws(StateStoreError) -> Bool in
+                try transaction.keepCopy(of: path, reason: reason)
+            }
+            if kept {
+                counts.quarantined += 1
+                store.options.logger.info("superseded state kept", metadata: ["statestore.path": "\(path)", "statestore.reason": "\(reason)"])
+                report(.supersededKept(path: path, members: members))
+            }
+        } catch {
+            report(.store(error))
         }
     }
 

@@ -65,11 +65,39 @@ extension StateStore.WriteTransaction {
     /// the pages the old row leaves free.
     @discardableResult
     public func quarantine(_ path: RestorationPath, reason: String) throws(StateStoreError) -> Bool {
-        let find = try connection.cached("SELECT rowid, length(bytes) FROM states WHERE path = ?1")
+        guard let source = try copyToQuarantine(path, reason: reason, unlessKept: false) else { return false }
+        let remove = try connection.cached("DELETE FROM states WHERE rowid = ?1")
+        remove.bind(source, at: 1)
+        try remove.run()
+        store.metrics.quarantines.increment()
+        return true
+    }
+
+    /// Copies the state at `path` into quarantine with `reason` and leaves it where it is: the
+    /// bytes a save is about to replace, kept because they carry what the current type no longer
+    /// reads (see ``RestorationError/supersededKept(path:members:)``). Nothing is copied when
+    /// quarantine already holds these bytes for `path`. Returns whether it copied.
+    @discardableResult
+    public func keepCopy(of path: RestorationPath, reason: String) throws(StateStoreError) -> Bool {
+        try copyToQuarantine(path, reason: reason, unlessKept: true) != nil
+    }
+
+    /// Copies the row at `path` to quarantine, a chunk at a time; returns its rowid in `states`,
+    /// or `nil` when there is none (or, `unlessKept`, when quarantine holds its bytes already).
+    private func copyToQuarantine(_ path: RestorationPath, reason: String, unlessKept: Bool) throws(StateStoreError) -> Int64? {
+        let find = try connection.cached("SELECT rowid, length(bytes), checksum FROM states WHERE path = ?1")
         find.bind(path.rawValue, at: 1)
-        guard try find.step() else { find.reset(); return false }
-        let source = find.int64(0), count = find.int(1)
+        guard try find.step() else { find.reset(); return nil }
+        let source = find.int64(0), count = find.int(1), checksum = find.int64(2)
         find.reset()
+        if unlessKept {
+            let kept = try connection.cached("SELECT 1 FROM quarantine WHERE path = ?1 AND checksum = ?2 AND length(bytes) = ?3")
+            defer { kept.reset() }
+            kept.bind(path.rawValue, at: 1)
+            kept.bind(checksum, at: 2)
+            kept.bind(count, at: 3)
+            if try kept.step() { return nil }
+        }
         let copy = try connection.cached("""
             INSERT INTO quarantine(path, type_name, version, generation, encoding, checksum, updated_at,
                                    reason, quarantined_at, bytes)
@@ -84,10 +112,6 @@ extension StateStore.WriteTransaction {
         if count > 0 {
             try connection.copyBlob(column: "bytes", from: "states", row: source, to: "quarantine", row: connection.lastInsertedRowID, count: count)
         }
-        let remove = try connection.cached("DELETE FROM states WHERE rowid = ?1")
-        remove.bind(source, at: 1)
-        try remove.run()
-        store.metrics.quarantines.increment()
-        return true
+        return source
     }
 }
