@@ -139,5 +139,22 @@ struct ChangedTypeTests {
         let inspect = try CLI.run(["inspect", "--db", database, "--quarantine"])
         #expect(inspect.status == 0, "\(inspect)")
         #expect(inspect.stdout.contains("nav/screen") && inspect.stdout.contains("superseded"), "\(inspect)")
+        // The export carries it, value and reason, beside the states an import brings back.
+        let export = try CLI.run(["export", "--db", database])
+        #expect(export.status == 0, "\(export)")
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(export.stdout.utf8)) as? [String: Any])
+        let carried = try #require((document["quarantine"] as? [[String: Any]])?.first)
+        #expect(carried["path"] as? String == "nav/screen")
+        #expect((carried["reason"] as? String)?.contains("superseded") == true)
+        let value = try #require(carried["value"])
+        let bytes = try JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .withoutEscapingSlashes])
+        #expect(String(decoding: bytes, as: UTF8.self) == Self.stored)
+        // And an import of that document still reads (the quarantine is for the record).
+        let copy = folder.file("copy.sqlite")
+        let documentFile = folder.file("doc.json")
+        try Data(export.stdout.utf8).write(to: URL(fileURLWithPath: documentFile))
+        #expect(try CLI.run(["migrate", "--db", copy]).status == 0)
+        let imported = try CLI.run(["import", "--db", copy, documentFile])
+        #expect(imported.status == 0, "\(imported)")
     }
 }
