@@ -109,16 +109,22 @@ extension StateStore.WriteTransaction {
         let copy = try connection.cached("""
             INSERT INTO quarantine(path, type_name, version, generation, encoding, checksum, updated_at,
                                    reason, quarantined_at, bytes)
-            SELECT path, type_name, version, generation, encoding, checksum, updated_at, ?2, ?3, zeroblob(?4)
+            SELECT path, type_name, version, generation, encoding, checksum, updated_at, ?2, ?3, x''
             FROM states WHERE rowid = ?1
             """)
         copy.bind(source, at: 1)
         copy.bind(reason, at: 2)
         copy.bind(Date().storedMilliseconds, at: 3)
-        copy.bind(count, at: 4)
         try copy.run()
+        let target = connection.lastInsertedRowID
         if count > 0 {
-            try connection.copyBlob(column: "bytes", from: "states", row: source, to: "quarantine", row: connection.lastInsertedRowID, count: count)
+            // The room for the bytes is made by an UPDATE: a zeroblob passed through INSERT ...
+            // SELECT is expanded to real zeros in memory (500 MB of them for a 500 MB row).
+            let room = try connection.cached("UPDATE quarantine SET bytes = zeroblob(?2) WHERE id = ?1")
+            room.bind(target, at: 1)
+            room.bind(count, at: 2)
+            try room.run()
+            try connection.copyBlob(column: "bytes", from: "states", row: source, to: "quarantine", row: target, count: count)
         }
         return source
     }
