@@ -88,6 +88,24 @@ import Testing
         #expect(FileSnapshot(db) == before)
     }
 
+    @Test func recordsOfANewerBuildAreNeverRewritten() throws {
+        let folder = TemporaryFolder()
+        let db = try makeDatabase(folder)
+        // A newer build's migration that changed no table: its records say 5, the header too.
+        try rawSQL(db, "INSERT INTO schema_migrations VALUES (\(StateStore.latestSchemaVersion + 1), 'newer', 0); PRAGMA user_version = \(StateStore.latestSchemaVersion + 1)")
+        let before = FileSnapshot(db)
+        #expect(try CLI.run(["migrate", "--repair", "--db", db]).status == 3)
+        #expect(try CLI.run(["inspect", "--db", db]).status == 3)
+        #expect(throws: StateStoreError.self) { try StateStore.repairSchemaVersion(at: db) }
+        #expect(FileSnapshot(db) == before)
+        // Only the table's record says so: still newer, still refused.
+        try rawSQL(db, "PRAGMA user_version = 0")
+        let header = FileSnapshot(db)
+        #expect(try CLI.run(["migrate", "--repair", "--db", db]).status == 3)
+        #expect(try CLI.run(["export", "--db", db]).status == 3)
+        #expect(FileSnapshot(db) == header)
+    }
+
     @Test func anIntactDatabaseHasNothingToRepair() throws {
         let folder = TemporaryFolder()
         let db = try makeDatabase(folder)

@@ -772,7 +772,7 @@ public final class RestorationCoordinator: LifecycleObserver {
     /// Keeps the stored `bytes` in quarantine, once, when they have members `state` (decoded from
     /// them) no longer carries: the next save would drop them.
     private func keepIfSuperseded<T: Encodable>(_ bytes: Data, by state: T, at path: RestorationPath) {
-        guard let reencoded = try? StateCoding.encode(state, for: path), reencoded != bytes else { return }
+        guard !store.options.readOnly, let reencoded = try? StateCoding.encode(state, for: path), reencoded != bytes else { return }
         let members = UnreadMembers.find(stored: bytes, reencoded: reencoded)
         guard !members.isEmpty else { return }
         let reason = "superseded: the stored JSON has members \(String(reflecting: T.self)) no longer reads (\(members.joined(separator: ", "))); kept before a save replaces them"

@@ -59,7 +59,8 @@ extension StateStore {
     /// the user's is touched.
     ///
     /// Refused with ``StateStoreError/schemaMismatch(file:detail:)``, naming each difference and
-    /// changing nothing, unless the tables and indexes match this build's schema exactly.
+    /// changing nothing, unless the tables and indexes match this build's schema exactly; a
+    /// database whose records name a newer version with ``StateStoreError/schemaTooNew(file:found:supported:)``.
     /// Returns the header version found before, or `nil` when the records were intact and
     /// nothing was written.
     @discardableResult
@@ -74,6 +75,10 @@ extension StateStore {
         let connection = try connect(to: path, options: .init())
         try requireStateStore(connection)
         let found = try connection.writeTransaction { () throws(StateStoreError) -> Int? in
+            let applied = try Migrator().appliedVersion(of: connection)
+            guard applied <= latestSchemaVersion else {
+                throw .schemaTooNew(file: path, found: applied, supported: latestSchemaVersion)
+            }
             let records = try schemaRecords(of: connection)
             if records.isIntact { return nil }
             guard records.differences.isEmpty else {

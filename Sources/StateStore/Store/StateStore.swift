@@ -165,7 +165,8 @@ public final class StateStore: Sendable {
         }
         try Self.probe(connection, check: options.openCheck)
         try Self.requireStateStore(connection)
-        if options.readOnly, options.salvage, try Self.schemaRecords(of: connection).differences.isEmpty {
+        if options.readOnly, options.salvage, try migrator.appliedVersion(of: connection) <= migrator.latestVersion,
+           try Self.schemaRecords(of: connection).differences.isEmpty {
             // Tables intact, version records perhaps not: read what is there; schemaRecords() says what is wrong.
             schemaVersion = try migrator.appliedVersion(of: connection)
         } else if options.readOnly {
