@@ -51,6 +51,11 @@ public final class StateStore: Sendable {
         public var busyTimeout: Duration = .seconds(5)
         /// Open without writing anything: no migration, no pragmas that write. Saves throw ``StateStoreError/readOnly(file:_:)``.
         public var readOnly = false
+        /// With ``readOnly``: open a database whose tables match this build's schema exactly even
+        /// when its version records (`PRAGMA user_version`, `schema_migrations`) were erased or
+        /// damaged outside StateStore, so its states can be read and exported.
+        /// ``StateStore/schemaRecords()`` says what is wrong; ``StateStore/repairSchemaVersion(at:)`` repairs it.
+        public var salvage = false
         public var openCheck: OpenCheck = .quick
         /// The largest encoded state accepted by ``StateStore/save(_:for:version:)``, in bytes. Default 1 MiB.
         public var maximumStateSize = 1 << 20
@@ -162,7 +167,11 @@ public final class StateStore: Sendable {
         }
         try Self.probe(connection, check: options.openCheck)
         try Self.requireStateStore(connection)
-        if options.readOnly {
+        if options.readOnly, options.salvage, try migrator.appliedVersion(of: connection) <= migrator.latestVersion,
+           try Self.schemaRecords(of: connection).differences.isEmpty {
+            // Tables intact, version records perhaps not: read what is there; schemaRecords() says what is wrong.
+            schemaVersion = try migrator.appliedVersion(of: connection)
+        } else if options.readOnly {
             try migrator.requireRecordedVersion(connection)
             let found = try migrator.appliedVersion(of: connection)
             guard found <= migrator.latestVersion else {
@@ -244,7 +253,7 @@ public final class StateStore: Sendable {
     /// missing `-wal` file, means committed saves were lost with the WAL (a backup or copy that
     /// left it behind). SQLite would silently open the older database; refuse instead, so the
     /// WAL can be put back. See <https://www.sqlite.org/walformat.html#the_wal_index_file_format>.
-    private static func refuseLostWAL(at path: String) throws(StateStoreError) {
+    static func refuseLostWAL(at path: String) throws(StateStoreError) {
         var wal = stat()
         guard lstat(path + "-wal", &wal) != 0, let header = FileKind.readPrefix(of: path + "-shm", count: 104), header.count == 104
         else { return }

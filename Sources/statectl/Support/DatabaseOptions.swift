@@ -46,9 +46,27 @@ struct DatabaseOptions: ParsableArguments {
     }
 
     /// Opens read-only: never creates, migrates or writes; works beside a writing application (WAL).
-    func openReadOnly(openCheck: StateStore.Options.OpenCheck = .quick) throws -> StateStore {
+    ///
+    /// A database whose tables are intact but whose version records were erased or damaged
+    /// outside StateStore is read all the same (salvage), after a warning that says so and how
+    /// to repair it; `check` reports it as a problem instead (`warnSalvage: false`).
+    func openReadOnly(openCheck: StateStore.Options.OpenCheck = .quick, warnSalvage: Bool = true) throws -> StateStore {
         try requireExistingFile()
-        return try StateStore(path: path, options: .init(readOnly: true, openCheck: openCheck)).reportingWarnings()
+        var options = StateStore.Options(readOnly: true, openCheck: openCheck)
+        options.salvage = true
+        let store = try StateStore(path: path, options: options).reportingWarnings()
+        if warnSalvage, let problem = try salvageProblem(of: store) {
+            Output.error("statectl: warning: " + problem)
+        }
+        return store
+    }
+
+    /// What is wrong with the version records of a database opened for salvage, and the command
+    /// that puts it right; `nil` when they are intact.
+    func salvageProblem(of store: StateStore) throws -> String? {
+        let records = try store.schemaRecords()
+        guard let problem = records.problem else { return nil }
+        return "\(Format.word(path)): \(problem); its tables match schema \(StateStore.latestSchemaVersion) exactly and were read as they are. `statectl migrate --repair --db \(Format.word(path))` re-records the version"
     }
 
     /// Opens for writing, creating and migrating the file when needed.
