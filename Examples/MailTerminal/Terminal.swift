@@ -62,28 +62,62 @@ enum Key: Equatable {
     case enter, backspace, tab, escape
     case control(Character)
 
-    /// Decodes every key in `bytes` (one read's worth).
-    static func decode(_ bytes: [UInt8]) -> [Key] {
+}
+
+/// Decodes the keys in the terminal's reads. A read may end inside a sequence (an arrow's
+/// `ESC [ D`, a UTF-8 character's bytes: ssh, a loaded machine, a paste longer than the
+/// buffer): the incomplete tail is kept and completed by the next read. A lone ESC at the end
+/// of a read is the Escape key only once nothing follows it for a moment (``flush()``), since
+/// arrows and Alt+key also begin with ESC. Alt+key (ESC and a character) is no key at all.
+struct KeyDecoder {
+    /// The bytes of a sequence the last read ended in.
+    private(set) var pending: [UInt8] = []
+
+    /// Whether what is kept is a lone ESC: the caller calls ``flush()`` if nothing follows soon.
+    var endsInEscape: Bool { pending == [0x1B] }
+
+    mutating func decode(_ read: [UInt8]) -> [Key] {
+        let bytes = pending + read
+        pending = []
         var keys: [Key] = []
         var index = 0
         while index < bytes.count {
             let byte = bytes[index]
             switch byte {
             case 0x1B:
-                if index + 2 < bytes.count, bytes[index + 1] == UInt8(ascii: "[") || bytes[index + 1] == UInt8(ascii: "O") {
-                    switch bytes[index + 2] {
+                guard index + 1 < bytes.count else {
+                    pending = [0x1B]
+                    return keys
+                }
+                let next = bytes[index + 1]
+                guard next == UInt8(ascii: "[") || next == UInt8(ascii: "O") else {
+                    // Alt+key, or ESC typed twice: the second ESC starts over.
+                    if next == 0x1B {
+                        keys.append(.escape)
+                        index += 1
+                    } else {
+                        index += 2
+                    }
+                    continue
+                }
+                // ESC [ or ESC O, parameters (0x20–0x3F), then the final byte (0x40–0x7E).
+                var end = index + 2
+                while end < bytes.count, !(0x40...0x7E).contains(bytes[end]) { end += 1 }
+                guard end < bytes.count else {
+                    pending = Array(bytes[index...])
+                    return keys
+                }
+                if end == index + 2 {
+                    switch bytes[end] {
                     case UInt8(ascii: "A"): keys.append(.up)
                     case UInt8(ascii: "B"): keys.append(.down)
                     case UInt8(ascii: "C"): keys.append(.right)
                     case UInt8(ascii: "D"): keys.append(.left)
                     default: break
                     }
-                    index += 3
-                    // Sequences with parameters (ESC [ 1 ; 5 C) end at their final byte.
-                    while index < bytes.count, bytes[index - 1] < 0x40 || bytes[index - 1] > 0x7E { index += 1 }
-                    continue
                 }
-                keys.append(.escape)
+                index = end + 1
+                continue
             case 0x0D, 0x0A: keys.append(.enter)
             case 0x7F, 0x08: keys.append(.backspace)
             case 0x09: keys.append(.tab)
@@ -92,8 +126,11 @@ enum Key: Equatable {
             case 0xC0...0xFF:
                 // One UTF-8 character: its lead byte says how many follow.
                 let length = byte >= 0xF0 ? 4 : byte >= 0xE0 ? 3 : 2
-                if index + length <= bytes.count, let text = String(validating: bytes[index..<index + length], as: UTF8.self),
-                   let character = text.first {
+                guard index + length <= bytes.count else {
+                    pending = Array(bytes[index...])
+                    return keys
+                }
+                if let text = String(validating: bytes[index..<index + length], as: UTF8.self), let character = text.first {
                     keys.append(.character(character))
                 }
                 index += length
@@ -103,5 +140,11 @@ enum Key: Equatable {
             index += 1
         }
         return keys
+    }
+
+    /// What is kept, as keys now: a lone ESC is the Escape key; an incomplete sequence is dropped.
+    mutating func flush() -> [Key] {
+        defer { pending = [] }
+        return endsInEscape ? [.escape] : []
     }
 }

@@ -49,6 +49,19 @@ MainActor.assumeIsolated {
     resize.setEventHandler { MainActor.assumeIsolated { app.terminalResized() } }
     resize.resume()
 
+    /// Keys in the order they were typed. Those before a ctrl-c are handled first; then SIGINT,
+    /// process-directed, not raise(): under dispatchMain() the main thread may block signals,
+    /// and a thread-directed one would wait there forever.
+    @MainActor func handle(_ keys: [Key]) {
+        let interrupt = keys.firstIndex(of: .control("c"))
+        if !app.handle(Array(keys[..<(interrupt ?? keys.endIndex)])) {
+            app.application.terminate()
+            exit(0)
+        }
+        if interrupt != nil { kill(getpid(), SIGINT) }
+    }
+    nonisolated(unsafe) var decoder = KeyDecoder()
+    nonisolated(unsafe) var reads = 0
     let input = DispatchSource.makeReadSource(fileDescriptor: 0, queue: .main)
     input.setEventHandler {
         MainActor.assumeIsolated {
@@ -59,16 +72,17 @@ MainActor.assumeIsolated {
                 app.application.terminate()
                 exit(0)
             }
-            let keys = Key.decode(Array(buffer.prefix(count)))
-            // Keys typed before ctrl-c in the same read are handled first. Then SIGINT,
-            // process-directed, not raise(): under dispatchMain() the main thread may block
-            // signals, and a thread-directed one would wait there forever.
-            let interrupt = keys.firstIndex(of: .control("c"))
-            if !app.handle(Array(keys[..<(interrupt ?? keys.endIndex)])) {
-                app.application.terminate()
-                exit(0)
+            reads += 1
+            handle(decoder.decode(Array(buffer.prefix(count))))
+            if decoder.endsInEscape {
+                // Escape, unless the rest of an arrow or Alt+key arrives within 50 ms.
+                let read = reads
+                DispatchQueue.main.asyncAfter(deadline: .now() + .milliseconds(50)) {
+                    MainActor.assumeIsolated {
+                        if reads == read { handle(decoder.flush()) }
+                    }
+                }
             }
-            if interrupt != nil { kill(getpid(), SIGINT) }
         }
     }
     input.resume()

@@ -177,6 +177,35 @@ struct TerminalAppTests {
         #expect(quit.terminalRestored)
     }
 
+    @Test func anArrowOrACharacterSplitAcrossReadsIsOneKey() throws {
+        let terminal = try TerminalSession(folder: folder)
+        try terminal.run(try command(), as: "app")
+        try terminal.waitForScreen(containing: "> Status report #1")
+        try terminal.press("Enter")
+        try terminal.waitForScreen(containing: "Subject: Status report #1")
+        try terminal.press("r")
+        try terminal.waitForScreen(containing: "Compose › Re: Status report #1")
+        try terminal.type("ab")
+        try terminal.waitForScreen(containing: "cursor 2 of 2")
+        // An arrow whose ESC ends one read and whose "[D" starts the next (two tmux calls, a
+        // pause between them): the cursor moves; nothing is discarded, nothing typed.
+        try terminal.press("-H", "1b")
+        Thread.sleep(forTimeInterval: 0.02)
+        try terminal.type("[D")
+        try terminal.waitForScreen(containing: "cursor 1 of 2")
+        // A character whose two UTF-8 bytes arrive in two reads.
+        try terminal.press("-H", "c3")
+        Thread.sleep(forTimeInterval: 0.02)
+        try terminal.press("-H", "a9")
+        try terminal.waitForScreen(containing: "cursor 2 of 3")
+        #expect(try terminal.screen().contains("aéb"))
+        // A lone Escape still closes the sheet, once nothing follows it.
+        try terminal.press("Escape")
+        try terminal.waitForScreen(containing: "Subject: Status report #1")
+        try terminal.press("q")
+        #expect(try terminal.waitForExit(of: "app").status == 0)
+    }
+
     @Test func aResizeAndAMemoryWarningReachTheScreen() throws {
         let terminal = try TerminalSession(folder: folder)
         try terminal.run(try command(), as: "app")
