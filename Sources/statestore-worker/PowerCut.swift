@@ -8,7 +8,7 @@ import StateStoreCrashVFS
 /// MODE is `full` or `normal` (`synchronous`), each alone (`full`, `normal`: the store's
 /// own saves, one commit each) or with the write-behind writer (`full-writebehind`,
 /// `normal-writebehind`: an application's disappearances and flush points). The workload is
-/// the same at every point; point i cuts the power at its operation `1 + i mod N` (N: the
+/// the same at every point; point i of P cuts the power at its operation `1 + i·N/P` (N: the
 /// workload's writes, truncates and syncs, counted in a run without a cut), with the seed
 /// `SEED + i` for what the cut keeps, drops and tears. After each cut the files are opened
 /// again, without the VFS, and checked:
@@ -78,6 +78,9 @@ enum PowerCut {
         try? FileManager.default.removeItem(atPath: dry)
         figures = Figures()
 
+        // The points spread evenly over the workload's operations (each one cut about
+        // POINTS / N times, with a different seed each time).
+        func crashAt(_ index: Int) -> Int { 1 + index * total / max(points, 1) }
         for index in 0..<points {
             let directory = folder + "/point-\(index)"
             let pointSeed = seed &+ UInt64(index)
@@ -85,14 +88,14 @@ enum PowerCut {
                 _ = try MainActor.assumeIsolated { () throws -> Int in
                     try point(
                         writeBehind: writeBehind, synchronous: synchronous, folder: directory,
-                        crashAt: 1 + index % total, seed: pointSeed, figures: &figures
+                        crashAt: crashAt(index), seed: pointSeed, figures: &figures
                     )
                 }
                 try? FileManager.default.removeItem(atPath: directory)
             } catch {
                 // The files stay for a look.
                 figures.violations.append(
-                    "violation point=\(index) crash-at=\(1 + index % total) seed=\(pointSeed) folder=\(directory): \((error as? Failure)?.message ?? "\(error)")"
+                    "violation point=\(index) crash-at=\(crashAt(index)) seed=\(pointSeed) folder=\(directory): \((error as? Failure)?.message ?? "\(error)")"
                 )
             }
             figures.points += 1
@@ -232,23 +235,27 @@ private enum StoreWorkload {
         outcome.acknowledged = outcome.commits.count - 1
     }
 
+    /// Letters that do not compress (so a state takes as many pages as its size says), in
+    /// seven variants made once: consecutive saves to a path change every one of its pages.
+    static let noise: [String] = (0..<7).map { variant in
+        var state = UInt64(variant + 1) &* 6364136223846793005 &+ 1442695040888963407
+        var scalars = String.UnicodeScalarView()
+        for _ in 0..<60_000 {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            scalars.append(Unicode.Scalar(UInt8(97 + (state >> 33) % 26)))
+        }
+        return String(scalars)
+    }
+
     static func steps(
         database: String, synchronous: StateStore.Options.Synchronous, outcome: inout PowerCut.Outcome,
         last: PowerCut.LastStore
     ) throws {
         let options = StateStore.Options(synchronous: synchronous)
         var seq = 0
-        /// Letters that do not compress, so a state's bytes take as many pages as its size says.
-        func noise(_ count: Int, _ seed: Int) -> String {
-            var state = UInt64(truncatingIfNeeded: seed) &* 6364136223846793005 &+ 1442695040888963407
-            return String(String.UnicodeScalarView((0..<count).map { _ in
-                state = state &* 6364136223846793005 &+ 1442695040888963407
-                return Unicode.Scalar(UInt8(97 + (state >> 33) % 26))
-            }))
-        }
         func save(_ store: StateStore, _ path: String, padding: Int = 40) throws {
             seq += 1
-            let value = Value(seq: seq, padding: noise(padding, seq))
+            let value = Value(seq: seq, padding: String(Self.noise[seq % Self.noise.count].prefix(padding)))
             try commit(&outcome, { $0.states[path] = value.seq }) { try store.save(value, for: RestorationPath(validating: path)) }
         }
         // Opening and migrating a new file, then saves of small states.
