@@ -217,6 +217,10 @@ public final class RestorationCoordinator: LifecycleObserver {
         let box = WeakCoordinator()
         writer = RestorationWriter(store: store, cache: cache) { box.scheduleAbsorb() }
         box.coordinator = self
+        // Damage the integrity check after open finds reaches the error handler like any store failure.
+        store.observeBackgroundCheck { error in
+            Task { @MainActor in box.coordinator?.report(.store(error)) }
+        }
     }
 
     func report(_ error: RestorationError) {

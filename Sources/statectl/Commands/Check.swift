@@ -38,7 +38,7 @@ extension Statectl {
             let health: StateStore.Health
             do {
                 // Header-level open check: page damage is reported below as a finding (exit 1).
-                let store = try database.openReadOnly(openCheck: .header)
+                let store = try database.openReadOnly()
                 health = try store.check()
             } catch let error as StateStoreError {
                 switch error {

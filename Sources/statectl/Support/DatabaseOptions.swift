@@ -46,14 +46,17 @@ struct DatabaseOptions: ParsableArguments {
     }
 
     /// Opens read-only: never creates, migrates or writes; works beside a writing application (WAL).
-    func openReadOnly(openCheck: StateStore.Options.OpenCheck = .quick) throws -> StateStore {
+    /// Only the header and schema are read at open, at any size, as an application's store does;
+    /// a command reports damage in the pages it reads, and `statectl check` reads them all. No
+    /// check runs in the background: a command ends long before it would be of use.
+    func openReadOnly() throws -> StateStore {
         try requireExistingFile()
-        return try StateStore(path: path, options: .init(readOnly: true, openCheck: openCheck)).reportingWarnings()
+        return try StateStore(path: path, options: .init(readOnly: true, backgroundCheck: .off)).reportingWarnings()
     }
 
     /// Opens for writing, creating and migrating the file when needed.
     func openForWriting(maximumStateSize: Int = StateStore.Options().maximumStateSize) throws(StateStoreError) -> StateStore {
-        try StateStore(path: path, options: .init(maximumStateSize: maximumStateSize)).reportingWarnings()
+        try StateStore(path: path, options: .init(maximumStateSize: maximumStateSize, backgroundCheck: .off)).reportingWarnings()
     }
 }
 
