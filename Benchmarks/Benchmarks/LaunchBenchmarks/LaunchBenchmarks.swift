@@ -21,6 +21,9 @@ import StateStore
 //                                pages (1 KB each) among 1,000 / 100,000 / 1,000,000 other states,
 //                                until the first page's viewDidAppear; warm, and cold (the database
 //                                evicted before the launch)
+//     store    the default options
+//     quick    openCheck .quick, the default before (cold @1M only with STATESTORE_BENCH_SLOW=1)
+//     process  the same executable printing at once: starting a process, the floor
 
 /// Evicts `path` and its `-wal` from the page cache; needs no privilege.
 func evict(_ path: String) {
@@ -123,15 +126,21 @@ let benchmarks: @Sendable () -> Void = {
 
     for rows in [1000, 100_000, 1_000_000] {
         for temperature in ["warm", "cold"] {
-            let configuration = Benchmark.Configuration(
-                metrics: [.wallClock], timeUnits: .microseconds, warmupIterations: 2, maxDuration: .seconds(5), maxIterations: 50
-            )
-            Benchmark("launch to appear \(temperature) @\(label(rows))/store", configuration: configuration) { benchmark in
-                let path = try launchDatabase(rows: rows)
-                if temperature == "cold" { evict(path) }
-                let (status, line) = try runProbe("launch", path, benchmark: benchmark)
-                guard status == 0, line == "appeared 1000\n" else {
-                    throw FixtureError.unexpected("LaunchProbe launch \(path) exited with \(status), printed \(line.debugDescription)")
+            for peer in ["store", "quick", "process"] {
+                if peer == "quick", rows >= 1_000_000, temperature == "cold", !slow { continue }
+                let long = peer == "quick" && (rows >= 1_000_000 || (rows >= 100_000 && temperature == "cold"))
+                let configuration = Benchmark.Configuration(
+                    metrics: [.wallClock], timeUnits: .microseconds, warmupIterations: long ? 1 : 2,
+                    maxDuration: .seconds(long ? 20 : 5), maxIterations: long ? 5 : 50
+                )
+                let mode = ["store": "launch", "quick": "launch-quick", "process": "floor"][peer]!
+                Benchmark("launch to appear \(temperature) @\(label(rows))/\(peer)", configuration: configuration) { benchmark in
+                    let path = try launchDatabase(rows: rows)
+                    if temperature == "cold" { evict(path) }
+                    let (status, line) = try runProbe(mode, path, benchmark: benchmark)
+                    guard status == 0, line == "appeared 1000\n" else {
+                        throw FixtureError.unexpected("LaunchProbe \(mode) \(path) exited with \(status), printed \(line.debugDescription)")
+                    }
                 }
             }
         }

@@ -5,6 +5,8 @@
 //
 //     LaunchProbe setup DB    # archive the hierarchy and the ten states in DB, and quit
 //     LaunchProbe launch DB   # relaunch: restore, print "appeared <bytes>" at the first appearance
+//     LaunchProbe launch-quick DB   # the same with openCheck .quick, the default before
+//     LaunchProbe floor DB    # print "appeared 1000" at once: the cost of starting the process
 import Foundation
 import StateStore
 
@@ -37,7 +39,11 @@ enum Probe {
     }
 
     static func run(_ mode: String, database: String) throws -> Int32 {
-        let store = try StateStore(path: database)
+        if mode == "floor" {
+            FileHandle.standardOutput.write(Data("appeared 1000\n".utf8))
+            return 0
+        }
+        let store = try StateStore(path: database, options: .init(openCheck: mode == "launch-quick" ? .quick : .header))
         let application = Application(store: store, storyboard: storyboard())
         let window = Window(size: Size(width: 400, height: 800), application: application)
         switch mode {
@@ -54,7 +60,7 @@ enum Probe {
             }
             application.terminate()
             return 0
-        case "launch":
+        case "launch", "launch-quick":
             launching = true
             guard try application.restoreHierarchy(in: window) else {
                 FileHandle.standardError.write(Data("no hierarchy was restored from \(database)\n".utf8))
