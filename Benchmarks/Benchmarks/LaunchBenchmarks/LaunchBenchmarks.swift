@@ -101,6 +101,7 @@ func runProbe(_ mode: String, _ path: String, benchmark: Benchmark? = nil) throw
 }
 
 let benchmarks: @Sendable () -> Void = {
+    commandBenchmarks()
     let environment = ProcessInfo.processInfo.environment
     let slow = environment["STATESTORE_BENCH_SLOW"] == "1"
 
