@@ -144,6 +144,10 @@ struct BackgroundCheckTests {
         #expect(checker.isReading, "the check should be reading when the store is released")
         let thread = try #require(checker.threadID)
         #expect(FileManager.default.fileExists(atPath: "/proc/self/task/\(thread)"))
+        // The check's thread runs at nice 19 (field 19 of its stat line, after the command's parenthesis).
+        let stat = try String(contentsOfFile: "/proc/self/task/\(thread)/stat", encoding: .utf8)
+        let fields = stat[stat.range(of: ")", options: .backwards)!.upperBound...].split(separator: " ")
+        #expect(fields[16] == "19")
         store = nil
         // The release interrupted the statement (it did not finish) and joined the thread.
         #expect(checker.status == .cancelled)
