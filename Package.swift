@@ -34,6 +34,10 @@ let package = Package(
         // Turns migrations/*.sql into Swift source at build time, so the top-level
         // folder stays the only copy of the schema and nothing is read at run time.
         .executableTarget(name: "embed-migrations"),
+        // A simulated power cut under SQLite (the unsynced writes kept, dropped or torn per
+        // sector; unsynced folder entries undone), for the tests and the power-cut harness
+        // in statestore-worker. Not a product, and nothing in the library uses it.
+        .target(name: "StateStoreCrashVFS", dependencies: ["StateStoreSQLite"]),
         .plugin(
             name: "EmbedMigrations",
             capability: .buildTool(),
@@ -90,7 +94,7 @@ let package = Package(
         // saving in a loop until killed, allocating ballast, relaunching an app.
         .executableTarget(
             name: "statestore-worker",
-            dependencies: ["StateStore", "StateStoreLinux", "MailExample"]
+            dependencies: ["StateStore", "StateStoreLinux", "StateStoreCrashVFS", "MailExample"]
         ),
         // The mail app run by a ServiceGroup, for the tests: SIGTERM and SIGINT go to the group.
         .executableTarget(
@@ -103,7 +107,7 @@ let package = Package(
         .testTarget(
             name: "StateStoreTests",
             dependencies: [
-                "StateStore", "StateStoreSQLite", "MailExample", "StateStoreServiceLifecycle",
+                "StateStore", "StateStoreSQLite", "StateStoreCrashVFS", "MailExample", "StateStoreServiceLifecycle",
                 .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ],

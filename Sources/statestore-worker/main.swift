@@ -4,6 +4,8 @@
 //     statestore-worker app-session DB [kill|sigterm]   launch the mail app (Examples/Mail), run a session, print
 //                                                "ready", then wait to be killed (after an explicit save) or for SIGTERM
 //     statestore-worker app-report DB              relaunch the mail app; print what was restored, one key=value a line
+//     statestore-worker app-peak DB              launch the mail app, print "error=..." lines,
+//                                                terminate, print "peak_rss_kib=N" (VmHWM)
 //     statestore-worker code-session DB          the app built in code (CodeBuiltApp): session, "ready", wait to be killed
 //     statestore-worker code-report DB           relaunch it; print what was restored, one key=value a line
 //     statestore-worker scenes-session DB [keep|close-first]   two windows on the same paths; "ready", wait to be killed
@@ -183,6 +185,24 @@ func appReport(database: String) -> Never {
     }
 }
 
+/// Launches the mail app on `database`, prints each problem reported, terminates it, then prints the process's peak resident set (`VmHWM`, KiB).
+@MainActor func appPeak(database: String) -> Never {
+    func peak() -> String {
+        let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") } ?? ""
+        return String(line.split(separator: " ").dropFirst().first ?? "?")
+    }
+    do {
+        let app = try MailSession.launch(database: database)
+        for error in app.application.restorationCoordinator?.recentErrors ?? [] { emit("error=\(error)") }
+        app.application.terminate()
+        emit("peak_rss_kib=\(peak())")
+        exit(0)
+    } catch {
+        fail("\(error)")
+    }
+}
+
 let arguments = Array(CommandLine.arguments.dropFirst())
 switch arguments.first {
 case "save-loop":
@@ -194,6 +214,9 @@ case "app-session":
 case "app-report":
     guard arguments.count >= 2 else { fail("usage: app-report DB") }
     MainActor.assumeIsolated { appReport(database: arguments[1]) }
+case "app-peak":
+    guard arguments.count >= 2 else { fail("usage: app-peak DB") }
+    MainActor.assumeIsolated { appPeak(database: arguments[1]) }
 case "code-session", "scenes-session", "rename-session":
     guard arguments.count >= 2 else { fail("usage: \(arguments[0]) DB") }
     MainActor.assumeIsolated {
@@ -262,6 +285,18 @@ case "writebehind-kill":
     let exiting = arguments.count >= 5 && arguments[4] == "exit"
     MainActor.assumeIsolated {
         WriteBehindKill.run(database: arguments[1], steps: steps, padding: padding, exitingNormally: exiting)
+    }
+case "power-cut":
+    guard arguments.count >= 5, let points = Int(arguments[2]), let seed = UInt64(arguments[3]) else {
+        fail("usage: power-cut full|normal|full-writebehind|normal-writebehind POINTS SEED FOLDER")
+    }
+    PowerCut.run(mode: arguments[1], points: points, seed: seed, folder: arguments[4])
+case "power-save", "power-verify":
+    guard arguments.count >= 3, ["full", "normal"].contains(arguments[2]) else { fail("usage: \(arguments[0]) DB full|normal") }
+    if arguments[0] == "power-save" {
+        PowerCutGuest.save(database: arguments[1], mode: arguments[2])
+    } else {
+        PowerCutGuest.verify(database: arguments[1], mode: arguments[2])
     }
 case "ballast":
     ballast()

@@ -70,9 +70,15 @@ import Testing
         #expect(try CLI.tool("sqlite3", [target, Self.rowsQuery]) == sourceRows)
         #expect(try CLI.run(["check", "--db", target]).status == 0)
 
-        // And the round trip is stable: exporting the copy gives the same document.
+        // And the round trip is stable: exporting the copy gives the same document, but for the
+        // source's quarantined rows, which the export carries for the record and an import leaves out.
+        func withoutQuarantine(_ text: String) -> String {
+            guard let start = text.range(of: ",\n  \"quarantine\": [") else { return text }
+            return text[..<start.lowerBound] + "\n}\n"
+        }
+        #expect(withoutQuarantine(text) != text)
         let again = try CLI.run(["export", "--db", target])
-        #expect(withoutTime(again.stdout) == withoutTime(text))
+        #expect(withoutTime(again.stdout) == withoutTime(withoutQuarantine(text)))
     }
 
     @Test func importMergesByPathAndReplaceRemovesTheRest() throws {

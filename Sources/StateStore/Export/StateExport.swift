@@ -70,6 +70,19 @@ public struct StateExport: Sendable, Hashable {
     /// not depend on it. A decoded document's is at most ``StateStore/StateStore/latestSchemaVersion``.
     public var databaseSchemaVersion: Int
 
+    /// A row the store set aside in quarantine, carried by an export for the record: an import
+    /// does not bring it back (the decoder reads ``states`` only).
+    public struct QuarantineEntry: Sendable, Hashable {
+        public var state: StateStore.QuarantinedState
+        /// The row's length in bytes; `state.bytes` is empty when it was over the export's
+        /// state size limit (the document then gives the length alone).
+        public var byteCount: Int
+    }
+
+    /// The quarantined rows of the exported store, newest first: the bytes a failed decode,
+    /// a hostile row or a changed type set aside. Written as `quarantine` when not empty.
+    public var quarantine: [QuarantineEntry] = []
+
     /// When the export was made. `nil` when a decoded document does not say, or says it in a
     /// form other than ISO 8601 in UTC: it is informational, so it is not a reason to refuse a
     /// document. ``encoded()`` leaves it out when `nil`.
@@ -120,6 +133,8 @@ public struct StateExport: Sendable, Hashable {
             databaseSchemaVersion: store.schemaVersion,
             exportedAt: exportedAt
         )
+        quarantine = try read { () throws(StateStoreError) in try store.quarantinedStates(maximumSize: maximumStateSize) }
+            .map { QuarantineEntry(state: $0.state, byteCount: $0.byteCount) }
     }
 
     /// The document as UTF-8 JSON, pretty-printed with two-space indents and ending in a newline.
@@ -157,6 +172,32 @@ public struct StateExport: Sendable, Hashable {
         if let exportedAt { members.append(("exported_at", .string(TextFormat.iso8601(exportedAt)))) }
         members.append(("state_count", .int(states.count)))
         members.append(("states", .array(states.map(Self.json))))
+        if !quarantine.isEmpty { members.append(("quarantine", .array(quarantine.map(Self.json)))) }
+        return .object(members)
+    }
+
+    static func json(_ entry: QuarantineEntry) -> JSON {
+        let row = entry.state
+        var members: [(key: String, value: JSON)] = [
+            ("path", .string(row.path.rawValue)),
+            ("reason", .string(row.reason)),
+            ("type_name", .string(row.typeName)),
+            ("version", .int(row.version)),
+            ("generation", .string(String(row.generation))),
+            ("encoding", .string(row.encoding.rawValue)),
+        ]
+        for (key, date) in [("updated_at", row.updatedAt), ("quarantined_at", row.quarantinedAt)] where TextFormat.isRepresentable(date) {
+            members.append((key, .string(TextFormat.iso8601(date))))
+        }
+        members.append(("checksum", .string(TextFormat.checksum(row.checksum))))
+        members.append(("byte_count", .int(entry.byteCount)))
+        if row.bytes.count != entry.byteCount {
+            members.append(("bytes_omitted", .string("over the state size limit")))
+        } else if let value = JSON.exactValue(of: row.bytes, maximumDepth: maximumDepth - documentLevels) {
+            members.append(("value", value))
+        } else {
+            members.append(("base64", .string(row.bytes.base64EncodedString())))
+        }
         return .object(members)
     }
 

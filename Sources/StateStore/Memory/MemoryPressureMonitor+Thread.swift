@@ -16,37 +16,38 @@ extension MemoryPressureMonitor {
     }
 
     private func startThread() {
-        var fds: [Int32] = [-1, -1]
-        let started: Bool = shared.withLock { shared in
-            guard !shared.running else { return false }
-            guard pipe(&fds) == 0 else { return false }
+        // The thread is created, and its handle published, under the lock that marks the
+        // monitor running: a stop() on another thread sees either nothing started or a thread
+        // it can join, never a running monitor without a handle. The new thread's first
+        // step takes the lock too, so it waits for the handle to be stored.
+        let failure: Int32? = shared.withLock { shared in
+            guard !shared.running else { return nil }
+            var fds: [Int32] = [-1, -1]
+            guard pipe(&fds) == 0 else { return errno }
             for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+            let context = Unmanaged.passRetained(ThreadContext(reference: WeakReference(monitor: self), wakeFD: fds[0])).toOpaque()
+            var thread = pthread_t()
+            let created = pthread_create(&thread, nil, { argument in
+                let context = Unmanaged<ThreadContext>.fromOpaque(argument!).takeRetainedValue()
+                _ = clinux_set_thread_name(MemoryPressureMonitor.threadName)
+                context.reference.monitor?.shared.withLock { if $0.running { $0.threadID = clinux_thread_id() } }
+                MemoryPressureMonitor.run(context.reference, wakeFD: context.wakeFD)
+                return nil
+            }, context)
+            guard created == 0 else {
+                Unmanaged<ThreadContext>.fromOpaque(context).release()
+                close(fds[0])
+                close(fds[1])
+                return created
+            }
             shared.running = true
             shared.wakeFD = fds[1]
-            return true
-        }
-        guard started else { return }
-        let context = Unmanaged.passRetained(ThreadContext(reference: WeakReference(monitor: self), wakeFD: fds[0])).toOpaque()
-        var thread = pthread_t()
-        let created = pthread_create(&thread, nil, { argument in
-            let context = Unmanaged<ThreadContext>.fromOpaque(argument!).takeRetainedValue()
-            _ = clinux_set_thread_name(MemoryPressureMonitor.threadName)
-            context.reference.monitor?.shared.withLock { if $0.running { $0.threadID = clinux_thread_id() } }
-            MemoryPressureMonitor.run(context.reference, wakeFD: context.wakeFD)
+            shared.thread = thread
             return nil
-        }, context)
-        if created != 0 {
-            Unmanaged<ThreadContext>.fromOpaque(context).release()
-            close(fds[0])
-            shared.withLock { shared in
-                shared.running = false
-                close(shared.wakeFD)
-                shared.wakeFD = -1
-            }
-            logger.info("memory pressure: the monitor thread could not be started", metadata: ["statestore.errno": "\(created)"])
-            return
         }
-        shared.withLock { $0.thread = thread }
+        if let failure {
+            logger.info("memory pressure: the monitor thread could not be started", metadata: ["statestore.errno": "\(failure)"])
+        }
     }
 
     /// Stops the monitor thread and waits until it has exited (it is woken, so this takes no

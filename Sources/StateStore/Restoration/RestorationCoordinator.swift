@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import Logging
 
@@ -50,7 +51,8 @@ public final class RestorationCoordinator: LifecycleObserver {
     let scenePrefix = "window"
 
     /// Receives every problem, on the main actor; the default logs it. Problems found by the
-    /// writer arrive at the main actor's next turn, or at the next flush point.
+    /// writer arrive before the next flush point, or the next read or write through the store
+    /// on the main thread (each waits for the writer), returns; else at the main actor's next turn.
     public var errorHandler: @MainActor (RestorationError) -> Void
     /// The most recent problems (at most 100), newest last. Includes what the writer has
     /// reported so far (it does not wait for the writer).
@@ -215,8 +217,17 @@ public final class RestorationCoordinator: LifecycleObserver {
         )
         recentStates = cache
         let box = WeakCoordinator()
-        writer = RestorationWriter(store: store, cache: cache) { box.scheduleAbsorb() }
+        let writer = RestorationWriter(store: store, cache: cache) { box.scheduleAbsorb() }
+        self.writer = writer
         box.coordinator = self
+        // A read through the store (or a flush point) on the main thread that waited for the
+        // writer hands its failures to `errorHandler` before it returns, not a turn later.
+        // Weak: the store must not keep its coordinator's writer (which holds the store) alive.
+        MainQueue.mark()
+        store.writeBehind.afterWaiting { [weak writer] in
+            guard writer?.hasProblemsWaiting == true, MainQueue.isCurrent else { return }
+            MainActor.assumeIsolated { box.coordinator?.absorbWriterOutcomes() }
+        }
         // Damage the integrity check after open finds reaches the error handler like any store failure.
         store.observeBackgroundCheck { error in
             Task { @MainActor in box.coordinator?.report(.store(error)) }
@@ -510,9 +521,17 @@ public final class RestorationCoordinator: LifecycleObserver {
     /// returns. When a write fails for a reason that may pass (a full disk, a lock), it stays
     /// queued for the next batch; when one can never succeed, it is reported and dropped, and
     /// the rest are written.
+    ///
+    /// It then syncs the database's WAL to storage (``StateStore/synchronize()``), so what it
+    /// wrote also survives a power cut with `synchronous=.normal`.
     public func flush(archiving window: Window? = nil) {
         submit(archiving: window, waking: false)
         settle()
+        do {
+            try store.synchronize()
+        } catch {
+            report(.store(error))
+        }
     }
 
     /// Waits for the writer, then takes in what it did.
@@ -542,6 +561,10 @@ public final class RestorationCoordinator: LifecycleObserver {
             for (path, token) in outcome.dropped {
                 if pending[path]?.token == token { pending[path] = nil }
                 if latest[path]?.token == token { latest[path] = nil }
+            }
+            for (path, reason) in outcome.setAside {
+                counts.quarantined += 1
+                report(.quarantined(path: path, reason: reason))
             }
             for error in outcome.errors { report(.store(error)) }
         }
@@ -742,7 +765,9 @@ public final class RestorationCoordinator: LifecycleObserver {
         }
         do {
             if version == current {
-                controller.restorableState = try StateCoding.decode(C.RestorableState.self, from: bytes, at: path)
+                let state = try StateCoding.decode(C.RestorableState.self, from: bytes, at: path)
+                if quarantineOnFailure { keepIfSuperseded(bytes, by: state, at: path) }
+                controller.restorableState = state
             } else {
                 controller.restorableState = try C.migrateRestorableState(from: version, data: bytes)
                 counts.migrations += 1
@@ -753,6 +778,27 @@ public final class RestorationCoordinator: LifecycleObserver {
             return fail(error.description)
         } catch {
             return fail("migration from version \(version) to \(current) failed: \(error)")
+        }
+    }
+
+    /// Keeps the stored `bytes` in quarantine, once, when they have members `state` (decoded from
+    /// them) no longer carries: the next save would drop them.
+    private func keepIfSuperseded<T: Encodable>(_ bytes: Data, by state: T, at path: RestorationPath) {
+        guard !store.options.readOnly, let reencoded = try? StateCoding.encode(state, for: path), reencoded != bytes else { return }
+        let members = UnreadMembers.find(stored: bytes, reencoded: reencoded)
+        guard !members.isEmpty else { return }
+        let reason = "superseded: the stored JSON has members \(String(reflecting: T.self)) no longer reads (\(members.joined(separator: ", "))); kept before a save replaces them"
+        do {
+            let kept = try store.write { (transaction) throws(StateStoreError) -> Bool in
+                try transaction.keepCopy(of: path, reason: reason)
+            }
+            if kept {
+                counts.quarantined += 1
+                store.options.logger.info("superseded state kept", metadata: ["statestore.path": "\(path)", "statestore.reason": "\(reason)"])
+                report(.supersededKept(path: path, members: members))
+            }
+        } catch {
+            report(.store(error))
         }
     }
 
@@ -768,6 +814,17 @@ public final class RestorationCoordinator: LifecycleObserver {
             report(.store(error))
         }
     }
+}
+
+/// Whether the calling code runs on the main queue, the main actor's executor: not always the
+/// main thread (a test runner may drain the main queue on another thread).
+enum MainQueue {
+    private static let key = DispatchSpecificKey<Bool>()
+
+    /// Marks the main queue; once is enough, again is harmless.
+    @MainActor static func mark() { DispatchQueue.main.setSpecific(key: key, value: true) }
+
+    static var isCurrent: Bool { DispatchQueue.getSpecific(key: key) == true }
 }
 
 /// A weak, `Sendable` handle on a coordinator, for the writer to wake it.

@@ -27,6 +27,12 @@ public enum RestorationError: Error, Sendable, Hashable, CustomStringConvertible
     /// the code changed: `from` still holds it because `to` already held a state of its own.
     case stateNotMoved(from: RestorationPath, to: RestorationPath)
 
+    /// The stored state decoded, but its JSON has members the current type no longer reads (a
+    /// field renamed or removed without a version bump), which the next save would drop. The
+    /// stored bytes were kept in quarantine first (`statectl inspect --quarantine`), once; the
+    /// controller took what its type reads.
+    case supersededKept(path: RestorationPath, members: [String])
+
     /// ``Application/installTerminationHandlers(signals:)`` was refused: another owner handles
     /// SIGTERM and SIGINT (see ``TerminationSignalClaim``).
     case terminationSignalsClaimed(TerminationSignalsClaimedError)
@@ -51,6 +57,8 @@ public enum RestorationError: Error, Sendable, Hashable, CustomStringConvertible
             "The archived controller \(omission.path) (\(omission.typeName)) was not rebuilt, with what it contained: \(omission.reason). The rest was restored; the archive as saved is set aside (`statectl inspect --hierarchy --set-aside`) and its states are kept."
         case .stateNotMoved(let from, let to):
             "The restoration identifier changed, but the state at \(from) was not moved to \(to), which already holds one; both are kept."
+        case .supersededKept(let path, let members):
+            "The state at \(path) has members its type no longer reads (\(members.joined(separator: ", "))): the stored bytes were kept in quarantine before the next save replaces them. `statectl inspect --quarantine` shows them."
         case .terminationSignalsClaimed(let error):
             error.description
         }

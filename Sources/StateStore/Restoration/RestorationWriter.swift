@@ -126,6 +126,8 @@ struct WriteOutcome: Sendable {
     /// States that can never be written (their error is in ``errors``).
     var dropped: [(path: RestorationPath, token: UInt64)] = []
     var errors: [StateStoreError] = []
+    /// Rows moved to quarantine so that a save could land (see ``StateStore/SaveResult/setAside``).
+    var setAside: [(path: RestorationPath, reason: String)] = []
     var transactions = 0
     var archiveWrites = 0
     /// The store's change count once the batch was done (see ``StateStore/changeCount(refreshing:)``).
@@ -187,6 +189,11 @@ final class RestorationWriter: Sendable {
         var waiting: [WriteBatch] = []
     }
     private let state = Mutex(State())
+    /// Whether an outcome in the outbox carries a failure (or a row set aside) not yet taken.
+    private let problemsWaiting = Atomic<Bool>(false)
+
+    /// Whether the outbox holds a failure the main actor has not taken in yet.
+    var hasProblemsWaiting: Bool { problemsWaiting.load(ordering: .acquiring) }
 
     init(store: StateStore, cache: RecreatableCache<RestorationPath, CachedState>, notify: @escaping @Sendable () -> Void) {
         self.store = store
@@ -203,6 +210,7 @@ final class RestorationWriter: Sendable {
     func takeOutcomes() -> [WriteOutcome] {
         state.withLock { state in
             defer { state.outbox.removeAll() }
+            problemsWaiting.store(false, ordering: .releasing)
             return state.outbox
         }
     }
@@ -335,6 +343,7 @@ final class RestorationWriter: Sendable {
             state.archives = archivesNow
             state.changeCount = outcome.changeCount
             state.outbox.append(outcome)
+            if !outcome.errors.isEmpty || !outcome.setAside.isEmpty { problemsWaiting.store(true, ordering: .releasing) }
             return state.outbox.count == 1
         }
         if first { notify() }
@@ -416,6 +425,7 @@ final class RestorationWriter: Sendable {
                 forKey: write.path
             )
             outcome.settled.append(.init(path: write.path, token: write.token, generation: result.generation, wrote: result.wrote))
+            if let reason = result.setAside { outcome.setAside.append((write.path, reason)) }
         }
         for (scene, bytes) in archives {
             lastArchives[scene] = bytes

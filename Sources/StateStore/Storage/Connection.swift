@@ -103,6 +103,25 @@ final class Connection {
         }
     }
 
+    /// Syncs the WAL (or rollback journal) file to storage: every transaction committed so far
+    /// then survives a power cut, whatever `PRAGMA synchronous` says. One `fdatasync` (and, the
+    /// first time, one of the folder, which SQLite's unix VFS does for a new WAL). Nothing to do
+    /// when no journal file is open.
+    func syncJournal() throws(StateStoreError) {
+        var file: UnsafeMutablePointer<sqlite3_file>?
+        guard sqlite3_file_control(handle, "main", SQLITE_FCNTL_JOURNAL_POINTER, &file) == SQLITE_OK,
+              let file, let sync = file.pointee.pMethods?.pointee.xSync
+        else { return }
+        let code = sync(file, SQLITE_SYNC_NORMAL)
+        guard code == SQLITE_OK else {
+            throw .sqlite(SQLiteFailure(
+                extendedResultCode: SQLiteResultCode(rawValue: code),
+                message: "the WAL could not be synced to storage (\(String(cString: sqlite3_errstr(code))))",
+                sql: nil
+            ))
+        }
+    }
+
     deinit {
         statements.removeAll()
         sqlite3_close_v2(handle)

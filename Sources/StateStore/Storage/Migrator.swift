@@ -19,7 +19,7 @@ struct Migrator {
     var latestVersion: Int { migrations.last?.version ?? 0 }
 
     /// The migrator's own bookkeeping; every other table comes from `migrations/`.
-    private static let bookkeeping = """
+    static let bookkeeping = """
         CREATE TABLE IF NOT EXISTS schema_migrations (
             version    INTEGER NOT NULL PRIMARY KEY,
             name       TEXT    NOT NULL,
@@ -55,9 +55,12 @@ struct Migrator {
         let version: Int
         if let applied { version = applied } else { version = try appliedVersion(of: connection) }
         if version == 0, try connection.scalarInt("SELECT count(*) FROM sqlite_schema WHERE name = 'states'") ?? 0 > 0 {
+            let repair = try StateStore.schemaRecords(of: connection).isRepairable
+                ? "; its tables match schema \(latestVersion) exactly: `statectl migrate --repair` (StateStore.repairSchemaVersion(at:)) re-records the version"
+                : ""
             throw .schemaMismatch(
                 file: connection.path,
-                detail: "it has StateStore's tables but records no schema version (PRAGMA user_version is 0 and schema_migrations is empty or missing)"
+                detail: "it has StateStore's tables but records no schema version (PRAGMA user_version is 0 and schema_migrations is empty or missing)" + repair
             )
         }
     }

@@ -55,6 +55,7 @@ extension StateStore.WriteTransaction {
     /// Writes `state` as given: type, version, encoding, checksum, update time and bytes.
     ///
     /// A new path keeps `state.generation`, which must lie in 1...``StoredState/maximumGeneration``,
+    /// as does a path whose stored generation is past it (that row is moved to quarantine first),
     /// and the version in 0...``StoredState/maximumVersion`` (else ``StateStoreError/invalidState(path:reason:)``). An existing row is replaced and gets
     /// `max(state.generation, stored generation + 1)`, so a running instance that has seen the
     /// old row still notices the change. Throws ``StateStoreError/stateTooLarge(path:byteCount:limit:)``
@@ -72,6 +73,7 @@ extension StateStore.WriteTransaction {
         guard (0...StoredState.maximumVersion).contains(state.version) else {
             throw .invalidState(path: state.path, reason: "its version \(state.version) is outside 0...\(StoredState.maximumVersion)")
         }
+        try setAsideExhaustedGeneration(at: state.path)
         let upsert = try connection.cached("""
             INSERT INTO states(path, type_name, version, generation, encoding, checksum, updated_at, bytes)
             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
@@ -92,6 +94,21 @@ extension StateStore.WriteTransaction {
             upsert.bindBorrowed(raw, at: 8)
             try upsert.run()
         }
+    }
+
+    /// Moves the row at `path` to quarantine when its generation is past
+    /// ``StoredState/maximumGeneration`` (it could no longer rise: only another tool writes such
+    /// a row), so that what replaces it starts afresh. Returns the reason when it did.
+    @discardableResult
+    func setAsideExhaustedGeneration(at path: RestorationPath) throws(StateStoreError) -> String? {
+        let current = try connection.cached("SELECT generation FROM states WHERE path = ?1")
+        current.bind(path.rawValue, at: 1)
+        let generation = try current.step() ? current.int64(0) : 0
+        current.reset()
+        guard generation >= StoredState.maximumGeneration else { return nil }
+        let reason = "its generation \(generation) is past \(StoredState.maximumGeneration) and could no longer rise, so no save could replace it (it was written outside StateStore); the path started again at generation 1"
+        try quarantine(path, reason: reason)
+        return reason
     }
 
     /// Every stored path, sorted by bytes, invalid ones included (read whole: a NUL inside stays).

@@ -15,8 +15,8 @@ extension StateStore {
         public var checksumMismatches: [RestorationPath]
         /// Rows whose path is not a valid restoration path (see ``InvalidRow``).
         public var invalidRows: [InvalidRow] = []
-        /// Rows whose generation is past ``StoredState/maximumGeneration``: saves to them would
-        /// soon fail, and an export could not carry the number exactly.
+        /// Rows whose generation is past ``StoredState/maximumGeneration`` (written outside the
+        /// store): the next save of each moves it to quarantine and starts the path at generation 1.
         public var exhaustedGenerations: [RestorationPath] = []
         /// `PRAGMA user_version`, the schema version in the file's header; equal to
         /// ``schemaVersion`` unless the header was reset by hand.

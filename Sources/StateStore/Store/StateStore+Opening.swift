@@ -113,12 +113,25 @@ extension StateStore {
                     + "who could replace the database; `chmod go-w` it, or keep the database in a folder of your own"
             )
         }
+        let existed = access(path, F_OK) == 0
         let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0o600)
         guard descriptor >= 0 else {
             throw .fileSystem(FileSystemFailure(operation: .createFile, path: path, errno: errno))
         }
         close(descriptor)
+        // A new file's name lives in its folder's entries (and a new folder's in its parent's):
+        // synced now, so a power cut after the first durable save cannot take the file away.
+        if !existed { syncFolder(folder) }
         return warnings
+    }
+
+    /// Syncs a folder's entries to storage (`fsync` on the folder): best effort, since what it
+    /// protects against is a power cut, and the operation itself has already succeeded.
+    static func syncFolder(_ folder: String) {
+        let descriptor = open(folder.isEmpty ? "." : folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else { return }
+        _ = fsync(descriptor)
+        close(descriptor)
     }
 
     /// Tightens the accepted database and its `-wal`/`-shm` to 0600 when they belong to this
@@ -148,9 +161,13 @@ extension StateStore {
         if stat(folder, &info) == 0 { return }
         let parent = (folder as NSString).deletingLastPathComponent
         if !parent.isEmpty, parent != folder { try makeFolders(parent) }
-        if mkdir(folder, 0o700) != 0, errno != EEXIST {
-            throw .fileSystem(FileSystemFailure(operation: .createFolder, path: folder, errno: errno))
+        if mkdir(folder, 0o700) != 0 {
+            guard errno == EEXIST else {
+                throw .fileSystem(FileSystemFailure(operation: .createFolder, path: folder, errno: errno))
+            }
+            return
         }
+        syncFolder(parent)
     }
 
     /// Opens the connection. A read-only open of a WAL database in a folder this user cannot

@@ -32,24 +32,32 @@ extension StateStore {
 
     /// The quarantined states, newest first.
     public func quarantinedStates() throws(StateStoreError) -> [QuarantinedState] {
-        try withConnection { (connection) throws(StateStoreError) -> [QuarantinedState] in
+        try quarantinedStates(maximumSize: nil).map(\.state)
+    }
+
+    /// The quarantined states, newest first, with how many bytes each holds; a row longer than
+    /// `maximumSize` comes without its bytes (they are not read), so a huge row another tool
+    /// wrote costs no memory.
+    func quarantinedStates(maximumSize: Int?) throws(StateStoreError) -> [(state: QuarantinedState, byteCount: Int)] {
+        try withConnection { (connection) throws(StateStoreError) -> [(state: QuarantinedState, byteCount: Int)] in
             let statement = try connection.cached("""
                 SELECT id, path, type_name, version, generation, encoding, checksum, updated_at,
-                       reason, quarantined_at, bytes
+                       reason, quarantined_at, CASE WHEN length(bytes) <= ?1 THEN bytes END, length(bytes)
                 FROM quarantine ORDER BY id DESC
                 """)
             defer { statement.reset() }
-            var result: [QuarantinedState] = []
+            statement.bind(Int64(maximumSize ?? Int.max), at: 1)
+            var result: [(state: QuarantinedState, byteCount: Int)] = []
             while try statement.step() {
                 guard let path = try? RestorationPath(validating: statement.string(1)) else { continue }
-                result.append(QuarantinedState(
+                result.append((QuarantinedState(
                     id: statement.int64(0), path: path, typeName: statement.string(2),
                     version: statement.int(3), generation: statement.int64(4),
                     encoding: StateEncoding(rawValue: statement.string(5)) ?? .binary,
                     checksum: statement.int64(6), updatedAt: Date(storedMilliseconds: statement.int64(7)),
                     reason: statement.string(8), quarantinedAt: Date(storedMilliseconds: statement.int64(9)),
-                    bytes: try statement.data(10)
-                ))
+                    bytes: statement.isNull(10) ? Data() : try statement.data(10)
+                ), statement.int(11)))
             }
             return result
         }
@@ -65,29 +73,59 @@ extension StateStore.WriteTransaction {
     /// the pages the old row leaves free.
     @discardableResult
     public func quarantine(_ path: RestorationPath, reason: String) throws(StateStoreError) -> Bool {
-        let find = try connection.cached("SELECT rowid, length(bytes) FROM states WHERE path = ?1")
-        find.bind(path.rawValue, at: 1)
-        guard try find.step() else { find.reset(); return false }
-        let source = find.int64(0), count = find.int(1)
-        find.reset()
-        let copy = try connection.cached("""
-            INSERT INTO quarantine(path, type_name, version, generation, encoding, checksum, updated_at,
-                                   reason, quarantined_at, bytes)
-            SELECT path, type_name, version, generation, encoding, checksum, updated_at, ?2, ?3, zeroblob(?4)
-            FROM states WHERE rowid = ?1
-            """)
-        copy.bind(source, at: 1)
-        copy.bind(reason, at: 2)
-        copy.bind(Date().storedMilliseconds, at: 3)
-        copy.bind(count, at: 4)
-        try copy.run()
-        if count > 0 {
-            try connection.copyBlob(column: "bytes", from: "states", row: source, to: "quarantine", row: connection.lastInsertedRowID, count: count)
-        }
+        guard let source = try copyToQuarantine(path, reason: reason, unlessKept: false) else { return false }
         let remove = try connection.cached("DELETE FROM states WHERE rowid = ?1")
         remove.bind(source, at: 1)
         try remove.run()
         store.metrics.quarantines.increment()
         return true
+    }
+
+    /// Copies the state at `path` into quarantine with `reason` and leaves it where it is: the
+    /// bytes a save is about to replace, kept because they carry what the current type no longer
+    /// reads (see ``RestorationError/supersededKept(path:members:)``). Nothing is copied when
+    /// quarantine already holds these bytes for `path`. Returns whether it copied.
+    @discardableResult
+    public func keepCopy(of path: RestorationPath, reason: String) throws(StateStoreError) -> Bool {
+        try copyToQuarantine(path, reason: reason, unlessKept: true) != nil
+    }
+
+    /// Copies the row at `path` to quarantine, a chunk at a time; returns its rowid in `states`,
+    /// or `nil` when there is none (or, `unlessKept`, when quarantine holds its bytes already).
+    private func copyToQuarantine(_ path: RestorationPath, reason: String, unlessKept: Bool) throws(StateStoreError) -> Int64? {
+        let find = try connection.cached("SELECT rowid, length(bytes), checksum FROM states WHERE path = ?1")
+        find.bind(path.rawValue, at: 1)
+        guard try find.step() else { find.reset(); return nil }
+        let source = find.int64(0), count = find.int(1), checksum = find.int64(2)
+        find.reset()
+        if unlessKept {
+            let kept = try connection.cached("SELECT 1 FROM quarantine WHERE path = ?1 AND checksum = ?2 AND length(bytes) = ?3")
+            defer { kept.reset() }
+            kept.bind(path.rawValue, at: 1)
+            kept.bind(checksum, at: 2)
+            kept.bind(count, at: 3)
+            if try kept.step() { return nil }
+        }
+        let copy = try connection.cached("""
+            INSERT INTO quarantine(path, type_name, version, generation, encoding, checksum, updated_at,
+                                   reason, quarantined_at, bytes)
+            SELECT path, type_name, version, generation, encoding, checksum, updated_at, ?2, ?3, x''
+            FROM states WHERE rowid = ?1
+            """)
+        copy.bind(source, at: 1)
+        copy.bind(reason, at: 2)
+        copy.bind(Date().storedMilliseconds, at: 3)
+        try copy.run()
+        let target = connection.lastInsertedRowID
+        if count > 0 {
+            // The room for the bytes is made by an UPDATE: a zeroblob passed through INSERT ...
+            // SELECT is expanded to real zeros in memory (500 MB of them for a 500 MB row).
+            let room = try connection.cached("UPDATE quarantine SET bytes = zeroblob(?2) WHERE id = ?1")
+            room.bind(target, at: 1)
+            room.bind(count, at: 2)
+            try room.run()
+            try connection.copyBlob(column: "bytes", from: "states", row: source, to: "quarantine", row: target, count: count)
+        }
+        return source
     }
 }

@@ -57,12 +57,7 @@ extension StateStore {
             }
             // The moves live in the folder's entries: synced before the fresh database is
             // created, so a power cut cannot put the broken file back beside the new one's WAL.
-            let folder = (path as NSString).deletingLastPathComponent
-            let folderDescriptor = open(folder.isEmpty ? "." : folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-            if folderDescriptor >= 0 {
-                _ = fsync(folderDescriptor)
-                close(folderDescriptor)
-            }
+            syncFolder((path as NSString).deletingLastPathComponent)
             options.logger.info("database moved aside", metadata: [
                 "statestore.database": "\(path)", "statestore.moved_to": "\(destination)", "statestore.reason": "\(error.description)",
             ])

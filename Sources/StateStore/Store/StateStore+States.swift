@@ -84,9 +84,13 @@ extension StateStore {
     ) throws(StateStoreError) -> SaveResult {
         let start = ContinuousClock.now
         defer { metrics.directSave.recordSince(start) }
-        return try write { (transaction) throws(StateStoreError) in
+        let result = try write { (transaction) throws(StateStoreError) in
             try transaction.save(encoded: bytes, encoding: encoding, typeName: typeName, version: version, for: path)
         }
+        if let reason = result.setAside {
+            options.logger.info("state quarantined", metadata: ["statestore.path": "\(path)", "statestore.reason": "\(reason)", "statestore.database": "\(self.path)"])
+        }
+        return result
     }
 
     // MARK: Reading

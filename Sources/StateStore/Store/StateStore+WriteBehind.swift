@@ -23,6 +23,9 @@ final class WriteBehindQueue: Sendable {
     private let queue = DispatchQueue(label: "statestore.write-behind", qos: .userInitiated)
     /// Whether a drain is scheduled on the queue: a submit then wakes no thread.
     private let scheduled = Atomic<Bool>(false)
+    /// Run by ``waitUntilIdle()`` before it returns, on the waiting thread: the restoration
+    /// coordinator hands the writer's failures to its error handler there (see ``afterWaiting(_:)``).
+    private let afterWait = Mutex<(@Sendable () -> Void)?>(nil)
 
     init() {
         ExitDrain.register(self)
@@ -65,8 +68,14 @@ final class WriteBehindQueue: Sendable {
     /// Returns when every job submitted before the call has finished, running queued ones on
     /// the calling thread. Returns at once when there is none.
     func waitUntilIdle() {
-        guard !isIdle else { return }
-        runQueued()
+        if !isIdle { runQueued() }
+        afterWait.withLock { $0 }?()
+    }
+
+    /// Sets what ``waitUntilIdle()`` runs before it returns (replacing what was set): so a read
+    /// or a flush that waited for a write that failed delivers the failure before it returns.
+    func afterWaiting(_ action: (@Sendable () -> Void)?) {
+        afterWait.withLock { $0 = action }
     }
 
     private func runQueued() {

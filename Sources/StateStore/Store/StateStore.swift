@@ -30,7 +30,9 @@ public final class StateStore: Sendable {
     public struct Options: Sendable {
         /// `PRAGMA synchronous` in WAL mode. See <https://www.sqlite.org/pragma.html#pragma_synchronous>.
         public enum Synchronous: String, Sendable, CaseIterable {
-            /// Committed saves survive an application crash; the last ones may be lost on power loss. The default.
+            /// Committed saves survive an application crash; on a power cut, the commits since the
+            /// WAL was last synced (at a checkpoint, a flush point or ``StateStore/synchronize()``)
+            /// may roll back, never a later one without an earlier one. The default.
             case normal = "NORMAL"
             /// Every commit is synced to disk: saves also survive power loss, at the cost of an fsync each.
             case full = "FULL"
@@ -53,6 +55,11 @@ public final class StateStore: Sendable {
         public var busyTimeout: Duration = .seconds(5)
         /// Open without writing anything: no migration, no pragmas that write. Saves throw ``StateStoreError/readOnly(file:_:)``.
         public var readOnly = false
+        /// With ``readOnly``: open a database whose tables match this build's schema exactly even
+        /// when its version records (`PRAGMA user_version`, `schema_migrations`) were erased or
+        /// damaged outside StateStore, so its states can be read and exported.
+        /// ``StateStore/schemaRecords()`` says what is wrong; ``StateStore/repairSchemaVersion(at:)`` repairs it.
+        public var salvage = false
         /// What is verified before the initializer returns. Default ``OpenCheck/header``.
         public var openCheck: OpenCheck = .header
         /// The integrity check run after open, off the caller's thread: see <doc:StorageAndGuarantees>.
@@ -174,7 +181,11 @@ public final class StateStore: Sendable {
         }
         try Self.probe(connection, check: options.openCheck)
         try Self.requireStateStore(connection)
-        if options.readOnly {
+        if options.readOnly, options.salvage, try migrator.appliedVersion(of: connection) <= migrator.latestVersion,
+           try Self.schemaRecords(of: connection).differences.isEmpty {
+            // Tables intact, version records perhaps not: read what is there; schemaRecords() says what is wrong.
+            schemaVersion = try migrator.appliedVersion(of: connection)
+        } else if options.readOnly {
             try migrator.requireRecordedVersion(connection)
             let found = try migrator.appliedVersion(of: connection)
             guard found <= migrator.latestVersion else {
@@ -262,7 +273,7 @@ public final class StateStore: Sendable {
     /// missing `-wal` file, means committed saves were lost with the WAL (a backup or copy that
     /// left it behind). SQLite would silently open the older database; refuse instead, so the
     /// WAL can be put back. See <https://www.sqlite.org/walformat.html#the_wal_index_file_format>.
-    private static func refuseLostWAL(at path: String) throws(StateStoreError) {
+    static func refuseLostWAL(at path: String) throws(StateStoreError) {
         var wal = stat()
         guard lstat(path + "-wal", &wal) != 0, let header = FileKind.readPrefix(of: path + "-shm", count: 104), header.count == 104
         else { return }
@@ -319,6 +330,21 @@ public final class StateStore: Sendable {
             try connection.writeTransaction { () throws(StateStoreError) -> T in
                 try body(WriteTransaction(connection: connection, store: self))
             }
+        }
+    }
+
+    /// Makes every commit so far survive a power cut, not only an application crash.
+    ///
+    /// With ``Options/Synchronous/normal`` (the default) a commit reaches the WAL in the page
+    /// cache, and the WAL is synced to storage at checkpoints; this syncs it now (one
+    /// `fdatasync`). With ``Options/Synchronous/full`` every commit already is, and this only
+    /// waits for the write-behind writer. Flush points call it (see
+    /// ``RestorationCoordinator/flush(archiving:)``), so what a flush point wrote survives a
+    /// power cut in both modes.
+    public func synchronize() throws(StateStoreError) {
+        try withConnection { (connection) throws(StateStoreError) in
+            guard options.synchronous != .full else { return }
+            try connection.syncJournal()
         }
     }
 

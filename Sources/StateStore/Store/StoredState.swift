@@ -68,6 +68,15 @@ extension StateStore {
         public var generation: Int64
         /// `false` when the stored bytes, version and type were already the same and nothing was written.
         public var wrote: Bool
+        /// Why the row stored before was moved to quarantine instead of being replaced (its
+        /// generation could no longer rise), or `nil` when it was not.
+        public var setAside: String?
+
+        public init(generation: Int64, wrote: Bool, setAside: String? = nil) {
+            self.generation = generation
+            self.wrote = wrote
+            self.setAside = setAside
+        }
     }
 }
 

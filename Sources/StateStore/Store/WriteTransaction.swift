@@ -21,6 +21,10 @@ extension StateStore {
         }
 
         /// Stores already-encoded bytes under `path`.
+        ///
+        /// A stored row whose generation is past ``StoredState/maximumGeneration`` (only another
+        /// tool writes one: at `Int64.max` it could never rise again) is moved to quarantine with
+        /// the reason, and the new state lands with generation 1; ``SaveResult/setAside`` says so.
         @discardableResult
         public func save(
             encoded bytes: Data, encoding: StateEncoding, typeName: String, version: Int, for path: RestorationPath
@@ -37,9 +41,10 @@ extension StateStore {
                     type_name = excluded.type_name, version = excluded.version,
                     generation = states.generation + 1, encoding = excluded.encoding,
                     checksum = excluded.checksum, updated_at = excluded.updated_at, bytes = excluded.bytes
-                WHERE states.checksum != excluded.checksum OR states.version != excluded.version
+                WHERE (states.checksum != excluded.checksum OR states.version != excluded.version
                     OR states.type_name != excluded.type_name OR states.encoding != excluded.encoding
-                    OR length(states.bytes) != length(excluded.bytes)
+                    OR length(states.bytes) != length(excluded.bytes))
+                    AND states.generation < ?8
                 RETURNING generation
                 """)
             let written = try bytes.withBorrowedBytes { (raw) throws(StateStoreError) -> Int64? in
@@ -51,6 +56,7 @@ extension StateStore {
                 upsert.bind(checksum, at: 5)
                 upsert.bind(Date().storedMilliseconds, at: 6)
                 upsert.bindBorrowed(raw, at: 7)
+                upsert.bind(StoredState.maximumGeneration, at: 8)
                 guard try upsert.step() else { return nil }
                 let generation = upsert.int64(0)
                 while try upsert.step() {}
@@ -58,10 +64,18 @@ extension StateStore {
             }
             if let written { return SaveResult(generation: written, wrote: true) }
             let current = try connection.cached("SELECT generation FROM states WHERE path = ?1")
-            defer { current.reset() }
             current.bind(path.rawValue, at: 1)
             _ = try current.step()
-            return SaveResult(generation: current.int64(0), wrote: false)
+            let generation = current.int64(0)
+            current.reset()
+            // Unchanged or not, a row whose generation cannot rise holds the path hostage:
+            // set it aside whole, then start the path's generations afresh.
+            guard generation >= StoredState.maximumGeneration, let reason = try setAsideExhaustedGeneration(at: path) else {
+                return SaveResult(generation: generation, wrote: false)
+            }
+            var result = try save(encoded: bytes, encoding: encoding, typeName: typeName, version: version, for: path)
+            result.setAside = reason
+            return result
         }
 
         /// Removes the state stored exactly at `path`. Returns whether there was one.

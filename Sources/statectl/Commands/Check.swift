@@ -36,10 +36,12 @@ extension Statectl {
         func run() throws {
             let path = database.path
             let health: StateStore.Health
+            var salvage: String?
             do {
                 // Header-level open check: page damage is reported below as a finding (exit 1).
-                let store = try database.openReadOnly()
+                let store = try database.openReadOnly(warnSalvage: false)
                 health = try store.check()
+                salvage = try database.salvageProblem(of: store)
             } catch let error as StateStoreError {
                 switch error {
                 case .corrupt, .schemaTooOld, .schemaMismatch:
@@ -57,17 +59,19 @@ extension Statectl {
             if health.quarantineCount > 0 {
                 problems.append("\(health.quarantineCount) quarantined state(s); see `statectl inspect --quarantine`")
             }
-            if health.schemaVersion != health.latestSchemaVersion {
+            if let salvage {
+                problems.append(salvage)
+            } else if health.schemaVersion != health.latestSchemaVersion {
                 problems.append("schema version \(health.schemaVersion), this build uses \(health.latestSchemaVersion)")
             }
-            if health.headerSchemaVersion != health.schemaVersion {
+            if salvage == nil, health.headerSchemaVersion != health.schemaVersion {
                 problems.append("the header's user_version is \(health.headerSchemaVersion) while schema_migrations records \(health.schemaVersion); `statectl migrate` puts the header right")
             }
             if !health.invalidRows.isEmpty {
                 problems.append("\(health.invalidRows.count) row(s) have a path that is not a valid restoration path (\(health.invalidRows.map { "rowid \($0.rowID): \($0.reason)" }.joined(separator: "; "))); `statectl inspect` lists them, `statectl prune --invalid-paths` removes them")
             }
             if !health.exhaustedGenerations.isEmpty {
-                problems.append("\(health.exhaustedGenerations.count) state(s) have a generation past \(StoredState.maximumGeneration) and can no longer be saved or exported reliably (\(health.exhaustedGenerations.map(\.rawValue).joined(separator: ", "))); export and import them, or prune them")
+                problems.append("\(health.exhaustedGenerations.count) state(s) have a generation past \(StoredState.maximumGeneration) and cannot rise (\(health.exhaustedGenerations.map(\.rawValue).joined(separator: ", "))); the next save of each moves the old row to quarantine, bytes intact, and starts the path again at generation 1")
             }
             if output.json {
                 Output.json(kind: "check", [

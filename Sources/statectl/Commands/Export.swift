@@ -24,7 +24,10 @@ extension Statectl {
                 checksum (XXH64, 16 hex digits) and byte_count, and either "value" (the state \
                 itself, when its bytes are JSON) or "base64" (any other bytes). The document has \
                 "schema": 1, "kind": "export" and "database_schema_version". `statectl import` \
-                reads it back and reproduces every row.
+                reads it back and reproduces every row. Quarantined rows (see `statectl inspect \
+                --quarantine`) are carried under "quarantine" with their reason, quarantined_at \
+                and their bytes (left out, with byte_count, over --max-state-size), for the \
+                record: import does not bring them back.
 
                 Example:
                   statectl export --db ./state.sqlite --output backup.json

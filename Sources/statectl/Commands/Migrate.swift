@@ -14,12 +14,20 @@ extension Statectl {
                 (exit 3). --dry-run lists what would be applied and changes nothing, not even \
                 creating a missing file.
 
+                --repair re-records the schema version of a database whose version records \
+                (PRAGMA user_version, schema_migrations) were erased or damaged outside \
+                StateStore, when its tables and indexes match this build's schema exactly; \
+                otherwise it is refused (exit 3), naming each difference, and nothing changes. \
+                No table or row of the user's is touched.
+
                 Example:
                   statectl migrate --db ./state.sqlite --dry-run
                   statectl migrate --db ./state.sqlite
+                  statectl migrate --db ./state.sqlite --repair
 
                 JSON (--json): {"schema": 1, "kind": "migrate", "database", "dry_run", \
-                "from_version", "to_version", "migrations": [{"version", "name"}]}
+                "from_version", "to_version", "migrations": [{"version", "name"}]} \
+                (with --repair: "repair", "repaired", "from_version", "to_version")
                 """
         )
 
@@ -29,8 +37,34 @@ extension Statectl {
         @Flag(help: "List the pending migrations without applying them.")
         var dryRun = false
 
+        @Flag(help: "Re-record the schema version of a database whose tables match this build's schema exactly but whose version records were erased.")
+        var repair = false
+
+        func validate() throws {
+            if repair && dryRun { throw ValidationError("--repair and --dry-run cannot be combined.") }
+        }
+
         func run() throws {
             let path = database.path
+            if repair {
+                try database.requireExistingFile()
+                let found = try StateStore.repairSchemaVersion(at: path)
+                let latest = StateStore.latestSchemaVersion
+                if output.json {
+                    Output.json(kind: "migrate", [
+                        ("database", .string(path)),
+                        ("repair", .bool(true)),
+                        ("repaired", .bool(found != nil)),
+                        ("from_version", .int(found ?? latest)),
+                        ("to_version", .int(latest)),
+                    ])
+                } else if let found {
+                    print("Re-recorded schema version \(latest) in \(path) (its header said \(found)); its tables already matched it exactly. No table or row was changed.")
+                } else {
+                    print("\(path) records schema version \(latest) already; nothing to repair.")
+                }
+                return
+            }
             let exists = FileManager.default.fileExists(atPath: path)
             let pending: [(version: Int, name: String)]
             if exists {

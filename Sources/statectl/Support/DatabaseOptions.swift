@@ -49,9 +49,27 @@ struct DatabaseOptions: ParsableArguments {
     /// Only the header and schema are read at open, at any size, as an application's store does;
     /// a command reports damage in the pages it reads, and `statectl check` reads them all. No
     /// check runs in the background: a command ends long before it would be of use.
-    func openReadOnly() throws -> StateStore {
+    ///
+    /// A database whose tables are intact but whose version records were erased or damaged
+    /// outside StateStore is read all the same (salvage), after a warning that says so and how
+    /// to repair it; `check` reports it as a problem instead (`warnSalvage: false`).
+    func openReadOnly(warnSalvage: Bool = true) throws -> StateStore {
         try requireExistingFile()
-        return try StateStore(path: path, options: .init(readOnly: true, backgroundCheck: .off)).reportingWarnings()
+        var options = StateStore.Options(readOnly: true, backgroundCheck: .off)
+        options.salvage = true
+        let store = try StateStore(path: path, options: options).reportingWarnings()
+        if warnSalvage, let problem = try salvageProblem(of: store) {
+            Output.error("statectl: warning: " + problem)
+        }
+        return store
+    }
+
+    /// What is wrong with the version records of a database opened for salvage, and the command
+    /// that puts it right; `nil` when they are intact.
+    func salvageProblem(of store: StateStore) throws -> String? {
+        let records = try store.schemaRecords()
+        guard let problem = records.problem else { return nil }
+        return "\(Format.word(path)): \(problem); its tables match schema \(StateStore.latestSchemaVersion) exactly and were read as they are. `statectl migrate --repair --db \(Format.word(path))` re-records the version"
     }
 
     /// Opens for writing, creating and migrating the file when needed.

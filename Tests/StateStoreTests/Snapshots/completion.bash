@@ -186,7 +186,7 @@ _statectl() {
 
 _statectl_migrate() {
     repeating_flags=()
-    non_repeating_flags=(--json --dry-run --version -h --help)
+    non_repeating_flags=(--json --dry-run --repair --version -h --help)
     repeating_options=()
     non_repeating_options=(--db)
     __statectl_offer_flags_options 0

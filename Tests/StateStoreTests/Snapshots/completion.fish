@@ -23,7 +23,7 @@ function __statectl_parse_tokens -S
         __statectl_parse_subcommand 0 'version' 'h/help'
         switch $unparsed_tokens[1]
         case 'migrate'
-            __statectl_parse_subcommand 0 'db=' 'json' 'dry-run' 'version' 'h/help'
+            __statectl_parse_subcommand 0 'db=' 'json' 'dry-run' 'repair' 'version' 'h/help'
         case 'check'
             __statectl_parse_subcommand 0 'db=' 'json' 'version' 'h/help'
         case 'inspect'
@@ -110,6 +110,7 @@ complete -c 'statectl' -n '__statectl_should_offer_completions_for_positional "s
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl migrate" db' -l 'db' -d 'The state database file. Default: $STATESTORE_DB, else the "statestore-demo" app\'s default path ($XDG_STATE_HOME/statestore-demo/state.sqlite or ~/.local/state/statestore-demo/state.sqlite).' -rF
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl migrate" json' -l 'json' -d 'Print a JSON document (stable schema, see `statectl --help`) instead of text.'
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl migrate" dry-run' -l 'dry-run' -d 'List the pending migrations without applying them.'
+complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl migrate" repair' -l 'repair' -d 'Re-record the schema version of a database whose tables match this build\'s schema exactly but whose version records were erased.'
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl migrate" version' -l 'version' -d 'Show the version.'
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl migrate" h help' -s 'h' -l 'help' -d 'Show help information.'
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl check" db' -l 'db' -d 'The state database file. Default: $STATESTORE_DB, else the "statestore-demo" app\'s default path ($XDG_STATE_HOME/statestore-demo/state.sqlite or ~/.local/state/statestore-demo/state.sqlite).' -rF

@@ -81,6 +81,7 @@ _statectl_migrate() {
         '--db[The state database file. Default\: $STATESTORE_DB, else the "statestore-demo" app'\''s default path ($XDG_STATE_HOME/statestore-demo/state.sqlite or ~/.local/state/statestore-demo/state.sqlite).]:path:_files'
         '--json[Print a JSON document (stable schema, see `statectl --help`) instead of text.]'
         '--dry-run[List the pending migrations without applying them.]'
+        '--repair[Re-record the schema version of a database whose tables match this build'\''s schema exactly but whose version records were erased.]'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )

@@ -1,0 +1,106 @@
+import Foundation
+
+extension StateStore {
+    /// What a database records about its schema version, beside what its tables are.
+    public struct SchemaRecords: Sendable, Hashable, Codable {
+        /// `PRAGMA user_version`, the version in the file's header.
+        public var headerVersion: Int
+        /// The newest version in `schema_migrations`; `nil` when the table is missing.
+        public var recordedVersion: Int?
+        /// What differs between the tables and indexes and those of ``StateStore/latestSchemaVersion``
+        /// (leaving out `schema_migrations` itself); empty when they match exactly.
+        public var differences: [String]
+
+        /// Whether both records say ``StateStore/latestSchemaVersion``.
+        public var isIntact: Bool {
+            headerVersion == StateStore.latestSchemaVersion && recordedVersion == StateStore.latestSchemaVersion
+        }
+
+        /// Whether ``StateStore/repairSchemaVersion(at:)`` would re-record the version: the records
+        /// are not intact and the tables match the current schema exactly.
+        public var isRepairable: Bool { !isIntact && differences.isEmpty }
+
+        /// What is wrong with the records, in words; `nil` when they are intact.
+        public var problem: String? {
+            guard !isIntact else { return nil }
+            let table = recordedVersion.map { $0 == 0 ? "schema_migrations is empty" : "schema_migrations records \($0)" }
+                ?? "schema_migrations is missing"
+            return "its schema version records were changed outside StateStore (PRAGMA user_version is \(headerVersion) and \(table))"
+        }
+    }
+
+    /// The schema records of the database `connection` is open on.
+    static func schemaRecords(of connection: Connection) throws(StateStoreError) -> SchemaRecords {
+        let header = Int(try connection.scalarInt("PRAGMA user_version") ?? 0)
+        let hasTable = (try connection.scalarInt(
+            "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'schema_migrations'"
+        ) ?? 0) > 0
+        let recorded = hasTable ? Int(try connection.scalarInt("SELECT max(version) FROM schema_migrations") ?? 0) : nil
+        var differences: [String] = []
+        if let expected = SchemaShape.expected {
+            var shape = try SchemaShape(of: connection)
+            // The bookkeeping table is what a repair puts back; everything else must match.
+            shape.tables["schema_migrations"] = expected.tables["schema_migrations"]
+            shape.definitions["schema_migrations"] = expected.definitions["schema_migrations"]
+            differences = shape.problems(comparedWith: expected)
+        }
+        return SchemaRecords(headerVersion: header, recordedVersion: recorded, differences: differences)
+    }
+
+    /// The schema records of this store's database: see ``SchemaRecords``.
+    public func schemaRecords() throws(StateStoreError) -> SchemaRecords {
+        try withConnection { (connection) throws(StateStoreError) -> SchemaRecords in try Self.schemaRecords(of: connection) }
+    }
+
+    /// Re-records the schema version of the database at `path` whose version records were
+    /// erased or damaged outside StateStore (`PRAGMA user_version`, `schema_migrations`) while
+    /// its tables stayed intact: `schema_migrations` gets a row for every migration of this
+    /// build and the header ``latestSchemaVersion``, in one transaction. No table or row of
+    /// the user's is touched.
+    ///
+    /// Refused with ``StateStoreError/schemaMismatch(file:detail:)``, naming each difference and
+    /// changing nothing, unless the tables and indexes match this build's schema exactly; a
+    /// database whose records name a newer version with ``StateStoreError/schemaTooNew(file:found:supported:)``.
+    /// Returns the header version found before, or `nil` when the records were intact and
+    /// nothing was written.
+    @discardableResult
+    public static func repairSchemaVersion(at path: String) throws(StateStoreError) -> Int? {
+        try validateDatabasePath(path)
+        try requireRegularFileOrNothing(at: path, readOnly: false)
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw .schemaMismatch(file: path, detail: "there is no database to repair")
+        }
+        try requireStateStoreBeforeOpening(path)
+        try refuseLostWAL(at: path)
+        let connection = try connect(to: path, options: .init())
+        try requireStateStore(connection)
+        let found = try connection.writeTransaction { () throws(StateStoreError) -> Int? in
+            let applied = try Migrator().appliedVersion(of: connection)
+            guard applied <= latestSchemaVersion else {
+                throw .schemaTooNew(file: path, found: applied, supported: latestSchemaVersion)
+            }
+            let records = try schemaRecords(of: connection)
+            if records.isIntact { return nil }
+            guard records.differences.isEmpty else {
+                throw .schemaMismatch(file: path, detail: "its tables do not match schema \(latestSchemaVersion) exactly, so its version was not re-recorded: " + records.differences.joined(separator: "; "))
+            }
+            try connection.execute(Migrator.bookkeeping)
+            let record = try connection.cached(
+                "INSERT OR IGNORE INTO schema_migrations(version, name, applied_at) VALUES (?1, ?2, ?3)"
+            )
+            for migration in Migrator().migrations {
+                record.bind(migration.version, at: 1)
+                record.bind(migration.name, at: 2)
+                record.bind(Date().storedMilliseconds, at: 3)
+                try record.run()
+            }
+            try connection.execute("PRAGMA user_version = \(latestSchemaVersion)")
+            if try connection.scalarInt("PRAGMA application_id") != Int64(applicationID) {
+                try connection.execute("PRAGMA application_id = \(applicationID)")
+            }
+            return records.headerVersion
+        }
+        if found != nil { connection.checkpointsOnClose = true }
+        return found
+    }
+}

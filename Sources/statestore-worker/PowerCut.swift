@@ -1,0 +1,449 @@
+import Foundation
+import StateStore
+import StateStoreCrashVFS
+
+/// `statestore-worker power-cut MODE POINTS SEED FOLDER`: simulated power cuts under SQLite
+/// (see `StateStoreCrashVFS`), and what survives each.
+///
+/// MODE is `full` or `normal` (`synchronous`), each alone (`full`, `normal`: the store's
+/// own saves, one commit each) or with the write-behind writer (`full-writebehind`,
+/// `normal-writebehind`: an application's disappearances and flush points). The workload is
+/// the same at every point; point i cuts the power at its operation `1 + i mod N` (N: the
+/// workload's writes, truncates and syncs, counted in a run without a cut), with the seed
+/// `SEED + i` for what the cut keeps, drops and tears. After each cut the files are opened
+/// again, without the VFS, and checked:
+///
+/// - the database opens (`StateStore(path:)`; else `openOrRecover` is tried, and counted);
+/// - `integrity_check` passes and every row's checksum holds;
+/// - what is there is the state after some prefix of the commits (never a later commit
+///   without an earlier one): the rows and quarantine equal the model after commit k;
+///   with the write-behind writer, the steps and the hierarchy archive are from one commit;
+/// - with `full`, k covers every commit that returned (every flush point passed).
+///
+/// Prints one line of figures (`power-cut mode=… points=… cuts=… acknowledged=… lost=…
+/// violations=…`) and, for each violation, a line with its point and seed; exits 1 when
+/// there was one.
+enum PowerCut {
+    struct Figures {
+        var points = 0, cuts = 0, opened = 0, recovered = 0, acknowledged = 0, lost = 0, lostPoints = 0
+        var sectorsDropped = 0, sectorsTorn = 0, entriesUndone = 0
+        var violations: [String] = []
+    }
+
+    struct Value: Codable, Sendable { var seq: Int; var padding: String }
+
+    /// The database's content as the checks compare it: each path's sequence number, and the
+    /// quarantined paths.
+    struct Content: Equatable, CustomStringConvertible {
+        var states: [String: Int] = [:]
+        var quarantined: [String] = []
+        var description: String {
+            let rows = states.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+            return "[\(rows)] quarantine [\(quarantined.joined(separator: " "))]"
+        }
+    }
+
+    struct Failure: Error { var message: String }
+
+    /// The last store a workload opened, held weakly: the workload must have closed it (every
+    /// connection of the session gone) before the files are read.
+    final class LastStore: @unchecked Sendable {
+        weak var store: StateStore?
+    }
+
+    static func run(mode: String, points: Int, seed: UInt64, folder: String) -> Never {
+        let synchronous: StateStore.Options.Synchronous
+        switch mode {
+        case "full", "full-writebehind": synchronous = .full
+        case "normal", "normal-writebehind": synchronous = .normal
+        default: fail("power-cut: MODE is full, normal, full-writebehind or normal-writebehind")
+        }
+        let writeBehind = mode.hasSuffix("-writebehind")
+        guard statestore_crashvfs_register(1) == 0 else { fail("power-cut: the crash VFS could not be registered") }
+        try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+
+        // A run without a cut counts the workload's operations (and checks the checks).
+        let dry = folder + "/dry"
+        try? FileManager.default.removeItem(atPath: dry)
+        var figures = Figures()
+        let total: Int
+        do {
+            total = try MainActor.assumeIsolated { () throws -> Int in
+                try point(writeBehind: writeBehind, synchronous: synchronous, folder: dry, crashAt: 0, seed: seed, figures: &figures)
+            }
+        } catch {
+            fail("power-cut: the run without a cut failed: \((error as? Failure)?.message ?? "\(error)")")
+        }
+        guard total > 0 else { fail("power-cut: the workload did no I/O the VFS could see") }
+        try? FileManager.default.removeItem(atPath: dry)
+        figures = Figures()
+
+        for index in 0..<points {
+            let directory = folder + "/point-\(index)"
+            let pointSeed = seed &+ UInt64(index)
+            do {
+                _ = try MainActor.assumeIsolated { () throws -> Int in
+                    try point(
+                        writeBehind: writeBehind, synchronous: synchronous, folder: directory,
+                        crashAt: 1 + index % total, seed: pointSeed, figures: &figures
+                    )
+                }
+                try? FileManager.default.removeItem(atPath: directory)
+            } catch {
+                // The files stay for a look.
+                figures.violations.append(
+                    "violation point=\(index) crash-at=\(1 + index % total) seed=\(pointSeed) folder=\(directory): \((error as? Failure)?.message ?? "\(error)")"
+                )
+            }
+            figures.points += 1
+        }
+        emit(
+            "power-cut mode=\(mode) points=\(figures.points) operations=\(total) cuts=\(figures.cuts) opened=\(figures.opened) "
+                + "recovered=\(figures.recovered) acknowledged=\(figures.acknowledged) lost=\(figures.lost) "
+                + "lost-points=\(figures.lostPoints) sectors-dropped=\(figures.sectorsDropped) "
+                + "sectors-torn=\(figures.sectorsTorn) entries-undone=\(figures.entriesUndone) violations=\(figures.violations.count)"
+        )
+        for line in figures.violations.prefix(20) { emit(line) }
+        exit(figures.violations.isEmpty ? 0 : 1)
+    }
+
+    /// One point: the workload in a fresh folder, cut at `crashAt` (0: never), then checked.
+    /// Returns the number of operations the VFS counted.
+    @MainActor
+    static func point(
+        writeBehind: Bool, synchronous: StateStore.Options.Synchronous, folder: String, crashAt: Int, seed: UInt64,
+        figures: inout Figures
+    ) throws -> Int {
+        try? FileManager.default.removeItem(atPath: folder)
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let database = folder + "/state.sqlite"
+        statestore_crashvfs_begin(folder, seed, Int64(crashAt), STATESTORE_CRASH_RANDOM)
+        let outcome: Outcome
+        if writeBehind {
+            outcome = StepWorkload.run(database: database, synchronous: synchronous)
+        } else {
+            outcome = StoreWorkload.run(database: database, synchronous: synchronous)
+        }
+        let stats = statestore_crashvfs_stats()
+        statestore_crashvfs_end()
+        guard outcome.released else { throw Failure(message: "a store was still open after the workload") }
+        if crashAt > 0 && stats.crashed == 0 {
+            // The cut fell after the workload's last operation: nothing to check but the run.
+            if let error = outcome.unexpectedError { throw Failure(message: "failed without a cut: \(error)") }
+            return Int(stats.operations)
+        }
+        if stats.crashed == 0, let error = outcome.unexpectedError {
+            throw Failure(message: "failed without a cut: \(error)")
+        }
+        if stats.crashed != 0 {
+            figures.cuts += 1
+            figures.sectorsDropped += Int(stats.sectors_dropped)
+            figures.sectorsTorn += Int(stats.sectors_torn)
+            figures.entriesUndone += Int(stats.entries_vanished + stats.entries_restored)
+        }
+
+        // What survived, read without the VFS.
+        let store: StateStore
+        do {
+            store = try StateStore(path: database, options: .init(synchronous: synchronous, backgroundCheck: .off))
+            figures.opened += 1
+        } catch {
+            let recovered = try? StateStore.openOrRecover(path: database)
+            if recovered?.recovery != nil { figures.recovered += 1 }
+            throw Failure(message: "the database does not open after the cut: \(error)"
+                + (recovered?.recovery != nil ? " (openOrRecover moved it aside)" : ""))
+        }
+        let health = try store.check()
+        guard health.integrity == ["ok"] else { throw Failure(message: "integrity_check: \(health.integrity)") }
+        guard health.checksumMismatches.isEmpty else {
+            throw Failure(message: "checksums do not hold: \(health.checksumMismatches)")
+        }
+        let found = try outcome.read(store)
+        let matches = outcome.commits.indices.filter { outcome.commits[$0] == found }
+        guard let commit = matches.last else {
+            throw Failure(message: "\(found) is not the state after any prefix of the commits (\(outcome.commits.count - 1) commits, \(outcome.acknowledged) returned)")
+        }
+        if commit < outcome.durable {
+            throw Failure(message: "a flush point or synchronize() was lost: commit \(commit) survived, \(outcome.durable) were made durable: \(found)")
+        }
+        if synchronous == .full && !writeBehind && commit < outcome.acknowledged {
+            throw Failure(message: "with synchronous=FULL, commit \(commit) of \(outcome.acknowledged) acknowledged survived: \(found)")
+        }
+        if ProcessInfo.processInfo.environment["STATESTORE_POWER_CUT_VERBOSE"] != nil {
+            emit("point crash-at=\(crashAt) commit=\(commit) acknowledged=\(outcome.acknowledged) of \(outcome.commits.count - 1) dropped=\(stats.sectors_dropped) torn=\(stats.sectors_torn) kept=\(stats.sectors_kept) undone=\(stats.entries_vanished + stats.entries_restored)")
+        }
+        figures.acknowledged += outcome.acknowledged
+        if commit < outcome.acknowledged {
+            figures.lost += outcome.acknowledged - commit
+            figures.lostPoints += 1
+        }
+        return Int(stats.operations)
+    }
+
+    /// What a workload did: the content after each commit (index 0: none yet; the last one may
+    /// be the commit the cut interrupted), how many returned, and how to read the database.
+    struct Outcome {
+        var commits: [Content] = [Content()]
+        /// Commits that returned (the store's saves), or changes handed to the writer (an
+        /// application's disappearances).
+        var acknowledged = 0
+        /// Commits a flush point or `synchronize()` made durable: they must survive every cut.
+        var durable = 0
+        var released = true
+        var unexpectedError: String?
+        var read: (StateStore) throws -> Content = { _ in Content() }
+    }
+}
+
+/// The store's own saves: one commit per call, over every kind of write the store makes.
+private enum StoreWorkload {
+    typealias Value = PowerCut.Value
+
+    static func run(database: String, synchronous: StateStore.Options.Synchronous) -> PowerCut.Outcome {
+        var outcome = PowerCut.Outcome()
+        outcome.read = { store in
+            var content = PowerCut.Content()
+            for state in try store.states() {
+                let value = try JSONDecoder().decode(Value.self, from: state.bytes)
+                content.states[state.path.rawValue] = value.seq
+            }
+            content.quarantined = try store.quarantinedStates().map(\.path.rawValue).sorted()
+            return content
+        }
+        let last = PowerCut.LastStore()
+        do {
+            try steps(database: database, synchronous: synchronous, outcome: &outcome, last: last)
+        } catch {
+            if statestore_crashvfs_stats().crashed == 0 { outcome.unexpectedError = "\(error)" }
+        }
+        outcome.released = last.store == nil
+        return outcome
+    }
+
+    /// Records a commit about to be made (the cut may keep it even if the call fails), makes
+    /// it, and counts it as acknowledged when the call returned.
+    static func commit(
+        _ outcome: inout PowerCut.Outcome, _ change: (inout PowerCut.Content) -> Void, _ body: () throws -> Void
+    ) throws {
+        var next = outcome.commits[outcome.commits.count - 1]
+        change(&next)
+        outcome.commits.append(next)
+        try body()
+        outcome.acknowledged = outcome.commits.count - 1
+    }
+
+    static func steps(
+        database: String, synchronous: StateStore.Options.Synchronous, outcome: inout PowerCut.Outcome,
+        last: PowerCut.LastStore
+    ) throws {
+        // No check after open: the workload must do the same I/O at every point, and a check
+        // thread would read through the VFS on its own timing.
+        let options = StateStore.Options(synchronous: synchronous, backgroundCheck: .off)
+        var seq = 0
+        /// Letters that do not compress, so a state's bytes take as many pages as its size says.
+        func noise(_ count: Int, _ seed: Int) -> String {
+            var state = UInt64(truncatingIfNeeded: seed) &* 6364136223846793005 &+ 1442695040888963407
+            return String(String.UnicodeScalarView((0..<count).map { _ in
+                state = state &* 6364136223846793005 &+ 1442695040888963407
+                return Unicode.Scalar(UInt8(97 + (state >> 33) % 26))
+            }))
+        }
+        func save(_ store: StateStore, _ path: String, padding: Int = 40) throws {
+            seq += 1
+            let value = Value(seq: seq, padding: noise(padding, seq))
+            try commit(&outcome, { $0.states[path] = value.seq }) { try store.save(value, for: RestorationPath(validating: path)) }
+        }
+        // Opening and migrating a new file, then saves of small states.
+        var store: StateStore? = try StateStore(path: database, options: options)
+        last.store = store
+        for index in 0..<10 { try save(store!, "screen/\(index % 4)") }
+        try save(store!, "old/a")
+        try save(store!, "old/b")
+        // Two rows in one transaction.
+        for _ in 0..<3 {
+            seq += 1
+            let value = Value(seq: seq, padding: "")
+            try commit(&outcome, { $0.states["pair/a"] = value.seq; $0.states["pair/b"] = value.seq }) {
+                try store!.write { (transaction) throws(StateStoreError) in
+                    try transaction.save(value, for: "pair/a")
+                    try transaction.save(value, for: "pair/b")
+                }
+            }
+        }
+        // Quarantine.
+        try commit(&outcome, { $0.states["screen/1"] = nil; $0.quarantined = ($0.quarantined + ["screen/1"]).sorted() }) {
+            _ = try store!.quarantine("screen/1", reason: "set aside by the power-cut workload")
+        }
+        // A relaunch: the close checkpoints and removes the WAL, the open makes a new one.
+        store = nil
+        store = try StateStore(path: database, options: options)
+        last.store = store
+        // States over several pages, so a cut can tear one.
+        for index in 0..<6 { try save(store!, "large/\(index % 3)", padding: 9_000) }
+        // A removal and a prune (`statectl prune`'s transaction).
+        try commit(&outcome, { $0.states["screen/2"] = nil }) { _ = try store!.remove("screen/2") }
+        try commit(&outcome, { $0.states["old/a"] = nil; $0.states["old/b"] = nil }) {
+            _ = try store!.write { (transaction) throws(StateStoreError) in try transaction.removeEntries(under: "old") }
+        }
+        // An import of two states in one transaction.
+        let source = try StateStore.inMemory()
+        seq += 1
+        let imported = seq
+        try source.save(Value(seq: imported, padding: ""), for: "imported/a")
+        try source.save(Value(seq: imported, padding: ""), for: "imported/b")
+        let export = StateExport(states: try source.states())
+        try commit(&outcome, { $0.states["imported/a"] = imported; $0.states["imported/b"] = imported }) {
+            _ = try store!.importStates(export)
+        }
+        // Everything so far, made to survive a power cut in either mode.
+        try store!.synchronize()
+        outcome.durable = outcome.acknowledged
+        // Enough saves to pass SQLite's automatic checkpoint (1,000 pages of WAL).
+        for index in 0..<70 { try save(store!, "large/\(index % 5)", padding: 60_000) }
+        store = nil
+        store = try StateStore(path: database, options: options)
+        last.store = store
+        try save(store!, "screen/0")
+        store = nil
+    }
+}
+
+/// An application's disappearances, written behind the main thread, with flush points.
+private enum StepWorkload {
+    final class StepController: ViewController, StateRestoring {
+        struct State: Codable, Sendable { var step = 0; var padding = "" }
+        var restorableState = State()
+    }
+
+    /// A list screen pushes and pops a detail screen; both carry the step. Each push and each
+    /// pop is one commit (the step's state with the archive of the screens then shown), so
+    /// the commits are, for step i: (list i, detail i-1, two screens), (list i, detail i, one).
+    @MainActor
+    static func run(database: String, synchronous: StateStore.Options.Synchronous) -> PowerCut.Outcome {
+        var outcome = PowerCut.Outcome()
+        let steps = 14
+        // The window shown: an archive of the list alone, no state yet.
+        var shown = PowerCut.Content()
+        shown.states = ["screens": 1]
+        outcome.commits.append(shown)
+        for step in 1...steps {
+            var push = PowerCut.Content()
+            push.states = ["list": step, "detail": step - 1, "screens": 2]
+            var pop = PowerCut.Content()
+            pop.states = ["list": step, "detail": step, "screens": 1]
+            outcome.commits += [push, pop]
+        }
+        outcome.read = { store in
+            var content = PowerCut.Content()
+            if let list = try store.restore(StepController.State.self, for: "nav/list") { content.states["list"] = list.step }
+            if let detail = try store.restore(StepController.State.self, for: "nav/detail") { content.states["detail"] = detail.step }
+            if let data = try store.hierarchyArchive() {
+                let archive = try HierarchyArchive(decoding: data)
+                content.states["screens"] = archive.root?.children.count ?? 0
+            }
+            // Before the first push's commit the detail has no row: step 0, as the model says.
+            if content.states["list"] != nil && content.states["detail"] == nil { content.states["detail"] = 0 }
+            return content
+        }
+        let last = PowerCut.LastStore()
+        do {
+            try MainActor.assumeIsolated { () throws in
+                let store = try StateStore(path: database, options: .init(synchronous: synchronous, backgroundCheck: .off))
+                last.store = store
+                let storyboard = Storyboard()
+                storyboard.register("list") { StepController() }
+                storyboard.register("detail") { StepController() }
+                storyboard.register("nav") { NavigationController() }
+                let application = Application(store: store, storyboard: storyboard)
+                let window = Window(size: Size(width: 400, height: 800), orientation: .portrait, application: application)
+                guard let navigation = try storyboard.instantiateViewController(withIdentifier: "nav") as? NavigationController,
+                      let list = try storyboard.instantiateViewController(withIdentifier: "list") as? StepController
+                else { throw PowerCut.Failure(message: "the storyboard made the wrong controllers") }
+                let padding = String(repeating: "x", count: 6_000)
+                navigation.setViewControllers([list], animated: false)
+                window.rootViewController = navigation
+                window.makeKeyAndVisible()
+                for step in 1...steps {
+                    list.restorableState = .init(step: step, padding: padding)
+                    guard let detail = try storyboard.instantiateViewController(withIdentifier: "detail") as? StepController else {
+                        throw PowerCut.Failure(message: "the storyboard made the wrong detail controller")
+                    }
+                    navigation.pushViewController(detail, animated: false)
+                    detail.restorableState = .init(step: step, padding: padding)
+                    _ = navigation.popViewController(animated: false)
+                    if statestore_crashvfs_stats().crashed == 0 { outcome.acknowledged = 1 + 2 * step }
+                    if step % 3 == 0 {
+                        // A flush point: both of the step's commits are in and synced, unless
+                        // the cut came first.
+                        application.saveVisibleState()
+                        if statestore_crashvfs_stats().crashed == 0 { outcome.durable = 1 + 2 * step }
+                    }
+                }
+                application.terminate()
+            }
+        } catch {
+            if statestore_crashvfs_stats().crashed == 0 { outcome.unexpectedError = "\(error)" }
+        }
+        outcome.released = last.store == nil
+        return outcome
+    }
+}
+
+/// The guest's side of the VM lane's real power cuts (`scripts/vm-cgroup2`): `power-save DB
+/// MODE` saves `seq` = 1, 2, 3 … (after what the file already holds) round-robin to seven
+/// paths, printing `LANE-PC-ACK MODE SEQ` after each save returns, until the VM is killed;
+/// `power-verify DB MODE` opens what the disk kept after the cut and prints `LANE-PC-FOUND`
+/// with the highest sequence found, whether the seven rows are exactly the state after that
+/// save (a prefix of the saves), the integrity check and the checksums.
+enum PowerCutGuest {
+    struct Value: Codable, Sendable { var seq: Int; var padding: String }
+    static let paths = 7
+
+    static func values(in store: StateStore) throws -> [Int?] {
+        try (0..<paths).map { index in try store.restore(Value.self, for: RestorationPath(validating: "p/\(index)"))?.seq }
+    }
+
+    static func save(database: String, mode: String) -> Never {
+        do {
+            let store = try StateStore(path: database, options: .init(synchronous: mode == "full" ? .full : .normal, backgroundCheck: .off))
+            var seq = try values(in: store).compactMap { $0 }.max() ?? 0
+            let padding = String(repeating: "s", count: 200)
+            emit("LANE-PC-SAVING \(mode) from=\(seq)")
+            while true {
+                seq += 1
+                try store.save(Value(seq: seq, padding: padding), for: RestorationPath(validating: "p/\(seq % paths)"))
+                emit("LANE-PC-ACK \(mode) \(seq)")
+            }
+        } catch {
+            emit("LANE-PC-ERROR \(mode) \(error)")
+            exit(1)
+        }
+    }
+
+    static func verify(database: String, mode: String) -> Never {
+        guard FileManager.default.fileExists(atPath: database) else {
+            emit("LANE-PC-FOUND \(mode) opened=absent highest=0 prefix=yes integrity=ok checksums=ok")
+            exit(0)
+        }
+        do {
+            let store = try StateStore(path: database, options: .init(synchronous: mode == "full" ? .full : .normal, backgroundCheck: .off))
+            let health = try store.check()
+            let found = try values(in: store)
+            let highest = found.compactMap { $0 }.max() ?? 0
+            // After save K, path i holds the last seq <= K with seq % 7 == i (none if there is none).
+            let expected: [Int?] = (0..<paths).map { index in
+                let seq = highest - ((highest - index) % paths + paths) % paths
+                return seq >= 1 ? seq : nil
+            }
+            emit(
+                "LANE-PC-FOUND \(mode) opened=yes highest=\(highest) prefix=\(found == expected ? "yes" : "no")"
+                    + " integrity=\(health.integrity == ["ok"] ? "ok" : "failed") checksums=\(health.checksumMismatches.isEmpty ? "ok" : "failed")"
+                    + (found == expected ? "" : " found=\(found.map { $0.map(String.init) ?? "-" }.joined(separator: ","))")
+            )
+            exit(0)
+        } catch {
+            emit("LANE-PC-FOUND \(mode) opened=no error=\(String(describing: error).replacingOccurrences(of: "\n", with: " "))")
+            exit(1)
+        }
+    }
+}
