@@ -49,6 +49,25 @@ let package = Package(
             path: "Benchmarks/LayerBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        // Open and launch as the database grows: open cold/warm beside the raw floor, and a fresh
+        // process (LaunchProbe) from its start to the first viewDidAppear of a restored hierarchy.
+        .executableTarget(
+            name: "LaunchBenchmarks",
+            dependencies: [
+                "BenchmarkSupport",
+                "BenchmarkSQLite",
+                .product(name: "StateStore", package: "StateStore"),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/LaunchBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        // The application LaunchBenchmarks launches: restores ten pages, says when the first appeared.
+        .executableTarget(
+            name: "LaunchProbe",
+            dependencies: [.product(name: "StateStore", package: "StateStore")],
+            path: "Tools/LaunchProbe"
+        ),
         // The same peers outside the harness, for perf/strace/valgrind (see its main.swift).
         .executableTarget(
             name: "Probe",

@@ -8,6 +8,7 @@
 #include <malloc.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/vfs.h>
 #include <unistd.h>
@@ -37,6 +38,17 @@ static inline long clinux_filesystem_type(int fd) {
     struct statfs info;
     if (fstatfs(fd, &info) != 0) return -1;
     return (long)info.f_type;
+}
+
+/// Lowers the calling thread alone to the idle I/O class (`ioprio_set(IOPRIO_WHO_PROCESS, 0,
+/// IOPRIO_CLASS_IDLE)`: its reads wait while any other I/O is queued, with the BFQ scheduler)
+/// and to nice 19 (`setpriority` on its thread id). Bit 0 of the result: the I/O class was
+/// set; bit 1: the nice value was.
+static inline int clinux_lower_thread_priority(void) {
+    int done = 0;
+    if (syscall(SYS_ioprio_set, 1 /* IOPRIO_WHO_PROCESS */, 0, 3 << 13 /* IOPRIO_CLASS_IDLE */) == 0) done |= 1;
+    if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19) == 0) done |= 2;
+    return done;
 }
 
 #endif

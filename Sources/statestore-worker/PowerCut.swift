@@ -148,7 +148,7 @@ enum PowerCut {
         // What survived, read without the VFS.
         let store: StateStore
         do {
-            store = try StateStore(path: database, options: .init(synchronous: synchronous))
+            store = try StateStore(path: database, options: .init(synchronous: synchronous, backgroundCheck: .off))
             figures.opened += 1
         } catch {
             let recovered = try? StateStore.openOrRecover(path: database)
@@ -251,7 +251,9 @@ private enum StoreWorkload {
         database: String, synchronous: StateStore.Options.Synchronous, outcome: inout PowerCut.Outcome,
         last: PowerCut.LastStore
     ) throws {
-        let options = StateStore.Options(synchronous: synchronous)
+        // No check after open: the workload must do the same I/O at every point, and a check
+        // thread would read through the VFS on its own timing.
+        let options = StateStore.Options(synchronous: synchronous, backgroundCheck: .off)
         var seq = 0
         func save(_ store: StateStore, _ path: String, padding: Int = 40) throws {
             seq += 1
@@ -353,7 +355,7 @@ private enum StepWorkload {
         let last = PowerCut.LastStore()
         do {
             try MainActor.assumeIsolated { () throws in
-                let store = try StateStore(path: database, options: .init(synchronous: synchronous))
+                let store = try StateStore(path: database, options: .init(synchronous: synchronous, backgroundCheck: .off))
                 last.store = store
                 let storyboard = Storyboard()
                 storyboard.register("list") { StepController() }
@@ -410,7 +412,7 @@ enum PowerCutGuest {
 
     static func save(database: String, mode: String) -> Never {
         do {
-            let store = try StateStore(path: database, options: .init(synchronous: mode == "full" ? .full : .normal))
+            let store = try StateStore(path: database, options: .init(synchronous: mode == "full" ? .full : .normal, backgroundCheck: .off))
             var seq = try values(in: store).compactMap { $0 }.max() ?? 0
             let padding = String(repeating: "s", count: 200)
             emit("LANE-PC-SAVING \(mode) from=\(seq)")
@@ -431,7 +433,7 @@ enum PowerCutGuest {
             exit(0)
         }
         do {
-            let store = try StateStore(path: database, options: .init(synchronous: mode == "full" ? .full : .normal))
+            let store = try StateStore(path: database, options: .init(synchronous: mode == "full" ? .full : .normal, backgroundCheck: .off))
             let health = try store.check()
             let found = try values(in: store)
             let highest = found.compactMap { $0 }.max() ?? 0

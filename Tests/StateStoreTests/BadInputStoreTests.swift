@@ -305,7 +305,7 @@ import Testing
         try handle.seek(toOffset: 8 * 4096)
         handle.write(Data(repeating: 0xA5, count: 4096))
         try handle.close()
-        #expect { try StateStore(path: path) } throws: { error in
+        #expect { try StateStore(path: path, options: .init(openCheck: .quick)) } throws: { error in
             guard case StateStoreError.corrupt(_, let failure) = error else { return false }
             return failure.resultCode == .corrupt && failure.sql != nil
         }

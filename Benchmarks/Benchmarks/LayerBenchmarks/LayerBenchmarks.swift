@@ -12,6 +12,8 @@ import Synchronization
 //                       restored on appear, archive handed over) beside lifecycle (the same app
 //                       without a store); one cycle per sample, each in a main-actor turn of
 //                       its own, on an application kept warm across the samples
+//   push pop first 1KB  the first push + pop of an application and a store made just before it
+//                       (outside the measurement): statements prepared on first use, caches empty
 //   push pop durable 1KB, 512KB   the same cycle and then `RestorationCoordinator.flush()`:
 //                       end to end, until both states and the archive are committed
 //   save to durable 1KB, 512KB    one push (the root disappears), the end of the main actor's
@@ -190,6 +192,31 @@ let benchmarks: @Sendable () -> Void = {
             }, teardown: {
                 await MainActor.run { warm.close() }
             })
+        }
+        if size == 1000 {
+            // The first push + pop of an application and its store made just before (outside the
+            // measurement): what the first screens of a launch pay for first use.
+            for peer in ["store", "lifecycle"] {
+                Benchmark("push pop first \(label)/\(peer)", configuration: .init(
+                    metrics: [.wallClock, mainThreadCPU], maxDuration: .seconds(5), maxIterations: 300
+                )) { benchmark async in
+                    nonisolated(unsafe) let benchmark = benchmark
+                    let store = peer == "store" ? try? StateStore(path: scratchDatabase("first")) : nil
+                    await MainActor.run {
+                        let app = NavigationApp(store: store, stateSize: size)
+                        let page = app.makePage()
+                        // A fresh database holds nothing for the page to restore: both peers'
+                        // pages get their large state here, outside the measurement.
+                        page.restorableState.text = String(repeating: "p", count: size)
+                        let cpuBefore = threadCPU()
+                        benchmark.startMeasurement()
+                        app.cycle(1, page: page)
+                        benchmark.stopMeasurement()
+                        benchmark.measurement(mainThreadCPU, threadCPU() - cpuBefore)
+                        app.application.terminate()
+                    }
+                }
+            }
         }
         Benchmark("push pop durable \(label)/store", configuration: configuration) { benchmark async in
             let store = try? StateStore(path: scratchDatabase("durable"))

@@ -47,9 +47,10 @@ public enum Fixtures {
 
     /// A database holding `rows` states of about 1 KB each in a `states` table, built on
     /// first use in this run (in one transaction) and shared by every benchmark of that
-    /// schema's peers. The store and raw-SQLite peers write identical rows to one file.
-    public static func database(rows: Int, schema: Schema = .store) throws -> String {
-        let path = runFolder.appendingPathComponent("\(schema.rawValue)-\(rows).sqlite").path
+    /// schema's peers. The store and raw-SQLite peers write identical rows to one file. A `tag`
+    /// makes a file of its own, for benchmarks that add to it.
+    public static func database(rows: Int, schema: Schema = .store, tag: String = "") throws -> String {
+        let path = runFolder.appendingPathComponent("\(schema.rawValue)\(tag.isEmpty ? "" : "-" + tag)-\(rows).sqlite").path
         if FileManager.default.fileExists(atPath: path) { return path }
         let building = path + ".building"
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: building + suffix) }

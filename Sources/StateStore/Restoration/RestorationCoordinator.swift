@@ -228,6 +228,10 @@ public final class RestorationCoordinator: LifecycleObserver {
             guard writer?.hasProblemsWaiting == true, MainQueue.isCurrent else { return }
             MainActor.assumeIsolated { box.coordinator?.absorbWriterOutcomes() }
         }
+        // Damage the integrity check after open finds reaches the error handler like any store failure.
+        store.observeBackgroundCheck { error in
+            Task { @MainActor in box.coordinator?.report(.store(error)) }
+        }
     }
 
     func report(_ error: RestorationError) {

@@ -14,6 +14,11 @@ extension StateStore {
     /// tables or triggers were changed outside StateStore, moves it aside as `<path>.broken-<UTC timestamp>` (with its `-wal` and `-shm`) and starts
     /// a fresh one. Nothing is deleted.
     ///
+    /// Damage is seen as far as ``Options/openCheck`` reads: the default, ``Options/OpenCheck/header``,
+    /// sees a file that is not a database, a lost WAL and a damaged schema; pass
+    /// ``Options/OpenCheck/quick`` to read every page (as an app may at the launch after its
+    /// ``Options/backgroundCheck`` reported ``StateStoreError/corrupt(file:_:)``).
+    ///
     /// A database from a newer build (``StateStoreError/schemaTooNew(file:found:supported:)``)
     /// is not broken and is never moved; nor is another program's database
     /// (``StateStoreError/notAStateStore(file:reason:)``): those errors are rethrown, as is anything else.

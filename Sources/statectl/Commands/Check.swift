@@ -39,7 +39,7 @@ extension Statectl {
             var salvage: String?
             do {
                 // Header-level open check: page damage is reported below as a finding (exit 1).
-                let store = try database.openReadOnly(openCheck: .header, warnSalvage: false)
+                let store = try database.openReadOnly(warnSalvage: false)
                 health = try store.check()
                 salvage = try database.salvageProblem(of: store)
             } catch let error as StateStoreError {

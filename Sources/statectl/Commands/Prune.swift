@@ -62,7 +62,7 @@ extension Statectl {
             } else {
                 try database.requireExistingFile()
                 // Read-only first: prune never turns an empty or unmigrated file into a database.
-                _ = try database.openReadOnly(openCheck: .header)
+                _ = try database.openReadOnly()
                 let store = try database.openForWriting()
                 removed = try store.write { (transaction) throws(StateStoreError) -> [StateStore.Entry] in
                     if let prefix { return try transaction.removeEntries(under: prefix) }
@@ -102,7 +102,7 @@ extension Statectl {
                 rows = try database.openReadOnly().invalidRows()
             } else {
                 try database.requireExistingFile()
-                _ = try database.openReadOnly(openCheck: .header)
+                _ = try database.openReadOnly()
                 rows = try database.openForWriting().write { (transaction) throws(StateStoreError) in
                     try transaction.removeInvalidRows()
                 }

@@ -46,13 +46,16 @@ struct DatabaseOptions: ParsableArguments {
     }
 
     /// Opens read-only: never creates, migrates or writes; works beside a writing application (WAL).
+    /// Only the header and schema are read at open, at any size, as an application's store does;
+    /// a command reports damage in the pages it reads, and `statectl check` reads them all. No
+    /// check runs in the background: a command ends long before it would be of use.
     ///
     /// A database whose tables are intact but whose version records were erased or damaged
     /// outside StateStore is read all the same (salvage), after a warning that says so and how
     /// to repair it; `check` reports it as a problem instead (`warnSalvage: false`).
-    func openReadOnly(openCheck: StateStore.Options.OpenCheck = .quick, warnSalvage: Bool = true) throws -> StateStore {
+    func openReadOnly(warnSalvage: Bool = true) throws -> StateStore {
         try requireExistingFile()
-        var options = StateStore.Options(readOnly: true, openCheck: openCheck)
+        var options = StateStore.Options(readOnly: true, backgroundCheck: .off)
         options.salvage = true
         let store = try StateStore(path: path, options: options).reportingWarnings()
         if warnSalvage, let problem = try salvageProblem(of: store) {
@@ -71,7 +74,7 @@ struct DatabaseOptions: ParsableArguments {
 
     /// Opens for writing, creating and migrating the file when needed.
     func openForWriting(maximumStateSize: Int = StateStore.Options().maximumStateSize) throws(StateStoreError) -> StateStore {
-        try StateStore(path: path, options: .init(maximumStateSize: maximumStateSize)).reportingWarnings()
+        try StateStore(path: path, options: .init(maximumStateSize: maximumStateSize, backgroundCheck: .off)).reportingWarnings()
     }
 }
 

@@ -1,0 +1,254 @@
+import Dispatch
+import Foundation
+import Glibc
+import Logging
+import StateStoreLinux
+import StateStoreSQLite
+import Synchronization
+
+extension StateStore.Options {
+    /// The integrity check a store runs after it opened, off the launch path (see
+    /// ``StateStore/Options/backgroundCheck``).
+    public enum BackgroundCheck: Sendable, Hashable {
+        /// No check after open.
+        case off
+        /// `PRAGMA quick_check` (every page read once, the b-trees' structure verified), started
+        /// `after` the open. The default, one second after open.
+        case quick(after: Duration = .seconds(1))
+        /// `PRAGMA integrity_check`: `quick_check`, and every index checked against its table.
+        case full(after: Duration = .seconds(1))
+    }
+}
+
+extension StateStore {
+    /// Where the integrity check that runs after open (``Options/backgroundCheck``) stands.
+    public enum BackgroundCheckStatus: Sendable, Hashable, CustomStringConvertible {
+        /// No check: ``Options/BackgroundCheck/off``, or a store in memory.
+        case off
+        /// Waiting for its start, or reading the file.
+        case running
+        /// The whole file was read and no damage found; `duration` is the time it read for.
+        case passed(duration: Duration)
+        /// Damage was found: ``StateStoreError/corrupt(file:_:)`` with SQLite's findings as the
+        /// failure's message (at most ten). Also sent to the logger and to every
+        /// ``RestorationCoordinator/errorHandler`` on the store.
+        case damaged(StateStoreError)
+        /// The check could not finish for another reason (an I/O error, the file unreadable).
+        case failed(StateStoreError)
+        /// The store was released before the check finished.
+        case cancelled
+
+        /// Whether the check has ended, in any way.
+        public var isFinished: Bool {
+            switch self {
+            case .running: false
+            default: true
+            }
+        }
+
+        public var description: String {
+            switch self {
+            case .off: "off"
+            case .running: "running"
+            case .passed(let duration): "passed in \(duration)"
+            case .damaged(let error): "damaged: \(error.description)"
+            case .failed(let error): "failed: \(error.description)"
+            case .cancelled: "cancelled"
+            }
+        }
+    }
+
+    /// Where the integrity check that runs after open stands (see ``Options/backgroundCheck``).
+    public var backgroundCheckStatus: BackgroundCheckStatus {
+        backgroundChecker?.status ?? .off
+    }
+
+    /// Blocks the calling thread until the check that runs after open has ended, or `timeout`
+    /// passed; returns its status. For tools and tests: never call it on the main actor of an app.
+    public func waitForBackgroundCheck(timeout: Duration = .seconds(3600)) -> BackgroundCheckStatus {
+        guard let backgroundChecker else { return .off }
+        return backgroundChecker.wait(timeout: timeout)
+    }
+
+    /// Calls `handler` (on the check's thread, or at once when the check already ended that way)
+    /// with the damage or failure the check after open finds. The restoration layer sends it on
+    /// to ``RestorationCoordinator/errorHandler``.
+    func observeBackgroundCheck(_ handler: @escaping @Sendable (StateStoreError) -> Void) {
+        backgroundChecker?.observe(handler)
+    }
+}
+
+/// The integrity check that runs after a store opened: on a thread of its own, at the idle I/O
+/// class and nice 19, over a read-only connection of its own (a WAL reader: it never blocks the
+/// store's writes or reads). Releasing the store interrupts it (`sqlite3_interrupt`) and waits
+/// for the thread to exit.
+final class BackgroundChecker: Sendable {
+    private struct State {
+        var status: StateStore.BackgroundCheckStatus = .running
+        var cancelled = false
+        /// The check's connection while it is open, as an address: what `sqlite3_interrupt` is called on.
+        var handle: UInt?
+        var observers: [@Sendable (StateStoreError) -> Void] = []
+        var thread: pthread_t?
+        /// The thread's kernel id (`/proc/self/task/<id>`), once it started.
+        var threadID: Int32?
+    }
+
+    private let state = Mutex(State())
+    /// Signalled when the store is released (ends the wait before the check starts) and when
+    /// the check ends (wakes ``wait(timeout:)``).
+    private let wake = DispatchSemaphore(value: 0)
+    private let finished = DispatchSemaphore(value: 0)
+    let path: String
+    let pragma: String
+    let delay: Duration
+    let options: StateStore.Options
+
+    /// The thread's name, as `/proc/self/task/*/comm` shows it (at most 15 bytes).
+    static let threadName = "statestore-chk"
+
+    /// Starts the check described by `options.backgroundCheck`, or returns `nil` when it is off.
+    static func start(path: String, options: StateStore.Options) -> BackgroundChecker? {
+        let pragma: String, delay: Duration
+        switch options.backgroundCheck {
+        case .off: return nil
+        case .quick(let after): (pragma, delay) = ("PRAGMA quick_check(10)", after)
+        case .full(let after): (pragma, delay) = ("PRAGMA integrity_check(10)", after)
+        }
+        let checker = BackgroundChecker(path: path, pragma: pragma, delay: delay, options: options)
+        let context = Unmanaged.passRetained(checker).toOpaque()
+        var thread = pthread_t()
+        let created = pthread_create(&thread, nil, { argument in
+            let checker = Unmanaged<BackgroundChecker>.fromOpaque(argument!).takeRetainedValue()
+            _ = clinux_set_thread_name(BackgroundChecker.threadName)
+            checker.state.withLock { $0.threadID = clinux_thread_id() }
+            _ = clinux_lower_thread_priority()
+            checker.run()
+            return nil
+        }, context)
+        guard created == 0 else {
+            Unmanaged<BackgroundChecker>.fromOpaque(context).release()
+            options.logger.info("integrity check: the thread could not be started", metadata: [
+                "statestore.database": "\(path)", "statestore.errno": "\(created)",
+            ])
+            return nil
+        }
+        checker.state.withLock { $0.thread = thread }
+        return checker
+    }
+
+    private init(path: String, pragma: String, delay: Duration, options: StateStore.Options) {
+        self.path = path
+        self.pragma = pragma
+        self.delay = delay
+        self.options = options
+    }
+
+    var status: StateStore.BackgroundCheckStatus { state.withLock { $0.status } }
+    /// Whether the check's statement is running now (its connection is open).
+    var isReading: Bool { state.withLock { $0.handle != nil } }
+    var threadID: Int32? { state.withLock { $0.threadID } }
+
+    func observe(_ handler: @escaping @Sendable (StateStoreError) -> Void) {
+        let ended: StateStoreError? = state.withLock { state in
+            switch state.status {
+            case .damaged(let error), .failed(let error): return error
+            default:
+                state.observers.append(handler)
+                return nil
+            }
+        }
+        if let ended { handler(ended) }
+    }
+
+    func wait(timeout: Duration) -> StateStore.BackgroundCheckStatus {
+        let nanoseconds = Int(clamping: timeout.components.seconds &* 1_000_000_000 &+ timeout.components.attoseconds / 1_000_000_000)
+        if finished.wait(timeout: .now() + .nanoseconds(nanoseconds)) == .success { finished.signal() }
+        return status
+    }
+
+    /// Stops the check (interrupting SQLite mid-statement) and waits for its thread to exit.
+    func cancelAndWait() {
+        let thread: pthread_t? = state.withLock { state in
+            state.cancelled = true
+            if let handle = state.handle { sqlite3_interrupt(OpaquePointer(bitPattern: handle)) }
+            defer { state.thread = nil }
+            return state.thread
+        }
+        wake.signal()
+        guard let thread else { return }
+        if pthread_equal(thread, pthread_self()) != 0 {
+            pthread_detach(thread)
+        } else {
+            pthread_join(thread, nil)
+        }
+    }
+
+    private func run() {
+        defer { finished.signal() }
+        let nanoseconds = Int(clamping: delay.components.seconds &* 1_000_000_000 &+ delay.components.attoseconds / 1_000_000_000)
+        if nanoseconds > 0 { _ = wake.wait(timeout: .now() + .nanoseconds(nanoseconds)) }
+        if state.withLock({ $0.cancelled }) { return end(.cancelled) }
+        let started = ContinuousClock.now
+        var readOnly = options
+        readOnly.readOnly = true
+        let connection: Connection
+        do {
+            connection = try StateStore.connect(to: path, options: readOnly)
+        } catch {
+            return end(.failed(error))
+        }
+        let handle = UInt(bitPattern: connection.handle)
+        let registered = state.withLock { state in
+            guard !state.cancelled else { return false }
+            state.handle = handle
+            return true
+        }
+        guard registered else { return end(.cancelled) }
+        let outcome: StateStore.BackgroundCheckStatus
+        do {
+            let problems = try connection.strings(pragma)
+            if problems == ["ok"] {
+                outcome = .passed(duration: ContinuousClock.now - started)
+            } else {
+                outcome = .damaged(.corrupt(file: path, SQLiteFailure(
+                    extendedResultCode: .corrupt, message: problems.joined(separator: "; "), sql: pragma
+                )))
+            }
+        } catch {
+            if state.withLock({ $0.cancelled }) {
+                outcome = .cancelled
+            } else if case .corrupt = error {
+                outcome = .damaged(error)
+            } else {
+                outcome = .failed(error)
+            }
+        }
+        // No interrupt may reach the handle once it is closed.
+        state.withLock { $0.handle = nil }
+        withExtendedLifetime(connection) {}
+        end(outcome)
+    }
+
+    private func end(_ outcome: StateStore.BackgroundCheckStatus) {
+        let observers = state.withLock { state in
+            state.status = outcome
+            return state.observers
+        }
+        let metadata: Logger.Metadata = ["statestore.database": "\(path)", "statestore.check": "\(pragma)"]
+        switch outcome {
+        case .passed(let duration):
+            options.logger.debug("integrity check passed", metadata: metadata.merging(["statestore.duration": "\(duration)"]) { $1 })
+        case .damaged(let error), .failed(let error):
+            options.logger.info(
+                outcome == .damaged(error) ? "integrity check found damage" : "integrity check failed",
+                metadata: metadata.merging(["statestore.error": "\(error.description)"]) { $1 }
+            )
+            for observer in observers { observer(error) }
+        case .cancelled:
+            options.logger.debug("integrity check cancelled", metadata: metadata)
+        case .off, .running:
+            break
+        }
+    }
+}

@@ -1,0 +1,160 @@
+import Foundation
+import Testing
+@testable import StateStore
+
+/// The integrity check that runs after open: a damaged page does not stop the open, and is
+/// reported (status, logger, the coordinator's error handler); releasing the store stops it.
+@Suite("Background integrity check")
+struct BackgroundCheckTests {
+    let folder = TemporaryFolder()
+    var path: String { folder.file("state.sqlite") }
+
+    /// Writes `count` states of `size` bytes in one transaction and closes the store (so the
+    /// WAL is checkpointed into the one file).
+    func populate(_ count: Int, size: Int = 900) throws {
+        let store = try StateStore(path: path, options: .init(backgroundCheck: .off))
+        try store.write { (transaction) throws(StateStoreError) in
+            for index in 0..<count {
+                try transaction.save("\(index)" + String(repeating: "x", count: size), for: try RestorationPath(validating: "root/item\(index)"))
+            }
+        }
+        _ = consume store
+        #expect(!FileManager.default.fileExists(atPath: path + "-wal"))
+    }
+
+    /// Overwrites the root page of the states table (an interior b-tree page once the table
+    /// spans several leaves) with garbage; returns the file's bytes after.
+    func damageStatesRootPage() throws -> [UInt8] {
+        let root: Int64
+        let pageSize: Int64
+        do {
+            let connection = try Connection(path: path, options: .init(readOnly: true, create: false))
+            root = try #require(try connection.scalarInt("SELECT rootpage FROM sqlite_schema WHERE name = 'states'"))
+            pageSize = try #require(try connection.scalarInt("PRAGMA page_size"))
+            // An interior page (0x05), not a leaf: the table spans several pages.
+            let bytes = fileBytes(path)
+            #expect(bytes[Int((root - 1) * pageSize)] == 0x05)
+        }
+        #expect(root > 1)
+        let handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
+        try handle.seek(toOffset: UInt64((root - 1) * pageSize))
+        handle.write(Data((0..<Int(pageSize)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }))
+        try handle.close()
+        return fileBytes(path)
+    }
+
+    @Test func aDamagedPageDoesNotStopTheOpenAndTheCheckReportsIt() throws {
+        try populate(300)
+        let damaged = try damageStatesRootPage()
+        let log = RecordingLogHandler()
+        // The default options: the header-level open check, the quick check after open.
+        let store = try StateStore(path: path, options: .init(logger: log.logger()))
+        #expect(store.options.openCheck == .header)
+        #expect(store.options.backgroundCheck == .quick())
+        let status = store.waitForBackgroundCheck(timeout: .seconds(60))
+        guard case .damaged(let error) = status, case .corrupt(let file, let failure) = error else {
+            Issue.record("expected damage, got \(status)")
+            return
+        }
+        #expect(file == path)
+        #expect(failure.resultCode == .corrupt)
+        #expect(failure.sql == "PRAGMA quick_check(10)")
+        #expect(!failure.message.isEmpty && failure.message != "ok")
+        let record = try #require(log.records.first { $0.message == "integrity check found damage" })
+        #expect(record.level == .info)
+        #expect(record.metadata["statestore.database"] == path)
+        #expect(record.metadata["statestore.error"] == error.description)
+        // The store stays open; a read through the damaged page is refused with the same typed error.
+        #expect { try store.restore(String.self, for: "root/item1") } throws: { error in
+            guard case StateStoreError.corrupt(let file, _) = error else { return false }
+            return file == path
+        }
+        _ = consume store
+        #expect(FileSnapshot(path) == FileSnapshot(bytes: damaged))
+    }
+
+    @Test func theFullCheckNamesItsPragma() throws {
+        try populate(300)
+        _ = try damageStatesRootPage()
+        let store = try StateStore(path: path, options: .init(backgroundCheck: .full(after: .zero)))
+        guard case .damaged(.corrupt(_, let failure)) = store.waitForBackgroundCheck(timeout: .seconds(60)) else {
+            Issue.record("expected damage, got \(store.backgroundCheckStatus)")
+            return
+        }
+        #expect(failure.sql == "PRAGMA integrity_check(10)")
+    }
+
+    @Test func anIntactDatabaseReportsNothing() throws {
+        try populate(300)
+        let log = RecordingLogHandler()
+        let store = try StateStore(path: path, options: .init(logger: log.logger(), backgroundCheck: .quick(after: .zero)))
+        try store.save("more", for: "root/after")
+        guard case .passed = store.waitForBackgroundCheck(timeout: .seconds(60)) else {
+            Issue.record("expected a pass, got \(store.backgroundCheckStatus)")
+            return
+        }
+        #expect(log.records.contains { $0.message == "integrity check passed" && $0.level == .debug })
+        #expect(!log.records.contains { $0.message.hasPrefix("integrity check found") || $0.message.hasPrefix("integrity check failed") })
+    }
+
+    @Test func offRunsNothingAndAStoreInMemoryChecksNothing() throws {
+        try populate(10)
+        let store = try StateStore(path: path, options: .init(backgroundCheck: .off))
+        #expect(store.backgroundCheckStatus == .off)
+        #expect(store.backgroundChecker == nil)
+        #expect(try StateStore.inMemory().backgroundCheckStatus == .off)
+    }
+
+    @Test @MainActor func damageReachesTheCoordinatorsErrorHandler() async throws {
+        try populate(300)
+        _ = try damageStatesRootPage()
+        let store = try StateStore(path: path, options: .init(backgroundCheck: .quick(after: .milliseconds(50))))
+        let coordinator = RestorationCoordinator(store: store)
+        var received: [RestorationError] = []
+        coordinator.errorHandler = { received.append($0) }
+        // Waiting here blocks the main actor; the report is delivered at its next turn.
+        guard case .damaged(let error) = store.waitForBackgroundCheck(timeout: .seconds(60)) else {
+            Issue.record("expected damage, got \(store.backgroundCheckStatus)")
+            return
+        }
+        for _ in 0..<500 where received.isEmpty { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(received == [.store(error)])
+        // A coordinator made after the check ended hears of it too.
+        let late = RestorationCoordinator(store: store)
+        var lateReceived: [RestorationError] = []
+        late.errorHandler = { lateReceived.append($0) }
+        for _ in 0..<500 where lateReceived.isEmpty { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(lateReceived == [.store(error)])
+    }
+
+    @Test func releasingTheStoreDuringTheCheckInterruptsItAndEndsItsThread() throws {
+        // About 64 MB: the full check reads for a while, from disk once the pages are evicted.
+        try populate(16_000, size: 4000)
+        let descriptor = open(path, O_RDONLY)
+        #expect(descriptor >= 0)
+        #expect(posix_fadvise(descriptor, 0, 0, POSIX_FADV_DONTNEED) == 0)
+        close(descriptor)
+        var store: StateStore? = try StateStore(path: path, options: .init(backgroundCheck: .full(after: .zero)))
+        let checker = try #require(store?.backgroundChecker)
+        var polls = 0
+        while !checker.isReading, !checker.status.isFinished, polls < 20_000 {
+            usleep(500)
+            polls += 1
+        }
+        #expect(checker.isReading, "the check should be reading when the store is released")
+        let thread = try #require(checker.threadID)
+        #expect(FileManager.default.fileExists(atPath: "/proc/self/task/\(thread)"))
+        // The check's thread runs at nice 19 (field 19 of its stat line, after the command's parenthesis).
+        let stat = try String(contentsOfFile: "/proc/self/task/\(thread)/stat", encoding: .utf8)
+        let fields = stat[stat.range(of: ")", options: .backwards)!.upperBound...].split(separator: " ")
+        #expect(fields[16] == "19")
+        store = nil
+        // The release interrupted the statement (it did not finish) and joined the thread.
+        #expect(checker.status == .cancelled)
+        #expect(!checker.isReading)
+        #expect(!FileManager.default.fileExists(atPath: "/proc/self/task/\(thread)"))
+        // Nothing was left open: the file can be opened for writing and its WAL removed at close.
+        do { try StateStore(path: path, options: .init(backgroundCheck: .off)).save("after", for: "root/after") }
+        #expect(!FileManager.default.fileExists(atPath: path + "-wal"))
+    }
+}
