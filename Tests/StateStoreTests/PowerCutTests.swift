@@ -1,4 +1,5 @@
 import Foundation
+import StateStore
 import StateStoreCrashVFS
 import StateStoreSQLite
 import Testing
@@ -13,6 +14,9 @@ struct CrashVFSTests {
         var handle: OpaquePointer?
 
         init(_ path: String, vfs: String? = "statestore-crash") throws {
+            // A store first: it sets up SQLite's log, which SQLite accepts only before it
+            // initialises (as registering a VFS does); the logging tests rely on it.
+            _ = try StateStore.inMemory()
             #expect(statestore_crashvfs_register(0) == SQLITE_OK)
             let code = sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, vfs)
             guard code == SQLITE_OK else { throw RawSQLFailure(message: "open \(path): \(code)") }

@@ -80,8 +80,8 @@ extension StateStore {
 
 /// The integrity check that runs after a store opened: on a thread of its own, at the idle I/O
 /// class and nice 19, over a read-only connection of its own (a WAL reader: it never blocks the
-/// store's writes or reads). Releasing the store interrupts it (`sqlite3_interrupt`) and waits
-/// for the thread to exit.
+/// store's writes or reads). Releasing the store interrupts it (`sqlite3_interrupt`, and a
+/// progress handler for a statement not yet running) and waits for the thread to exit.
 final class BackgroundChecker: Sendable {
     private struct State {
         var status: StateStore.BackgroundCheckStatus = .running
@@ -147,6 +147,9 @@ final class BackgroundChecker: Sendable {
     var status: StateStore.BackgroundCheckStatus { state.withLock { $0.status } }
     /// Whether the check's statement is running now (its connection is open).
     var isReading: Bool { state.withLock { $0.handle != nil } }
+
+    /// Whether the store was released (the check is to stop).
+    var isCancelled: Bool { state.withLock { $0.cancelled } }
     var threadID: Int32? { state.withLock { $0.threadID } }
 
     func observe(_ handler: @escaping @Sendable (StateStoreError) -> Void) {
@@ -205,6 +208,12 @@ final class BackgroundChecker: Sendable {
             return true
         }
         guard registered else { return end(.cancelled) }
+        // `sqlite3_interrupt` does nothing when no statement is running yet (a release between
+        // the registration above and the check's first step): the progress handler also ends
+        // the statement once the release is seen.
+        sqlite3_progress_handler(connection.handle, 1000, { context in
+            Unmanaged<BackgroundChecker>.fromOpaque(context!).takeUnretainedValue().isCancelled ? 1 : 0
+        }, Unmanaged.passUnretained(self).toOpaque())
         let outcome: StateStore.BackgroundCheckStatus
         do {
             let problems = try connection.strings(pragma)
