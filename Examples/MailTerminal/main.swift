@@ -5,7 +5,8 @@
 // The database defaults to $MAIL_DB, else StateStore.defaultPath(appName: "mail")
 // ($XDG_STATE_HOME/mail/state.sqlite). $MAIL_MONITOR_ROOT points the memory-pressure monitor at
 // a folder standing in for / (a fixture tree), as `statectl monitor --root` does;
-// $MAIL_AUTOSAVE_MS is how long typing pauses before the draft is saved (default 300).
+// $MAIL_AUTOSAVE_MS is how long typing pauses before the draft is saved (default 300);
+// $MAIL_ESCAPE_MS how long a lone ESC waits for the rest of an arrow or Alt+key (default 50).
 //
 // Everything arrives on the main queue under dispatchMain(): keys (standard input's
 // readability), SIGWINCH (a resize), and SIGTERM, SIGINT and SIGHUP (through
@@ -60,6 +61,7 @@ MainActor.assumeIsolated {
         }
         if interrupt != nil { kill(getpid(), SIGINT) }
     }
+    let escapeDelay = Int(ProcessInfo.processInfo.environment["MAIL_ESCAPE_MS"] ?? "") ?? 50
     nonisolated(unsafe) var decoder = KeyDecoder()
     nonisolated(unsafe) var reads = 0
     let input = DispatchSource.makeReadSource(fileDescriptor: 0, queue: .main)
@@ -75,9 +77,9 @@ MainActor.assumeIsolated {
             reads += 1
             handle(decoder.decode(Array(buffer.prefix(count))))
             if decoder.endsInEscape {
-                // Escape, unless the rest of an arrow or Alt+key arrives within 50 ms.
+                // Escape, unless the rest of an arrow or Alt+key arrives in time.
                 let read = reads
-                DispatchQueue.main.asyncAfter(deadline: .now() + .milliseconds(50)) {
+                DispatchQueue.main.asyncAfter(deadline: .now() + .milliseconds(escapeDelay)) {
                     MainActor.assumeIsolated {
                         if reads == read { handle(decoder.flush()) }
                     }
