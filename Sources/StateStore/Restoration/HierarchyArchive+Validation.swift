@@ -117,9 +117,18 @@ enum BuiltInContainer: CaseIterable {
     case plain, navigation, tabBar
 
     init?(typeName: String) {
-        guard let match = Self.allCases.first(where: { $0.typeName == typeName }) else { return nil }
-        self = match
+        switch typeName {
+        case Self.plainName: self = .plain
+        case Self.navigationName: self = .navigation
+        case Self.tabBarName: self = .tabBar
+        default: return nil
+        }
     }
+
+    // Made once: `String(reflecting:)` per archived node was a twentieth of a large rebuild.
+    private static let plainName = String(reflecting: ViewController.self)
+    private static let navigationName = String(reflecting: NavigationController.self)
+    private static let tabBarName = String(reflecting: TabBarController.self)
 
     init?(_ controller: ViewController) {
         switch ObjectIdentifier(type(of: controller)) {
@@ -132,9 +141,9 @@ enum BuiltInContainer: CaseIterable {
 
     var typeName: String {
         switch self {
-        case .plain: String(reflecting: ViewController.self)
-        case .navigation: String(reflecting: NavigationController.self)
-        case .tabBar: String(reflecting: TabBarController.self)
+        case .plain: Self.plainName
+        case .navigation: Self.navigationName
+        case .tabBar: Self.tabBarName
         }
     }
 
