@@ -71,6 +71,7 @@ static int64_t stashCounter;
 /// that session crashed the file stays dead (every call fails) even after the session ended:
 /// a connection closed late must not write over what the crash left.
 static int64_t session;
+static int64_t openFiles;        // tracked files of the current session still open
 static unsigned char *crashedSessions;
 static int64_t crashedCapacity;
 
@@ -344,9 +345,13 @@ static void crash_locked(void) {
     // sync, a prefix reached the disk (a journaling file system commits them in order).
     for (Event *e = events; e; e = e->next) {
         if (e->decided) continue;
-        Event *list[256];
         int count = 0;
-        for (Event *f = e; f && count < 256; f = f->next) {
+        for (Event *f = e; f; f = f->next) {
+            if (!f->decided && strcmp(f->path, e->path) == 0) count++;
+        }
+        Event **list = malloc(sizeof(Event *) * (size_t)count);
+        count = 0;
+        for (Event *f = e; f; f = f->next) {
             if (!f->decided && strcmp(f->path, e->path) == 0) list[count++] = f;
         }
         int stood = policy == STATESTORE_CRASH_KEEP_ALL ? count
@@ -377,6 +382,7 @@ static void crash_locked(void) {
                 unlink(list[i]->stash);  // gone already when it was brought back
             }
         }
+        free(list);
     }
     // File contents.
     for (Tracked *t = tracked; t; t = t->next) {
@@ -508,6 +514,9 @@ static int recording(CrashFile *p) {
 
 static int x_close(sqlite3_file *file) {
     CrashFile *p = (CrashFile *)file;
+    pthread_mutex_lock(&lock);
+    if (p->session && p->session == session) openFiles--;
+    pthread_mutex_unlock(&lock);
     int rc = p->real->pMethods ? p->real->pMethods->xClose(p->real) : SQLITE_OK;
     free(p->path);
     p->path = NULL;
@@ -623,6 +632,11 @@ static int x_check_reserved_lock(sqlite3_file *file, int *out) {
 
 static int x_file_control(sqlite3_file *file, int op, void *arg) {
     CrashFile *p = (CrashFile *)file;
+    // Memory-mapped I/O and chunked growth write through the unix VFS's own calls, which
+    // the model would not see: refused for tracked files, so the model stays whole.
+    if (p->session && (op == SQLITE_FCNTL_CHUNK_SIZE || (op == SQLITE_FCNTL_MMAP_SIZE && arg && *(sqlite3_int64 *)arg > 0))) {
+        return SQLITE_NOTFOUND;
+    }
     return p->real->pMethods->xFileControl(p->real, op, arg);
 }
 
@@ -690,6 +704,7 @@ static int v_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *file, int fl
     if (name && is_tracked_path(name)) {
         p->path = strdup(name);
         p->session = session;
+        openFiles++;
     }
     pthread_mutex_unlock(&lock);
     p->base.pMethods = &methods;
@@ -765,6 +780,7 @@ void statestore_crashvfs_begin(const char *folder, uint64_t seed, int64_t crash_
     pthread_mutex_lock(&lock);
     statestore_crashvfs_end();
     session++;
+    openFiles = 0;
     root = strdup(folder);
     rootLength = strlen(root);
     while (rootLength > 1 && root[rootLength - 1] == '/') root[--rootLength] = 0;
@@ -791,6 +807,13 @@ void statestore_crashvfs_end(void) {
     rootLength = 0;
     crashAt = 0;
     pthread_mutex_unlock(&lock);
+}
+
+int64_t statestore_crashvfs_open_files(void) {
+    pthread_mutex_lock(&lock);
+    int64_t count = openFiles;
+    pthread_mutex_unlock(&lock);
+    return count;
 }
 
 statestore_crash_stats statestore_crashvfs_stats(void) {

@@ -79,8 +79,9 @@ enum PowerCut {
         figures = Figures()
 
         // The points spread evenly over the workload's operations (each one cut about
-        // POINTS / N times, with a different seed each time).
-        func crashAt(_ index: Int) -> Int { 1 + index * total / max(points, 1) }
+        // POINTS / N times, with a different seed each time); the last cuts after the workload
+        // ended (-1): its last unsynced writes and folder entries are still undecided then.
+        func crashAt(_ index: Int) -> Int { index == points - 1 ? -1 : 1 + index * total / max(points, 1) }
         for index in 0..<points {
             let directory = folder + "/point-\(index)"
             let pointSeed = seed &+ UInt64(index)
@@ -110,7 +111,8 @@ enum PowerCut {
         exit(figures.violations.isEmpty ? 0 : 1)
     }
 
-    /// One point: the workload in a fresh folder, cut at `crashAt` (0: never), then checked.
+    /// One point: the workload in a fresh folder, cut at operation `crashAt` (0: never; -1:
+    /// once the workload has ended), then checked.
     /// Returns the number of operations the VFS counted.
     @MainActor
     static func point(
@@ -120,22 +122,26 @@ enum PowerCut {
         try? FileManager.default.removeItem(atPath: folder)
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let database = folder + "/state.sqlite"
-        statestore_crashvfs_begin(folder, seed, Int64(crashAt), STATESTORE_CRASH_RANDOM)
+        statestore_crashvfs_begin(folder, seed, Int64(max(crashAt, 0)), STATESTORE_CRASH_RANDOM)
         let outcome: Outcome
         if writeBehind {
             outcome = StepWorkload.run(database: database, synchronous: synchronous)
         } else {
             outcome = StoreWorkload.run(database: database, synchronous: synchronous)
         }
+        // A cut meant for after the workload, or for an operation this run did not reach (the
+        // writer's batching makes its count vary): the power goes now, the workload done.
+        if crashAt != 0 { statestore_crashvfs_crash_now() }
         let stats = statestore_crashvfs_stats()
+        // Every connection of the session closed: the files are read by a fresh one, which
+        // recovers the WAL as after a reboot (an open one would share this process's view).
+        let stillOpen = statestore_crashvfs_open_files()
         statestore_crashvfs_end()
-        guard outcome.released else { throw Failure(message: "a store was still open after the workload") }
-        if crashAt > 0 && stats.crashed == 0 {
-            // The cut fell after the workload's last operation: nothing to check but the run.
-            if let error = outcome.unexpectedError { throw Failure(message: "failed without a cut: \(error)") }
-            return Int(stats.operations)
+        guard outcome.released, stillOpen == 0 else {
+            throw Failure(message: "the workload left \(stillOpen) file(s) open (store released: \(outcome.released))")
         }
-        if stats.crashed == 0, let error = outcome.unexpectedError {
+        // (Recorded only when the call failed before any cut.)
+        if let error = outcome.unexpectedError {
             throw Failure(message: "failed without a cut: \(error)")
         }
         if stats.crashed != 0 {

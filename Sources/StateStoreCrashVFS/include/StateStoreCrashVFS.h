@@ -57,6 +57,9 @@ void statestore_crashvfs_end(void);
 
 statestore_crash_stats statestore_crashvfs_stats(void);
 
+/// Files of the current session SQLite still has open: 0 once every connection is closed.
+int64_t statestore_crashvfs_open_files(void);
+
 #ifdef __cplusplus
 }
 #endif
