@@ -323,10 +323,7 @@ private enum StoreWorkload {
 
 /// An application's disappearances, written behind the main thread, with flush points.
 private enum StepWorkload {
-    final class StepController: ViewController, StateRestoring {
-        struct State: Codable, Sendable { var step = 0; var padding = "" }
-        var restorableState = State()
-    }
+    typealias StepController = StepApp.StepController
 
     /// A list screen pushes and pops a detail screen; both carry the step. Each push and each
     /// pop is one commit (the step's state with the archive of the screens then shown), so
@@ -360,40 +357,21 @@ private enum StepWorkload {
         }
         let last = PowerCut.LastStore()
         do {
-            try MainActor.assumeIsolated { () throws in
-                let store = try StateStore(path: database, options: .init(synchronous: synchronous, backgroundCheck: .off))
-                last.store = store
-                let storyboard = Storyboard()
-                storyboard.register("list") { StepController() }
-                storyboard.register("detail") { StepController() }
-                storyboard.register("nav") { NavigationController() }
-                let application = Application(store: store, storyboard: storyboard)
-                let window = Window(size: Size(width: 400, height: 800), orientation: .portrait, application: application)
-                guard let navigation = try storyboard.instantiateViewController(withIdentifier: "nav") as? NavigationController,
-                      let list = try storyboard.instantiateViewController(withIdentifier: "list") as? StepController
-                else { throw PowerCut.Failure(message: "the storyboard made the wrong controllers") }
-                let padding = String(repeating: "x", count: 6_000)
-                navigation.setViewControllers([list], animated: false)
-                window.rootViewController = navigation
-                window.makeKeyAndVisible()
-                for step in 1...steps {
-                    list.restorableState = .init(step: step, padding: padding)
-                    guard let detail = try storyboard.instantiateViewController(withIdentifier: "detail") as? StepController else {
-                        throw PowerCut.Failure(message: "the storyboard made the wrong detail controller")
-                    }
-                    navigation.pushViewController(detail, animated: false)
-                    detail.restorableState = .init(step: step, padding: padding)
-                    _ = navigation.popViewController(animated: false)
-                    if statestore_crashvfs_stats().crashed == 0 { outcome.acknowledged = 1 + 2 * step }
-                    if step % 3 == 0 {
-                        // A flush point: both of the step's commits are in and synced, unless
-                        // the cut came first.
-                        application.saveVisibleState()
-                        if statestore_crashvfs_stats().crashed == 0 { outcome.durable = 1 + 2 * step }
-                    }
+            let store = try StateStore(path: database, options: .init(synchronous: synchronous, backgroundCheck: .off))
+            last.store = store
+            let app = try StepApp(store: store)
+            let padding = String(repeating: "x", count: 6_000)
+            for step in 1...steps {
+                try app.step(step, padding: padding)
+                if statestore_crashvfs_stats().crashed == 0 { outcome.acknowledged = 1 + 2 * step }
+                if step % 3 == 0 {
+                    // A flush point: both of the step's commits are in and synced, unless
+                    // the cut came first.
+                    app.application.saveVisibleState()
+                    if statestore_crashvfs_stats().crashed == 0 { outcome.durable = 1 + 2 * step }
                 }
-                application.terminate()
             }
+            app.application.terminate()
         } catch {
             if statestore_crashvfs_stats().crashed == 0 { outcome.unexpectedError = "\(error)" }
         }

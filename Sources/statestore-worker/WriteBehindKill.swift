@@ -16,38 +16,15 @@ import StateStore
 /// With `exit` as the last argument the process calls `exit(0)` there instead, without
 /// `terminate()`: the store drains its writer at exit, so every step must be on disk.
 enum WriteBehindKill {
-    final class StepController: ViewController, StateRestoring {
-        struct State: Codable, Sendable { var step = 0; var padding = "" }
-        var restorableState = State()
-    }
-
     @MainActor
     static func run(database: String, steps: Int, padding: Int, exitingNormally: Bool = false) -> Never {
         do {
-            let store = try StateStore(path: database)
-            let storyboard = Storyboard()
+            let app = try StepApp(store: try StateStore(path: database))
             let filler = String(repeating: "x", count: padding)
-            storyboard.register("list") { StepController() }
-            storyboard.register("detail") { StepController() }
-            storyboard.register("nav") { NavigationController() }
-            let application = Application(store: store, storyboard: storyboard)
-            let window = Window(size: Size(width: 400, height: 800), orientation: .portrait, application: application)
-            guard let navigation = try storyboard.instantiateViewController(withIdentifier: "nav") as? NavigationController,
-                  let list = try storyboard.instantiateViewController(withIdentifier: "list") as? StepController
-            else { fail("the storyboard made the wrong controllers") }
-            navigation.setViewControllers([list], animated: false)
-            window.rootViewController = navigation
-            window.makeKeyAndVisible()
             for step in 1...max(steps, 1) {
-                list.restorableState = .init(step: step, padding: filler)
-                guard let detail = try storyboard.instantiateViewController(withIdentifier: "detail") as? StepController else {
-                    fail("the storyboard made the wrong detail controller")
-                }
-                navigation.pushViewController(detail, animated: false)
-                detail.restorableState = .init(step: step, padding: filler)
-                _ = navigation.popViewController(animated: false)
+                try app.step(step, padding: filler)
                 if step == 1 {
-                    application.saveVisibleState()
+                    app.application.saveVisibleState()
                     emit("flushed 1")
                 }
             }
@@ -58,5 +35,57 @@ enum WriteBehindKill {
         } catch {
             fail("\(error)")
         }
+    }
+}
+
+/// The application both write-behind workers drive (`writebehind-kill`, `power-cut`'s writer
+/// modes): a navigation controller showing a list, which pushes and pops a detail. Each push
+/// and each pop is one structural change: the step's state with the archive of the screens
+/// then shown.
+@MainActor
+struct StepApp {
+    final class StepController: ViewController, StateRestoring {
+        struct State: Codable, Sendable { var step = 0; var padding = "" }
+        var restorableState = State()
+    }
+
+    struct WrongController: Error, CustomStringConvertible {
+        var description: String { "the storyboard made the wrong controllers" }
+    }
+
+    let application: Application
+    let window: Window
+    let storyboard = Storyboard()
+    let navigation: NavigationController
+    let list: StepController
+
+    /// The window shown with the list in it (a structural change of its own: an archive of
+    /// one screen, no state yet).
+    init(store: StateStore) throws {
+        storyboard.register("list") { StepController() }
+        storyboard.register("detail") { StepController() }
+        storyboard.register("nav") { NavigationController() }
+        application = Application(store: store, storyboard: storyboard)
+        window = Window(size: Size(width: 400, height: 800), orientation: .portrait, application: application)
+        guard let navigation = try storyboard.instantiateViewController(withIdentifier: "nav") as? NavigationController,
+              let list = try storyboard.instantiateViewController(withIdentifier: "list") as? StepController
+        else { throw WrongController() }
+        self.navigation = navigation
+        self.list = list
+        navigation.setViewControllers([list], animated: false)
+        window.rootViewController = navigation
+        window.makeKeyAndVisible()
+    }
+
+    /// Step `step`: the list carries it as the detail is pushed (the list's state with two
+    /// screens), the detail carries it as it is popped (the detail's state with one).
+    func step(_ step: Int, padding: String) throws {
+        list.restorableState = .init(step: step, padding: padding)
+        guard let detail = try storyboard.instantiateViewController(withIdentifier: "detail") as? StepController else {
+            throw WrongController()
+        }
+        navigation.pushViewController(detail, animated: false)
+        detail.restorableState = .init(step: step, padding: padding)
+        _ = navigation.popViewController(animated: false)
     }
 }
