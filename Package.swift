@@ -8,6 +8,9 @@ let package = Package(
         // Services for swift-service-lifecycle's ServiceGroup; a product of its own, so an app
         // on the core never compiles swift-service-lifecycle or swift-async-algorithms.
         .library(name: "StateStoreServiceLifecycle", targets: ["StateStoreServiceLifecycle"]),
+        // Sealed states (encryption at rest) with swift-crypto; a product of its own, so an app
+        // that does not seal never compiles swift-crypto and its BoringSSL.
+        .library(name: "StateStoreCrypto", targets: ["StateStoreCrypto"]),
         .executable(name: "statectl", targets: ["statectl"]),
         .executable(name: "mail", targets: ["mail"]),
     ],
@@ -16,6 +19,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
+        // AES-GCM, HKDF and HMAC for StateStoreCrypto: Apple's CryptoKit API over BoringSSL.
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.0"..<"5.0.0"),
         // `swift package generate-documentation` for the DocC catalog; a plugin, linked into nothing.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -60,6 +65,13 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        .target(
+            name: "StateStoreCrypto",
+            dependencies: [
+                "StateStore",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
         // `statectl soak`'s machinery: the supervisor, the harness and its controllers, the
         // cgroup, the child processes, the summary and its invariants, the SVG report. Not a
         // product: statectl parses the options, calls it and prints what it returns.
@@ -86,6 +98,7 @@ let package = Package(
             dependencies: [
                 "StateStore",
                 "StateStoreSoak",
+                "StateStoreCrypto",
                 "MailExample",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -94,7 +107,7 @@ let package = Package(
         // saving in a loop until killed, allocating ballast, relaunching an app.
         .executableTarget(
             name: "statestore-worker",
-            dependencies: ["StateStore", "StateStoreLinux", "StateStoreCrashVFS", "MailExample"]
+            dependencies: ["StateStore", "StateStoreLinux", "StateStoreCrashVFS", "StateStoreCrypto", "MailExample"]
         ),
         // The mail app run by a ServiceGroup, for the tests: SIGTERM and SIGINT go to the group.
         .executableTarget(
@@ -107,7 +120,7 @@ let package = Package(
         .testTarget(
             name: "StateStoreTests",
             dependencies: [
-                "StateStore", "StateStoreSQLite", "StateStoreCrashVFS", "MailExample", "StateStoreServiceLifecycle",
+                "StateStore", "StateStoreSQLite", "StateStoreCrashVFS", "MailExample", "StateStoreServiceLifecycle", "StateStoreCrypto",
                 .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ],

@@ -1,6 +1,7 @@
 import Foundation
 import MailExample
 import StateStore
+import StateStoreCrypto
 
 /// The mail app (Examples/Mail) in a real process: a session to kill, and a relaunch that
 /// reports what came back.
@@ -8,8 +9,13 @@ import StateStore
 enum MailSession {
     /// The app on `database`, launched. With STATESTORE_CRASH_ON_RESTORE=1, making the message
     /// controller aborts, so restoring a hierarchy that shows one crashes (for the crash-loop guard).
+    /// With STATESTORE_KEY_FILE=PATH, the store seals its states with the key in that file.
     static func launch(database: String) throws -> MailApp {
-        let app = MailApp(store: try StateStore(path: database))
+        var options = StateStore.Options()
+        if let keyFile = ProcessInfo.processInfo.environment["STATESTORE_KEY_FILE"] {
+            options.sealer = StateKeyring(try StateKey.file(keyFile))
+        }
+        let app = MailApp(store: try StateStore(path: database, options: options))
         if ProcessInfo.processInfo.environment["STATESTORE_CRASH_ON_RESTORE"] == "1" {
             app.application.storyboard.register(MailStoryboard.message) { abort() }
         }

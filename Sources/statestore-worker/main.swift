@@ -4,6 +4,7 @@
 //     statestore-worker app-session DB [kill|sigterm]   launch the mail app (Examples/Mail), run a session, print
 //                                                "ready", then wait to be killed (after an explicit save) or for SIGTERM
 //     statestore-worker app-report DB              relaunch the mail app; print what was restored, one key=value a line
+//                                                (each app-* mode seals with the key in STATESTORE_KEY_FILE when set)
 //     statestore-worker app-peak DB              launch the mail app, print "error=..." lines,
 //                                                terminate, print "peak_rss_kib=N" (VmHWM)
 //     statestore-worker code-session DB          the app built in code (CodeBuiltApp): session, "ready", wait to be killed

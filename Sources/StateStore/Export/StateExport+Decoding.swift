@@ -140,9 +140,14 @@ extension StateExport {
             }
             guard Int64(bitPattern: unsigned) == checksum else { throw refuse(.checksumMismatch) }
         }
+        var keyID: String?
+        if let value = item["key_id"] {
+            guard let text = string(value), StoredState.isValidKeyID(text), item["value"] == nil else { throw refuse(.invalidKeyID) }
+            keyID = text
+        }
         return StoredState(
             path: path, typeName: typeName, version: version, generation: generation,
-            encoding: encoding, checksum: checksum, updatedAt: updatedAt, bytes: bytes
+            encoding: encoding, checksum: checksum, updatedAt: updatedAt, bytes: bytes, keyID: keyID
         )
     }
 

@@ -159,6 +159,9 @@ extension StateExport {
             case byteCountMismatch(actual: Int)
             /// `"checksum"` is present and not 16 hex digits.
             case invalidChecksum
+            /// `"key_id"` is present and not 1 to 64 printable ASCII characters, or the state is
+            /// sealed but given as `"value"` (sealed bytes are always `"base64"`).
+            case invalidKeyID
             /// `"checksum"` does not match the state's bytes: the document was altered or damaged.
             case checksumMismatch
 
@@ -211,6 +214,8 @@ extension StateExport {
                     "\"updated_at\" is not an ISO 8601 time in UTC (like 2026-01-02T03:04:05.678Z)"
                 case .invalidBase64(let limit):
                     "\"base64\" is not valid base64, or holds more than the \(limit) bytes the state size limit allows"
+                case .invalidKeyID:
+                    "\"key_id\" is not 1 to 64 printable ASCII characters, or a sealed state is given as \"value\" instead of \"base64\""
                 case .missingValue:
                     "the state has neither \"value\" nor \"base64\""
                 case .valueAndBase64:

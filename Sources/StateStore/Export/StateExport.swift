@@ -114,12 +114,16 @@ public struct StateExport: Sendable, Hashable {
     ///     importing side will use: the default is the default of
     ///     ``StateStore/StateStore/Options/maximumStateSize`` (1 MiB).
     ///   - exportedAt: the time written as `exported_at`.
+    ///   - unsealed: write sealed states clear, opened with the store's
+    ///     ``StateStore/StateStore/Options/sealer``. By default they are written as stored: sealed,
+    ///     as base64 beside their `"key_id"`, so the document is no more readable than the file.
     /// - Throws: ``ExportError/invalidRows(_:)`` or ``ExportError/statesTooLarge(_:limit:)``
     ///   for rows an import would refuse, ``ExportError/store(_:)`` when the store cannot be read.
     public init(
         store: StateStore,
         maximumStateSize: Int = StateStore.Options().maximumStateSize,
-        exportedAt: Date = Date()
+        exportedAt: Date = Date(),
+        unsealed: Bool = false
     ) throws(ExportError) {
         func read<T>(_ body: () throws(StateStoreError) -> T) throws(ExportError) -> T {
             do { return try body() } catch { throw .store(error) }
@@ -128,8 +132,17 @@ public struct StateExport: Sendable, Hashable {
         if !invalid.isEmpty { throw .invalidRows(invalid) }
         let oversize = try read { () throws(StateStoreError) in try store.entries() }.filter { $0.byteCount > maximumStateSize }
         if !oversize.isEmpty { throw .statesTooLarge(oversize, limit: maximumStateSize) }
+        var states = try read { () throws(StateStoreError) in try store.states(maximumSize: maximumStateSize) }
+        if unsealed {
+            for index in states.indices where states[index].isSealed {
+                guard states[index].checksumIsValid else { throw .store(.checksumMismatch(path: states[index].path)) }
+                states[index].bytes = try read { () throws(StateStoreError) in try store.plaintext(of: states[index]) }
+                states[index].keyID = nil
+                states[index].checksum = Checksum.stored(states[index].bytes)
+            }
+        }
         self.init(
-            states: try read { () throws(StateStoreError) in try store.states(maximumSize: maximumStateSize) },
+            states: states,
             databaseSchemaVersion: store.schemaVersion,
             exportedAt: exportedAt
         )
@@ -191,8 +204,11 @@ public struct StateExport: Sendable, Hashable {
         }
         members.append(("checksum", .string(TextFormat.checksum(row.checksum))))
         members.append(("byte_count", .int(entry.byteCount)))
+        if let keyID = row.keyID { members.append(("key_id", .string(keyID))) }
         if row.bytes.count != entry.byteCount {
             members.append(("bytes_omitted", .string("over the state size limit")))
+        } else if row.keyID != nil {
+            members.append(("base64", .string(row.bytes.base64EncodedString())))
         } else if let value = JSON.exactValue(of: row.bytes, maximumDepth: maximumDepth - documentLevels) {
             members.append(("value", value))
         } else {
@@ -212,7 +228,10 @@ public struct StateExport: Sendable, Hashable {
             ("checksum", .string(TextFormat.checksum(state.checksum))),
             ("byte_count", .int(state.bytes.count)),
         ]
-        if let value = JSON.exactValue(of: state.bytes, maximumDepth: maximumDepth - documentLevels) {
+        if let keyID = state.keyID {
+            members.append(("key_id", .string(keyID)))
+            members.append(("base64", .string(state.bytes.base64EncodedString())))
+        } else if let value = JSON.exactValue(of: state.bytes, maximumDepth: maximumDepth - documentLevels) {
             members.append(("value", value))
         } else {
             members.append(("base64", .string(state.bytes.base64EncodedString())))

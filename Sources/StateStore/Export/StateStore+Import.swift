@@ -33,7 +33,9 @@ extension StateStore {
     /// writes it: type, version, encoding, bytes, checksum and update time as exported. A
     /// replaced row gets the larger of the exported generation and its stored generation + 1, so
     /// a running application that has seen the old row notices the change; a new row keeps the
-    /// exported generation. Other stored states stay, unless `replace` is set.
+    /// exported generation. Other stored states stay, unless `replace` is set. Sealed states are
+    /// written sealed, as exported; clear ones are sealed when the store has an
+    /// ``Options/sealer``.
     ///
     /// ```swift
     /// let export = try StateExport(decoding: Data(contentsOf: backup))
@@ -64,7 +66,13 @@ extension StateStore {
             let existing = Set(try transaction.storedPaths().map { Array($0.utf8) })
             let removed = replace ? try transaction.removeStates(notIn: paths) : 0
             var result = ImportResult(created: 0, replaced: 0, removed: removed)
-            for state in export.states {
+            for var state in export.states {
+                if state.keyID == nil, options.sealer != nil {
+                    // A clear state lands sealed in a store that seals; a sealed one stays as it was.
+                    guard state.checksumIsValid else { throw .checksumMismatch(path: state.path) }
+                    (state.bytes, state.keyID) = try sealed(state.bytes, identity: state.sealedIdentity)
+                    state.checksum = Checksum.stored(state.bytes)
+                }
                 try transaction.insert(verbatim: state)
                 if existing.contains(Array(state.path.rawValue.utf8)) { result.replaced += 1 } else { result.created += 1 }
             }

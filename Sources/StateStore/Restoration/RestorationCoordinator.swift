@@ -685,8 +685,9 @@ public final class RestorationCoordinator: LifecycleObserver {
                 quarantine(path, reason: "its bytes no longer match their checksum")
                 return
             }
-            remember(stored, token: token, now: now)
-            if apply(bytes: stored.bytes, version: stored.version, to: controller, path: path, quarantineOnFailure: true) {
+            let bytes = try store.plaintext(of: stored)
+            remember(stored, bytes: bytes, token: token, now: now)
+            if apply(bytes: bytes, version: stored.version, to: controller, path: path, quarantineOnFailure: true) {
                 record.seenToken = token
             } else {
                 latest[path] = nil
@@ -694,20 +695,29 @@ public final class RestorationCoordinator: LifecycleObserver {
         } catch .stateTooLarge(_, let byteCount, let limit) {
             // Written by another tool past the budget: moved aside unread, never saved over.
             quarantine(path, reason: "it is \(byteCount) bytes, over the \(limit)-byte maximumStateSize")
+        } catch .sealedStateUnopenable(_, let keyID) {
+            // The right key, bytes that do not authenticate: altered outside the store. Set aside
+            // with their key id, so they stay openable; the controller starts from its default.
+            quarantine(path, reason: "its sealed bytes do not open with key \(keyID) (altered, or copied from another row)")
         } catch {
+            // A key mismatch among them: reported, the row left exactly as it is, and the
+            // controller's saves to this path refused until the right key is configured.
             report(.store(error))
         }
     }
 
     /// Records a row read from the database as the newest state of its path.
-    private func remember(_ stored: StoredState, token: UInt64, now: UInt64) {
+    /// `bytes` are the state's plaintext (the stored bytes, opened when sealed); the writer and
+    /// the cache compare plaintext checksums.
+    private func remember(_ stored: StoredState, bytes: Data, token: UInt64, now: UInt64) {
+        let checksum = stored.isSealed ? Checksum.stored(bytes) : stored.checksum
         latest[stored.path] = Latest(token: token, generation: stored.generation, verifiedAt: now)
         recentStates.setValue(
-            CachedState(token: token, bytes: stored.bytes, version: stored.version, checksum: stored.checksum,
+            CachedState(token: token, bytes: bytes, version: stored.version, checksum: checksum,
                         generation: stored.generation, value: nil),
             forKey: stored.path
         )
-        writer.noteStored(stored.path, checksum: stored.checksum, generation: stored.generation)
+        writer.noteStored(stored.path, checksum: checksum, generation: stored.generation)
     }
 
     /// Reads the states of `root`'s savable controllers in one query, so that their first
@@ -725,7 +735,9 @@ public final class RestorationCoordinator: LifecycleObserver {
         counts.restoreQueries += 1
         do {
             for (_, stored) in try store.states(at: paths, waitingForWrites: false) {
-                remember(stored, token: makeToken(), now: now)
+                // A sealed row that does not open is left to the appearance, which reports it.
+                guard let bytes = try? store.plaintext(of: stored) else { continue }
+                remember(stored, bytes: bytes, token: makeToken(), now: now)
             }
         } catch {
             report(.store(error))

@@ -79,6 +79,13 @@ public enum StateStoreError: Error, Sendable, Hashable, CustomStringConvertible 
     /// A state's stored fields are outside what the store can keep using (a generation that can
     /// no longer rise, a negative version, a time out of range).
     case invalidState(path: RestorationPath, reason: String)
+    /// The state at `path` is sealed with the key `found`, and this store was given another key
+    /// (`configured`) or none (`nil`). The row is left exactly as it is — never quarantined,
+    /// never saved over — so the app started again with the right key finds it.
+    case keyMismatch(path: RestorationPath, found: String, configured: String?)
+    /// The state at `path` is sealed with the configured key `keyID`, but its bytes do not
+    /// authenticate: they were altered, or copied from another row, outside StateStore.
+    case sealedStateUnopenable(path: RestorationPath, keyID: String)
 
     /// Whether the same operation may succeed later, unchanged: a full disk, a lock held too
     /// long, an I/O error, memory. Other errors (a state too large, an invalid path, a
@@ -153,6 +160,12 @@ public enum StateStoreError: Error, Sendable, Hashable, CustomStringConvertible 
             "The state database at \(file) does not have the schema StateStore wrote (\(detail)); it was changed outside StateStore. Nothing was written; restore a backup, or use StateStore.openOrRecover (or move the file aside) to start fresh."
         case .invalidState(let path, let reason):
             "The state at \(path) cannot be stored: \(reason)."
+        case .keyMismatch(let path, let found, let configured):
+            "The state at \(path) is sealed with key \(found), and this store "
+                + (configured.map { "was given key \($0)" } ?? "was given no key")
+                + ". It was left untouched and will not be saved over; start again with the key it was sealed with (StateStore.Options.sealer, or statectl's --key-file / --credential)."
+        case .sealedStateUnopenable(let path, let keyID):
+            "The state at \(path) is sealed with key \(keyID), but its bytes do not open with it: they were altered, or copied from another row, outside StateStore. Quarantine it; `statectl inspect --quarantine` shows it."
         }
     }
 }

@@ -5,11 +5,13 @@ import Foundation
 
 extension StoredState {
     /// A row as it should be stored, for ``StateStore/WriteTransaction/insert(verbatim:)``.
-    /// `checksum` defaults to the checksum of `bytes`.
+    /// `checksum` defaults to the checksum of `bytes`; `keyID` names the key `bytes` are sealed
+    /// with (`nil`: clear bytes).
     public init(
         path: RestorationPath, typeName: String, version: Int, generation: Int64,
-        encoding: StateEncoding, checksum: Int64? = nil, updatedAt: Date, bytes: Data
+        encoding: StateEncoding, checksum: Int64? = nil, updatedAt: Date, bytes: Data, keyID: String? = nil
     ) {
+        self.keyID = keyID
         self.path = path
         self.typeName = typeName
         self.version = version
@@ -61,6 +63,9 @@ extension StateStore.WriteTransaction {
     /// old row still notices the change. Throws ``StateStoreError/stateTooLarge(path:byteCount:limit:)``
     /// over the store's ``StateStore/Options/maximumStateSize`` and
     /// ``StateStoreError/checksumMismatch(path:)`` when `state.checksum` does not match its bytes.
+    /// A sealed state (``StoredState/keyID`` set) is written sealed, as it is; a stored row sealed
+    /// with a key the store cannot open is replaced only by one sealed with the same key, else
+    /// ``StateStoreError/keyMismatch(path:found:configured:)``.
     public func insert(verbatim state: StoredState) throws(StateStoreError) {
         let limit = store.options.maximumStateSize
         guard state.bytes.count <= limit else {
@@ -73,14 +78,16 @@ extension StateStore.WriteTransaction {
         guard (0...StoredState.maximumVersion).contains(state.version) else {
             throw .invalidState(path: state.path, reason: "its version \(state.version) is outside 0...\(StoredState.maximumVersion)")
         }
+        try requireReplaceable(state.path, with: state.keyID)
         try setAsideExhaustedGeneration(at: state.path)
         let upsert = try connection.cached("""
-            INSERT INTO states(path, type_name, version, generation, encoding, checksum, updated_at, bytes)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+            INSERT INTO states(path, type_name, version, generation, encoding, checksum, updated_at, bytes, key_id)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
             ON CONFLICT(path) DO UPDATE SET
                 type_name = excluded.type_name, version = excluded.version,
                 generation = max(excluded.generation, states.generation + 1), encoding = excluded.encoding,
-                checksum = excluded.checksum, updated_at = excluded.updated_at, bytes = excluded.bytes
+                checksum = excluded.checksum, updated_at = excluded.updated_at, bytes = excluded.bytes,
+                key_id = excluded.key_id
             """)
         try state.bytes.withBorrowedBytes { (raw) throws(StateStoreError) in
             defer { upsert.reset() }
@@ -92,7 +99,22 @@ extension StateStore.WriteTransaction {
             upsert.bind(state.checksum, at: 6)
             upsert.bind(state.updatedAt.storedMilliseconds, at: 7)
             upsert.bindBorrowed(raw, at: 8)
+            if let keyID = state.keyID { upsert.bind(keyID, at: 9) } else { upsert.bindNull(at: 9) }
             try upsert.run()
+        }
+    }
+
+    /// Throws ``StateStoreError/keyMismatch(path:found:configured:)`` when the row at `path` is
+    /// sealed with a key the store cannot open: such a row is replaced only by one sealed with
+    /// the same key (`incoming`).
+    func requireReplaceable(_ path: RestorationPath, with incoming: String?) throws(StateStoreError) {
+        let current = try connection.cached("SELECT key_id FROM states WHERE path = ?1")
+        defer { current.reset() }
+        current.bind(path.rawValue, at: 1)
+        guard try current.step(), !current.isNull(0) else { return }
+        let keyID = current.string(0)
+        guard store.mayReplace(rowSealedWith: keyID) || incoming == keyID else {
+            throw .keyMismatch(path: path, found: keyID, configured: store.options.sealer?.keyID)
         }
     }
 

@@ -15,8 +15,10 @@ extension StateStore {
         /// Why it was moved, in words.
         public var reason: String
         public var quarantinedAt: Date
-        /// The original bytes, untouched.
+        /// The original bytes, untouched (sealed when ``keyID`` is set).
         public var bytes: Data
+        /// The key the bytes are sealed with, or `nil` when they are clear.
+        public var keyID: String? = nil
     }
 
     /// Moves the state at `path` to the quarantine table with `reason`, bytes intact,
@@ -42,7 +44,7 @@ extension StateStore {
         try withConnection { (connection) throws(StateStoreError) -> [(state: QuarantinedState, byteCount: Int)] in
             let statement = try connection.cached("""
                 SELECT id, path, type_name, version, generation, encoding, checksum, updated_at,
-                       reason, quarantined_at, CASE WHEN length(bytes) <= ?1 THEN bytes END, length(bytes)
+                       reason, quarantined_at, CASE WHEN length(bytes) <= ?1 THEN bytes END, length(bytes), key_id
                 FROM quarantine ORDER BY id DESC
                 """)
             defer { statement.reset() }
@@ -56,7 +58,8 @@ extension StateStore {
                     encoding: StateEncoding(rawValue: statement.string(5)) ?? .binary,
                     checksum: statement.int64(6), updatedAt: Date(storedMilliseconds: statement.int64(7)),
                     reason: statement.string(8), quarantinedAt: Date(storedMilliseconds: statement.int64(9)),
-                    bytes: statement.isNull(10) ? Data() : try statement.data(10)
+                    bytes: statement.isNull(10) ? Data() : try statement.data(10),
+                    keyID: statement.isNull(12) ? nil : statement.string(12)
                 ), statement.int(11)))
             }
             return result
@@ -108,8 +111,8 @@ extension StateStore.WriteTransaction {
         }
         let copy = try connection.cached("""
             INSERT INTO quarantine(path, type_name, version, generation, encoding, checksum, updated_at,
-                                   reason, quarantined_at, bytes)
-            SELECT path, type_name, version, generation, encoding, checksum, updated_at, ?2, ?3, x''
+                                   reason, quarantined_at, bytes, key_id)
+            SELECT path, type_name, version, generation, encoding, checksum, updated_at, ?2, ?3, x'', key_id
             FROM states WHERE rowid = ?1
             """)
         copy.bind(source, at: 1)

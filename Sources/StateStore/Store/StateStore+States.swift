@@ -100,12 +100,14 @@ extension StateStore {
     /// Throws ``StateStoreError/checksumMismatch(path:)`` when the bytes were altered
     /// outside the store, and ``StateStoreError/decodingFailed(path:reason:)`` when they
     /// do not decode as `T`. Either way the row stays where it is; see ``quarantine(_:reason:)``.
+    /// A sealed state is opened with ``Options/sealer``: ``StateStoreError/keyMismatch(path:found:configured:)``
+    /// when it was sealed with a key the store was not given.
     public func restore<T: Codable & Sendable>(_ type: T.Type, for path: RestorationPath) throws(StateStoreError) -> T? {
         let start = ContinuousClock.now
         defer { metrics.restore.recordSince(start) }
         guard let state = try state(at: path) else { return nil }
         guard state.checksumIsValid else { throw .checksumMismatch(path: path) }
-        return try StateCoding.decode(type, from: state.bytes, at: path)
+        return try StateCoding.decode(type, from: plaintext(of: state), at: path)
     }
 
     /// The row stored under `path`, bytes included, or `nil`.

@@ -84,6 +84,10 @@ public final class StateStore: Sendable {
         /// (see <doc:ServicesAndMetrics>). `nil`, the default, uses `MetricsSystem.factory` as it is when
         /// the store opens: a library never bootstraps the metrics system, the app does.
         public var metricsFactory: (any MetricsFactory)?
+        /// Seals every state written and opens every sealed state read: encryption at rest (see
+        /// ``StateSealer`` and <doc:StorageAndGuarantees>). `nil`, the default, writes clear states
+        /// and refuses to read or replace sealed ones (``StateStoreError/keyMismatch(path:found:configured:)``).
+        public var sealer: (any StateSealer)?
 
         public init(
             synchronous: Synchronous = .normal,
@@ -95,8 +99,10 @@ public final class StateStore: Sendable {
             retention: Duration? = nil,
             logger: Logger = StateStore.silentLogger,
             metricsFactory: (any MetricsFactory)? = nil,
-            backgroundCheck: BackgroundCheck = .quick()
+            backgroundCheck: BackgroundCheck = .quick(),
+            sealer: (any StateSealer)? = nil
         ) {
+            self.sealer = sealer
             self.backgroundCheck = backgroundCheck
             self.logger = logger
             self.metricsFactory = metricsFactory
@@ -119,6 +125,8 @@ public final class StateStore: Sendable {
     public static var latestSchemaVersion: Int { Migrator().latestVersion }
 
     let connection: Mutex<Connection>
+    /// ``StateSealer/openableKeyIDs`` of ``Options/sealer``, as the save statement binds them.
+    let openableKeyList: String
     /// The handles the store and its writer record into.
     let metrics: StoreMetrics
     /// Writes handed off to run after the caller returns (see ``WriteBehindQueue``).
@@ -156,6 +164,7 @@ public final class StateStore: Sendable {
     private init(location path: String, inMemory isMemory: Bool, options: Options) throws(StateStoreError) {
         self.path = path
         self.options = options
+        openableKeyList = Self.openableKeyList(options.sealer)
         metrics = StoreMetrics(factory: options.metricsFactory ?? MetricsSystem.factory)
         var warnings: [String] = []
         if !isMemory {
@@ -221,9 +230,15 @@ public final class StateStore: Sendable {
         if let retention = options.retention, !options.readOnly {
             let age = Double(retention.components.seconds) + Double(retention.components.attoseconds) / 1e18
             let cutoff = Date().addingTimeInterval(-age).storedMilliseconds
+            let openable = openableKeyList
             prunedAtOpen = try connection.writeTransaction { () throws(StateStoreError) -> Int in
-                let prune = try connection.cached("DELETE FROM states WHERE updated_at < ?1")
+                // Rows sealed with a key this store was not given are kept: started with the
+                // wrong key, the app must not lose what the right one opens.
+                let prune = try connection.cached(
+                    "DELETE FROM states WHERE updated_at < ?1 AND (key_id IS NULL OR instr(?2, ',' || key_id || ',') > 0)"
+                )
                 prune.bind(cutoff, at: 1)
+                prune.bind(openable, at: 2)
                 try prune.run()
                 return connection.changes
             }

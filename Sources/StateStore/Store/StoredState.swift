@@ -21,7 +21,10 @@ public struct StoredState: Sendable, Hashable {
     public var encoding: StateEncoding
     public var checksum: Int64
     public var updatedAt: Date
+    /// The bytes as stored: sealed when ``keyID`` is set (``StateStore/plaintext(of:)`` opens them).
     public var bytes: Data
+    /// The identifier of the key the bytes are sealed with, or `nil` for clear bytes.
+    public var keyID: String? = nil
 
     /// Whether ``bytes`` still match ``checksum``.
     public var checksumIsValid: Bool { Checksum.stored(bytes) == checksum }
@@ -60,6 +63,8 @@ extension StateStore {
         public var typeName: String
         public var generation: Int64
         public var encoding: StateEncoding
+        /// The key the state is sealed with, or `nil` when it is clear.
+        public var keyID: String? = nil
     }
 
     /// What ``StateStore/save(_:for:version:)`` did.
@@ -84,7 +89,7 @@ extension StoredState {
     /// The columns ``init(path:row:from:)`` reads, in its order. `?9` is the largest state
     /// loaded: a longer one reads as NULL, with its length beside it, so a row written outside
     /// the store (500 MB, say) is refused without being read into memory.
-    static let columns = "type_name, version, generation, encoding, checksum, updated_at, CASE WHEN length(bytes) <= ?9 THEN bytes END, length(bytes)"
+    static let columns = "type_name, version, generation, encoding, checksum, updated_at, CASE WHEN length(bytes) <= ?9 THEN bytes END, length(bytes), key_id"
 
     /// The row `statement` is on, its ``columns`` starting at column `first`. Throws
     /// ``StateStoreError/stateTooLarge(path:byteCount:limit:)`` for a row over `limit` bytes.
@@ -104,14 +109,15 @@ extension StoredState {
             encoding: StateEncoding(rawValue: statement.string(first + 3)) ?? .binary,
             checksum: statement.int64(first + 4),
             updatedAt: Date(storedMilliseconds: statement.int64(first + 5)),
-            bytes: bytes
+            bytes: bytes,
+            keyID: statement.isNull(first + 8) ? nil : statement.string(first + 8)
         )
     }
 }
 
 extension StateStore.Entry {
     /// The columns ``all(from:)`` reads, in its order, path first.
-    static let columns = "path, version, length(bytes), updated_at, type_name, generation, encoding"
+    static let columns = "path, version, length(bytes), updated_at, type_name, generation, encoding, key_id"
 
     /// Every row `statement` returns, reading ``columns``; resets the statement. Rows whose
     /// path is not a valid restoration path are left to ``StateStore/invalidRows()``.
@@ -134,7 +140,8 @@ extension StateStore.Entry {
             updatedAt: Date(storedMilliseconds: statement.int64(first + 3)),
             typeName: statement.string(first + 4),
             generation: statement.int64(first + 5),
-            encoding: StateEncoding(rawValue: statement.string(first + 6)) ?? .binary
+            encoding: StateEncoding(rawValue: statement.string(first + 6)) ?? .binary,
+            keyID: statement.isNull(first + 7) ? nil : statement.string(first + 7)
         )
     }
 }

@@ -20,31 +20,43 @@ extension StateStore {
             return try save(encoded: bytes, encoding: .json, typeName: StateCoding.typeName(T.self), version: version, for: path)
         }
 
-        /// Stores already-encoded bytes under `path`.
+        /// Stores already-encoded bytes under `path`, sealed when the store has a
+        /// ``StateStore/Options/sealer``.
         ///
         /// A stored row whose generation is past ``StoredState/maximumGeneration`` (only another
         /// tool writes one: at `Int64.max` it could never rise again) is moved to quarantine with
         /// the reason, and the new state lands with generation 1; ``SaveResult/setAside`` says so.
+        /// A stored row sealed with a key the store cannot open is never replaced:
+        /// ``StateStoreError/keyMismatch(path:found:configured:)``.
         @discardableResult
         public func save(
-            encoded bytes: Data, encoding: StateEncoding, typeName: String, version: Int, for path: RestorationPath
+            encoded plaintext: Data, encoding: StateEncoding, typeName: String, version: Int, for path: RestorationPath
         ) throws(StateStoreError) -> SaveResult {
             let limit = store.options.maximumStateSize
+            guard plaintext.count <= limit else {
+                throw .stateTooLarge(path: path, byteCount: plaintext.count, limit: limit)
+            }
+            let (bytes, keyID) = try store.sealed(plaintext, identity: SealedRowIdentity(path: path, typeName: typeName, version: version))
             guard bytes.count <= limit else {
+                // What a read accepts is the stored length: the seal's 28 bytes count.
                 throw .stateTooLarge(path: path, byteCount: bytes.count, limit: limit)
             }
             let checksum = Checksum.stored(bytes)
+            // ?10 lists the keys this store opens (",id1,id2,"): a row sealed with any other key
+            // is left as it is, and the lookup below says why.
             let upsert = try connection.cached("""
-                INSERT INTO states(path, type_name, version, generation, encoding, checksum, updated_at, bytes)
-                VALUES (?1, ?2, ?3, 1, ?4, ?5, ?6, ?7)
+                INSERT INTO states(path, type_name, version, generation, encoding, checksum, updated_at, bytes, key_id)
+                VALUES (?1, ?2, ?3, 1, ?4, ?5, ?6, ?7, ?9)
                 ON CONFLICT(path) DO UPDATE SET
                     type_name = excluded.type_name, version = excluded.version,
                     generation = states.generation + 1, encoding = excluded.encoding,
-                    checksum = excluded.checksum, updated_at = excluded.updated_at, bytes = excluded.bytes
+                    checksum = excluded.checksum, updated_at = excluded.updated_at, bytes = excluded.bytes,
+                    key_id = excluded.key_id
                 WHERE (states.checksum != excluded.checksum OR states.version != excluded.version
                     OR states.type_name != excluded.type_name OR states.encoding != excluded.encoding
-                    OR length(states.bytes) != length(excluded.bytes))
+                    OR length(states.bytes) != length(excluded.bytes) OR states.key_id IS NOT excluded.key_id)
                     AND states.generation < ?8
+                    AND (states.key_id IS NULL OR instr(?10, ',' || states.key_id || ',') > 0)
                 RETURNING generation
                 """)
             let written = try bytes.withBorrowedBytes { (raw) throws(StateStoreError) -> Int64? in
@@ -57,23 +69,29 @@ extension StateStore {
                 upsert.bind(Date().storedMilliseconds, at: 6)
                 upsert.bindBorrowed(raw, at: 7)
                 upsert.bind(StoredState.maximumGeneration, at: 8)
+                if let keyID { upsert.bind(keyID, at: 9) } else { upsert.bindNull(at: 9) }
+                upsert.bind(store.openableKeyList, at: 10)
                 guard try upsert.step() else { return nil }
                 let generation = upsert.int64(0)
                 while try upsert.step() {}
                 return generation
             }
             if let written { return SaveResult(generation: written, wrote: true) }
-            let current = try connection.cached("SELECT generation FROM states WHERE path = ?1")
+            let current = try connection.cached("SELECT generation, key_id FROM states WHERE path = ?1")
             current.bind(path.rawValue, at: 1)
             _ = try current.step()
             let generation = current.int64(0)
+            let storedKey = current.isNull(1) ? nil : current.string(1)
             current.reset()
+            if let storedKey, !store.mayReplace(rowSealedWith: storedKey) {
+                throw .keyMismatch(path: path, found: storedKey, configured: store.options.sealer?.keyID)
+            }
             // Unchanged or not, a row whose generation cannot rise holds the path hostage:
             // set it aside whole, then start the path's generations afresh.
             guard generation >= StoredState.maximumGeneration, let reason = try setAsideExhaustedGeneration(at: path) else {
                 return SaveResult(generation: generation, wrote: false)
             }
-            var result = try save(encoded: bytes, encoding: encoding, typeName: typeName, version: version, for: path)
+            var result = try save(encoded: plaintext, encoding: encoding, typeName: typeName, version: version, for: path)
             result.setAside = reason
             return result
         }

@@ -1,0 +1,124 @@
+import Foundation
+
+/// Seals states before they reach the database and opens them when they are read: encryption
+/// at rest, with the key kept outside the file.
+///
+/// Set one as ``StateStore/Options/sealer`` and every state the store writes — saves, the
+/// write-behind writer, imports of clear states — is sealed; every sealed state it reads is
+/// opened. The `StateStoreCrypto` product provides the implementation
+/// (`StateKeyring`, AES-256-GCM with keys from the app, a key file or a systemd credential);
+/// the core only defines the contract, so an app that does not seal never compiles a
+/// cryptography library.
+///
+/// A sealed row keeps its key's ``keyID`` beside it, in clear, so a row sealed with another key
+/// is recognised and reported (``StateStoreError/keyMismatch(path:found:configured:)``), never
+/// quarantined or saved over.
+public protocol StateSealer: Sendable {
+    /// The identifier of the key new states are sealed with, written beside each sealed row.
+    /// It must name the key without revealing it (the keyring's is derived from the key), and
+    /// be at most 64 printable ASCII characters.
+    var keyID: String { get }
+
+    /// The identifiers of every key ``open(_:keyID:identity:)`` opens: ``keyID`` first, then
+    /// earlier keys kept for reading during a rotation.
+    var openableKeyIDs: [String] { get }
+
+    /// Seals `plaintext` with the current key, binding it to `identity`: the result must not
+    /// open for another path, type or version. The same plaintext and identity should seal to
+    /// the same bytes (a synthetic nonce), so an unchanged save is recognised and not rewritten.
+    func seal(_ plaintext: Data, identity: SealedRowIdentity) throws -> Data
+
+    /// Opens bytes sealed with the key `keyID` for `identity`. Throws when they do not
+    /// authenticate: altered bytes, or bytes sealed for another row.
+    func open(_ sealed: Data, keyID: String, identity: SealedRowIdentity) throws -> Data
+}
+
+/// What a sealed state is bound to: a sealed value copied to another row, or read back as
+/// another type or version, does not open.
+public struct SealedRowIdentity: Sendable, Hashable {
+    public var path: RestorationPath
+    public var typeName: String
+    public var version: Int
+
+    public init(path: RestorationPath, typeName: String, version: Int) {
+        self.path = path
+        self.typeName = typeName
+        self.version = version
+    }
+
+    /// The associated data the seal authenticates: `statestore.v1`, then the path, the type
+    /// name and the version (4 bytes, big-endian), separated by NUL bytes (which none of them
+    /// may contain: paths refuse control characters, and the type name is `String(reflecting:)`).
+    public var authenticatedData: Data {
+        var data = Data("statestore.v1".utf8)
+        data.append(0)
+        data.append(contentsOf: path.rawValue.utf8)
+        data.append(0)
+        data.append(contentsOf: typeName.utf8)
+        data.append(0)
+        let version = UInt32(truncatingIfNeeded: version).bigEndian
+        withUnsafeBytes(of: version) { data.append(contentsOf: $0) }
+        return data
+    }
+}
+
+extension StateSealer {
+    /// Whether ``open(_:keyID:identity:)`` opens rows sealed with the key `keyID`.
+    public func canOpen(keyID: String) -> Bool { openableKeyIDs.contains(keyID) }
+}
+
+extension StoredState {
+    /// Whether the stored bytes are sealed (``keyID`` is set).
+    public var isSealed: Bool { keyID != nil }
+
+    /// Whether `text` can name a key: 1 to 64 printable ASCII characters.
+    static func isValidKeyID(_ text: String) -> Bool {
+        (1...64).contains(text.utf8.count) && text.utf8.allSatisfy { (0x21...0x7E).contains($0) }
+    }
+
+    var sealedIdentity: SealedRowIdentity { SealedRowIdentity(path: path, typeName: typeName, version: version) }
+}
+
+extension StateStore {
+    /// The state's bytes as they were saved: opened with ``Options/sealer`` when the row is
+    /// sealed, as stored when it is clear. The checksum is not checked here.
+    ///
+    /// Throws ``StateStoreError/keyMismatch(path:found:configured:)`` when the row is sealed with
+    /// a key the store was not given (the row is left as it is: restart with the right key), and
+    /// ``StateStoreError/sealedStateUnopenable(path:keyID:)`` when the key is right but the bytes
+    /// do not authenticate.
+    public func plaintext(of state: StoredState) throws(StateStoreError) -> Data {
+        guard let keyID = state.keyID else { return state.bytes }
+        guard let sealer = options.sealer, sealer.canOpen(keyID: keyID) else {
+            throw .keyMismatch(path: state.path, found: keyID, configured: options.sealer?.keyID)
+        }
+        do {
+            return try sealer.open(state.bytes, keyID: keyID, identity: state.sealedIdentity)
+        } catch {
+            throw .sealedStateUnopenable(path: state.path, keyID: keyID)
+        }
+    }
+
+    /// `bytes` as this store writes them for `identity`: sealed with ``Options/sealer`` (with its
+    /// key id), or clear when the store has none.
+    func sealed(_ bytes: Data, identity: SealedRowIdentity) throws(StateStoreError) -> (bytes: Data, keyID: String?) {
+        guard let sealer = options.sealer else { return (bytes, nil) }
+        do {
+            return (try sealer.seal(bytes, identity: identity), sealer.keyID)
+        } catch {
+            throw .encodingFailed(path: identity.path, reason: "sealing failed: \(error)")
+        }
+    }
+
+    /// ``StateSealer/openableKeyIDs`` as the save statement matches them: `,id1,id2,` (`,` without a sealer).
+    static func openableKeyList(_ sealer: (any StateSealer)?) -> String {
+        "," + (sealer?.openableKeyIDs ?? []).map { $0 + "," }.joined()
+    }
+
+    /// Whether this store may replace a row sealed with `keyID` (`nil`: a clear row): only
+    /// when it can open it, so a store started with the wrong key never saves over a state.
+    func mayReplace(rowSealedWith keyID: String?) -> Bool {
+        guard let keyID else { return true }
+        return options.sealer?.canOpen(keyID: keyID) ?? false
+    }
+}

@@ -1,0 +1,164 @@
+import Crypto
+import Foundation
+import StateStore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A key that seals states, from where Linux keeps secrets: bytes the app holds, a key file, or
+/// a systemd credential.
+///
+/// The key material is used only as input to HKDF-SHA256, which derives one subkey per purpose
+/// (sealing, the synthetic nonce, the key's identifier), so the raw key never serves two
+/// purposes. ``id`` names the key without revealing it: it is what a sealed row records and
+/// what errors and `statectl` show. No description, log record or error holds key material.
+///
+/// ```swift
+/// let key = try StateKey.credential("app-state-key")   // $CREDENTIALS_DIRECTORY/app-state-key
+/// let store = try StateStore(path: path, options: .init(sealer: StateKeyring(key)))
+/// ```
+public struct StateKey: Sendable, CustomStringConvertible {
+    /// The key's identifier: 16 hex digits derived from the key (HKDF, info `statestore.key-id.v1`).
+    public let id: String
+    /// Where the key came from, in words: "a key passed by the app", "key file /etc/…",
+    /// "credential app-state-key". Never the key itself.
+    public let source: String
+    /// AES-256-GCM key.
+    let sealing: SymmetricKey
+    /// HMAC-SHA256 key for the synthetic nonce.
+    let nonce: SymmetricKey
+
+    /// The fewest bytes of key material accepted: 32 (256 bits).
+    public static let minimumByteCount = 32
+    /// The most bytes a key file or credential may hold: 4096.
+    public static let maximumByteCount = 4096
+
+    /// A key from bytes the app holds (at least ``minimumByteCount`` of them).
+    public init(_ key: SymmetricKey) throws(StateKeyError) {
+        try self.init(material: key, source: "a key passed by the app")
+    }
+
+    /// A key from raw bytes the app holds (at least ``minimumByteCount`` of them).
+    public init(bytes: some ContiguousBytes) throws(StateKeyError) {
+        try self.init(material: SymmetricKey(data: bytes), source: "a key passed by the app")
+    }
+
+    private init(material: SymmetricKey, source: String) throws(StateKeyError) {
+        let count = material.bitCount / 8
+        guard count >= Self.minimumByteCount else { throw .tooShort(source: source, byteCount: count) }
+        func derive(_ info: String, _ bytes: Int) -> SymmetricKey {
+            HKDF<SHA256>.deriveKey(inputKeyMaterial: material, salt: Data("statestore".utf8), info: Data(info.utf8), outputByteCount: bytes)
+        }
+        sealing = derive("statestore.seal.v1", 32)
+        nonce = derive("statestore.nonce.v1", 32)
+        id = derive("statestore.key-id.v1", 8).withUnsafeBytes { $0.map { String(format: "%02x", $0) }.joined() }
+        self.source = source
+    }
+
+    /// The key in the file at `path`: its bytes, less one trailing newline, at least
+    /// ``minimumByteCount`` of them (`head -c 32 /dev/urandom > key` or `openssl rand -hex 32 > key`
+    /// make one).
+    ///
+    /// The file must be a regular file owned by this process's user that nobody else can read
+    /// or write (mode `0600` or `0400`): ``StateKeyError/readableByOthers(path:mode:)`` and
+    /// ``StateKeyError/wrongOwner(path:owner:expected:)`` otherwise, before a byte is read.
+    public static func file(_ path: String) throws(StateKeyError) -> StateKey {
+        try StateKey(material: SymmetricKey(data: readSecret(at: path)), source: "key file \(path)")
+    }
+
+    /// The systemd credential `name`: the file `$CREDENTIALS_DIRECTORY/name` that systemd
+    /// provides to a service with `LoadCredential=` or `LoadCredentialEncrypted=`, with the same
+    /// checks as ``file(_:)``.
+    ///
+    /// - Parameter environment: where `CREDENTIALS_DIRECTORY` is read; the process's by default.
+    public static func credential(
+        _ name: String, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws(StateKeyError) -> StateKey {
+        guard !name.isEmpty, name != ".", name != "..", !name.contains("/"), !name.utf8.contains(0) else {
+            throw .invalidCredentialName(name)
+        }
+        guard let directory = environment["CREDENTIALS_DIRECTORY"], !directory.isEmpty else {
+            throw .noCredentialsDirectory(name: name)
+        }
+        let bytes = try readSecret(at: directory + "/" + name)
+        return try StateKey(material: SymmetricKey(data: bytes), source: "credential \(name)")
+    }
+
+    public var description: String { "StateKey(\(id), \(source))" }
+
+    /// The file's bytes, after checking that it is a regular file of this user's that nobody
+    /// else can read or write; one trailing newline removed.
+    private static func readSecret(at path: String) throws(StateKeyError) -> [UInt8] {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)
+        guard fd >= 0 else {
+            let code = errno
+            throw code == ENOENT ? .notFound(path: path) : .unreadable(path: path, reason: String(cString: strerror(code)))
+        }
+        defer { close(fd) }
+        // Checked on the open descriptor: what is read is what was checked.
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw .unreadable(path: path, reason: String(cString: strerror(errno))) }
+        guard info.st_mode & S_IFMT == S_IFREG else { throw .unreadable(path: path, reason: "it is not a regular file") }
+        guard info.st_uid == geteuid() else { throw .wrongOwner(path: path, owner: info.st_uid, expected: geteuid()) }
+        guard info.st_mode & 0o077 == 0 else { throw .readableByOthers(path: path, mode: UInt32(info.st_mode & 0o7777)) }
+        guard Int(info.st_size) <= maximumByteCount else {
+            throw .unreadable(path: path, reason: "it holds \(info.st_size) bytes, over the \(maximumByteCount) a key file may hold")
+        }
+        var bytes = [UInt8](repeating: 0, count: maximumByteCount + 1)
+        var count = 0
+        while count < bytes.count {
+            let got = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + count, $0.count - count) }
+            if got < 0 {
+                if errno == EINTR { continue }
+                throw .unreadable(path: path, reason: String(cString: strerror(errno)))
+            }
+            if got == 0 { break }
+            count += got
+        }
+        guard count <= maximumByteCount else {
+            throw .unreadable(path: path, reason: "it holds more than the \(maximumByteCount) bytes a key file may hold")
+        }
+        bytes.removeSubrange(count...)
+        if bytes.last == 0x0A { bytes.removeLast() }
+        if bytes.last == 0x0D { bytes.removeLast() }
+        guard bytes.count >= minimumByteCount else { throw .tooShort(source: "key file \(path)", byteCount: bytes.count) }
+        return bytes
+    }
+}
+
+/// Why a key could not be had. Each case says what to do; none holds key material.
+public enum StateKeyError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The key material is shorter than ``StateKey/minimumByteCount``.
+    case tooShort(source: String, byteCount: Int)
+    /// The key file does not exist.
+    case notFound(path: String)
+    /// The key file could not be read, or is not a regular file.
+    case unreadable(path: String, reason: String)
+    /// The key file's mode lets other users read or write it.
+    case readableByOthers(path: String, mode: UInt32)
+    /// The key file belongs to another user.
+    case wrongOwner(path: String, owner: UInt32, expected: UInt32)
+    /// `CREDENTIALS_DIRECTORY` is not set: the process was not started by systemd with credentials.
+    case noCredentialsDirectory(name: String)
+    /// The credential name is empty, `.`, `..`, or holds a `/` or NUL.
+    case invalidCredentialName(String)
+
+    public var description: String {
+        switch self {
+        case .tooShort(let source, let byteCount):
+            "The key from \(source) has \(byteCount) bytes; a key needs at least \(StateKey.minimumByteCount) random bytes (`head -c 32 /dev/urandom > key`)."
+        case .notFound(let path):
+            "There is no key file at \(path). Point at the file the states were sealed with; nothing was opened."
+        case .unreadable(let path, let reason):
+            "The key file \(path) cannot be read: \(reason)."
+        case .readableByOthers(let path, let mode):
+            "The key file \(path) has mode \(String(mode, radix: 8)), so other users can read or change it; it was not read. Run `chmod 600 \(path)`, and make a new key if others may have read this one."
+        case .wrongOwner(let path, let owner, let expected):
+            "The key file \(path) belongs to user \(owner), not to this process's user \(expected); it was not read. Give the process its own copy (`chown`, mode 600)."
+        case .noCredentialsDirectory(let name):
+            "The credential \(name) was asked for, but CREDENTIALS_DIRECTORY is not set: run the program from a systemd unit with `LoadCredential=\(name):/path/to/key` (or `LoadCredentialEncrypted=`), or pass a key file."
+        case .invalidCredentialName(let name):
+            "\(name.debugDescription) is not a credential name: it must be a plain file name, without `/`."
+        }
+    }
+}

@@ -1,0 +1,200 @@
+import Foundation
+import Testing
+@testable import StateStore
+import StateStoreCrypto
+
+/// Key material for tests: 32 fixed bytes per seed.
+func testKey(_ seed: UInt8) throws -> StateKey {
+    try StateKey(bytes: (0..<32).map { UInt8(truncatingIfNeeded: Int($0) &* 31 &+ Int(seed)) })
+}
+
+@Suite("Sealed states: encryption at rest, and nothing lost to a wrong key")
+struct SealedStateTests {
+    let folder = TemporaryFolder()
+    var database: String { folder.file("state.sqlite") }
+
+    func store(_ key: StateKey?, previous: [StateKey] = []) throws -> StateStore {
+        try StateStore(path: database, options: .init(sealer: key.map { StateKeyring($0, previous: previous) }))
+    }
+
+    /// The `states` table as `sqlite3` prints it, bytes in hex: what must not change.
+    func rows() throws -> String {
+        try CLI.tool("sqlite3", [database, "SELECT path, type_name, version, generation, checksum, key_id, hex(bytes) FROM states ORDER BY path"])
+    }
+
+    let draft = Draft(to: ["ada@example.com"], subject: "the secret plan", body: "meet at noon")
+
+    @Test func aSealedStateRoundTripsAndIsNotInTheFile() throws {
+        let key = try testKey(1)
+        do {
+        let sealed = try store(key)
+        let result = try sealed.save(draft, for: "mail/draft")
+        #expect(result.wrote)
+        #expect(try sealed.restore(Draft.self, for: "mail/draft") == draft)
+        let row = try #require(try sealed.state(at: "mail/draft"))
+        #expect(row.keyID == key.id)
+        #expect(row.checksumIsValid)
+        #expect(row.bytes.count == (try StateCoding.encode(draft, for: "mail/draft")).count + 28)
+        #expect(try sealed.entries().first?.keyID == key.id)
+        // Saved again unchanged: the synthetic nonce makes the same bytes, so nothing is written.
+        #expect(try sealed.save(draft, for: "mail/draft") == StateStore.SaveResult(generation: 1, wrote: false))
+        }
+        // Closed: the WAL is checkpointed into the file, which is read whole.
+        let file = try Data(contentsOf: URL(fileURLWithPath: database))
+        #expect(file.range(of: Data("the secret plan".utf8)) == nil)
+        #expect(file.range(of: Data("mail/draft".utf8)) != nil, "paths stay clear")
+        #expect(try CLI.tool("sqlite3", [database, "SELECT key_id FROM states"]) == key.id + "\n")
+        #expect(key.id.count == 16 && key.id.allSatisfy(\.isHexDigit))
+    }
+
+    @Test func aWrongKeyOrNoKeyLosesNothing() throws {
+        let right = try testKey(1), wrong = try testKey(2)
+        #expect(right.id != wrong.id)
+        try store(right).save(draft, for: "mail/draft")
+        let before = try rows()
+        for key in [wrong, nil] {
+            let other = try store(key)
+            #expect(throws: StateStoreError.keyMismatch(path: "mail/draft", found: right.id, configured: key?.id)) {
+                try other.restore(Draft.self, for: "mail/draft")
+            }
+            // A save over it is refused, in a transaction and through the write-behind writer alike.
+            #expect(throws: StateStoreError.keyMismatch(path: "mail/draft", found: right.id, configured: key?.id)) {
+                try other.save(Draft(to: [], subject: "default", body: ""), for: "mail/draft")
+            }
+            // An import of a clear state over it too.
+            let clear = StoredState(path: "mail/draft", typeName: "Draft", version: 1, generation: 1, encoding: .json,
+                                    updatedAt: Date(), bytes: Data("{}".utf8))
+            #expect(throws: StateStoreError.keyMismatch(path: "mail/draft", found: right.id, configured: key?.id)) {
+                try other.importStates(StateExport(states: [clear]))
+            }
+            #expect(try other.quarantinedStates().isEmpty)
+        }
+        // Retention at open keeps rows it cannot open.
+        _ = try StateStore(path: database, options: .init(retention: .zero, sealer: StateKeyring(wrong)))
+        #expect(try rows() == before)
+        #expect(try store(right).restore(Draft.self, for: "mail/draft") == draft)
+    }
+
+    @Test func theErrorNamesTheKeysAndNeverTheKey() throws {
+        let right = try testKey(1), wrong = try testKey(2)
+        let error = StateStoreError.keyMismatch(path: "mail/draft", found: right.id, configured: wrong.id)
+        #expect(error.description.contains(right.id) && error.description.contains(wrong.id))
+        #expect(!"\(right)".contains("sealing") && "\(right)".contains(right.id))
+        #expect(StateStoreError.keyMismatch(path: "a", found: right.id, configured: nil).description.contains("was given no key"))
+    }
+
+    @Test func aSealedValueMovedToAnotherRowOrTypeDoesNotOpen() throws {
+        let key = try testKey(1)
+        let sealed = try store(key)
+        try sealed.save(draft, for: "mail/draft")
+        try sealed.save(Draft(to: [], subject: "other", body: ""), for: "mail/other")
+        // Another tool copies one row's sealed bytes over the other's, checksum and all.
+        _ = try CLI.tool("sqlite3", [database, "UPDATE states SET bytes = (SELECT bytes FROM states WHERE path = 'mail/draft'), checksum = (SELECT checksum FROM states WHERE path = 'mail/draft') WHERE path = 'mail/other'"])
+        #expect(throws: StateStoreError.sealedStateUnopenable(path: "mail/other", keyID: key.id)) {
+            try sealed.restore(Draft.self, for: "mail/other")
+        }
+        // The same bytes read as another version do not open either.
+        _ = try CLI.tool("sqlite3", [database, "UPDATE states SET version = 2 WHERE path = 'mail/draft'"])
+        #expect(throws: StateStoreError.sealedStateUnopenable(path: "mail/draft", keyID: key.id)) {
+            try sealed.restore(Draft.self, for: "mail/draft")
+        }
+    }
+
+    @Test func aClearDatabaseKeepsWorkingAndIsSealedOnTheNextSave() throws {
+        try store(nil).save(draft, for: "mail/draft")
+        let key = try testKey(1)
+        let sealed = try store(key)
+        #expect(try sealed.restore(Draft.self, for: "mail/draft") == draft)
+        #expect(try sealed.state(at: "mail/draft")?.keyID == nil)
+        let result = try sealed.save(draft, for: "mail/draft")
+        #expect(result.wrote, "the same value, now sealed, is a change")
+        #expect(try sealed.state(at: "mail/draft")?.keyID == key.id)
+    }
+
+    @Test func anExportIsSealedUnlessAskedAndImportsAsItWas() throws {
+        let key = try testKey(1)
+        let sealed = try store(key)
+        try sealed.save(draft, for: "mail/draft")
+        let document = try StateExport(store: sealed).encoded()
+        let text = String(decoding: document, as: UTF8.self)
+        #expect(text.contains("\"key_id\": \"\(key.id)\""))
+        #expect(!text.contains("secret plan"))
+        let clear = String(decoding: try StateExport(store: sealed, unsealed: true).encoded(), as: UTF8.self)
+        #expect(clear.contains("the secret plan") && !clear.contains("key_id"))
+
+        // The sealed document imports into an empty store without a key, as it was, and opens with the key.
+        let copy = TemporaryFolder()
+        let target = try StateStore(path: copy.file("copy.sqlite"))
+        try target.importStates(try StateExport(decoding: document))
+        #expect(try target.state(at: "mail/draft")?.keyID == key.id)
+        let reopened = try StateStore(path: copy.file("copy.sqlite"), options: .init(sealer: StateKeyring(key)))
+        #expect(try reopened.restore(Draft.self, for: "mail/draft") == draft)
+        // The clear document imports sealed into a store that seals.
+        let other = try StateStore(path: copy.file("other.sqlite"), options: .init(sealer: StateKeyring(key)))
+        try other.importStates(try StateExport(decoding: Data(clear.utf8)))
+        #expect(try other.state(at: "mail/draft")?.keyID == key.id)
+        #expect(try other.restore(Draft.self, for: "mail/draft") == draft)
+    }
+
+    @Test func aRotationReadsThePreviousKeyAndWritesTheNewOne() throws {
+        let old = try testKey(1), new = try testKey(2)
+        try store(old).save(draft, for: "mail/draft")
+        let rotating = try store(new, previous: [old])
+        #expect(try rotating.restore(Draft.self, for: "mail/draft") == draft)
+        try rotating.save(draft, for: "mail/draft")
+        #expect(try rotating.state(at: "mail/draft")?.keyID == new.id)
+    }
+}
+
+@Suite("Keys from files and systemd credentials")
+struct StateKeySourceTests {
+    let folder = TemporaryFolder()
+
+    func write(_ bytes: [UInt8], mode: mode_t, to name: String) -> String {
+        let path = folder.file(name)
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(bytes)))
+        chmod(path, mode)
+        return path
+    }
+
+    let material = Array("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n".utf8)
+
+    @Test func aKeyFileOfTheUsersOwnIsRead() throws {
+        let path = write(material, mode: 0o600, to: "key")
+        let key = try StateKey.file(path)
+        // One trailing newline is not part of the key.
+        #expect(key.id == (try StateKey(bytes: material.dropLast())).id)
+        #expect(key.source == "key file \(path)")
+        #expect(try StateKey.file(write(material, mode: 0o400, to: "key2")).id == key.id)
+    }
+
+    @Test(arguments: [0o644, 0o640, 0o604, 0o660, 0o602] as [mode_t])
+    func aKeyFileOthersCanReadIsRefused(mode: mode_t) throws {
+        let path = write(material, mode: mode, to: "key")
+        #expect(throws: StateKeyError.readableByOthers(path: path, mode: UInt32(mode))) { try StateKey.file(path) }
+        #expect(StateKeyError.readableByOthers(path: path, mode: UInt32(mode)).description.contains("chmod 600"))
+    }
+
+    @Test func aShortOrMissingKeyIsRefused() throws {
+        let short = write(Array("too short\n".utf8), mode: 0o600, to: "short")
+        #expect(throws: StateKeyError.tooShort(source: "key file \(short)", byteCount: 9)) { try StateKey.file(short) }
+        #expect(throws: StateKeyError.notFound(path: folder.file("nothing"))) { try StateKey.file(folder.file("nothing")) }
+        #expect(throws: StateKeyError.unreadable(path: folder.path, reason: "it is not a regular file")) { try StateKey.file(folder.path) }
+        #expect(throws: StateKeyError.tooShort(source: "a key passed by the app", byteCount: 16)) { try StateKey(bytes: [UInt8](repeating: 1, count: 16)) }
+    }
+
+    @Test func aCredentialIsReadFromTheCredentialsDirectory() throws {
+        let path = write(material, mode: 0o400, to: "app-state-key")
+        let key = try StateKey.credential("app-state-key", environment: ["CREDENTIALS_DIRECTORY": folder.path])
+        #expect(key.id == (try StateKey.file(path)).id)
+        #expect(key.source == "credential app-state-key")
+        #expect(throws: StateKeyError.noCredentialsDirectory(name: "app-state-key")) {
+            try StateKey.credential("app-state-key", environment: [:])
+        }
+        for name in ["", "..", "a/b"] {
+            #expect(throws: StateKeyError.invalidCredentialName(name)) {
+                try StateKey.credential(name, environment: ["CREDENTIALS_DIRECTORY": folder.path])
+            }
+        }
+    }
+}
