@@ -417,7 +417,7 @@ import Testing
                 path TEXT NOT NULL PRIMARY KEY, type_name TEXT NOT NULL UNIQUE ON CONFLICT REPLACE,
                 version INTEGER NOT NULL CHECK (version >= 0), generation INTEGER NOT NULL CHECK (generation >= 1),
                 encoding TEXT NOT NULL CHECK (encoding IN ('json', 'binary')), checksum INTEGER NOT NULL,
-                updated_at INTEGER NOT NULL, bytes BLOB NOT NULL) STRICT;
+                updated_at INTEGER NOT NULL, bytes BLOB NOT NULL, key_id TEXT) STRICT;
             INSERT INTO states SELECT * FROM states_copy; DROP TABLE states_copy;
             """)
         let check = try CLI.run(["check", "--db", db])

@@ -12,11 +12,12 @@ import Testing
         let text = try CLI.run(["migrate", "--db", db, "--dry-run"])
         #expect(text.status == 0, "\(text)")
         #expect(text.stdout == """
-            4 pending migrations for \(db) (schema 0 → 4):
+            5 pending migrations for \(db) (schema 0 → 5):
               0001 initial
               0002 states_rowid
               0003 application_id
               0004 scenes
+              0005 sealed_states
             Nothing was changed (--dry-run).
 
             """)
@@ -29,7 +30,7 @@ import Testing
               "dry_run": true,
               "created": false,
               "from_version": 0,
-              "to_version": 4,
+              "to_version": 5,
               "migrations": [
                 {
                   "version": 1,
@@ -46,6 +47,10 @@ import Testing
                 {
                   "version": 4,
                   "name": "scenes"
+                },
+                {
+                  "version": 5,
+                  "name": "sealed_states"
                 }
               ]
             }
@@ -66,11 +71,12 @@ import Testing
         let result = try CLI.run(["migrate", "--db", db])
         #expect(result.status == 0, "\(result)")
         #expect(result.stdout == """
-            Applied 4 migrations to \(db) (created) (schema 0 → 4):
+            Applied 5 migrations to \(db) (created) (schema 0 → 5):
               0001 initial
               0002 states_rowid
               0003 application_id
               0004 scenes
+              0005 sealed_states
 
             """)
         #expect(try CLI.tool("sqlite3", [db, "PRAGMA journal_mode; PRAGMA integrity_check"]) == "wal\nok\n")
@@ -79,7 +85,7 @@ import Testing
 
         let again = try CLI.run(["migrate", "--db", db])
         #expect(again.status == 0)
-        #expect(again.stdout == "\(db) is at schema version 4; nothing to migrate.\n")
+        #expect(again.stdout == "\(db) is at schema version 5; nothing to migrate.\n")
     }
 
     @Test func migrateRefusesANewerSchemaAndANonDatabase() throws {
@@ -118,7 +124,7 @@ import Testing
         #expect(text.stdout == """
             Database:             \(db)
             Integrity:            ok
-            Schema version:       4 (this build: 4)
+            Schema version:       5 (this build: 5)
             Journal mode:         wal
             States:               4
             Quarantined:          0
@@ -139,14 +145,14 @@ import Testing
               "integrity": [
                 "ok"
               ],
-              "schema_version": 4,
-              "latest_schema_version": 4,
+              "schema_version": 5,
+              "latest_schema_version": 5,
               "journal_mode": "wal",
               "state_count": 4,
               "quarantine_count": 0,
               "pressure_event_count": 1,
               "checksum_mismatches": [],
-              "header_schema_version": 4,
+              "header_schema_version": 5,
               "invalid_rows": [],
               "exhausted_generations": []
             }

@@ -198,3 +198,80 @@ struct StateKeySourceTests {
         }
     }
 }
+
+/// The mail app in real processes (`statestore-worker`), its states sealed with the key in a
+/// file: relaunched with the wrong key, with none, then with the right one.
+@Suite("Sealed states across real process launches", .timeLimit(.minutes(2)))
+struct SealedStateProcessTests {
+    let folder = TemporaryFolder()
+    var database: String { folder.file("mail.sqlite") }
+
+    func keyFile(_ name: String, seed: UInt8) -> String {
+        let path = folder.file(name)
+        let bytes = (0..<32).map { UInt8(truncatingIfNeeded: Int($0) &* 17 &+ Int(seed)) }
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(bytes), attributes: [.posixPermissions: 0o600]))
+        return path
+    }
+
+    /// `statestore-worker MODE DB` with `environment`; its exit status and its lines by key.
+    func worker(_ mode: String, environment: [String: String]) throws -> (status: Int32, values: [String: String]) {
+        if mode == "app-report" { return try relaunchMailApp(database: database, environment: environment) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try builtProduct("statestore-worker"))
+        process.arguments = [mode, database]
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let output = folder.file("\(mode).out")
+        #expect(FileManager.default.createFile(atPath: output, contents: nil))
+        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        var values: [String: String] = [:]
+        for line in try String(contentsOfFile: output, encoding: .utf8).split(separator: "\n") {
+            let parts = line.split(separator: "=", maxSplits: 1).map(String.init)
+            if parts.count == 2 { values[parts[0], default: ""] += (values[parts[0]] == nil ? "" : "\n") + parts[1] }
+        }
+        return (process.terminationStatus, values)
+    }
+
+    func rows() throws -> String {
+        try CLI.tool("sqlite3", [database, "SELECT path, generation, checksum, key_id, hex(bytes) FROM states ORDER BY path"])
+    }
+
+    @Test func theWrongKeyThenNoKeyThenTheRightOneFindsEverything() throws {
+        let right = keyFile("right.key", seed: 1), wrong = keyFile("wrong.key", seed: 2)
+        let rightID = try StateKey.file(right).id, wrongID = try StateKey.file(wrong).id
+
+        // A session sealed with the right key, killed.
+        let session = Process()
+        session.executableURL = URL(fileURLWithPath: try builtProduct("statestore-worker"))
+        session.arguments = ["app-session", database, "kill"]
+        session.environment = ProcessInfo.processInfo.environment.merging(["STATESTORE_KEY_FILE": right]) { $1 }
+        let pipe = Pipe()
+        session.standardOutput = pipe
+        try session.run()
+        #expect(pipe.fileHandleForReading.availableLine() == "ready")
+        kill(session.processIdentifier, SIGKILL)
+        session.waitUntilExit()
+
+        let sealed = try rows()
+        #expect(try CLI.tool("sqlite3", [database, "SELECT count(*), count(key_id), count(DISTINCT key_id), max(key_id) FROM states"]) == "4|4|1|\(rightID)\n")
+        #expect(!sealed.contains(Data("grace@example.org".utf8).map { String(format: "%02X", $0) }.joined()))
+
+        // Launched with the wrong key, then with none: each state is reported, nothing changes.
+        for (environment, configured) in [(["STATESTORE_KEY_FILE": wrong], "was given key \(wrongID)"), ([:], "was given no key")] {
+            let launch = try worker("app-peak", environment: environment)
+            #expect(launch.status == 0)
+            let errors = launch.values["error", default: ""].split(separator: "\n")
+            #expect(errors.count >= 1)
+            #expect(errors.allSatisfy { $0.contains("sealed with key \(rightID)") && $0.contains(configured) })
+            #expect(try rows() == sealed)
+            #expect(try CLI.tool("sqlite3", [database, "SELECT count(*) FROM quarantine"]) == "0\n")
+        }
+
+        // The right key: everything, exactly as left.
+        let report = try worker("app-report", environment: ["STATESTORE_KEY_FILE": right])
+        #expect(report.status == 0)
+        #expect(report.values == RestorationProcessTests.fullSession)
+    }
+}
