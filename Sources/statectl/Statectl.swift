@@ -57,6 +57,7 @@ struct Statectl: AsyncParsableCommand {
             Export.self,
             Import.self,
             Prune.self,
+            Rekey.self,
             Monitor.self,
             Demo.self,
             Soak.self,

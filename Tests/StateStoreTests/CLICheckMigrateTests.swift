@@ -130,6 +130,7 @@ import Testing
             Quarantined:          0
             Pressure events:      1
             Checksum mismatches:  0
+            Sealed states:        0
             Healthy.
 
             """)
@@ -154,7 +155,10 @@ import Testing
               "checksum_mismatches": [],
               "header_schema_version": 5,
               "invalid_rows": [],
-              "exhausted_generations": []
+              "exhausted_generations": [],
+              "sealed_states": {},
+              "unopened_key_ids": [],
+              "unopenable_states": []
             }
 
             """)
@@ -170,6 +174,7 @@ import Testing
         #expect(text.status == 1, "\(text)")
         #expect(text.stdout.hasSuffix("""
             Checksum mismatches:  1 (root/inbox)
+            Sealed states:        0
             Problems found:
               - 1 state(s) do not match their checksum
               - 1 quarantined state(s); see `statectl inspect --quarantine`

@@ -21,28 +21,48 @@ extension StateStore {
         /// `PRAGMA user_version`, the schema version in the file's header; equal to
         /// ``schemaVersion`` unless the header was reset by hand.
         public var headerSchemaVersion: Int = 0
+        /// How many states are sealed with each key, by key id; empty for a clear database.
+        public var sealedStates: [String: Int] = [:]
+        /// Sealed states whose key the store was given but whose bytes do not open: altered or
+        /// copied from another row outside StateStore. States sealed with a key the store was not
+        /// given are counted in ``sealedStates`` and not opened.
+        public var unopenableStates: [RestorationPath] = []
 
         /// No damage, no foreign edits, nothing quarantined, every row usable.
         public var isHealthy: Bool {
             integrity == ["ok"] && checksumMismatches.isEmpty && quarantineCount == 0
                 && schemaVersion == latestSchemaVersion && invalidRows.isEmpty && exhaustedGenerations.isEmpty
-                && headerSchemaVersion == schemaVersion
+                && headerSchemaVersion == schemaVersion && unopenableStates.isEmpty
         }
     }
 
     /// A full check: `PRAGMA integrity_check`, every row's checksum, path and generation, the
-    /// header's schema version, and the counts. (The schema itself was verified at open.)
+    /// header's schema version, and the counts. (The schema itself was verified at open.) Every
+    /// sealed state whose key ``Options/sealer`` holds is opened; the others are counted.
     /// Reads only; safe while other connections write.
     public func check() throws(StateStoreError) -> Health {
         try withConnection { (connection) throws(StateStoreError) -> Health in
             try connection.readTransaction { () throws(StateStoreError) -> Health in
                 let integrity = try connection.strings("PRAGMA integrity_check(100)")
-                var mismatches: [RestorationPath] = [], exhausted: [RestorationPath] = []
-                let rows = try Statement(connection: connection, sql: "SELECT path, checksum, bytes, generation FROM states", persistent: false)
+                var mismatches: [RestorationPath] = [], exhausted: [RestorationPath] = [], unopenable: [RestorationPath] = []
+                var sealed: [String: Int] = [:]
+                let rows = try Statement(
+                    connection: connection,
+                    sql: "SELECT path, checksum, bytes, generation, key_id, type_name, version FROM states", persistent: false
+                )
                 while try rows.step() {
                     guard case .success(let path) = RestorationPath.stored(in: rows, column: 0) else { continue }
-                    if Checksum.stored(try rows.data(2)) != rows.int64(1) { mismatches.append(path) }
+                    let bytes = try rows.data(2)
+                    let intact = Checksum.stored(bytes) == rows.int64(1)
+                    if !intact { mismatches.append(path) }
                     if !(1...StoredState.maximumGeneration).contains(rows.int64(3)) { exhausted.append(path) }
+                    guard !rows.isNull(4) else { continue }
+                    let keyID = rows.string(4)
+                    sealed[keyID, default: 0] += 1
+                    if intact, let sealer = options.sealer, sealer.canOpen(keyID: keyID) {
+                        let identity = SealedRowIdentity(path: path, typeName: rows.string(5), version: Int(rows.int64(6)))
+                        if (try? sealer.open(bytes, keyID: keyID, identity: identity)) == nil { unopenable.append(path) }
+                    }
                 }
                 return Health(
                     integrity: integrity,
@@ -55,7 +75,9 @@ extension StateStore {
                     checksumMismatches: mismatches,
                     invalidRows: try connection.invalidRows(),
                     exhaustedGenerations: exhausted,
-                    headerSchemaVersion: Int(try connection.scalarInt("PRAGMA user_version") ?? 0)
+                    headerSchemaVersion: Int(try connection.scalarInt("PRAGMA user_version") ?? 0),
+                    sealedStates: sealed,
+                    unopenableStates: unopenable
                 )
             }
         }

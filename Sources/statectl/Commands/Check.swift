@@ -10,11 +10,15 @@ extension Statectl {
             discussion: """
                 Opens the database read-only, verifies its tables, columns and triggers against \
                 the schema StateStore wrote, runs PRAGMA integrity_check, verifies every state's \
-                checksum, path and generation, and counts states, quarantined rows and pressure events.
+                checksum, path and generation, and counts states, quarantined rows and pressure events. \
+                Checksums cover the stored bytes, so sealed states are checked without their key; \
+                with --key-file or --credential, every state sealed with that key is also opened, \
+                and one that does not open is a problem.
 
                 Exit status: 0 when healthy; 1 when a problem is found (integrity errors, \
                 damage met while reading, tables or triggers changed outside StateStore, checksum \
-                mismatches, invalid paths, exhausted generations, quarantined rows, a schema older \
+                mismatches, sealed states that do not open with their key, invalid paths, exhausted \
+                generations, quarantined rows, a schema older \
                 than this build's); 3 when the file cannot be opened (missing, not a regular file, \
                 not a database, another program's database, newer schema).
 
@@ -26,20 +30,23 @@ extension Statectl {
                 "integrity": [..], "schema_version", "latest_schema_version", "journal_mode", \
                 "state_count", "quarantine_count", "pressure_event_count", "checksum_mismatches": [paths], \
                 "header_schema_version", "invalid_rows": [{"rowid", "path", "reason", "byte_count", \
-                "updated_at"}], "exhausted_generations": [paths]}
+                "updated_at"}], "exhausted_generations": [paths], "sealed_states": {key id: count}, \
+                "unopened_key_ids": [key ids not given], "unopenable_states": [paths]}
                 """
         )
 
         @OptionGroup var database: DatabaseOptions
         @OptionGroup var output: OutputOptions
+        @OptionGroup var key: KeyOptions
 
         func run() throws {
             let path = database.path
+            let keyring = try key.keyring()
             let health: StateStore.Health
             var salvage: String?
             do {
                 // Header-level open check: page damage is reported below as a finding (exit 1).
-                let store = try database.openReadOnly(warnSalvage: false)
+                let store = try database.openReadOnly(warnSalvage: false, sealer: keyring)
                 health = try store.check()
                 salvage = try database.salvageProblem(of: store)
             } catch let error as StateStoreError {
@@ -70,6 +77,9 @@ extension Statectl {
             if !health.invalidRows.isEmpty {
                 problems.append("\(health.invalidRows.count) row(s) have a path that is not a valid restoration path (\(health.invalidRows.map { "rowid \($0.rowID): \($0.reason)" }.joined(separator: "; "))); `statectl inspect` lists them, `statectl prune --invalid-paths` removes them")
             }
+            if !health.unopenableStates.isEmpty {
+                problems.append("\(health.unopenableStates.count) sealed state(s) do not open with their key (\(health.unopenableStates.map(\.rawValue).joined(separator: ", "))): altered or copied outside StateStore; an application quarantines each when it reads it")
+            }
             if !health.exhaustedGenerations.isEmpty {
                 problems.append("\(health.exhaustedGenerations.count) state(s) have a generation past \(StoredState.maximumGeneration) and cannot rise (\(health.exhaustedGenerations.map(\.rawValue).joined(separator: ", "))); the next save of each moves the old row to quarantine, bytes intact, and starts the path again at generation 1")
             }
@@ -89,6 +99,9 @@ extension Statectl {
                     ("header_schema_version", .int(health.headerSchemaVersion)),
                     ("invalid_rows", .array(health.invalidRows.map(EntryOutput.json))),
                     ("exhausted_generations", .strings(health.exhaustedGenerations.map(\.rawValue))),
+                    ("sealed_states", .object(health.sealedStates.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) })),
+                    ("unopened_key_ids", .strings(unopened(health))),
+                    ("unopenable_states", .strings(health.unopenableStates.map(\.rawValue))),
                 ])
             } else {
                 print(Table.keyValue([
@@ -101,10 +114,28 @@ extension Statectl {
                     ("Pressure events:", String(health.pressureEventCount)),
                     ("Checksum mismatches:", health.checksumMismatches.isEmpty
                         ? "0" : "\(health.checksumMismatches.count) (\(health.checksumMismatches.map(\.rawValue).joined(separator: ", ")))"),
+                    ("Sealed states:", sealedSummary(health)),
                 ]))
                 print(problems.isEmpty ? "Healthy." : "Problems found:\n" + problems.map { "  - " + $0 }.joined(separator: "\n"))
             }
             if !problems.isEmpty { throw ExitCode(ExitStatus.problemFound.rawValue) }
+        }
+
+        /// Key ids of sealed states that were not opened: no key given, or another one.
+        private func unopened(_ health: StateStore.Health) -> [String] {
+            let keyring = try? key.keyring()
+            return health.sealedStates.keys.filter { !(keyring?.canOpen(keyID: $0) ?? false) }.sorted()
+        }
+
+        /// `0`, or `4 (key 1a2b…: 4, opened)`, `4 (key 1a2b…: 4, not opened (no key given))`.
+        private func sealedSummary(_ health: StateStore.Health) -> String {
+            let total = health.sealedStates.values.reduce(0, +)
+            guard total > 0 else { return "0" }
+            let skipped = Set(unopened(health))
+            let keys = health.sealedStates.sorted { $0.key < $1.key }.map { id, count in
+                "key \(id): \(count), " + (skipped.contains(id) ? "not opened (" + (key.keyFile == nil && key.credential == nil ? "no key given" : "not the key given") + ")" : "opened")
+            }
+            return "\(total) (\(keys.joined(separator: "; ")))"
         }
 
         /// The report for a database whose damage (or old schema) stopped the check itself.

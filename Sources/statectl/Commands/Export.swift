@@ -29,6 +29,10 @@ extension Statectl {
                 and their bytes (left out, with byte_count, over --max-state-size), for the \
                 record: import does not bring them back.
 
+                Sealed states are written as they are stored: "base64" of the sealed bytes beside \
+                their "key_id", so the document is no more readable than the database. With \
+                --clear and the key (--key-file or --credential) they are written clear instead.
+
                 Example:
                   statectl export --db ./state.sqlite --output backup.json
                   statectl import --db ./restored.sqlite backup.json
@@ -42,17 +46,27 @@ extension Statectl {
         var output: String?
 
         @OptionGroup var limit: StateSizeOptions
+        @OptionGroup var key: KeyOptions
+
+        @Flag(help: "Write sealed states clear, opened with the key given (--key-file or --credential).")
+        var clear = false
+
+        func validate() throws {
+            if clear && key.keyFile == nil && key.credential == nil {
+                throw ValidationError("--clear needs the key the states are sealed with: --key-file or --credential.")
+            }
+        }
 
         func run() throws {
             let maximumStateSize = Int(limit.maximumStateSize.bytes)
             // The output is checked before the database is read, and nothing is written unless
             // `statectl import` would take the whole document.
             let target = try output.map { (path) throws(CLIError) in try OutputTarget(path, protecting: database.path) }
-            let store = try database.openReadOnly()
+            let store = try database.openReadOnly(sealer: try key.keyring())
             let export: StateExport
             let data: Data
             do {
-                export = try StateExport(store: store, maximumStateSize: maximumStateSize)
+                export = try StateExport(store: store, maximumStateSize: maximumStateSize, unsealed: clear)
                 data = try export.encoded()
             } catch {
                 throw CLIError.exporting(error, limit: limit.maximumStateSize)
@@ -68,7 +82,9 @@ extension Statectl {
             }
             try target.write(data)
             let total = export.states.reduce(0) { $0 + $1.bytes.count }
-            print("Exported \(export.states.count) \(export.states.count == 1 ? "state" : "states") (\(Format.bytes(total))) to \(target.path).")
+            let sealed = export.states.filter(\.isSealed).count
+            print("Exported \(export.states.count) \(export.states.count == 1 ? "state" : "states") (\(Format.bytes(total))) to \(target.path)."
+                  + (sealed > 0 ? " \(sealed) of them are sealed, as stored." : ""))
         }
     }
 }

@@ -23,6 +23,11 @@ extension Statectl {
                 the document are removed, in the same transaction. A missing database is created \
                 and migrated.
 
+                Sealed states (with a "key_id") are written sealed, as exported, and need no key. \
+                With --key-file or --credential, clear states are sealed with that key as they are \
+                written. A stored state sealed with a key that was not given is replaced only by \
+                one sealed with the same key; otherwise the import is refused and nothing changes.
+
                 Example:
                   statectl export --db ./state.sqlite --output backup.json
                   statectl import --db ./restored.sqlite backup.json
@@ -42,12 +47,14 @@ extension Statectl {
         var replace = false
 
         @OptionGroup var limit: StateSizeOptions
+        @OptionGroup var key: KeyOptions
 
         func run() throws {
             let maximumStateSize = Int(limit.maximumStateSize.bytes)
             // Everything is validated before the database is even opened.
             let export = try ExportFile.read(file: file, maximumStateSize: maximumStateSize)
-            let store = try database.openForWriting(maximumStateSize: maximumStateSize)
+            let sealer = try key.keyring()
+            let store = try database.openForWriting(maximumStateSize: maximumStateSize, sealer: sealer)
             let result = try store.importStates(export, replace: replace)
             if output.json {
                 Output.json(kind: "import", [

@@ -17,6 +17,9 @@ extension Statectl {
                 bytes as a hex dump; when nothing is stored exactly at PATH, the table of the \
                 states below it (--list always shows the table).
 
+                Sealed states (encrypted at rest) are listed with the key id they are sealed with, \
+                and shown only when --key-file or --credential gives that key.
+
                 --hierarchy draws the window hierarchy the application archived for --scene (the \
                 controllers by storyboard identifier, or built in code by restoration identifier, in \
                 their navigation stacks, tabs, containers and presentations), the one \
@@ -32,11 +35,11 @@ extension Statectl {
 
                 JSON (--json), by "kind":
                   "entries":     {"prefix", "count", "total_bytes", "entries": [{"path", "type_name", \
-                "version", "encoding", "byte_count", "generation", "updated_at"}], "invalid_rows": \
+                "version", "encoding", "byte_count", "generation", "updated_at", "key_id" (sealed states)}], "invalid_rows": \
                 [{"rowid", "path", "reason", "byte_count", "updated_at"}] (rows whose path is not valid)}
                   "state":       {"path", "type_name", "version", "encoding", "byte_count", "generation", \
-                "updated_at", "checksum" (16 hex digits), "checksum_valid", and "value" (a JSON state) or \
-                "base64" (any other bytes)}
+                "updated_at", "checksum" (16 hex digits), "checksum_valid", "key_id" (a sealed state), and \
+                "value" (a JSON state) or "base64" (any other bytes; neither for a sealed state without its key)}
                   "events":      {"events": [{"occurred_at", "level", "available_bytes", "rss_before", \
                 "rss_after", "bytes_freed", "duration_us"}]}
                   "quarantine":  {"quarantined": [{"id", "path", "type_name", "version", "generation", \
@@ -52,6 +55,7 @@ extension Statectl {
 
         @OptionGroup var database: DatabaseOptions
         @OptionGroup var output: OutputOptions
+        @OptionGroup var key: KeyOptions
 
         @Argument(help: "A restoration path: the state stored there, else the states below it.")
         var path: String?
@@ -90,7 +94,7 @@ extension Statectl {
         }
 
         func run() throws {
-            let store = try database.openReadOnly()
+            let store = try database.openReadOnly(sealer: try key.keyring())
             if events { return try showEvents(store) }
             if quarantine { return try showQuarantine(store) }
             if hierarchy { return try showHierarchy(store) }
@@ -103,7 +107,7 @@ extension Statectl {
                     throw CLIError(message: "The state at \(prefix) is \(Format.bytes(byteCount)), over the \(Format.bytes(limit)) inspect shows; `statectl inspect --list \(prefix)` lists it and `statectl export --max-state-size SIZE` writes it out.")
                 case .failure(let error): throw error
                 }
-                if let state { return show(state) }
+                if let state { return try show(state, opening: store) }
             }
             let entries = try store.entries(under: prefix)
             // Rows no restoration path can name are listed with the whole database, never hidden.
@@ -135,8 +139,23 @@ extension Statectl {
 
         // MARK: One state
 
-        private func show(_ state: StoredState) {
-            let value = StatePrinter.jsonValue(of: state.bytes)
+        /// One state: its row, and its value (a sealed state's only when the key given opens it).
+        private func show(_ state: StoredState, opening store: StateStore) throws {
+            var bytes: Data? = state.bytes
+            var sealing: String?
+            if let keyID = state.keyID {
+                switch Result(catching: { () throws(StateStoreError) in try store.plaintext(of: state) }) {
+                case .success(let plaintext):
+                    bytes = plaintext
+                    sealing = "with key \(keyID) (opened with the key given)"
+                case .failure(.keyMismatch(_, _, let configured)):
+                    bytes = nil
+                    sealing = "with key \(keyID) (not shown: " + (configured.map { "the key given is \($0)" } ?? "pass --key-file or --credential to show it") + ")"
+                case .failure(let error):
+                    throw error
+                }
+            }
+            let value = bytes.flatMap { StatePrinter.jsonValue(of: $0) }
             if output.json {
                 var members: [(key: String, value: JSON)] = [
                     ("path", .string(state.path.rawValue)),
@@ -149,15 +168,16 @@ extension Statectl {
                     ("checksum", .string(Format.checksum(state.checksum))),
                     ("checksum_valid", .bool(state.checksumIsValid)),
                 ]
+                if let keyID = state.keyID { members.append(("key_id", .string(keyID))) }
                 if let value {
                     members.append(("value", value))
-                } else {
-                    members.append(("base64", .string(state.bytes.base64EncodedString())))
+                } else if let bytes {
+                    members.append(("base64", .string(bytes.base64EncodedString())))
                 }
                 Output.json(kind: "state", members)
                 return
             }
-            print(Table.keyValue([
+            var rows: [(String, String)] = [
                 ("Path:", state.path.rawValue),
                 ("Type:", state.typeName),
                 ("Version:", String(state.version)),
@@ -166,13 +186,16 @@ extension Statectl {
                 ("Generation:", String(state.generation)),
                 ("Updated:", Format.iso8601(state.updatedAt)),
                 ("Checksum:", Format.checksum(state.checksum) + (state.checksumIsValid ? " (ok)" : " (MISMATCH: the bytes were changed outside StateStore)")),
-            ]))
+            ]
+            if let sealing { rows.append(("Sealed:", sealing)) }
+            print(Table.keyValue(rows))
+            guard let bytes else { return }
             print("")
             if let value {
                 print(value.serialized(pretty: true, sortKeys: true))
             } else {
                 print("Not JSON; the first bytes:")
-                print(Format.hexDump(state.bytes))
+                print(Format.hexDump(bytes))
             }
         }
 

@@ -53,9 +53,9 @@ struct DatabaseOptions: ParsableArguments {
     /// A database whose tables are intact but whose version records were erased or damaged
     /// outside StateStore is read all the same (salvage), after a warning that says so and how
     /// to repair it; `check` reports it as a problem instead (`warnSalvage: false`).
-    func openReadOnly(warnSalvage: Bool = true) throws -> StateStore {
+    func openReadOnly(warnSalvage: Bool = true, sealer: (any StateSealer)? = nil) throws -> StateStore {
         try requireExistingFile()
-        var options = StateStore.Options(readOnly: true, backgroundCheck: .off)
+        var options = StateStore.Options(readOnly: true, backgroundCheck: .off, sealer: sealer)
         options.salvage = true
         let store = try StateStore(path: path, options: options).reportingWarnings()
         if warnSalvage, let problem = try salvageProblem(of: store) {
@@ -73,8 +73,10 @@ struct DatabaseOptions: ParsableArguments {
     }
 
     /// Opens for writing, creating and migrating the file when needed.
-    func openForWriting(maximumStateSize: Int = StateStore.Options().maximumStateSize) throws(StateStoreError) -> StateStore {
-        try StateStore(path: path, options: .init(maximumStateSize: maximumStateSize, backgroundCheck: .off)).reportingWarnings()
+    func openForWriting(
+        maximumStateSize: Int = StateStore.Options().maximumStateSize, sealer: (any StateSealer)? = nil
+    ) throws(StateStoreError) -> StateStore {
+        try StateStore(path: path, options: .init(maximumStateSize: maximumStateSize, backgroundCheck: .off, sealer: sealer)).reportingWarnings()
     }
 }
 

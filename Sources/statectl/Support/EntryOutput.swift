@@ -6,9 +6,10 @@ import StateStore
 enum EntryOutput {
     // MARK: States
 
-    /// `{"path", "type_name", "version", "encoding", "byte_count", "generation", "updated_at"}`.
+    /// `{"path", "type_name", "version", "encoding", "byte_count", "generation", "updated_at"}`,
+    /// and `"key_id"` for a sealed state.
     static func json(_ entry: StateStore.Entry) -> JSON {
-        .object([
+        var members: [(key: String, value: JSON)] = [
             ("path", .string(entry.path.rawValue)),
             ("type_name", .string(entry.typeName)),
             ("version", .int(entry.version)),
@@ -16,25 +17,33 @@ enum EntryOutput {
             ("byte_count", .int(entry.byteCount)),
             ("generation", .int(entry.generation)),
             ("updated_at", .string(Format.iso8601(entry.updatedAt))),
-        ])
+        ]
+        if let keyID = entry.keyID { members.append(("key_id", .string(keyID))) }
+        return .object(members)
     }
 
-    /// Aligned columns PATH, TYPE, VERSION, SIZE, GENERATION, UPDATED (UTC), sorted by path.
+    /// Aligned columns PATH, TYPE, VERSION, SIZE, GENERATION, UPDATED (UTC), sorted by path; and
+    /// SEALED WITH (the key id) when any state is sealed.
     static func table(_ entries: [StateStore.Entry]) -> String {
-        var table = Table(["PATH", "TYPE", "VERSION", "SIZE", "GENERATION", "UPDATED (UTC)"], rightAligned: [2, 3, 4])
+        let sealed = entries.contains { $0.keyID != nil }
+        var table = Table(
+            ["PATH", "TYPE", "VERSION", "SIZE", "GENERATION", "UPDATED (UTC)"] + (sealed ? ["SEALED WITH"] : []),
+            rightAligned: [2, 3, 4]
+        )
         for entry in entries.sorted(by: { $0.path < $1.path }) {
             table.append([
                 entry.path.rawValue, entry.typeName, String(entry.version),
                 Format.bytes(entry.byteCount), String(entry.generation), Format.table(entry.updatedAt),
-            ])
+            ] + (sealed ? [entry.keyID ?? "-"] : []))
         }
         return table.render()
     }
 
-    /// `3 states, 1.2 KiB` — the summary line under a table.
+    /// `3 states, 1.2 KiB` — the summary line under a table; `, 3 sealed` when some are.
     static func summary(_ entries: [StateStore.Entry]) -> String {
         let total = entries.reduce(0) { $0 + $1.byteCount }
-        return "\(entries.count) \(entries.count == 1 ? "state" : "states"), \(Format.bytes(total))"
+        let sealed = entries.filter { $0.keyID != nil }.count
+        return "\(entries.count) \(entries.count == 1 ? "state" : "states"), \(Format.bytes(total))" + (sealed > 0 ? ", \(sealed) sealed" : "")
     }
 
     // MARK: Invalid rows

@@ -173,13 +173,13 @@ _statectl() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    migrate|check|inspect|export|import|prune|monitor|demo|soak|help)
+    migrate|check|inspect|export|import|prune|rekey|monitor|demo|soak|help)
         # Offer subcommand argument completions
         "_statectl_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'migrate check inspect export import prune monitor demo soak help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'migrate check inspect export import prune rekey monitor demo soak help' -- "${cur}"))
         ;;
     esac
 }
@@ -204,13 +204,20 @@ _statectl_check() {
     repeating_flags=()
     non_repeating_flags=(--json --version -h --help)
     repeating_options=()
-    non_repeating_options=(--db)
+    non_repeating_options=(--db --key-file --credential)
     __statectl_offer_flags_options 0
 
     # Offer option value completions
     case "${prev}" in
     '--db')
         __statectl_add_completions -f
+        return
+        ;;
+    '--key-file')
+        __statectl_add_completions -f
+        return
+        ;;
+    '--credential')
         return
         ;;
     esac
@@ -220,13 +227,20 @@ _statectl_inspect() {
     repeating_flags=()
     non_repeating_flags=(--json --list --events --quarantine --hierarchy --set-aside --version -h --help)
     repeating_options=()
-    non_repeating_options=(--db --limit --scene)
+    non_repeating_options=(--db --key-file --credential --limit --scene)
     __statectl_offer_flags_options 1
 
     # Offer option value completions
     case "${prev}" in
     '--db')
         __statectl_add_completions -f
+        return
+        ;;
+    '--key-file')
+        __statectl_add_completions -f
+        return
+        ;;
+    '--credential')
         return
         ;;
     '--limit')
@@ -240,9 +254,9 @@ _statectl_inspect() {
 
 _statectl_export() {
     repeating_flags=()
-    non_repeating_flags=(--version -h --help)
+    non_repeating_flags=(--clear --version -h --help)
     repeating_options=()
-    non_repeating_options=(--db --output -o --max-state-size)
+    non_repeating_options=(--db --output -o --max-state-size --key-file --credential)
     __statectl_offer_flags_options 0
 
     # Offer option value completions
@@ -258,6 +272,13 @@ _statectl_export() {
     '--max-state-size')
         return
         ;;
+    '--key-file')
+        __statectl_add_completions -f
+        return
+        ;;
+    '--credential')
+        return
+        ;;
     esac
 }
 
@@ -265,7 +286,7 @@ _statectl_import() {
     repeating_flags=()
     non_repeating_flags=(--json --replace --version -h --help)
     repeating_options=()
-    non_repeating_options=(--db --max-state-size)
+    non_repeating_options=(--db --max-state-size --key-file --credential)
     __statectl_offer_flags_options 1
 
     # Offer option value completions
@@ -275,6 +296,13 @@ _statectl_import() {
         return
         ;;
     '--max-state-size')
+        return
+        ;;
+    '--key-file')
+        __statectl_add_completions -f
+        return
+        ;;
+    '--credential')
         return
         ;;
     esac
@@ -305,6 +333,36 @@ _statectl_prune() {
         return
         ;;
     '--path')
+        return
+        ;;
+    esac
+}
+
+_statectl_rekey() {
+    repeating_flags=()
+    non_repeating_flags=(--json --clear --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--db --key-file --credential --new-key-file --new-credential)
+    __statectl_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--db')
+        __statectl_add_completions -f
+        return
+        ;;
+    '--key-file')
+        __statectl_add_completions -f
+        return
+        ;;
+    '--credential')
+        return
+        ;;
+    '--new-key-file')
+        __statectl_add_completions -f
+        return
+        ;;
+    '--new-credential')
         return
         ;;
     esac

@@ -25,15 +25,17 @@ function __statectl_parse_tokens -S
         case 'migrate'
             __statectl_parse_subcommand 0 'db=' 'json' 'dry-run' 'repair' 'version' 'h/help'
         case 'check'
-            __statectl_parse_subcommand 0 'db=' 'json' 'version' 'h/help'
+            __statectl_parse_subcommand 0 'db=' 'json' 'key-file=' 'credential=' 'version' 'h/help'
         case 'inspect'
-            __statectl_parse_subcommand 1 'db=' 'json' 'list' 'events' 'limit=' 'quarantine' 'hierarchy' 'scene=' 'set-aside' 'version' 'h/help'
+            __statectl_parse_subcommand 1 'db=' 'json' 'key-file=' 'credential=' 'list' 'events' 'limit=' 'quarantine' 'hierarchy' 'scene=' 'set-aside' 'version' 'h/help'
         case 'export'
-            __statectl_parse_subcommand 0 'db=' 'o/output=' 'max-state-size=' 'version' 'h/help'
+            __statectl_parse_subcommand 0 'db=' 'o/output=' 'max-state-size=' 'key-file=' 'credential=' 'clear' 'version' 'h/help'
         case 'import'
-            __statectl_parse_subcommand 1 'db=' 'json' 'replace' 'max-state-size=' 'version' 'h/help'
+            __statectl_parse_subcommand 1 'db=' 'json' 'replace' 'max-state-size=' 'key-file=' 'credential=' 'version' 'h/help'
         case 'prune'
             __statectl_parse_subcommand 0 'db=' 'json' 'older-than=' 'path=' 'invalid-paths' 'dry-run' 'version' 'h/help'
+        case 'rekey'
+            __statectl_parse_subcommand 0 'db=' 'json' 'key-file=' 'credential=' 'new-key-file=' 'new-credential=' 'clear' 'version' 'h/help'
         case 'monitor'
             __statectl_parse_subcommand 0 'once' 'interval=' 'count=' 'root=' 'cgroup=' 'events' 'json' 'version' 'h/help'
         case 'demo'
@@ -103,6 +105,7 @@ complete -c 'statectl' -n '__statectl_should_offer_completions_for_positional "s
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_positional "statectl" -eq 1' -fa 'export' -d 'Write every stored state as one JSON document.'
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_positional "statectl" -eq 1' -fa 'import' -d 'Import the states of an export document, all in one transaction.'
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_positional "statectl" -eq 1' -fa 'prune' -d 'Remove states not updated for a while, or the states at and below a path.'
+complete -c 'statectl' -n '__statectl_should_offer_completions_for_positional "statectl" -eq 1' -fa 'rekey' -d 'Seal every state with a new key, or make every state clear, in one transaction.'
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_positional "statectl" -eq 1' -fa 'monitor' -d 'Print memory samples: host and cgroup memory, PSI, effective available and level.'
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_positional "statectl" -eq 1' -fa 'demo' -d 'Run a small mail app twice on a database and show what it saved and restored.'
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_positional "statectl" -eq 1' -fa 'soak' -d 'Run controllers under real memory pressure and check that nothing is lost.'
@@ -115,10 +118,14 @@ complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_opti
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl migrate" h help' -s 'h' -l 'help' -d 'Show help information.'
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl check" db' -l 'db' -d 'The state database file. Default: $STATESTORE_DB, else the "statestore-demo" app\'s default path ($XDG_STATE_HOME/statestore-demo/state.sqlite or ~/.local/state/statestore-demo/state.sqlite).' -rF
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl check" json' -l 'json' -d 'Print a JSON document (stable schema, see `statectl --help`) instead of text.'
+complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl check" key-file' -l 'key-file' -d 'Open sealed states with the key in this file (mode 600 or 400, owned by you).' -rF
+complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl check" credential' -l 'credential' -d 'Open sealed states with the systemd credential NAME ($CREDENTIALS_DIRECTORY/NAME).' -rfka ''
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl check" version' -l 'version' -d 'Show the version.'
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl check" h help' -s 'h' -l 'help' -d 'Show help information.'
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl inspect" db' -l 'db' -d 'The state database file. Default: $STATESTORE_DB, else the "statestore-demo" app\'s default path ($XDG_STATE_HOME/statestore-demo/state.sqlite or ~/.local/state/statestore-demo/state.sqlite).' -rF
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl inspect" json' -l 'json' -d 'Print a JSON document (stable schema, see `statectl --help`) instead of text.'
+complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl inspect" key-file' -l 'key-file' -d 'Open sealed states with the key in this file (mode 600 or 400, owned by you).' -rF
+complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl inspect" credential' -l 'credential' -d 'Open sealed states with the systemd credential NAME ($CREDENTIALS_DIRECTORY/NAME).' -rfka ''
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl inspect" list' -l 'list' -d 'Always list the states at and below PATH as a table, even when a state is stored at PATH.'
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl inspect" events' -l 'events' -d 'Show the memory-pressure events the application handled, newest first.'
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl inspect" limit' -l 'limit' -d 'How many pressure events --events shows.' -rfka ''
@@ -131,6 +138,9 @@ complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_opti
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl export" db' -l 'db' -d 'The state database file. Default: $STATESTORE_DB, else the "statestore-demo" app\'s default path ($XDG_STATE_HOME/statestore-demo/state.sqlite or ~/.local/state/statestore-demo/state.sqlite).' -rF
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl export" o output' -l 'output' -s 'o' -d 'Write the document to this file instead of stdout.' -rF
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl export" max-state-size' -l 'max-state-size' -d 'The largest state accepted, as the application\'s StateStore.Options.maximumStateSize (default 1MiB).' -rfka ''
+complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl export" key-file' -l 'key-file' -d 'Open sealed states with the key in this file (mode 600 or 400, owned by you).' -rF
+complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl export" credential' -l 'credential' -d 'Open sealed states with the systemd credential NAME ($CREDENTIALS_DIRECTORY/NAME).' -rfka ''
+complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl export" clear' -l 'clear' -d 'Write sealed states clear, opened with the key given (--key-file or --credential).'
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl export" version' -l 'version' -d 'Show the version.'
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl export" h help' -s 'h' -l 'help' -d 'Show help information.'
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl import" db' -l 'db' -d 'The state database file. Default: $STATESTORE_DB, else the "statestore-demo" app\'s default path ($XDG_STATE_HOME/statestore-demo/state.sqlite or ~/.local/state/statestore-demo/state.sqlite).' -rF
@@ -138,6 +148,8 @@ complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_opti
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_positional "statectl import" -eq 1' -F
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl import" replace' -l 'replace' -d 'Also remove stored states whose paths are not in the document.'
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl import" max-state-size' -l 'max-state-size' -d 'The largest state accepted, as the application\'s StateStore.Options.maximumStateSize (default 1MiB).' -rfka ''
+complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl import" key-file' -l 'key-file' -d 'Open sealed states with the key in this file (mode 600 or 400, owned by you).' -rF
+complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl import" credential' -l 'credential' -d 'Open sealed states with the systemd credential NAME ($CREDENTIALS_DIRECTORY/NAME).' -rfka ''
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl import" version' -l 'version' -d 'Show the version.'
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl import" h help' -s 'h' -l 'help' -d 'Show help information.'
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl prune" db' -l 'db' -d 'The state database file. Default: $STATESTORE_DB, else the "statestore-demo" app\'s default path ($XDG_STATE_HOME/statestore-demo/state.sqlite or ~/.local/state/statestore-demo/state.sqlite).' -rF
@@ -148,6 +160,15 @@ complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_opti
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl prune" dry-run' -l 'dry-run' -d 'Print what would be removed without removing it.'
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl prune" version' -l 'version' -d 'Show the version.'
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl prune" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl rekey" db' -l 'db' -d 'The state database file. Default: $STATESTORE_DB, else the "statestore-demo" app\'s default path ($XDG_STATE_HOME/statestore-demo/state.sqlite or ~/.local/state/statestore-demo/state.sqlite).' -rF
+complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl rekey" json' -l 'json' -d 'Print a JSON document (stable schema, see `statectl --help`) instead of text.'
+complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl rekey" key-file' -l 'key-file' -d 'Open sealed states with the key in this file (mode 600 or 400, owned by you).' -rF
+complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl rekey" credential' -l 'credential' -d 'Open sealed states with the systemd credential NAME ($CREDENTIALS_DIRECTORY/NAME).' -rfka ''
+complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl rekey" new-key-file' -l 'new-key-file' -d 'Seal every state with the key in this file (mode 600 or 400, owned by you).' -rF
+complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl rekey" new-credential' -l 'new-credential' -d 'Seal every state with the systemd credential NAME.' -rfka ''
+complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl rekey" clear' -l 'clear' -d 'Make every state clear: unseal the database.'
+complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl rekey" version' -l 'version' -d 'Show the version.'
+complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl rekey" h help' -s 'h' -l 'help' -d 'Show help information.'
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl monitor" once' -l 'once' -d 'Print one sample and exit.'
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl monitor" interval' -l 'interval' -d 'Time between samples: 1s, 500ms, 2m.' -rfka ''
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl monitor" count' -l 'count' -d 'Stop after this many samples.' -rfka ''

@@ -56,6 +56,7 @@ _statectl() {
             'export:Write every stored state as one JSON document.'
             'import:Import the states of an export document, all in one transaction.'
             'prune:Remove states not updated for a while, or the states at and below a path.'
+            'rekey:Seal every state with a new key, or make every state clear, in one transaction.'
             'monitor:Print memory samples: host and cgroup memory, PSI, effective available and level.'
             'demo:Run a small mail app twice on a database and show what it saved and restored.'
             'soak:Run controllers under real memory pressure and check that nothing is lost.'
@@ -65,7 +66,7 @@ _statectl() {
         ;;
     arg)
         case "${words[1]}" in
-        migrate|check|inspect|export|import|prune|monitor|demo|soak|help)
+        migrate|check|inspect|export|import|prune|rekey|monitor|demo|soak|help)
             "_statectl_${words[1]}" && ret=0
             ;;
         esac
@@ -95,6 +96,8 @@ _statectl_check() {
     local -ar arg_specs=(
         '--db[The state database file. Default\: $STATESTORE_DB, else the "statestore-demo" app'\''s default path ($XDG_STATE_HOME/statestore-demo/state.sqlite or ~/.local/state/statestore-demo/state.sqlite).]:path:_files'
         '--json[Print a JSON document (stable schema, see `statectl --help`) instead of text.]'
+        '--key-file[Open sealed states with the key in this file (mode 600 or 400, owned by you).]:path:_files'
+        '--credential[Open sealed states with the systemd credential NAME ($CREDENTIALS_DIRECTORY/NAME).]:name:'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
@@ -108,6 +111,8 @@ _statectl_inspect() {
     local -ar arg_specs=(
         '--db[The state database file. Default\: $STATESTORE_DB, else the "statestore-demo" app'\''s default path ($XDG_STATE_HOME/statestore-demo/state.sqlite or ~/.local/state/statestore-demo/state.sqlite).]:path:_files'
         '--json[Print a JSON document (stable schema, see `statectl --help`) instead of text.]'
+        '--key-file[Open sealed states with the key in this file (mode 600 or 400, owned by you).]:path:_files'
+        '--credential[Open sealed states with the systemd credential NAME ($CREDENTIALS_DIRECTORY/NAME).]:name:'
         ':path:'
         '--list[Always list the states at and below PATH as a table, even when a state is stored at PATH.]'
         '--events[Show the memory-pressure events the application handled, newest first.]'
@@ -130,6 +135,9 @@ _statectl_export() {
         '--db[The state database file. Default\: $STATESTORE_DB, else the "statestore-demo" app'\''s default path ($XDG_STATE_HOME/statestore-demo/state.sqlite or ~/.local/state/statestore-demo/state.sqlite).]:path:_files'
         '(--output -o)'{--output,-o}'[Write the document to this file instead of stdout.]:file:_files'
         '--max-state-size[The largest state accepted, as the application'\''s StateStore.Options.maximumStateSize (default 1MiB).]:size:'
+        '--key-file[Open sealed states with the key in this file (mode 600 or 400, owned by you).]:path:_files'
+        '--credential[Open sealed states with the systemd credential NAME ($CREDENTIALS_DIRECTORY/NAME).]:name:'
+        '--clear[Write sealed states clear, opened with the key given (--key-file or --credential).]'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
@@ -146,6 +154,8 @@ _statectl_import() {
         ':file:_files'
         '--replace[Also remove stored states whose paths are not in the document.]'
         '--max-state-size[The largest state accepted, as the application'\''s StateStore.Options.maximumStateSize (default 1MiB).]:size:'
+        '--key-file[Open sealed states with the key in this file (mode 600 or 400, owned by you).]:path:_files'
+        '--credential[Open sealed states with the systemd credential NAME ($CREDENTIALS_DIRECTORY/NAME).]:name:'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
@@ -163,6 +173,24 @@ _statectl_prune() {
         '--path[Remove the state at this path and every state below it.]:prefix:'
         '--invalid-paths[Remove the rows whose path is not a valid restoration path (as `statectl inspect` lists them).]'
         '--dry-run[Print what would be removed without removing it.]'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_statectl_rekey() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--db[The state database file. Default\: $STATESTORE_DB, else the "statestore-demo" app'\''s default path ($XDG_STATE_HOME/statestore-demo/state.sqlite or ~/.local/state/statestore-demo/state.sqlite).]:path:_files'
+        '--json[Print a JSON document (stable schema, see `statectl --help`) instead of text.]'
+        '--key-file[Open sealed states with the key in this file (mode 600 or 400, owned by you).]:path:_files'
+        '--credential[Open sealed states with the systemd credential NAME ($CREDENTIALS_DIRECTORY/NAME).]:name:'
+        '--new-key-file[Seal every state with the key in this file (mode 600 or 400, owned by you).]:path:_files'
+        '--new-credential[Seal every state with the systemd credential NAME.]:name:'
+        '--clear[Make every state clear\: unseal the database.]'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )

@@ -1,0 +1,164 @@
+import Foundation
+
+extension StateStore {
+    /// What ``rekey(at:from:to:options:)`` did.
+    public struct RekeyResult: Sendable, Hashable {
+        /// States written anew: sealed with the target key, or made clear.
+        public var rewritten: Int
+        /// States already as asked, left as they were.
+        public var unchanged: Int
+        /// Quarantined rows written anew, as ``rewritten``.
+        public var quarantineRewritten: Int
+        /// Quarantined rows sealed with a key the rekey was not given, or whose bytes do not
+        /// open: kept exactly as they were (they are in quarantine because something was wrong).
+        public var quarantineKept: Int
+
+        public init(rewritten: Int, unchanged: Int, quarantineRewritten: Int = 0, quarantineKept: Int = 0) {
+            self.rewritten = rewritten
+            self.unchanged = unchanged
+            self.quarantineRewritten = quarantineRewritten
+            self.quarantineKept = quarantineKept
+        }
+    }
+
+    /// Seals every state of the database at `path` with `target`'s key, or makes every state
+    /// clear when `target` is `nil`, in one transaction: sealing a clear database, rotating to a
+    /// new key, and unsealing are all this call.
+    ///
+    /// Each state is opened with `current` (a clear state needs no key; give
+    /// `StateKeyring(old, previous: […])` when rows are sealed with several keys) and written
+    /// back with the same path, type, version, generation and update time. Killed half-way, the
+    /// transaction never commits: the database is as it was, every state opens with `current`,
+    /// and running the rekey again does the whole of it. Stop the applications that use the
+    /// database first, or give them a keyring that opens both keys (see <doc:StorageAndGuarantees>).
+    ///
+    /// - Throws: ``StateStoreError/keyMismatch(path:found:configured:)`` when a state is sealed
+    ///   with a key `current` does not open, ``StateStoreError/checksumMismatch(path:)`` or
+    ///   ``StateStoreError/sealedStateUnopenable(path:keyID:)`` for a damaged state (quarantine it
+    ///   first): nothing is written when it throws.
+    @discardableResult
+    public static func rekey(
+        at path: String, from current: (any StateSealer)?, to target: (any StateSealer)?, options: Options = .init()
+    ) throws(StateStoreError) -> RekeyResult {
+        var options = options
+        options.sealer = current
+        options.backgroundCheck = .off
+        options.readOnly = false
+        let store = try StateStore(path: path, options: options)
+        return try store.write { (transaction) throws(StateStoreError) -> RekeyResult in
+            try transaction.rekey(to: target)
+        }
+    }
+}
+
+extension StateStore.WriteTransaction {
+    /// See ``StateStore/rekey(at:from:to:options:)``: every state of this transaction's store
+    /// written with `target`, read a page of rows at a time.
+    func rekey(to target: (any StateSealer)?) throws(StateStoreError) -> StateStore.RekeyResult {
+        let targetKey = target?.keyID
+        let total = Int(try connection.scalarInt("SELECT count(*) FROM states") ?? 0)
+        var result = StateStore.RekeyResult(rewritten: 0, unchanged: 0)
+        let select = try connection.cached("""
+            SELECT rowid, path, type_name, version, key_id, checksum,
+                   CASE WHEN length(bytes) <= ?3 THEN bytes END, length(bytes)
+            FROM states WHERE rowid > ?1 AND key_id IS NOT ?2 ORDER BY rowid LIMIT 256
+            """)
+        let limit = store.options.maximumStateSize
+        let update = try connection.cached("UPDATE states SET bytes = ?2, checksum = ?3, key_id = ?4 WHERE rowid = ?1")
+        var last: Int64 = .min
+        while true {
+            select.bind(last, at: 1)
+            if let targetKey { select.bind(targetKey, at: 2) } else { select.bindNull(at: 2) }
+            select.bind(limit, at: 3)
+            var page: [(rowID: Int64, state: StoredState)] = []
+            while try select.step() {
+                let rowID = select.int64(0)
+                last = rowID
+                let path: RestorationPath
+                switch RestorationPath.stored(in: select, column: 1) {
+                case .success(let valid): path = valid
+                case .failure(let error): select.reset(); throw error
+                }
+                if select.isNull(6) {
+                    // Only another tool writes such a row; it is not loaded (quarantine moves it aside unread).
+                    defer { select.reset() }
+                    throw .stateTooLarge(path: path, byteCount: Int(select.int64(7)), limit: limit)
+                }
+                let state = StoredState(
+                    path: path, typeName: select.string(2), version: Int(select.int64(3)), generation: 1,
+                    encoding: .binary, checksum: select.int64(5), updatedAt: Date(), bytes: try select.data(6),
+                    keyID: select.isNull(4) ? nil : select.string(4)
+                )
+                page.append((rowID, state))
+            }
+            select.reset()
+            if page.isEmpty { break }
+            for (rowID, state) in page {
+                guard state.checksumIsValid else { throw .checksumMismatch(path: state.path) }
+                let rewritten = try rewrite(state, to: target)
+                try rewritten.bytes.withBorrowedBytes { (raw) throws(StateStoreError) in
+                    defer { update.reset() }
+                    update.bind(rowID, at: 1)
+                    update.bindBorrowed(raw, at: 2)
+                    update.bind(Checksum.stored(rewritten.bytes), at: 3)
+                    if let key = rewritten.keyID { update.bind(key, at: 4) } else { update.bindNull(at: 4) }
+                    try update.run()
+                }
+                result.rewritten += 1
+            }
+        }
+        result.unchanged = total - result.rewritten
+        try rekeyQuarantine(to: target, result: &result)
+        return result
+    }
+
+    /// The state's plaintext (opened with the store's sealer), sealed with `target` or clear.
+    private func rewrite(_ state: StoredState, to target: (any StateSealer)?) throws(StateStoreError) -> (bytes: Data, keyID: String?) {
+        let plaintext = try store.plaintext(of: state)
+        guard let target else { return (plaintext, nil) }
+        do {
+            return (try target.seal(plaintext, identity: state.sealedIdentity), target.keyID)
+        } catch {
+            throw .encodingFailed(path: state.path, reason: "sealing failed: \(error)")
+        }
+    }
+
+    /// Quarantined rows are rewritten as states are when they open, and kept as they are when not.
+    private func rekeyQuarantine(to target: (any StateSealer)?, result: inout StateStore.RekeyResult) throws(StateStoreError) {
+        let select = try connection.cached("""
+            SELECT id, path, type_name, version, key_id, checksum, CASE WHEN length(bytes) <= ?2 THEN bytes END
+            FROM quarantine WHERE key_id IS NOT ?1
+            """)
+        if let key = target?.keyID { select.bind(key, at: 1) } else { select.bindNull(at: 1) }
+        select.bind(store.options.maximumStateSize, at: 2)
+        var rows: [(id: Int64, state: StoredState)] = []
+        while try select.step() {
+            guard case .success(let path) = RestorationPath.stored(in: select, column: 1), !select.isNull(6) else {
+                result.quarantineKept += 1
+                continue
+            }
+            rows.append((select.int64(0), StoredState(
+                path: path, typeName: select.string(2), version: Int(select.int64(3)), generation: 1,
+                encoding: .binary, checksum: select.int64(5), updatedAt: Date(), bytes: try select.data(6),
+                keyID: select.isNull(4) ? nil : select.string(4)
+            )))
+        }
+        select.reset()
+        let update = try connection.cached("UPDATE quarantine SET bytes = ?2, checksum = ?3, key_id = ?4 WHERE id = ?1")
+        for (id, state) in rows {
+            guard state.checksumIsValid, let rewritten = try? rewrite(state, to: target) else {
+                result.quarantineKept += 1
+                continue
+            }
+            try rewritten.bytes.withBorrowedBytes { (raw) throws(StateStoreError) in
+                defer { update.reset() }
+                update.bind(id, at: 1)
+                update.bindBorrowed(raw, at: 2)
+                update.bind(Checksum.stored(rewritten.bytes), at: 3)
+                if let key = rewritten.keyID { update.bind(key, at: 4) } else { update.bindNull(at: 4) }
+                try update.run()
+            }
+            result.quarantineRewritten += 1
+        }
+    }
+}

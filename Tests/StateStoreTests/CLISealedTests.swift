@@ -1,0 +1,135 @@
+import Foundation
+import Testing
+import StateStore
+import StateStoreCrypto
+
+/// `statectl` on sealed databases: `rekey` seals, rotates and unseals; `inspect`, `check`,
+/// `export` and `import` with and without the key.
+@Suite("statectl and sealed states", .timeLimit(.minutes(3)))
+struct CLISealedTests {
+    let folder = TemporaryFolder()
+    var db: String { folder.file("state.sqlite") }
+
+    func keyFile(_ name: String, seed: UInt8, mode: mode_t = 0o600) -> String {
+        let path = folder.file(name)
+        let bytes = (0..<32).map { UInt8(truncatingIfNeeded: Int($0) &* 13 &+ Int(seed)) }
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(bytes), attributes: [.posixPermissions: Int(mode)]))
+        return path
+    }
+
+    func keyID(_ file: String) throws -> String { try StateKey.file(file).id }
+
+    @Test func rekeySealsRotatesAndUnsealsAndTheCommandsFollow() throws {
+        try Fixture.populate(db, quarantine: false)
+        let clearValue = try CLI.run(["inspect", "--db", db, "root/inbox", "--json"]).stdout
+        let one = keyFile("one.key", seed: 1), two = keyFile("two.key", seed: 2)
+        let idOne = try keyID(one), idTwo = try keyID(two)
+
+        let sealed = try CLI.run(["rekey", "--db", db, "--new-key-file", one])
+        #expect(sealed.status == 0, "\(sealed)")
+        #expect(sealed.stdout == "Sealed 4 states with key \(idOne) in \(db); 0 already were.\n")
+        #expect(try CLI.tool("sqlite3", [db, "SELECT count(*) FROM states WHERE key_id = '\(idOne)'"]) == "4\n")
+
+        // Without the key: listed with their key id, never shown.
+        let list = try CLI.run(["inspect", "--db", db])
+        #expect(list.stdout.contains("SEALED WITH") && list.stdout.contains(idOne) && list.stdout.contains("4 states, ") && list.stdout.contains(", 4 sealed in "), "\(list)")
+        let hidden = try CLI.run(["inspect", "--db", db, "root/inbox"])
+        #expect(hidden.status == 0)
+        #expect(hidden.stdout.contains("Sealed:      with key \(idOne) (not shown: pass --key-file or --credential to show it)"), "\(hidden)")
+        #expect(!hidden.stdout.contains("unread"))
+        // With it: the value, exactly as it was clear.
+        let shown = try CLI.run(["inspect", "--db", db, "root/inbox", "--json", "--key-file", one])
+        #expect(shown.stdout.contains("\"key_id\": \"\(idOne)\""))
+        #expect(shown.stdout.contains(#""unread": 2"#), "\(shown)")
+        #expect(clearValue.contains(#""unread": 2"#))
+
+        let checked = try CLI.run(["check", "--db", db, "--key-file", one])
+        #expect(checked.status == 0, "\(checked)")
+        #expect(checked.stdout.contains("Sealed states:        4 (key \(idOne): 4, opened)"), "\(checked)")
+        let unchecked = try CLI.run(["check", "--db", db, "--json"])
+        #expect(unchecked.stdout.contains("\"unopened_key_ids\": [\n    \"\(idOne)\"\n  ]"), "\(unchecked)")
+
+        // Rotation needs the current key, and changes nothing without it.
+        let before = try CLI.tool("sqlite3", [db, "SELECT hex(bytes), key_id FROM states ORDER BY path"])
+        let refused = try CLI.run(["rekey", "--db", db, "--new-key-file", two])
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("sealed with key \(idOne)") && refused.stderr.contains("was given no key"), "\(refused)")
+        #expect(try CLI.tool("sqlite3", [db, "SELECT hex(bytes), key_id FROM states ORDER BY path"]) == before)
+        #expect(try CLI.run(["rekey", "--db", db, "--key-file", one, "--new-key-file", two]).status == 0)
+        #expect(try CLI.run(["inspect", "--db", db, "root/inbox", "--key-file", one]).stdout.contains("(not shown: the key given is \(idOne))"))
+        #expect(try CLI.run(["inspect", "--db", db, "root/inbox", "--json", "--key-file", two]).stdout.contains(#""unread": 2"#))
+
+        // An export is sealed unless --clear; both import back whole.
+        let sealedExport = try CLI.run(["export", "--db", db])
+        #expect(sealedExport.stdout.contains("\"key_id\": \"\(idTwo)\"") && !sealedExport.stdout.contains("unread"))
+        let clearExport = try CLI.run(["export", "--db", db, "--clear", "--key-file", two])
+        #expect(clearExport.stdout.contains(#""unread": 2"#) && !clearExport.stdout.contains("key_id"), "\(clearExport)")
+        #expect(try CLI.run(["export", "--db", db, "--clear"]).status == 2)
+        let document = folder.file("sealed.json")
+        try sealedExport.stdout.write(toFile: document, atomically: true, encoding: .utf8)
+        let copy = folder.file("copy.sqlite")
+        #expect(try CLI.run(["import", "--db", copy, document]).status == 0)
+        #expect(try CLI.run(["inspect", "--db", copy, "root/inbox", "--json", "--key-file", two]).stdout.contains(#""unread": 2"#))
+
+        // Unsealed: the database is as clear as it began.
+        let unsealed = try CLI.run(["rekey", "--db", db, "--key-file", two, "--clear"])
+        #expect(unsealed.stdout == "Made 4 states clear in \(db); 0 already were.\n", "\(unsealed)")
+        #expect(try CLI.run(["inspect", "--db", db, "root/inbox", "--json"]).stdout == clearValue)
+        #expect(try CLI.run(["check", "--db", db]).stdout.contains("Sealed states:        0"))
+    }
+
+    @Test func aKeyFileOthersCanReadIsRefusedAndNothingIsRead() throws {
+        try Fixture.populate(db, quarantine: false)
+        let open = keyFile("open.key", seed: 1, mode: 0o644)
+        let result = try CLI.run(["rekey", "--db", db, "--new-key-file", open])
+        #expect(result.status == 1)
+        #expect(result.stderr == "statectl: The key file \(open) has mode 644, so other users can read or change it; it was not read. Run `chmod 600 \(open)`, and make a new key if others may have read this one.\n")
+        #expect(try CLI.tool("sqlite3", [db, "SELECT count(key_id) FROM states"]) == "0\n")
+        #expect(try CLI.run(["inspect", "--db", db, "--key-file", open, "--credential", "x"]).status == 2)
+    }
+
+    /// A rekey killed half-way through its transaction leaves every state as it was; run again,
+    /// it does the whole of it.
+    @Test func aRekeyKilledHalfWayChangesNothingAndRunsAgain() throws {
+        let one = keyFile("one.key", seed: 1), two = keyFile("two.key", seed: 2)
+        let idOne = try keyID(one), idTwo = try keyID(two)
+        do {
+            let store = try StateStore(path: db, options: .init(sealer: StateKeyring(try StateKey.file(one))))
+            let payload = String(repeating: "x", count: 900)
+            for batch in 0..<20 {
+                try store.write { (transaction) throws(StateStoreError) in
+                    for index in 0..<1000 { try transaction.save(["n": "\(batch * 1000 + index)", "p": payload], for: try RestorationPath(validating: "s/\(batch)/\(index)")) }
+                }
+            }
+        }
+        let total = "20000\n"
+        #expect(try CLI.tool("sqlite3", [db, "SELECT count(*) FROM states WHERE key_id = '\(idOne)'"]) == total)
+
+        // Killed once its uncommitted pages are spilling into the WAL: inside the transaction.
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: CLI.executable)
+        process.arguments = ["rekey", "--db", db, "--key-file", one, "--new-key-file", two]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var walBytes: UInt64 = 0
+        while process.isRunning && walBytes < 4 << 20 {
+            walBytes = (try? FileManager.default.attributesOfItem(atPath: db + "-wal")[.size] as? UInt64) ?? 0
+            Thread.sleep(forTimeInterval: 0.002)
+        }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        #expect(process.terminationReason == .uncaughtSignal, "the rekey finished before its WAL reached 4 MiB")
+        #expect(walBytes >= 4 << 20)
+        // Every state is still sealed with the old key, and opens with it.
+        #expect(try CLI.tool("sqlite3", [db, "SELECT count(*) FROM states WHERE key_id = '\(idOne)'"]) == total)
+        let check = try CLI.run(["check", "--db", db, "--key-file", one, "--json"])
+        #expect(check.status == 0, "\(check)")
+        #expect(check.stdout.contains("\"\(idOne)\": 20000"), "\(check)")
+
+        let again = try CLI.run(["rekey", "--db", db, "--key-file", one, "--new-key-file", two])
+        #expect(again.stdout == "Sealed 20000 states with key \(idTwo) in \(db); 0 already were.\n", "\(again)")
+        let store = try StateStore(path: db, options: .init(readOnly: true, sealer: StateKeyring(try StateKey.file(two))))
+        #expect(try store.restore([String: String].self, for: "s/19/999")?["n"] == "19999")
+    }
+}
