@@ -23,6 +23,7 @@ let package = Package(
             name: "BenchmarkSupport",
             dependencies: [
                 .product(name: "StateStore", package: "StateStore"),
+                .product(name: "StateStoreCrypto", package: "StateStore"),
                 "BenchmarkSQLite",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]

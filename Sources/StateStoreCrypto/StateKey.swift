@@ -63,7 +63,7 @@ public struct StateKey: Sendable, CustomStringConvertible {
     /// or write (mode `0600` or `0400`): ``StateKeyError/readableByOthers(path:mode:)`` and
     /// ``StateKeyError/wrongOwner(path:owner:expected:)`` otherwise, before a byte is read.
     public static func file(_ path: String) throws(StateKeyError) -> StateKey {
-        try StateKey(material: SymmetricKey(data: readSecret(at: path)), source: "key file \(path)")
+        try StateKey(material: secret(at: path), source: "key file \(path)")
     }
 
     /// The systemd credential `name`: the file `$CREDENTIALS_DIRECTORY/name` that systemd
@@ -80,11 +80,24 @@ public struct StateKey: Sendable, CustomStringConvertible {
         guard let directory = environment["CREDENTIALS_DIRECTORY"], !directory.isEmpty else {
             throw .noCredentialsDirectory(name: name)
         }
-        let bytes = try readSecret(at: directory + "/" + name)
-        return try StateKey(material: SymmetricKey(data: bytes), source: "credential \(name)")
+        return try StateKey(material: secret(at: directory + "/" + name), source: "credential \(name)")
     }
 
     public var description: String { "StateKey(\(id), \(source))" }
+
+    /// The file's key material; the buffer it was read into is overwritten once it is copied
+    /// into the key (whose own storage swift-crypto clears when it is released).
+    private static func secret(at path: String) throws(StateKeyError) -> SymmetricKey {
+        var bytes = try readSecret(at: path)
+        defer { clear(&bytes) }
+        return SymmetricKey(data: bytes)
+    }
+
+    private static func clear(_ bytes: inout [UInt8]) {
+        bytes.withUnsafeMutableBytes { buffer in
+            if let base = buffer.baseAddress { _ = memset(base, 0, buffer.count) }
+        }
+    }
 
     /// The file's bytes, after checking that it is a regular file of this user's that nobody
     /// else can read or write; one trailing newline removed.
@@ -118,10 +131,17 @@ public struct StateKey: Sendable, CustomStringConvertible {
         guard count <= maximumByteCount else {
             throw .unreadable(path: path, reason: "it holds more than the \(maximumByteCount) bytes a key file may hold")
         }
-        bytes.removeSubrange(count...)
-        if bytes.last == 0x0A { bytes.removeLast() }
-        if bytes.last == 0x0D { bytes.removeLast() }
-        guard bytes.count >= minimumByteCount else { throw .tooShort(source: "key file \(path)", byteCount: bytes.count) }
+        // Shortened in place (removeLast keeps the storage), so the buffer that is cleared
+        // afterwards is the one the file was read into.
+        var length = count
+        if length > 0, bytes[length - 1] == 0x0A { length -= 1 }
+        if length > 0, bytes[length - 1] == 0x0D { length -= 1 }
+        for index in length..<bytes.count { bytes[index] = 0 }
+        bytes.removeLast(bytes.count - length)
+        guard length >= minimumByteCount else {
+            clear(&bytes)
+            throw .tooShort(source: "key file \(path)", byteCount: length)
+        }
         return bytes
     }
 }

@@ -178,6 +178,12 @@ struct StateKeySourceTests {
     @Test func aShortOrMissingKeyIsRefused() throws {
         let short = write(Array("too short\n".utf8), mode: 0o600, to: "short")
         #expect(throws: StateKeyError.tooShort(source: "key file \(short)", byteCount: 9)) { try StateKey.file(short) }
+        for (name, bytes) in [("empty", [UInt8]()), ("newline", [0x0A]), ("crlf", [0x0D, 0x0A])] {
+            let path = write(bytes, mode: 0o600, to: name)
+            #expect(throws: StateKeyError.tooShort(source: "key file \(path)", byteCount: 0)) { try StateKey.file(path) }
+        }
+        let big = write([UInt8](repeating: 0x41, count: StateKey.maximumByteCount + 1), mode: 0o600, to: "big")
+        #expect(throws: StateKeyError.self) { try StateKey.file(big) }
         #expect(throws: StateKeyError.notFound(path: folder.file("nothing"))) { try StateKey.file(folder.file("nothing")) }
         #expect(throws: StateKeyError.unreadable(path: folder.path, reason: "it is not a regular file")) { try StateKey.file(folder.path) }
         #expect(throws: StateKeyError.tooShort(source: "a key passed by the app", byteCount: 16)) { try StateKey(bytes: [UInt8](repeating: 1, count: 16)) }

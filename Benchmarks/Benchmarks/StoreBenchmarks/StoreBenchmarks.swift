@@ -5,7 +5,8 @@ import Foundation
 // Benchmark names are "<scenario>/<peer>"; `Benchmarks/compare` pairs peers by scenario.
 //
 // Peers: store (StateStore's public API), raw (SQLite C API, the floor), grdb (GRDB 7),
-// jsonfile (a JSON file per controller), userdefaults (Foundation's UserDefaults).
+// jsonfile (a JSON file per controller), userdefaults (Foundation's UserDefaults), and sealed
+// (the store with every state sealed: StateStoreCrypto's AES-256-GCM keyring).
 //
 // Scenarios:
 //   save 1KB, restore 1KB               full API, encoding included; 1k states stored
@@ -24,7 +25,7 @@ let benchmarks: @Sendable () -> Void = {
 
     // 1 KB, 1k stored states, every peer.
     let base = Scenario(label: "1KB", stateBytes: 1000, rows: 1000)
-    for peer in allPeers {
+    for peer in allPeers + [.sealed] {
         register(.save, base, peer)
         register(.restore, base, peer)
     }
@@ -58,7 +59,7 @@ let benchmarks: @Sendable () -> Void = {
 // MARK: - Scenarios
 
 enum PeerKind: String {
-    case store, raw, grdb, jsonfile, userdefaults
+    case store, raw, grdb, jsonfile, userdefaults, sealed
 }
 
 enum Operation: String {
@@ -136,6 +137,8 @@ final class Workload: @unchecked Sendable {
         let peer: any Peer
         switch kind {
         case .store: peer = try StorePeer(database: Fixtures.database(rows: scenario.rows), targets: targets)
+        case .sealed:
+            peer = try StorePeer(database: Fixtures.database(rows: scenario.rows, tag: "sealed"), targets: targets, sealed: true)
         case .raw: peer = try RawSQLitePeer(database: Fixtures.database(rows: scenario.rows), targets: targets)
         case .grdb: peer = try GRDBPeer(database: Fixtures.database(rows: scenario.rows, schema: .grdb), targets: targets)
         case .jsonfile:

@@ -2,6 +2,7 @@ import BenchmarkSQLite
 import Foundation
 import GRDB
 import StateStore
+import StateStoreCrypto
 
 /// One way to persist a controller's state. Every peer does the same work for the
 /// same state value and the same paths: JSON with sorted keys, one state per path,
@@ -40,10 +41,13 @@ public final class StorePeer: BytesPeer {
     let paths: [RestorationPath]
     public let coding = BenchCoding()
 
-    public init(database: String, targets: [String]) throws {
+    /// `sealed`: every state sealed with a fixed 32-byte key (StateStoreCrypto's keyring), on a
+    /// fixture of its own, so the clear peers never meet a sealed row.
+    public init(database: String, targets: [String], sealed: Bool = false) throws {
         // `.header`: the default quick_check reads every page, seconds on the 1M-row file;
         // opening is not what is measured.
-        store = try StateStore(path: database, options: .init(openCheck: .header))
+        let sealer = sealed ? StateKeyring(try StateKey(bytes: [UInt8](repeating: 0x5A, count: 32))) : nil
+        store = try StateStore(path: database, options: .init(openCheck: .header, sealer: sealer))
         paths = try targets.map { path throws in try RestorationPath(validating: path) }
     }
 
