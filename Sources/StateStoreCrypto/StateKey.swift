@@ -102,7 +102,8 @@ public struct StateKey: Sendable, CustomStringConvertible {
     /// The file's bytes, after checking that it is a regular file of this user's that nobody
     /// else can read or write; one trailing newline removed.
     private static func readSecret(at path: String) throws(StateKeyError) -> [UInt8] {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)
+        // O_NONBLOCK: a FIFO at the path must not block the open; it is refused below.
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
         guard fd >= 0 else {
             let code = errno
             throw code == ENOENT ? .notFound(path: path) : .unreadable(path: path, reason: String(cString: strerror(code)))

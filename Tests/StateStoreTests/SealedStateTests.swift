@@ -184,6 +184,10 @@ struct StateKeySourceTests {
         }
         let big = write([UInt8](repeating: 0x41, count: StateKey.maximumByteCount + 1), mode: 0o600, to: "big")
         #expect(throws: StateKeyError.self) { try StateKey.file(big) }
+        let fifo = folder.file("fifo")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        #expect(throws: StateKeyError.unreadable(path: fifo, reason: "it is not a regular file")) { try StateKey.file(fifo) }
+        #expect(throws: StateKeyError.unreadable(path: "/dev/zero", reason: "it is not a regular file")) { try StateKey.file("/dev/zero") }
         #expect(throws: StateKeyError.notFound(path: folder.file("nothing"))) { try StateKey.file(folder.file("nothing")) }
         #expect(throws: StateKeyError.unreadable(path: folder.path, reason: "it is not a regular file")) { try StateKey.file(folder.path) }
         #expect(throws: StateKeyError.tooShort(source: "a key passed by the app", byteCount: 16)) { try StateKey(bytes: [UInt8](repeating: 1, count: 16)) }
