@@ -106,9 +106,14 @@ struct SealedStateTests {
         let sealed = try store(key)
         #expect(try sealed.restore(Draft.self, for: "mail/draft") == draft)
         #expect(try sealed.state(at: "mail/draft")?.keyID == nil)
+        try sealed.save(draft, for: "mail/other")
+        let clear = try store(nil)
+        #expect(sealed.isSealed && !clear.isSealed)
+        #expect(try sealed.statesByKey() == [nil: 1, key.id: 1])
         let result = try sealed.save(draft, for: "mail/draft")
         #expect(result.wrote, "the same value, now sealed, is a change")
         #expect(try sealed.state(at: "mail/draft")?.keyID == key.id)
+        #expect(try sealed.statesByKey() == [key.id: 2])
     }
 
     @Test func anExportIsSealedUnlessAskedAndImportsAsItWas() throws {

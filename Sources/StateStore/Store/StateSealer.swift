@@ -80,6 +80,24 @@ extension StoredState {
 }
 
 extension StateStore {
+    /// Whether this store seals the states it writes: it was opened with an ``Options/sealer``.
+    public var isSealed: Bool { options.sealer != nil }
+
+    /// How many states are stored under each key id, clear ones under `nil`: whether the
+    /// database is sealed, partly (a rotation or a sealing under way) or not at all.
+    /// Reads every row's key id (not its bytes).
+    public func statesByKey() throws(StateStoreError) -> [String?: Int] {
+        try withConnection { (connection) throws(StateStoreError) -> [String?: Int] in
+            let statement = try connection.cached("SELECT key_id, count(*) FROM states GROUP BY key_id")
+            defer { statement.reset() }
+            var counts: [String?: Int] = [:]
+            while try statement.step() {
+                counts[statement.isNull(0) ? nil : statement.string(0)] = Int(statement.int64(1))
+            }
+            return counts
+        }
+    }
+
     /// The state's bytes as they were saved: opened with ``Options/sealer`` when the row is
     /// sealed, as stored when it is clear. The checksum is not checked here.
     ///
