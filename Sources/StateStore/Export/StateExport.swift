@@ -61,7 +61,7 @@ public struct StateExport: Sendable, Hashable {
     /// Levels the document itself uses above a state's value: the document, `states`, the state.
     static let documentLevels = 3
 
-    /// The states, in the order they were read or given (``init(store:maximumStateSize:exportedAt:)``
+    /// The states, in the order they were read or given (``init(store:maximumStateSize:exportedAt:unsealed:)``
     /// sorts them by path). In a document the decoder accepts, no two have the same path.
     public var states: [StoredState]
 
