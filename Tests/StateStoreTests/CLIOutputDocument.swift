@@ -78,6 +78,22 @@ enum CLIOutputDocument {
             cgroup v2 service limited to 1 GiB, as in `Tests/StateStoreTests/CLIMonitorTests.swift`:
             """),
         .console(["statectl monitor --once --root fixture"]),
+        .prose("""
+            ## Sealed states: `statectl rekey`, and the commands with and without the key
+
+            A key file of the user's own (mode 600; a real key is `head -c 32 /dev/urandom`, this one
+            is fixed so that its key id is the same on every run). `rekey` seals the demo's states with
+            it; without the key they are listed and never shown; `rekey --clear` makes them clear again.
+            """),
+        .console([
+            "printf '%s' 'a fixed key: thirty-two bytes, at least' > state.key && chmod 600 state.key",
+            "statectl rekey --db demo.sqlite --new-key-file state.key",
+            "statectl inspect --db demo.sqlite",
+            "statectl inspect --db demo.sqlite tabs/compose",
+            "statectl inspect --db demo.sqlite tabs/compose --key-file state.key",
+            "statectl check --db demo.sqlite --key-file state.key",
+            "statectl rekey --db demo.sqlite --key-file state.key --clear",
+        ]),
     ]
 
     /// Runs every command in a new empty folder and returns the whole document.
