@@ -42,6 +42,12 @@ struct CLISealedTests {
         #expect(shown.stdout.contains("\"key_id\": \"\(idOne)\""))
         #expect(shown.stdout.contains(#""unread": 2"#), "\(shown)")
         #expect(clearValue.contains(#""unread": 2"#))
+        // The same key as a systemd credential: $CREDENTIALS_DIRECTORY/NAME.
+        let credential = try CLI.run(["inspect", "--db", db, "root/inbox", "--json", "--credential", "one.key"],
+                                     environment: ["CREDENTIALS_DIRECTORY": folder.path])
+        #expect(credential.stdout == shown.stdout, "\(credential)")
+        let noDirectory = try CLI.run(["inspect", "--db", db, "--credential", "one.key"], environment: ["CREDENTIALS_DIRECTORY": ""])
+        #expect(noDirectory.status == 1 && noDirectory.stderr.contains("CREDENTIALS_DIRECTORY is not set"), "\(noDirectory)")
 
         let checked = try CLI.run(["check", "--db", db, "--key-file", one])
         #expect(checked.status == 0, "\(checked)")
