@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import StateStore
+import StateStoreCrypto
 
 /// A screen whose state type is `S`: the app's newer build, reading what an older one stored.
 final class ShapeController<S: Codable & Sendable & Equatable>: ViewController, StateRestoring {
@@ -43,15 +44,15 @@ struct ChangedTypeTests {
     /// Launches `nav/screen` showing a `ShapeController<S>` on the database holding ``stored``,
     /// lets it disappear with an edit, and relaunches; returns the errors of the first launch.
     func launchAndEdit<S: Codable & Sendable & Equatable>(
-        _ initial: S, stored: String = Self.stored, edit: (inout S) -> Void
+        _ initial: S, stored: String = Self.stored, options: StateStore.Options = .init(), edit: (inout S) -> Void
     ) throws -> (errors: [RestorationError], restored: S) {
-        let seed = try StateStore(path: database)
+        let seed = try StateStore(path: database, options: options)
         try seed.save(encoded: Data(stored.utf8), encoding: .json, typeName: "Old.Draft", version: 1, for: "nav/screen")
         let storyboard = Storyboard()
         storyboard.register("nav") { NavigationController() }
         storyboard.register("screen") { ShapeController(initial) }
         storyboard.register("other") { ViewController() }
-        let store = try StateStore(path: database)
+        let store = try StateStore(path: database, options: options)
         let application = Application(store: store, storyboard: storyboard)
         let coordinator = try #require(application.restorationCoordinator)
         var errors: [RestorationError] = []
@@ -84,6 +85,22 @@ struct ChangedTypeTests {
         try expectKept(reasonNaming: ["attachments", "draft", "meta"])
         // The new build's save landed over it.
         #expect(try StateStore(path: database).restore(NewerShapes.Renamed.self, for: "nav/screen")?.body == "typed in the new build")
+    }
+
+    @Test func aSealedStateOfAChangedTypeIsKeptSealed() throws {
+        let keyring = StateKeyring(try testKey(9))
+        let (errors, restored) = try launchAndEdit(NewerShapes.Renamed(), options: .init(sealer: keyring)) { $0.body = "typed in the new build" }
+        #expect(restored == NewerShapes.Renamed(subject: "hello", body: nil))
+        #expect(kept(errors) == [["attachments", "draft", "meta"]])
+        // The superseded bytes are kept as they were stored: sealed, with their key id.
+        let store = try StateStore(path: database, options: .init(readOnly: true, sealer: keyring))
+        let row = try #require(try store.quarantinedStates().first)
+        #expect(row.keyID == keyring.keyID)
+        #expect(String(decoding: row.bytes, as: UTF8.self) != Self.stored)
+        let opened = try keyring.open(row.bytes, keyID: keyring.keyID, identity: SealedRowIdentity(path: "nav/screen", typeName: "Old.Draft", version: 1))
+        #expect(String(decoding: opened, as: UTF8.self) == Self.stored)
+        #expect(try store.restore(NewerShapes.Renamed.self, for: "nav/screen")?.body == "typed in the new build")
+        #expect(try store.state(at: "nav/screen")?.keyID == keyring.keyID)
     }
 
     @Test func aRemovedFieldIsKept() throws {
