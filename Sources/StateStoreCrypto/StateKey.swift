@@ -55,9 +55,9 @@ public struct StateKey: Sendable, CustomStringConvertible {
         self.source = source
     }
 
-    /// The key in the file at `path`: its bytes, less one trailing newline, at least
-    /// ``minimumByteCount`` of them (`head -c 32 /dev/urandom > key` or `openssl rand -hex 32 > key`
-    /// make one).
+    /// The key in the file at `path`: at least ``minimumByteCount`` bytes, taken whole
+    /// (`head -c 32 /dev/urandom > key`), or, for a text key (`openssl rand -hex 32 > key`), its
+    /// text less one trailing line ending.
     ///
     /// The file must be a regular file owned by this process's user that nobody else can read
     /// or write (mode `0600` or `0400`): ``StateKeyError/readableByOthers(path:mode:)`` and
@@ -132,11 +132,18 @@ public struct StateKey: Sendable, CustomStringConvertible {
         guard count <= maximumByteCount else {
             throw .unreadable(path: path, reason: "it holds more than the \(maximumByteCount) bytes a key file may hold")
         }
-        // Shortened in place (removeLast keeps the storage), so the buffer that is cleared
-        // afterwards is the one the file was read into.
+        guard count == Int(info.st_size) else {
+            // A pseudo-file (/proc, /sys) reports a size it does not have: not a key file.
+            clear(&bytes)
+            throw .unreadable(path: path, reason: "it reads \(count) bytes but its size is \(info.st_size) (not a plain file)")
+        }
+        // A text key (hex, base64) loses its line ending; a binary key is taken whole, whatever
+        // its last byte. Shortened in place, so the buffer cleared afterwards is the one read into.
         var length = count
-        if length > 0, bytes[length - 1] == 0x0A { length -= 1 }
-        if length > 0, bytes[length - 1] == 0x0D { length -= 1 }
+        if bytes[..<count].allSatisfy({ (0x20...0x7E).contains($0) || $0 == 0x0A || $0 == 0x0D }) {
+            if length > 0, bytes[length - 1] == 0x0A { length -= 1 }
+            if length > 0, bytes[length - 1] == 0x0D { length -= 1 }
+        }
         for index in length..<bytes.count { bytes[index] = 0 }
         bytes.removeLast(bytes.count - length)
         guard length >= minimumByteCount else {

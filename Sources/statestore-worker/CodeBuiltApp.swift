@@ -213,7 +213,7 @@ enum RenameApp {
     }
 
     static func session(database: String) throws {
-        let store = try StateStore(path: database)
+        let store = try StateStore(path: database, options: MailSession.storeOptions())
         let application = Application(store: store, storyboard: storyboard())
         let window = Window(size: Size(width: 390, height: 844), application: application)
         try ScenesApp.build(window, application)
@@ -225,7 +225,7 @@ enum RenameApp {
     }
 
     static func report(database: String) throws -> [String: String] {
-        let store = try StateStore(path: database)
+        let store = try StateStore(path: database, options: MailSession.storeOptions())
         let application = Application(store: store, storyboard: storyboard())
         let window = Window(size: Size(width: 390, height: 844), application: application)
         let restoration = try application.restoreHierarchyWithReport(in: window)

@@ -11,16 +11,21 @@ enum MailSession {
     /// controller aborts, so restoring a hierarchy that shows one crashes (for the crash-loop guard).
     /// With STATESTORE_KEY_FILE=PATH, the store seals its states with the key in that file.
     static func launch(database: String) throws -> MailApp {
-        var options = StateStore.Options()
-        if let keyFile = ProcessInfo.processInfo.environment["STATESTORE_KEY_FILE"] {
-            options.sealer = StateKeyring(try StateKey.file(keyFile))
-        }
-        let app = MailApp(store: try StateStore(path: database, options: options))
+        let app = MailApp(store: try StateStore(path: database, options: storeOptions()))
         if ProcessInfo.processInfo.environment["STATESTORE_CRASH_ON_RESTORE"] == "1" {
             app.application.storyboard.register(MailStoryboard.message) { abort() }
         }
         try app.launch()
         return app
+    }
+
+    /// The store's options: sealed with the key in STATESTORE_KEY_FILE when it is set.
+    static func storeOptions() throws -> StateStore.Options {
+        var options = StateStore.Options()
+        if let keyFile = ProcessInfo.processInfo.environment["STATESTORE_KEY_FILE"] {
+            options.sealer = StateKeyring(try StateKey.file(keyFile))
+        }
+        return options
     }
 
     /// Drives a session: a signature in settings, an inbox scrolled with a message selected,

@@ -141,6 +141,22 @@ struct RestorationCodeBuiltProcessTests {
         #expect(try store.restore(ComposeDraft.self, for: "mail/draft-v2") == ComposeDraft(to: "grace@example.org", body: "v2 text"))
     }
 
+    /// The same rename with the states sealed: the state is opened and sealed again for its new
+    /// path (the seal is bound to the path), not quarantined as altered.
+    @Test func aSealedStateFollowsItsRenamedIdentifier() throws {
+        let keyFile = folder.file("state.key")
+        #expect(FileManager.default.createFile(atPath: keyFile, contents: Data(repeating: 0x42, count: 32), attributes: [.posixPermissions: 0o600]))
+        let sealed = ["STATESTORE_KEY_FILE": keyFile]
+        try session(["rename-session", database], environment: sealed.merging(["STATESTORE_APP_VERSION": "1"]) { $1 })
+        let report = try run(["rename-report", database], environment: sealed.merging(["STATESTORE_APP_VERSION": "2"]) { $1 })
+        let values = values(report.lines)
+        #expect(values["body"] == "v1 text", "\(report.lines)")
+        #expect(values["moved"] == "mail/draft-v1->mail/draft-v2")
+        #expect(values["paths"] == "mail/draft-v2,mail/inbox")
+        #expect(try CLI.tool("sqlite3", [database, "SELECT count(*) FROM quarantine"]) == "0\n")
+        #expect(try CLI.tool("sqlite3", [database, "SELECT count(*) FROM states WHERE key_id IS NULL"]) == "0\n")
+    }
+
     struct ComposeDraft: Codable, Sendable, Equatable { var to: String; var body: String }
 
     // MARK: Hostile archives

@@ -57,15 +57,30 @@ struct SealedStateTests {
             #expect(throws: StateStoreError.keyMismatch(path: "mail/draft", found: right.id, configured: key?.id)) {
                 try other.restore(Draft.self, for: "mail/draft")
             }
-            // A save over it is refused, in a transaction and through the write-behind writer alike.
-            #expect(throws: StateStoreError.keyMismatch(path: "mail/draft", found: right.id, configured: key?.id)) {
+            // A save over it is refused, and an import of a clear state over it. Without a key, the
+            // database's record that it is sealed refuses every clear write first.
+            let refusal = key == nil
+                ? StateStoreError.keyRequired(file: database, keyID: right.id)
+                : StateStoreError.keyMismatch(path: "mail/draft", found: right.id, configured: key?.id)
+            #expect(throws: refusal) {
                 try other.save(Draft(to: [], subject: "default", body: ""), for: "mail/draft")
             }
-            // An import of a clear state over it too.
             let clear = StoredState(path: "mail/draft", typeName: "Draft", version: 1, generation: 1, encoding: .json,
                                     updatedAt: Date(), bytes: Data("{}".utf8))
-            #expect(throws: StateStoreError.keyMismatch(path: "mail/draft", found: right.id, configured: key?.id)) {
+            #expect(throws: refusal) {
                 try other.importStates(StateExport(states: [clear]))
+            }
+            // An import with `replace` never removes what it cannot read.
+            let elsewhere = StoredState(path: "other", typeName: "Draft", version: 1, generation: 1, encoding: .json,
+                                        updatedAt: Date(), bytes: Data("{}".utf8))
+            if key != nil {
+                #expect(throws: StateStoreError.keyMismatch(path: "mail/draft", found: right.id, configured: key?.id)) {
+                    try other.importStates(StateExport(states: [elsewhere]), replace: true)
+                }
+            }
+            // Nor does a controller renamed by a newer build move it.
+            #expect(throws: StateStoreError.keyMismatch(path: "mail/draft", found: right.id, configured: key?.id)) {
+                try other.write { (transaction) throws(StateStoreError) in try transaction.moveState(from: "mail/draft", to: "mail/renamed") }
             }
             #expect(try other.quarantinedStates().isEmpty)
         }
@@ -141,6 +156,66 @@ struct SealedStateTests {
         #expect(try other.restore(Draft.self, for: "mail/draft") == draft)
     }
 
+    @Test func aStoreWithoutTheKeyWritesNothingClearIntoASealedDatabase() throws {
+        let key = try testKey(1)
+        try store(key).save(draft, for: "mail/draft")
+        let keyless = try store(nil)
+        #expect(keyless.sealedWith == key.id)
+        #expect(throws: StateStoreError.keyRequired(file: database, keyID: key.id)) {
+            try keyless.save(Draft(to: [], subject: "the secret plan B", body: ""), for: "mail/new")
+        }
+        let clear = StoredState(path: "mail/new", typeName: "Draft", version: 1, generation: 1, encoding: .json,
+                                updatedAt: Date(), bytes: Data(#"{"subject":"the secret plan B"}"#.utf8))
+        #expect(throws: StateStoreError.keyRequired(file: database, keyID: key.id)) {
+            try keyless.write { (transaction) throws(StateStoreError) in try transaction.insert(verbatim: clear) }
+        }
+        // A store that seals seals what is inserted verbatim too.
+        let sealed = try store(key)
+        try sealed.write { (transaction) throws(StateStoreError) in try transaction.insert(verbatim: clear) }
+        #expect(try sealed.state(at: "mail/new")?.keyID == key.id)
+        // Unsealed, the database is clear again and takes clear writes.
+        try StateStore.rekey(at: database, from: StateKeyring(key), to: nil)
+        let reopened = try store(nil)
+        #expect(reopened.sealedWith == nil)
+        try reopened.save(draft, for: "mail/clear")
+        #expect(try reopened.statesByKey() == [nil: 3])
+    }
+
+    @Test func aRenamedControllerKeepsItsSealedState() throws {
+        let key = try testKey(1)
+        let sealed = try store(key)
+        try sealed.save(draft, for: "mail/draft")
+        #expect(try sealed.write { (transaction) throws(StateStoreError) in try transaction.moveState(from: "mail/draft", to: "mail/compose") })
+        #expect(try sealed.restore(Draft.self, for: "mail/compose") == draft)
+        #expect(try sealed.state(at: "mail/compose")?.keyID == key.id)
+        #expect(try sealed.quarantinedStates().isEmpty)
+    }
+
+    @Test func aRekeyThatWouldPassTheSizeLimitChangesNothing() throws {
+        let options = StateStore.Options(maximumStateSize: 200)
+        let text = String(repeating: "x", count: 180)
+        try StateStore(path: database, options: options).save(text, for: "big")
+        let before = try rows()
+        #expect(throws: StateStoreError.stateTooLarge(path: "big", byteCount: 182 + 28, limit: 200)) {
+            try StateStore.rekey(at: database, from: nil, to: StateKeyring(try testKey(1)), options: options)
+        }
+        #expect(try rows() == before)
+    }
+
+    @Test func aSealerWithAnInvalidKeyIDOrAVersionOutOfRangeIsRefused() throws {
+        struct Commas: StateSealer {
+            var keyID: String { "a,b" }
+            var openableKeyIDs: [String] { ["a,b"] }
+            func seal(_ plaintext: Data, identity: SealedRowIdentity) throws -> Data { plaintext }
+            func open(_ sealed: Data, keyID: String, identity: SealedRowIdentity) throws -> Data { sealed }
+        }
+        #expect(throws: StateStoreError.invalidKeyID("a,b")) { try StateStore(path: database, options: .init(sealer: Commas())) }
+        let sealed = try store(try testKey(1))
+        #expect(throws: StateStoreError.self) {
+            try sealed.save(encoded: Data("{}".utf8), encoding: .json, typeName: "T", version: (1 << 32) + 1, for: "v")
+        }
+    }
+
     @Test func aRotationReadsThePreviousKeyAndWritesTheNewOne() throws {
         let old = try testKey(1), new = try testKey(2)
         try store(old).save(draft, for: "mail/draft")
@@ -178,6 +253,22 @@ struct StateKeySourceTests {
         let path = write(material, mode: mode, to: "key")
         #expect(throws: StateKeyError.readableByOthers(path: path, mode: UInt32(mode))) { try StateKey.file(path) }
         #expect(StateKeyError.readableByOthers(path: path, mode: UInt32(mode)).description.contains("chmod 600"))
+    }
+
+    @Test func aBinaryKeyIsTakenWholeAndATextKeyLosesItsLineEnding() throws {
+        var binary = [UInt8](repeating: 0x9F, count: 32)
+        for last in [0x0A, 0x0D] as [UInt8] {
+            binary[31] = last
+            let path = write(binary, mode: 0o600, to: "binary\(last)")
+            #expect(try StateKey.file(path).id == (try StateKey(bytes: binary)).id)
+        }
+        let text = Array("00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff".utf8)
+        for ending in [[0x0A], [0x0D, 0x0A], []] as [[UInt8]] {
+            let path = write(text + ending, mode: 0o600, to: "text\(ending.count)")
+            #expect(try StateKey.file(path).id == (try StateKey(bytes: text)).id)
+        }
+        // A pseudo-file reports a size it does not have.
+        #expect(throws: StateKeyError.self) { try StateKey.file("/proc/self/environ") }
     }
 
     @Test func aShortOrMissingKeyIsRefused() throws {
@@ -279,7 +370,7 @@ struct SealedStateProcessTests {
             #expect(launch.status == 0)
             let errors = launch.values["error", default: ""].split(separator: "\n")
             #expect(errors.count >= 1)
-            #expect(errors.allSatisfy { $0.contains("sealed with key \(rightID)") && $0.contains(configured) })
+            #expect(errors.allSatisfy { $0.contains("sealed") && $0.contains(rightID) && $0.contains(configured) }, "\(errors)")
             #expect(try rows() == sealed)
             #expect(try CLI.tool("sqlite3", [database, "SELECT count(*) FROM quarantine"]) == "0\n")
         }

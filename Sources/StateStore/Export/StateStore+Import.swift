@@ -35,7 +35,9 @@ extension StateStore {
     /// a running application that has seen the old row notices the change; a new row keeps the
     /// exported generation. Other stored states stay, unless `replace` is set. Sealed states are
     /// written sealed, as exported; clear ones are sealed when the store has an
-    /// ``Options/sealer``.
+    /// ``Options/sealer`` (and refused, ``StateStoreError/keyRequired(file:keyID:)``, by a store
+    /// without one on a database that records it is sealed). With `replace`, a stored state sealed
+    /// with a key the store cannot open is never removed: ``StateStoreError/keyMismatch(path:found:configured:)``.
     ///
     /// ```swift
     /// let export = try StateExport(decoding: Data(contentsOf: backup))
@@ -66,13 +68,7 @@ extension StateStore {
             let existing = Set(try transaction.storedPaths().map { Array($0.utf8) })
             let removed = replace ? try transaction.removeStates(notIn: paths) : 0
             var result = ImportResult(created: 0, replaced: 0, removed: removed)
-            for var state in export.states {
-                if state.keyID == nil, options.sealer != nil {
-                    // A clear state lands sealed in a store that seals; a sealed one stays as it was.
-                    guard state.checksumIsValid else { throw .checksumMismatch(path: state.path) }
-                    (state.bytes, state.keyID) = try sealed(state.bytes, identity: state.sealedIdentity)
-                    state.checksum = Checksum.stored(state.bytes)
-                }
+            for state in export.states {
                 try transaction.insert(verbatim: state)
                 if existing.contains(Array(state.path.rawValue.utf8)) { result.replaced += 1 } else { result.created += 1 }
             }

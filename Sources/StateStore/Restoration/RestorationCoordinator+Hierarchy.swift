@@ -284,18 +284,26 @@ extension RestorationCoordinator {
         }
         guard !moves.isEmpty else { return [] }
         do {
+            var unopened: [StateStoreError] = []
             let results = try store.write { (transaction) throws(StateStoreError) -> [Bool?] in
                 var results: [Bool?] = []
                 for move in moves {
-                    if try transaction.moveState(from: move.from, to: move.to) {
-                        results.append(true)
-                    } else {
-                        // Not moved: nothing was saved under the old path, or the new one has a state.
-                        results.append(try transaction.hasState(at: move.from) ? false : nil)
+                    do throws(StateStoreError) {
+                        if try transaction.moveState(from: move.from, to: move.to) {
+                            results.append(true)
+                        } else {
+                            // Not moved: nothing was saved under the old path, or the new one has a state.
+                            results.append(try transaction.hasState(at: move.from) ? false : nil)
+                        }
+                    } catch .keyMismatch(let path, let found, let configured) {
+                        // Sealed with a key this store was not given: it stays where it is, unread.
+                        unopened.append(.keyMismatch(path: path, found: found, configured: configured))
+                        results.append(false)
                     }
                 }
                 return results
             }
+            for error in unopened { report(.store(error)) }
             var done: [HierarchyRestoration.Move] = []
             for (move, moved) in zip(moves, results) {
                 if moved == true { done.append(move) }

@@ -86,6 +86,11 @@ public enum StateStoreError: Error, Sendable, Hashable, CustomStringConvertible 
     /// The state at `path` is sealed with the configured key `keyID`, but its bytes do not
     /// authenticate: they were altered, or copied from another row, outside StateStore.
     case sealedStateUnopenable(path: RestorationPath, keyID: String)
+    /// The database records that its states are sealed (with key `keyID`), and this store was
+    /// given no key: it writes no clear state into it. Nothing was written.
+    case keyRequired(file: String, keyID: String)
+    /// A sealer's key id is not 1 to 64 printable ASCII characters other than `,`.
+    case invalidKeyID(String)
 
     /// Whether the same operation may succeed later, unchanged: a full disk, a lock held too
     /// long, an I/O error, memory. Other errors (a state too large, an invalid path, a
@@ -164,6 +169,10 @@ public enum StateStoreError: Error, Sendable, Hashable, CustomStringConvertible 
             "The state at \(path) is sealed with key \(found), and this store "
                 + (configured.map { "was given key \($0)" } ?? "was given no key")
                 + ". It was left untouched and will not be saved over; start again with the key it was sealed with (StateStore.Options.sealer, or statectl's --key-file / --credential)."
+        case .keyRequired(let file, let keyID):
+            "The state database at \(file) is sealed (key \(keyID)) and this store was given no key, so nothing clear is written into it; nothing was written. Start again with the key (StateStore.Options.sealer, or statectl's --key-file / --credential), or make the database clear first (`statectl rekey --clear`)."
+        case .invalidKeyID(let keyID):
+            "The sealer's key id \(keyID.debugDescription) is not 1 to 64 printable ASCII characters other than \",\"; nothing was opened."
         case .sealedStateUnopenable(let path, let keyID):
             "The state at \(path) is sealed with key \(keyID), but its bytes do not open with it: they were altered, or copied from another row, outside StateStore. Quarantine it; `statectl inspect --quarantine` shows it."
         }

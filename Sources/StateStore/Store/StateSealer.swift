@@ -71,9 +71,9 @@ extension StoredState {
     /// Whether the stored bytes are sealed (``keyID`` is set).
     public var isSealed: Bool { keyID != nil }
 
-    /// Whether `text` can name a key: 1 to 64 printable ASCII characters.
+    /// Whether `text` can name a key: 1 to 64 printable ASCII characters other than `,`.
     static func isValidKeyID(_ text: String) -> Bool {
-        (1...64).contains(text.utf8.count) && text.utf8.allSatisfy { (0x21...0x7E).contains($0) }
+        (1...64).contains(text.utf8.count) && text.utf8.allSatisfy { (0x21...0x7E).contains($0) && $0 != UInt8(ascii: ",") }
     }
 
     var sealedIdentity: SealedRowIdentity { SealedRowIdentity(path: path, typeName: typeName, version: version) }
@@ -126,6 +126,35 @@ extension StateStore {
         } catch {
             throw .encodingFailed(path: identity.path, reason: "sealing failed: \(error)")
         }
+    }
+
+    /// The `metadata` key that records the key a database's states are sealed with.
+    static let sealedWithKey = "statestore.sealed_with"
+
+    /// Reads the database's sealing record and, for a store that seals, writes its key id there
+    /// when the record is missing or names a key the sealer also opens (a rotation). A store
+    /// given another key leaves the record as it is: it does not claim the database.
+    static func recordSealing(_ connection: Connection, sealer: (any StateSealer)?, readOnly: Bool) throws(StateStoreError) -> String? {
+        let read = try connection.cached("SELECT value FROM metadata WHERE key = ?1")
+        read.bind(sealedWithKey, at: 1)
+        let recorded = try read.step() ? read.string(0) : nil
+        read.reset()
+        guard let sealer, !readOnly, recorded != sealer.keyID, recorded.map(sealer.canOpen(keyID:)) ?? true else {
+            return recorded
+        }
+        try connection.writeTransaction { () throws(StateStoreError) in
+            let write = try connection.cached("INSERT INTO metadata(key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value")
+            write.bind(sealedWithKey, at: 1)
+            write.bind(sealer.keyID, at: 2)
+            try write.run()
+        }
+        return sealer.keyID
+    }
+
+    /// Throws ``StateStoreError/keyRequired(file:keyID:)`` when this store has no sealer and the
+    /// database records that its states are sealed: a clear state is never written into it.
+    func requireSealerForClearWrite() throws(StateStoreError) {
+        if options.sealer == nil, let sealedWith { throw .keyRequired(file: path, keyID: sealedWith) }
     }
 
     /// ``StateSealer/openableKeyIDs`` as the save statement matches them: `,id1,id2,` (`,` without a sealer).

@@ -63,10 +63,24 @@ extension StateStore.WriteTransaction {
     /// old row still notices the change. Throws ``StateStoreError/stateTooLarge(path:byteCount:limit:)``
     /// over the store's ``StateStore/Options/maximumStateSize`` and
     /// ``StateStoreError/checksumMismatch(path:)`` when `state.checksum` does not match its bytes.
-    /// A sealed state (``StoredState/keyID`` set) is written sealed, as it is; a stored row sealed
+    /// A sealed state (``StoredState/keyID`` set) is written sealed, as it is; a clear one is sealed
+    /// when the store has a sealer, and refused with ``StateStoreError/keyRequired(file:keyID:)``
+    /// when it has none and the database records that it is sealed. A stored row sealed
     /// with a key the store cannot open is replaced only by one sealed with the same key, else
     /// ``StateStoreError/keyMismatch(path:found:configured:)``.
     public func insert(verbatim state: StoredState) throws(StateStoreError) {
+        var state = state
+        if state.keyID == nil {
+            // A clear state lands sealed in a store that seals; without a sealer, never in a
+            // database that records it is sealed. A sealed one is written as it is.
+            guard state.checksumIsValid else { throw .checksumMismatch(path: state.path) }
+            if store.isSealed {
+                (state.bytes, state.keyID) = try store.sealed(state.bytes, identity: state.sealedIdentity)
+                state.checksum = Checksum.stored(state.bytes)
+            } else {
+                try store.requireSealerForClearWrite()
+            }
+        }
         let limit = store.options.maximumStateSize
         guard state.bytes.count <= limit else {
             throw .stateTooLarge(path: state.path, byteCount: state.bytes.count, limit: limit)
@@ -147,10 +161,15 @@ extension StateStore.WriteTransaction {
     /// by ``removeInvalidRows()``. Returns how many it removed.
     @discardableResult
     public func removeStates(notIn paths: Set<RestorationPath>) throws(StateStoreError) -> Int {
-        let scan = try connection.cached("SELECT rowid, path FROM states")
+        let scan = try connection.cached("SELECT rowid, path, key_id FROM states")
         var doomed: [Int64] = []
         while try scan.step() {
             guard case .success(let path) = RestorationPath.stored(in: scan, column: 1), !paths.contains(path) else { continue }
+            if !scan.isNull(2), !store.mayReplace(rowSealedWith: scan.string(2)) {
+                // A replace names what to keep, not what goes: it never removes what it cannot read.
+                defer { scan.reset() }
+                throw .keyMismatch(path: path, found: scan.string(2), configured: store.options.sealer?.keyID)
+            }
             doomed.append(scan.int64(0))
         }
         scan.reset()

@@ -32,6 +32,11 @@ extension StateStore {
     /// and running the rekey again does the whole of it. Stop the applications that use the
     /// database first, or give them a keyring that opens both keys (see <doc:StorageAndGuarantees>).
     ///
+    /// `options.maximumStateSize` is the limit of the applications that read the database: a state
+    /// that would be over it once sealed refuses the rekey (``StateStoreError/stateTooLarge(path:byteCount:limit:)``).
+    /// The database records the key it is sealed with (or that it is clear), so a store without a
+    /// key writes nothing clear into a sealed database (``StateStoreError/keyRequired(file:keyID:)``).
+    ///
     /// - Throws: ``StateStoreError/keyMismatch(path:found:configured:)`` when a state is sealed
     ///   with a key `current` does not open, ``StateStoreError/checksumMismatch(path:)`` or
     ///   ``StateStoreError/sealedStateUnopenable(path:keyID:)`` for a damaged state (quarantine it
@@ -46,7 +51,10 @@ extension StateStore {
         options.readOnly = false
         let store = try StateStore(path: path, options: options)
         return try store.write { (transaction) throws(StateStoreError) -> RekeyResult in
-            try transaction.rekey(to: target)
+            let result = try transaction.rekey(to: target)
+            // The database records what it is now: sealed with the target key, or clear.
+            try transaction.setMetadata(sealedWithKey, to: target?.keyID)
+            return result
         }
     }
 }
@@ -116,11 +124,16 @@ extension StateStore.WriteTransaction {
     private func rewrite(_ state: StoredState, to target: (any StateSealer)?) throws(StateStoreError) -> (bytes: Data, keyID: String?) {
         let plaintext = try store.plaintext(of: state)
         guard let target else { return (plaintext, nil) }
+        let sealed: Data
         do {
-            return (try target.seal(plaintext, identity: state.sealedIdentity), target.keyID)
+            sealed = try target.seal(plaintext, identity: state.sealedIdentity)
         } catch {
             throw .encodingFailed(path: state.path, reason: "sealing failed: \(error)")
         }
+        // The seal's 28 bytes count against the limit a read applies: never make a row the app refuses.
+        let limit = store.options.maximumStateSize
+        guard sealed.count <= limit else { throw .stateTooLarge(path: state.path, byteCount: sealed.count, limit: limit) }
+        return (sealed, target.keyID)
     }
 
     /// Quarantined rows are rewritten as states are when they open, and kept as they are when not.

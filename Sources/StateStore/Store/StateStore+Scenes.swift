@@ -104,15 +104,57 @@ extension StateStore.WriteTransaction {
     /// Moves the state at `old` to `new` when `new` holds none (a controller whose restoration
     /// identifier changed keeps its state). Returns whether it moved; when `new` already holds
     /// a state both are kept.
+    ///
+    /// A sealed state is bound to its path, so it is opened and sealed again for `new`; one
+    /// sealed with a key the store cannot open stays where it is
+    /// (``StateStoreError/keyMismatch(path:found:configured:)``).
     @discardableResult
     public func moveState(from old: RestorationPath, to new: RestorationPath) throws(StateStoreError) -> Bool {
+        let limit = store.options.maximumStateSize
+        let find = try connection.cached("""
+            SELECT type_name, version, key_id, checksum, CASE WHEN length(bytes) <= ?2 THEN bytes END, length(bytes)
+            FROM states WHERE path = ?1 AND key_id IS NOT NULL
+            """)
+        find.bind(old.rawValue, at: 1)
+        find.bind(limit, at: 2)
+        var resealed: (bytes: Data, keyID: String?)?
+        if try find.step() {
+            defer { find.reset() }
+            let keyID = find.string(2)
+            guard store.mayReplace(rowSealedWith: keyID) else {
+                throw .keyMismatch(path: old, found: keyID, configured: store.options.sealer?.keyID)
+            }
+            guard !find.isNull(4) else { throw .stateTooLarge(path: old, byteCount: find.int(5), limit: limit) }
+            let state = StoredState(
+                path: old, typeName: find.string(0), version: find.int(1), generation: 1, encoding: .binary,
+                checksum: find.int64(3), updatedAt: Date(), bytes: try find.data(4), keyID: keyID
+            )
+            guard state.checksumIsValid else { throw .checksumMismatch(path: old) }
+            var moved = state
+            moved.path = new
+            resealed = try store.sealed(try store.plaintext(of: state), identity: moved.sealedIdentity)
+        } else {
+            find.reset()
+        }
         let statement = try connection.cached("""
             UPDATE states SET path = ?2 WHERE path = ?1 AND NOT EXISTS (SELECT 1 FROM states WHERE path = ?2)
             """)
         statement.bind(old.rawValue, at: 1)
         statement.bind(new.rawValue, at: 2)
         try statement.run()
-        return connection.changes > 0
+        guard connection.changes > 0 else { return false }
+        if let resealed {
+            let update = try connection.cached("UPDATE states SET bytes = ?2, checksum = ?3, key_id = ?4 WHERE path = ?1")
+            try resealed.bytes.withBorrowedBytes { (raw) throws(StateStoreError) in
+                defer { update.reset() }
+                update.bind(new.rawValue, at: 1)
+                update.bindBorrowed(raw, at: 2)
+                update.bind(Checksum.stored(resealed.bytes), at: 3)
+                if let keyID = resealed.keyID { update.bind(keyID, at: 4) } else { update.bindNull(at: 4) }
+                try update.run()
+            }
+        }
+        return true
     }
 
     /// Whether a state is stored at `path`.

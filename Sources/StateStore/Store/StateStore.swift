@@ -139,6 +139,10 @@ public final class StateStore: Sendable {
 
     /// States removed at open because they were older than ``Options/retention``.
     public let prunedAtOpen: Int
+    /// The key id the database records that its states are sealed with (`metadata`
+    /// `statestore.sealed_with`), or `nil` for a clear database. A store without a sealer writes
+    /// no clear state into a database that records one: ``StateStoreError/keyRequired(file:keyID:)``.
+    public let sealedWith: String?
 
     /// Things found at open that the store could not put right itself, in words: a file
     /// owned by another user that others may read, a folder that others may write to.
@@ -164,6 +168,9 @@ public final class StateStore: Sendable {
     private init(location path: String, inMemory isMemory: Bool, options: Options) throws(StateStoreError) {
         self.path = path
         self.options = options
+        if let sealer = options.sealer, let invalid = sealer.openableKeyIDs.first(where: { !StoredState.isValidKeyID($0) }) {
+            throw .invalidKeyID(invalid)
+        }
         openableKeyList = Self.openableKeyList(options.sealer)
         metrics = StoreMetrics(factory: options.metricsFactory ?? MetricsSystem.factory)
         var warnings: [String] = []
@@ -245,6 +252,7 @@ public final class StateStore: Sendable {
         } else {
             prunedAtOpen = 0
         }
+        sealedWith = try Self.recordSealing(connection, sealer: options.sealer, readOnly: options.readOnly)
         // The file is accepted: from now on a clean close checkpoints and removes the WAL,
         // and files of this user's that others could read are tightened.
         if !options.readOnly {

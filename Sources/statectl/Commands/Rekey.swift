@@ -18,8 +18,11 @@ extension Statectl {
                 Everything is one transaction: killed half-way, the database is exactly as it was, \
                 every state still opens with the current key, and running the command again does \
                 the whole of it. A state sealed with a key that was not given, or damaged, refuses \
-                the whole rekey (exit 1) and changes nothing. Stop the applications that use the \
-                database first, or give them a keyring that opens both keys.
+                the whole rekey (exit 1) and changes nothing, as does a state that would be over \
+                --max-state-size once sealed (give the application's own limit). The database \
+                records the key it is sealed with, so a store or command without a key writes \
+                nothing clear into it. Stop the applications that use the database first, or give \
+                them a keyring that opens both keys.
 
                 Example:
                   statectl rekey --db ./state.sqlite --new-key-file ./new.key
@@ -48,6 +51,8 @@ extension Statectl {
         @Flag(help: "Make every state clear: unseal the database.")
         var clear = false
 
+        @OptionGroup var limit: StateSizeOptions
+
         func validate() throws {
             if [newKeyFile != nil, newCredential != nil, clear].filter({ $0 }).count != 1 {
                 throw ValidationError("Give exactly one of --new-key-file, --new-credential and --clear.")
@@ -58,7 +63,10 @@ extension Statectl {
             try database.requireExistingFile()
             let current = try key.keyring()
             let target = try KeyOptions.key(file: newKeyFile, credential: newCredential).map { StateKeyring($0) }
-            let result = try StateStore.rekey(at: database.path, from: current, to: target)
+            let result = try StateStore.rekey(
+                at: database.path, from: current, to: target,
+                options: .init(maximumStateSize: Int(limit.maximumStateSize.bytes))
+            )
             if output.json {
                 Output.json(kind: "rekey", [
                     ("database", .string(database.path)),

@@ -20,7 +20,7 @@ enum ExitStatus: Int32 {
              .invalidDatabasePath, .notARegularFile, .notAStateStore, .schemaMismatch:
             .cannotOpen
         case .readOnly, .diskFull, .busy, .decodingFailed, .encodingFailed, .checksumMismatch,
-             .stateTooLarge, .invalidPath, .invalidState, .sqlite, .keyMismatch, .sealedStateUnopenable:
+             .stateTooLarge, .invalidPath, .invalidState, .sqlite, .keyMismatch, .sealedStateUnopenable, .keyRequired, .invalidKeyID:
             .problemFound
         }
     }

@@ -342,7 +342,7 @@ _statectl_rekey() {
     repeating_flags=()
     non_repeating_flags=(--json --clear --version -h --help)
     repeating_options=()
-    non_repeating_options=(--db --key-file --credential --new-key-file --new-credential)
+    non_repeating_options=(--db --key-file --credential --new-key-file --new-credential --max-state-size)
     __statectl_offer_flags_options 0
 
     # Offer option value completions
@@ -363,6 +363,9 @@ _statectl_rekey() {
         return
         ;;
     '--new-credential')
+        return
+        ;;
+    '--max-state-size')
         return
         ;;
     esac

@@ -35,7 +35,7 @@ function __statectl_parse_tokens -S
         case 'prune'
             __statectl_parse_subcommand 0 'db=' 'json' 'older-than=' 'path=' 'invalid-paths' 'dry-run' 'version' 'h/help'
         case 'rekey'
-            __statectl_parse_subcommand 0 'db=' 'json' 'key-file=' 'credential=' 'new-key-file=' 'new-credential=' 'clear' 'version' 'h/help'
+            __statectl_parse_subcommand 0 'db=' 'json' 'key-file=' 'credential=' 'new-key-file=' 'new-credential=' 'clear' 'max-state-size=' 'version' 'h/help'
         case 'monitor'
             __statectl_parse_subcommand 0 'once' 'interval=' 'count=' 'root=' 'cgroup=' 'events' 'json' 'version' 'h/help'
         case 'demo'
@@ -167,6 +167,7 @@ complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_opti
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl rekey" new-key-file' -l 'new-key-file' -d 'Seal every state with the key in this file (mode 600 or 400, owned by you).' -rF
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl rekey" new-credential' -l 'new-credential' -d 'Seal every state with the systemd credential NAME.' -rfka ''
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl rekey" clear' -l 'clear' -d 'Make every state clear: unseal the database.'
+complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl rekey" max-state-size' -l 'max-state-size' -d 'The largest state accepted, as the application\'s StateStore.Options.maximumStateSize (default 1MiB).' -rfka ''
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl rekey" version' -l 'version' -d 'Show the version.'
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl rekey" h help' -s 'h' -l 'help' -d 'Show help information.'
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl monitor" once' -l 'once' -d 'Print one sample and exit.'

@@ -191,6 +191,7 @@ _statectl_rekey() {
         '--new-key-file[Seal every state with the key in this file (mode 600 or 400, owned by you).]:path:_files'
         '--new-credential[Seal every state with the systemd credential NAME.]:name:'
         '--clear[Make every state clear\: unseal the database.]'
+        '--max-state-size[The largest state accepted, as the application'\''s StateStore.Options.maximumStateSize (default 1MiB).]:size:'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
