@@ -104,14 +104,7 @@ extension StateStore.WriteTransaction {
             for (rowID, state) in page {
                 guard state.checksumIsValid else { throw .checksumMismatch(path: state.path) }
                 let rewritten = try rewrite(state, to: target)
-                try rewritten.bytes.withBorrowedBytes { (raw) throws(StateStoreError) in
-                    defer { update.reset() }
-                    update.bind(rowID, at: 1)
-                    update.bindBorrowed(raw, at: 2)
-                    update.bind(Checksum.stored(rewritten.bytes), at: 3)
-                    if let key = rewritten.keyID { update.bind(key, at: 4) } else { update.bindNull(at: 4) }
-                    try update.run()
-                }
+                try run(update, writing: rewritten) { $0.bind(rowID, at: 1) }
                 result.rewritten += 1
             }
         }
@@ -163,15 +156,21 @@ extension StateStore.WriteTransaction {
                 result.quarantineKept += 1
                 continue
             }
-            try rewritten.bytes.withBorrowedBytes { (raw) throws(StateStoreError) in
-                defer { update.reset() }
-                update.bind(id, at: 1)
-                update.bindBorrowed(raw, at: 2)
-                update.bind(Checksum.stored(rewritten.bytes), at: 3)
-                if let key = rewritten.keyID { update.bind(key, at: 4) } else { update.bindNull(at: 4) }
-                try update.run()
-            }
+            try run(update, writing: rewritten) { $0.bind(id, at: 1) }
             result.quarantineRewritten += 1
+        }
+    }
+
+    /// Runs `update`, an `UPDATE … SET bytes = ?2, checksum = ?3, key_id = ?4 WHERE … ?1`, with
+    /// `rewritten` bound and its checksum computed; `row` binds `?1`.
+    func run(_ update: Statement, writing rewritten: (bytes: Data, keyID: String?), row: (Statement) -> Void) throws(StateStoreError) {
+        try rewritten.bytes.withBorrowedBytes { (raw) throws(StateStoreError) in
+            defer { update.reset() }
+            row(update)
+            update.bindBorrowed(raw, at: 2)
+            update.bind(Checksum.stored(rewritten.bytes), at: 3)
+            if let key = rewritten.keyID { update.bind(key, at: 4) } else { update.bindNull(at: 4) }
+            try update.run()
         }
     }
 }

@@ -145,14 +145,7 @@ extension StateStore.WriteTransaction {
         guard connection.changes > 0 else { return false }
         if let resealed {
             let update = try connection.cached("UPDATE states SET bytes = ?2, checksum = ?3, key_id = ?4 WHERE path = ?1")
-            try resealed.bytes.withBorrowedBytes { (raw) throws(StateStoreError) in
-                defer { update.reset() }
-                update.bind(new.rawValue, at: 1)
-                update.bindBorrowed(raw, at: 2)
-                update.bind(Checksum.stored(resealed.bytes), at: 3)
-                if let keyID = resealed.keyID { update.bind(keyID, at: 4) } else { update.bindNull(at: 4) }
-                try update.run()
-            }
+            try run(update, writing: resealed) { $0.bind(new.rawValue, at: 1) }
         }
         return true
     }
