@@ -716,7 +716,10 @@ public final class RestorationCoordinator: LifecycleObserver {
     func preloadStates(of root: ViewController) {
         let paths: [RestorationPath] = inBatch {
             preorder(root).compactMap { controller in
-                guard controller is any StateRestoring, let path = restorationPath(for: controller), latest[path] == nil else { return nil }
+                guard controller is any StateRestoring else { return nil }
+                // The record keeps the path found here, so the appearance only checks it.
+                _ = record(for: controller)
+                guard let path = restorationPath(for: controller), latest[path] == nil else { return nil }
                 return path
             }
         }
@@ -724,8 +727,14 @@ public final class RestorationCoordinator: LifecycleObserver {
         let now = store.changeCount(refreshing: true)
         counts.restoreQueries += 1
         do {
-            for (_, stored) in try store.states(at: paths, waitingForWrites: false) {
+            let (rows, present) = try store.states(at: paths, waitingForWrites: false)
+            for (_, stored) in rows {
                 remember(stored, token: makeToken(), now: now)
+            }
+            // A path with no row at all is known to hold nothing (as a query at its appearance
+            // would find), until another connection commits.
+            for path in paths where !present.contains(path) && latest[path] == nil {
+                latest[path] = Latest(token: makeToken(), generation: 0, verifiedAt: now)
             }
         } catch {
             report(.store(error))
