@@ -180,10 +180,27 @@ extension RestorationCoordinator {
         archivedParent: [String], currentParent: [String], location: String,
         rebuild: inout Rebuild
     ) throws(RestorationError) -> ViewController? {
+        var trail = RebuildTrail(archived: archivedParent, current: currentParent, location: [location])
+        return try instantiate(node, from: storyboard, trail: &trail, rebuild: &rebuild)
+    }
+
+    /// Where a rebuild is: the path components from the root as archived and as the code names
+    /// them now, and the node's location for messages as parts joined with `/` (joined only
+    /// for a message). Kept as stacks, so a large rebuild makes no arrays or strings per node.
+    struct RebuildTrail {
+        var archived: [String]
+        var current: [String]
+        var location: [String]
+        var locationText: String { location.joined(separator: "/") }
+    }
+
+    private func instantiate(
+        _ node: HierarchyArchive.Node, from storyboard: Storyboard, trail: inout RebuildTrail, rebuild: inout Rebuild
+    ) throws(RestorationError) -> ViewController? {
         let controller: ViewController
         let archivedIdentifier = node.effectiveRestorationIdentifier
         func skip(_ reason: String) -> ViewController? {
-            rebuild.notRebuilt.append(.init(path: location, typeName: node.typeDescription, reason: reason))
+            rebuild.notRebuilt.append(.init(path: trail.locationText, typeName: node.typeDescription, reason: reason))
             return nil
         }
         if let storyboardIdentifier = node.storyboardIdentifier {
@@ -207,16 +224,20 @@ extension RestorationCoordinator {
                 or class \(node.restorationClass ?? "(none)"): register one with Storyboard.registerRestoration
                 """)
         }
-        let archived = archivedParent + [archivedIdentifier ?? ""]
-        let current = currentParent + [controller.restorationIdentifier ?? ""]
-        if archived != current { rebuild.renamed.append((archived, current)) }
+        trail.archived.append(archivedIdentifier ?? "")
+        trail.current.append(controller.restorationIdentifier ?? "")
+        defer {
+            trail.archived.removeLast()
+            trail.current.removeLast()
+        }
+        if trail.archived != trail.current { rebuild.renamed.append((trail.archived, trail.current)) }
         var children: [ViewController] = []
+        children.reserveCapacity(node.children.count)
         var selected: ViewController?
         for (index, child) in node.children.enumerated() {
-            let childLocation = location + "/" + child.displayName
-            if let made = try instantiate(
-                child, from: storyboard, archivedParent: archived, currentParent: current, location: childLocation, rebuild: &rebuild
-            ) {
+            trail.location.append(child.displayName)
+            defer { trail.location.removeLast() }
+            if let made = try instantiate(child, from: storyboard, trail: &trail, rebuild: &rebuild) {
                 children.append(made)
                 if index == node.selectedIndex { selected = made }
             }
@@ -240,7 +261,7 @@ extension RestorationCoordinator {
             // The engine sends willMove/didMove(toParent:) itself.
             controller.addChildrenWhileOffscreen(children)
         }
-        if let presented = node.presented?.node { rebuild.presentations.append((controller, presented, archived, current)) }
+        if let presented = node.presented?.node { rebuild.presentations.append((controller, presented, trail.archived, trail.current)) }
         return controller
     }
 

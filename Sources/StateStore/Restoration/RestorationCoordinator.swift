@@ -479,11 +479,16 @@ public final class RestorationCoordinator: LifecycleObserver {
     /// Hands everything queued, and the hierarchy archive of `window`, to the writer as one
     /// batch, and returns at once. `waking: false` when the caller settles right after (the
     /// main thread then runs the batch itself, and a woken writer would only contend with it).
-    func submit(archiving window: Window? = nil, releasingMemory: Bool = false, waking: Bool = true) {
+    /// `stored`: the archive the database holds for the window's scene, when known (a rebuild
+    /// just read it); an equal archive is not handed over again.
+    func submit(archiving window: Window? = nil, stored: HierarchyArchive? = nil, releasingMemory: Bool = false, waking: Bool = true) {
         var batch = WriteBatch()
         if let window, window.application != nil {
             let scene = window.sceneIdentifier
-            batch.archives = [(scene, scene == Window.defaultSceneIdentifier ? "" : scene, makeArchive(of: window))]
+            let archive = makeArchive(of: window)
+            if archive != stored {
+                batch.archives = [(scene, scene == Window.defaultSceneIdentifier ? "" : scene, archive)]
+            }
         }
         batch.states = queuedOrder.compactMap { queued[$0] }
         batch.removedScenes = queuedRemovals
@@ -714,8 +719,12 @@ public final class RestorationCoordinator: LifecycleObserver {
     /// appearances need none. Paths already known, and rows that need a closer look (too large,
     /// a checksum that does not match), are left to the appearance.
     func preloadStates(of root: ViewController) {
+        let controllers = preorder(root)
+        // Room for a record per controller at once, rather than sweeps as the table doubles.
+        records.reserveCapacity(records.count + controllers.count)
+        recordsSweepThreshold = max(recordsSweepThreshold, 2 * (records.count + controllers.count))
         let paths: [RestorationPath] = inBatch {
-            preorder(root).compactMap { controller in
+            controllers.compactMap { controller in
                 guard controller is any StateRestoring else { return nil }
                 // The record keeps the path found here, so the appearance only checks it.
                 _ = record(for: controller)
@@ -724,6 +733,7 @@ public final class RestorationCoordinator: LifecycleObserver {
             }
         }
         guard !paths.isEmpty else { return }
+        latest.reserveCapacity(latest.count + paths.count)
         let now = store.changeCount(refreshing: true)
         counts.restoreQueries += 1
         do {
