@@ -83,6 +83,13 @@ else {
 let withStore = arguments[2] == "store"
 let clock = ContinuousClock()
 var total = Duration.zero
+/// Minor page faults of the process so far.
+func minorFaults() -> Int {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)  // the process: the writer faults too, but rarely inside a cycle
+    return usage.ru_minflt
+}
+var faults = 0
 
 /// Ends the main actor's turn: runs what it scheduled (the coordinator's end-of-turn hand-over).
 func endTurn() {
@@ -100,9 +107,11 @@ MainActor.assumeIsolated {
         endTurn()
         for index in 0..<count {
             let page = app.makePage()
+            let faultsBefore = minorFaults()
             let start = clock.now
             measuredCycle(app, index, page)
             total += clock.now - start
+            faults += minorFaults() - faultsBefore
             endTurn()
         }
         if let statistics = app.application.restorationCoordinator?.statistics {
@@ -117,13 +126,15 @@ MainActor.assumeIsolated {
             let app = NavigationApp(store: store, stateSize: 1000)
             let page = app.makePage()
             page.restorableState.text = String(repeating: "p", count: 1000)
+            let faultsBefore = minorFaults()
             let start = clock.now
             measuredCycle(app, 1, page)
             total += clock.now - start
+            faults += minorFaults() - faultsBefore
             app.application.terminate()
             endTurn()
             for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
         }
     }
 }
-print("\(arguments[1]) \(arguments[2]): \(count) cycles, mean \(total / count)")
+print("\(arguments[1]) \(arguments[2]): \(count) cycles, mean \(total / count), minor page faults per cycle \(Double(faults) / Double(count))")
