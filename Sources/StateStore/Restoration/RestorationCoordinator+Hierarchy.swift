@@ -95,24 +95,28 @@ extension RestorationCoordinator {
             omissions.append(.init(path: location, typeName: StateCoding.typeName(type(of: controller)), reason: reason))
             return nil
         }
-        var kept: [ViewController] = []
-        var children: [HierarchyArchive.Node] = []
-        for child in controller.children {
-            if let childNode = archiveNode(for: child, separator: "/", depth: depth + 1, trail: &trail, omissions: &omissions) {
-                kept.append(child)
-                children.append(childNode)
-            }
-        }
         let kind: HierarchyArchive.Node.Kind
-        var selectedIndex: Int?
+        // The selected tab's controller, whose index among the archived children is recorded.
+        var selected: ViewController?
         if controller is NavigationController {
             kind = .navigation
         } else if let tabs = controller as? TabBarController {
             kind = .tabBar
-            let selected = tabs.selectedViewController
-            selectedIndex = kept.firstIndex { $0 === selected }
+            selected = tabs.selectedViewController
         } else {
             kind = .plain
+        }
+        var children: [HierarchyArchive.Node] = []
+        var selectedIndex: Int?
+        let contained = controller.children
+        if !contained.isEmpty {
+            children.reserveCapacity(contained.count)
+            for child in contained {
+                if let childNode = archiveNode(for: child, separator: "/", depth: depth + 1, trail: &trail, omissions: &omissions) {
+                    if child === selected { selectedIndex = children.count }
+                    children.append(childNode)
+                }
+            }
         }
         var presented: HierarchyArchive.Node?
         if let modal = controller.presentedViewController, modal.presentingViewController === controller {

@@ -265,7 +265,11 @@ public final class RestorationCoordinator: LifecycleObserver {
     /// archived before scenes had identities), so two windows showing the same controllers
     /// keep separate states.
     public func restorationPath(for controller: ViewController) -> RestorationPath? {
-        let record = records[ObjectIdentifier(controller)].flatMap { $0.controller === controller ? $0 : nil }
+        restorationPath(for: controller, record: records[ObjectIdentifier(controller)].flatMap { $0.controller === controller ? $0 : nil })
+    }
+
+    /// ``restorationPath(for:)`` with the controller's record already at hand.
+    private func restorationPath(for controller: ViewController, record: Record?) -> RestorationPath? {
         if let cached = record?.path, let path = unchangedPath(of: controller, cached) { return path }
         guard let (path, leafFirst, scene) = findPath(of: controller) else { return nil }
         record?.path = (leafFirst, scene, path)
@@ -283,10 +287,15 @@ public final class RestorationCoordinator: LifecycleObserver {
             guard index < cached.leafFirst.count, let identifier = node.restorationIdentifier,
                   identifier == cached.leafFirst[index]
             else { return nil }
-            if let parent = node.parent, isShared(identifier, of: node, in: parent) { return nil }
             index += 1
-            guard let next = node.parent ?? node.presentingViewController else { break }
-            node = next
+            if let parent = node.parent {
+                if isShared(identifier, of: node, in: parent) { return nil }
+                node = parent
+            } else if let presenter = node.presentingViewController {
+                node = presenter
+            } else {
+                break
+            }
         }
         guard index == cached.leafFirst.count, node.hostingWindow?.sceneIdentifier == cached.scene else { return nil }
         return cached.path
@@ -299,11 +308,14 @@ public final class RestorationCoordinator: LifecycleObserver {
         while true {
             guard let identifier = node.restorationIdentifier else { return nil }
             components.append(identifier)
-            if let parent = node.parent, isShared(identifier, of: node, in: parent) {
-                shared = true
+            if let parent = node.parent {
+                if isShared(identifier, of: node, in: parent) { shared = true }
+                node = parent
+            } else if let presenter = node.presentingViewController {
+                node = presenter
+            } else {
+                break
             }
-            guard let next = node.parent ?? node.presentingViewController else { break }
-            node = next
         }
         let path: RestorationPath
         // The walk ended at the root of everything `controller` is in: its window's root.
@@ -326,8 +338,11 @@ public final class RestorationCoordinator: LifecycleObserver {
     }
 
     private func isShared(_ identifier: String, of controller: ViewController, in parent: ViewController) -> Bool {
-        guard isRestoringHierarchy || batchDepth > 0, parent.children.count > 16 else {
-            return parent.children.contains { $0 !== controller && $0.restorationIdentifier == identifier }
+        let children = parent.children
+        if children.count < 2 { return false }
+        guard isRestoringHierarchy || batchDepth > 0, children.count > 16 else {
+            for child in children where child !== controller && child.restorationIdentifier == identifier { return true }
+            return false
         }
         let key = ObjectIdentifier(parent)
         if let duplicates = duplicateIdentifiersByParent[key] { return duplicates.contains(identifier) }
@@ -431,7 +446,7 @@ public final class RestorationCoordinator: LifecycleObserver {
     private func enqueueSave<C: StateRestoring>(_ controller: C) {
         counts.saveAttempts += 1
         let record = record(for: controller)
-        guard let path = restorationPath(for: controller) else { return }
+        guard let path = restorationPath(for: controller, record: record) else { return }
         let value = controller.restorableState
         let token = makeToken()
         let encode: @Sendable () throws(StateStoreError) -> Data = { () throws(StateStoreError) -> Data in
@@ -439,7 +454,7 @@ public final class RestorationCoordinator: LifecycleObserver {
         }
         if queued[path] == nil { queuedOrder.append(path) }
         queued[path] = StateHandoff(
-            path: path, token: token, typeName: StateCoding.typeName(C.RestorableState.self),
+            path: path, token: token, stateType: C.RestorableState.self,
             version: C.restorableStateVersion, value: value, encode: encode
         )
         pending[path] = PendingValue(token: token, value: value, version: C.restorableStateVersion, encode: encode, records: [record])
@@ -592,7 +607,7 @@ public final class RestorationCoordinator: LifecycleObserver {
 
     private func restore<C: StateRestoring>(_ controller: C) {
         let record = record(for: controller)
-        guard let path = restorationPath(for: controller) else { return }
+        guard let path = restorationPath(for: controller, record: record) else { return }
         absorbWriterOutcomes()
         let now = changeCount()
         if var known = latest[path], let generation = known.generation, known.verifiedAt != now {
@@ -727,8 +742,7 @@ public final class RestorationCoordinator: LifecycleObserver {
             controllers.compactMap { controller in
                 guard controller is any StateRestoring else { return nil }
                 // The record keeps the path found here, so the appearance only checks it.
-                _ = record(for: controller)
-                guard let path = restorationPath(for: controller), latest[path] == nil else { return nil }
+                guard let path = restorationPath(for: controller, record: record(for: controller)), latest[path] == nil else { return nil }
                 return path
             }
         }

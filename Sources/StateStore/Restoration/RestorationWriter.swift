@@ -7,7 +7,9 @@ struct StateHandoff: Sendable {
     var path: RestorationPath
     /// The coordinator's number for this version of the path's state.
     var token: UInt64
-    var typeName: String
+    /// The state's type; its name (stored beside the bytes) is found on the writer, so the
+    /// first save of a type does not demangle it on the main actor.
+    var stateType: any Any.Type
     var version: Int
     /// The captured value, kept with the bytes once written so that another instance takes it
     /// without decoding.
@@ -79,20 +81,23 @@ struct WriteBatch: Sendable {
                 archives.append(archive)
             }
         }
-        removedScenes += later.removedScenes
-        forgottenArchives += later.forgottenArchives
-        pressureEvents += later.pressureEvents
+        if !later.removedScenes.isEmpty { removedScenes += later.removedScenes }
+        if !later.forgottenArchives.isEmpty { forgottenArchives += later.forgottenArchives }
+        if !later.pressureEvents.isEmpty { pressureEvents += later.pressureEvents }
         releaseMemory = releaseMemory || later.releaseMemory
     }
 
     /// Puts `state` at `position`, keeping the one it replaces (and its own) as fallbacks.
     private mutating func replace(at position: Int, with state: StateHandoff) {
-        var chain = states[position].superseded
-        states[position].superseded = []
-        chain.append(states[position])
-        chain += state.superseded
-        states[position] = state
-        states[position].superseded = Array(chain.suffix(StateHandoff.maximumSuperseded))
+        // Moved, not copied: the older handoff leaves the array for the chain.
+        var older = state
+        swap(&older, &states[position])
+        var chain = older.superseded
+        older.superseded = []
+        chain.append(older)
+        if !states[position].superseded.isEmpty { chain += states[position].superseded }
+        if chain.count > StateHandoff.maximumSuperseded { chain.removeFirst(chain.count - StateHandoff.maximumSuperseded) }
+        states[position].superseded = chain
     }
 
     /// ``absorb(_:)`` for states by a path index, kept once built.
@@ -298,7 +303,7 @@ final class RestorationWriter: Sendable {
             }
             writes.append(Encoded(
                 path: handoff.path, token: handoff.token, bytes: bytes, checksum: checksum,
-                typeName: handoff.typeName, version: handoff.version, value: handoff.value
+                typeName: StateCoding.typeName(handoff.stateType), version: handoff.version, value: handoff.value
             ))
         }
         for (scene, pathPrefix, archive) in batch.archives {
