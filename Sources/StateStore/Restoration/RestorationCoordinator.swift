@@ -340,7 +340,10 @@ public final class RestorationCoordinator: LifecycleObserver {
     private func isShared(_ identifier: String, of controller: ViewController, in parent: ViewController) -> Bool {
         let children = parent.children
         if children.count < 2 { return false }
-        guard isRestoringHierarchy || batchDepth > 0, children.count > 16 else {
+        // Terminating closes every window in one pass, which changes no identifier: each
+        // parent's duplicates are looked at once there too, not once per disappearing child
+        // (100,000 children of one container took minutes to close).
+        guard isRestoringHierarchy || batchDepth > 0 || isTerminating, children.count > 16 else {
             for child in children where child !== controller && child.restorationIdentifier == identifier { return true }
             return false
         }
