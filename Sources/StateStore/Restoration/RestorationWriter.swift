@@ -269,6 +269,12 @@ final class RestorationWriter: Sendable {
             return (state.carried, state.carriedArchives, state.known, state.archives, state.carriedPrefixes)
         }
         let limit = store.options.maximumStateSize
+        // Where each path's write is in `writes` (carried ones first), and the writes a newer
+        // state of their path replaced: found by key, so a batch of many states (every visible
+        // controller at termination) costs time linear in its size.
+        var position: [RestorationPath: Int] = [:]
+        for (index, write) in writes.enumerated() { position[write.path] = index }
+        var replaced = Set<Int>()
         for newest in batch.states {
             // The newest state that can be written; those that cannot are reported and dropped.
             var candidates = newest.superseded
@@ -289,8 +295,9 @@ final class RestorationWriter: Sendable {
             }
             guard let (handoff, bytes) = found else { continue }
             let checksum = Checksum.stored(bytes)
-            let carried = writes.contains { $0.path == handoff.path }
-            writes.removeAll { $0.path == handoff.path }
+            let earlier = position.removeValue(forKey: handoff.path)
+            let carried = earlier != nil
+            if let earlier { replaced.insert(earlier) }
             if !carried, let stored = known[handoff.path], stored.checksum == checksum {
                 // Unchanged: the cached bytes now stand for this handoff too.
                 cache.setValue(
@@ -301,10 +308,14 @@ final class RestorationWriter: Sendable {
                 outcome.settled.append(.init(path: handoff.path, token: handoff.token, generation: stored.generation, wrote: false))
                 continue
             }
+            position[handoff.path] = writes.count
             writes.append(Encoded(
                 path: handoff.path, token: handoff.token, bytes: bytes, checksum: checksum,
                 typeName: StateCoding.typeName(handoff.stateType), version: handoff.version, value: handoff.value
             ))
+        }
+        if !replaced.isEmpty {
+            writes = writes.indices.filter { !replaced.contains($0) }.map { writes[$0] }
         }
         for (scene, pathPrefix, archive) in batch.archives {
             prefixes[scene] = pathPrefix
