@@ -348,7 +348,7 @@ public final class RestorationCoordinator: LifecycleObserver {
             return false
         }
         let key = ObjectIdentifier(parent)
-        if let duplicates = duplicateIdentifiersByParent[key] { return duplicates.contains(identifier) }
+        if let duplicates = duplicateIdentifiersByParent[key] { return !duplicates.isEmpty && duplicates.contains(identifier) }
         var seen = Set<String>()
         var duplicates = Set<String>()
         for child in parent.children {
