@@ -113,6 +113,9 @@ MainActor.assumeIsolated {
             total += clock.now - start
             faults += minorFaults() - faultsBefore
             endTurn()
+            // Each cycle starts with the writer idle (waited for, not helped), so that whether
+            // the pop's batch is folded into the push's does not vary from run to run.
+            while app.application.store?.hasWriteBehindWork == true { usleep(20) }
         }
         if let statistics = app.application.restorationCoordinator?.statistics {
             print("transactions \(statistics.transactions), archives \(statistics.archiveWrites), state writes \(statistics.stateWrites)")

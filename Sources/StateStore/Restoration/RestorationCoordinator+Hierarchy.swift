@@ -56,11 +56,14 @@ extension RestorationCoordinator {
     /// The way from the root to the controller being archived, as (separator, controller)
     /// pairs: turned into text only for an omission, so archiving a healthy hierarchy builds
     /// no location strings.
+    ///
+    /// The controllers are held unretained: the walk only reaches controllers the window's
+    /// hierarchy holds, and the trail does not outlive it.
     @MainActor
     private struct Trail {
-        var steps: [(separator: String, controller: ViewController)] = []
+        var steps: [(separator: String, controller: Unmanaged<ViewController>)] = []
         var text: String {
-            steps.reduce("") { RestorationCoordinator.location($0, $1.separator, $1.controller) }
+            steps.reduce("") { RestorationCoordinator.location($0, $1.separator, $1.controller.takeUnretainedValue()) }
         }
     }
 
@@ -68,7 +71,7 @@ extension RestorationCoordinator {
         for controller: ViewController, separator: String, depth: Int, trail: inout Trail,
         omissions: inout [HierarchyArchive.Omission]
     ) -> HierarchyArchive.Node? {
-        trail.steps.append((separator, controller))
+        trail.steps.append((separator, Unmanaged.passUnretained(controller)))
         defer { trail.steps.removeLast() }
         var location: String { trail.text }
         guard let restorationIdentifier = controller.restorationIdentifier else {
@@ -119,7 +122,7 @@ extension RestorationCoordinator {
             }
         }
         var presented: HierarchyArchive.Node?
-        if let modal = controller.presentedViewController, modal.presentingViewController === controller {
+        if let modal = controller.presentedStorage, modal.presentingViewController === controller {
             presented = archiveNode(for: modal, separator: " ⤷ ", depth: depth + 1, trail: &trail, omissions: &omissions)
         }
         return HierarchyArchive.Node(
@@ -139,7 +142,7 @@ extension RestorationCoordinator {
         of controller: ViewController, location: String, omissions: inout [HierarchyArchive.Omission]
     ) {
         var stack: [(ViewController, String)] = controller.children.reversed().map { ($0, location) }
-        if let modal = controller.presentedViewController, modal.presentingViewController === controller {
+        if let modal = controller.presentedStorage, modal.presentingViewController === controller {
             stack.insert((modal, location), at: 0)
         }
         while let (current, parentLocation) = stack.popLast() {
@@ -151,7 +154,7 @@ extension RestorationCoordinator {
                 ))
                 continue
             }
-            if let modal = current.presentedViewController, modal.presentingViewController === current {
+            if let modal = current.presentedStorage, modal.presentingViewController === current {
                 stack.append((modal, currentLocation))
             }
             stack += current.children.reversed().map { ($0, currentLocation) }
@@ -276,7 +279,7 @@ extension RestorationCoordinator {
         var stack = [controller]
         while let current = stack.popLast() {
             result.append(current)
-            if let modal = current.presentedViewController, modal.presentingViewController === current {
+            if let modal = current.presentedStorage, modal.presentingViewController === current {
                 stack.append(modal)
             }
             stack += current.children.reversed()

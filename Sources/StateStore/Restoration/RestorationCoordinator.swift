@@ -98,8 +98,10 @@ public final class RestorationCoordinator: LifecycleObserver {
     /// A restoration path as found for one instance: its identifiers leaf first, its scene.
     typealias CachedPath = (leafFirst: [String], scene: String?, path: RestorationPath)
 
+    /// Kept on the controller (``ViewController/restorationRecord``), for one coordinator.
     final class Record {
-        weak var controller: ViewController?
+        /// The coordinator's ``serial``: a record of another coordinator is not this one's.
+        let owner: UInt64
         /// The newest generation this instance has loaded or written.
         var seenGeneration: Int64?
         /// The coordinator's number of the state this instance holds (loaded or handed over).
@@ -107,10 +109,14 @@ public final class RestorationCoordinator: LifecycleObserver {
         /// The restoration path last found for this instance, with its identifiers leaf first
         /// and its scene: still its path while the walk to the root meets the same ones.
         var path: CachedPath?
-        init(_ controller: ViewController) { self.controller = controller }
+        init(owner: UInt64) { self.owner = owner }
     }
-    private var records: [ObjectIdentifier: Record] = [:]
-    private var recordsSweepThreshold = 64
+    /// This coordinator's number, unique in the process (never reused, unlike an address).
+    private let serial: UInt64 = {
+        RestorationCoordinator.serials += 1
+        return RestorationCoordinator.serials
+    }()
+    private static var serials: UInt64 = 0
 
     /// The newest state of a path the coordinator knows of.
     struct Latest {
@@ -241,17 +247,15 @@ public final class RestorationCoordinator: LifecycleObserver {
     }
 
     func record(for controller: ViewController) -> Record {
-        let key = ObjectIdentifier(controller)
-        if let record = records[key], record.controller === controller { return record }
-        // A new instance (perhaps at the address of a deallocated one): start afresh. Dead
-        // records are dropped when the table has doubled since the last sweep, so the sweeps
-        // cost O(1) per insertion and the table stays within twice the live controllers.
-        if records.count >= recordsSweepThreshold {
-            records = records.filter { $0.value.controller != nil }
-            recordsSweepThreshold = max(64, records.count * 2)
-        }
-        let record = Record(controller)
-        records[key] = record
+        if let record = existingRecord(of: controller) { return record }
+        // A new instance (or one another coordinator knew): start afresh.
+        let record = Record(owner: serial)
+        controller.restorationRecord = record
+        return record
+    }
+
+    private func existingRecord(of controller: ViewController) -> Record? {
+        guard let record = controller.restorationRecord as? Record, record.owner == serial else { return nil }
         return record
     }
 
@@ -265,7 +269,7 @@ public final class RestorationCoordinator: LifecycleObserver {
     /// archived before scenes had identities), so two windows showing the same controllers
     /// keep separate states.
     public func restorationPath(for controller: ViewController) -> RestorationPath? {
-        restorationPath(for: controller, record: records[ObjectIdentifier(controller)].flatMap { $0.controller === controller ? $0 : nil })
+        restorationPath(for: controller, record: existingRecord(of: controller))
     }
 
     /// ``restorationPath(for:)`` with the controller's record already at hand.
@@ -738,9 +742,6 @@ public final class RestorationCoordinator: LifecycleObserver {
     /// a checksum that does not match), are left to the appearance.
     func preloadStates(of root: ViewController) {
         let controllers = preorder(root)
-        // Room for a record per controller at once, rather than sweeps as the table doubles.
-        records.reserveCapacity(records.count + controllers.count)
-        recordsSweepThreshold = max(recordsSweepThreshold, 2 * (records.count + controllers.count))
         let paths: [RestorationPath] = inBatch {
             controllers.compactMap { controller in
                 guard controller is any StateRestoring else { return nil }
