@@ -116,6 +116,7 @@ MainActor.assumeIsolated {
             // Each cycle starts with the writer idle (waited for, not helped), so that whether
             // the pop's batch is folded into the push's does not vary from run to run.
             while app.application.store?.hasWriteBehindWork == true { usleep(20) }
+            endTurn()  // the writer's outcomes are taken in at a turn of their own, as between samples
         }
         if let statistics = app.application.restorationCoordinator?.statistics {
             print("transactions \(statistics.transactions), archives \(statistics.archiveWrites), state writes \(statistics.stateWrites)")
