@@ -46,7 +46,7 @@ import Logging
 /// Failures never crash the app: they go to ``errorHandler`` (by default, the log), on the main
 /// actor, and the state stays in memory to be saved again.
 @MainActor
-public final class RestorationCoordinator: LifecycleObserver {
+public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycleObserver {
     public let store: StateStore
     let scenePrefix = "window"
 
@@ -382,6 +382,10 @@ public final class RestorationCoordinator: LifecycleObserver {
     }
 
     // MARK: LifecycleObserver
+
+    /// It restores on `viewWillAppear` and saves after `viewWillDisappear`; the engine does
+    /// not call it for the other callbacks.
+    var observedCallbacks: LifecycleCallback.Mask { LifecycleCallback.Mask([.viewWillAppear, .viewWillDisappear]) }
 
     public func controller(_ controller: ViewController, willRun callback: LifecycleCallback, animated: Bool) {
         guard callback == .viewWillAppear, let restoring = controller as? any StateRestoring else { return }
