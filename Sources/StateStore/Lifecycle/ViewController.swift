@@ -313,7 +313,9 @@ open class ViewController {
     /// What this controller presents over its current context, when it is not a
     /// containment root (a root's presentations are layers of its window).
     final var contextPresentedViewController: ViewController? {
-        guard parent != nil, let presented = presentedStorage else { return nil }
+        // The strong field first: most controllers present nothing, and reading the weak
+        // `parent` costs more.
+        guard let presented = presentedStorage, parent != nil else { return nil }
         return presented
     }
 

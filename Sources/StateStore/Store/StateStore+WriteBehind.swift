@@ -215,6 +215,10 @@ extension StateStore {
 /// JSON string literals for the few places that build JSON by hand.
 enum JSONString {
     static func quoted(_ text: String) -> String {
+        // Most text (every usual path) needs no escape: copied whole.
+        if text.utf8.allSatisfy({ $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) {
+            return "\"" + text + "\""
+        }
         var out = "\""
         for scalar in text.unicodeScalars {
             switch scalar {
