@@ -69,6 +69,12 @@ let package = Package(
             dependencies: [.product(name: "StateStore", package: "StateStore")],
             path: "Tools/LaunchProbe"
         ),
+        // The push + pop benchmarks outside the harness, for callgrind and perf (see its main.swift).
+        .executableTarget(
+            name: "PushPopProbe",
+            dependencies: [.product(name: "StateStore", package: "StateStore")],
+            path: "Tools/PushPopProbe"
+        ),
         // The same peers outside the harness, for perf/strace/valgrind (see its main.swift).
         .executableTarget(
             name: "Probe",

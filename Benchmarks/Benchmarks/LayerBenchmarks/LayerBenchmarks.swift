@@ -28,6 +28,11 @@ import Synchronization
 //                       cgroup, on this machine (host) and on a fixture tree (fixture)
 //   cache get, set      RecreatableCache (store) beside a Mutex-protected Dictionary (dictionary,
 //                       the floor) and Foundation's NSCache (nscache)
+//   rebuild 100k nodes  Application.restoreHierarchyWithReport(in:) of an archived root holding
+//                       99,999 children: plain ViewControllers (plain), or state-restoring
+//                       controllers made by a factory registered for their type, each looking for
+//                       its state as it appears (restoring); the archive is written and the app made
+//                       outside the measurement (as `statestore-worker rebuild-timing` does)
 
 /// A screen with a state of `PageController.stateSize` bytes.
 final class PageController: ViewController, StateRestoring {
@@ -117,6 +122,24 @@ final class WarmNavigation {
         navigation?.application.terminate()
         navigation = nil
     }
+}
+
+/// A controller a rebuild makes by its type, with a state it looks for as it appears.
+final class RebuiltNotes: ViewController, StateRestoring {
+    struct State: Codable, Sendable { var text = "" }
+    var restorableState = State()
+}
+
+/// The archive of a plain root holding `count` children of `childClass`, as the library writes it.
+func flatArchive(children count: Int, childClass: String) -> Data {
+    var children = [String]()
+    children.reserveCapacity(count)
+    for index in 0..<count {
+        children.append(#"{"children":[],"kind":"plain","restorationClass":"\#(childClass)","restorationIdentifier":"c\#(index)"}"#)
+    }
+    let json = #"{"format":2,"orientation":"portrait","root":{"children":["# + children.joined(separator: ",")
+        + #"],"kind":"plain","restorationClass":"StateStore.ViewController","restorationIdentifier":"root"}}"#
+    return Data(json.utf8)
 }
 
 /// An application with `controllers` live controllers, none of them in a window.
@@ -253,6 +276,31 @@ let benchmarks: @Sendable () -> Void = {
             while store?.hasWriteBehindWork == true { await Task.yield() }
             benchmark.stopMeasurement()
             await MainActor.run { app.application.terminate() }
+        }
+    }
+
+    // Rebuilding an archived hierarchy of 100,000 nodes (a root and 99,999 children), as a
+    // relaunch does; everything but `restoreHierarchyWithReport(in:)` is outside the measurement.
+    for peer in ["plain", "restoring"] {
+        let childClass = peer == "restoring" ? String(reflecting: RebuiltNotes.self) : "StateStore.ViewController"
+        let archive = flatArchive(children: 99_999, childClass: childClass)
+        Benchmark("rebuild 100k nodes/\(peer)", configuration: .init(
+            metrics: [.wallClock], maxDuration: .seconds(30), maxIterations: 7
+        )) { benchmark async in
+            nonisolated(unsafe) let benchmark = benchmark
+            let store = try! StateStore(path: scratchDatabase("rebuild"))
+            try! store.write { (transaction) throws(StateStoreError) in try transaction.setHierarchyArchive(archive) }
+            await MainActor.run {
+                let storyboard = Storyboard()
+                storyboard.registerRestoration(of: RebuiltNotes.self) { RebuiltNotes() }
+                let application = Application(store: store, storyboard: storyboard)
+                let window = Window(size: Size(width: 390, height: 844), application: application)
+                benchmark.startMeasurement()
+                let restoration = try? application.restoreHierarchyWithReport(in: window)
+                benchmark.stopMeasurement()
+                precondition(restoration?.outcome == .restored && window.rootViewController?.children.count == 99_999)
+                application.terminate()
+            }
         }
     }
 

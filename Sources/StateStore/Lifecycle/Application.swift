@@ -105,11 +105,22 @@ public final class Application {
     public func addObserver(_ observer: any LifecycleObserver) {
         guard !observers.contains(where: { $0 === observer }) else { return }
         observers.append(observer)
+        observedCallbacks = Self.callbacks(observedBy: observers)
     }
 
     /// Removes `observer`.
     public func removeObserver(_ observer: any LifecycleObserver) {
         observers.removeAll { $0 === observer }
+        observedCallbacks = Self.callbacks(observedBy: observers)
+    }
+
+    /// The callbacks some observer acts on: the engine calls no observer for the others.
+    private(set) var observedCallbacks = LifecycleCallback.Mask()
+
+    private static func callbacks(observedBy observers: [any LifecycleObserver]) -> LifecycleCallback.Mask {
+        observers.reduce(into: LifecycleCallback.Mask()) { mask, observer in
+            mask.formUnion((observer as? any SelectiveLifecycleObserver)?.observedCallbacks ?? .all)
+        }
     }
 
     // MARK: Live controllers

@@ -39,3 +39,49 @@ extension LifecycleObserver {
     public func applicationDidRespondToMemoryWarning(_ application: Application, report: MemoryWarningReport) {}
     public func applicationWillTerminate(_ application: Application) {}
 }
+
+/// An observer of this module that acts on a few callbacks only: the engine skips calling it
+/// (and any observer, when all of an application's observers are like it) for the others.
+@MainActor
+protocol SelectiveLifecycleObserver: LifecycleObserver {
+    /// The callbacks whose `willRun`/`didRun` it acts on; it is not told about the others.
+    var observedCallbacks: LifecycleCallback.Mask { get }
+}
+
+extension LifecycleCallback {
+    /// A set of callbacks as bits, tested without hashing on every callback delivered.
+    struct Mask: OptionSet, Sendable {
+        let rawValue: UInt64
+        static let all = Mask(rawValue: .max)
+        init(rawValue: UInt64) { self.rawValue = rawValue }
+        init(_ callbacks: [LifecycleCallback]) {
+            self.init(rawValue: callbacks.reduce(0) { $0 | $1.bit })
+        }
+    }
+
+    /// This callback's bit in a ``Mask`` (a switch: no hashing of the raw value).
+    var bit: UInt64 {
+        let position: UInt64 = switch self {
+        case .loadView: 0
+        case .viewDidLoad: 1
+        case .viewWillAppear: 2
+        case .viewDidAppear: 3
+        case .viewWillDisappear: 4
+        case .viewDidDisappear: 5
+        case .viewWillLayoutSubviews: 6
+        case .viewDidLayoutSubviews: 7
+        case .didReceiveMemoryWarning: 8
+        case .awakeFromNib: 9
+        case .willRotate: 10
+        case .didRotate: 11
+        case .viewIsAppearing: 12
+        case .viewWillTransition: 13
+        case .willTransitionToTraitCollection: 14
+        case .traitCollectionDidChange: 15
+        case .willMoveToParent: 16
+        case .didMoveToParent: 17
+        }
+        return 1 << position
+    }
+}
+

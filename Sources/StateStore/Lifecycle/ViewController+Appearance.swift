@@ -111,11 +111,17 @@ extension ViewController {
 
     /// This controller and, recursively, the children it forwards appearance to that are on screen.
     var visibleTree: [ViewController] {
-        var result = [self]
-        for child in onScreenChildren {
-            result += child.visibleTree
-        }
+        var result: [ViewController] = []
+        appendVisibleTree(to: &result)
         return result
+    }
+
+    /// Appends ``visibleTree`` to `result`: one array for the whole tree, not one per controller.
+    private func appendVisibleTree(to result: inout [ViewController]) {
+        result.append(self)
+        for child in onScreenChildren {
+            child.appendVisibleTree(to: &result)
+        }
     }
 
     /// Replaces `outgoing` by `incoming` on screen, in UIKit's order:

@@ -39,6 +39,11 @@ extension ViewController {
         if let trace = application.trace, trace.records(callback) {
             trace.record(callback, controller: lifecycleName, text())
         }
+        guard application.observedCallbacks.rawValue & callback.bit != 0 else {
+            // No observer acts on this callback (the restoration coordinator acts on two).
+            body()
+            return
+        }
         let observers = application.observers
         for observer in observers { observer.controller(self, willRun: callback, animated: animated) }
         body()

@@ -115,6 +115,9 @@ open class ViewController {
     var presentedStorage: ViewController?
     /// Caches this controller owns and purges on memory warnings.
     var ownedCaches: [any PurgeableCache] = []
+    /// What the restoration layer knows of this instance (its coordinator's record), kept on
+    /// the controller so that finding it costs no lookup and dies with the controller.
+    var restorationRecord: AnyObject?
     /// Weak: only set on the root of a presented containment tree.
     weak var presentingStorage: ViewController?
     /// Set on a window's root controller only.
@@ -310,7 +313,9 @@ open class ViewController {
     /// What this controller presents over its current context, when it is not a
     /// containment root (a root's presentations are layers of its window).
     final var contextPresentedViewController: ViewController? {
-        guard parent != nil, let presented = presentedStorage else { return nil }
+        // The strong field first: most controllers present nothing, and reading the weak
+        // `parent` costs more.
+        guard let presented = presentedStorage, parent != nil else { return nil }
         return presented
     }
 

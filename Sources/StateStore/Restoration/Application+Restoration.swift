@@ -123,9 +123,12 @@ extension Application {
         }
         // Until the whole hierarchy is back, its partial shape must not replace the archive.
         coordinator.isRestoringHierarchy = true
+        var rebuiltAsArchived = true
         defer {
             coordinator.isRestoringHierarchy = false
-            coordinator.submit(archiving: window)
+            // The database holds the archive just read: when the window now has exactly that
+            // shape, it is not encoded and written again.
+            coordinator.submit(archiving: window, stored: rebuiltAsArchived ? archive : nil)
         }
         // States follow renamed identifiers before anything appears and restores.
         var moved = coordinator.followRenamedIdentifiers(rebuild.renamed, scene: scene)
@@ -154,6 +157,7 @@ extension Application {
             }
         }
         if !rebuild.notRebuilt.isEmpty {
+            rebuiltAsArchived = false
             // What is on screen is not what was archived: keep the archive as saved for
             // inspection; the deferred flush archives what is on screen.
             // The reason names the first 20; the report (and the returned value) has them all.

@@ -165,6 +165,8 @@ public struct HierarchyArchive: Codable, Sendable, Hashable {
         if let problem = ArchiveScan.scan(data, limits: limits) {
             throw .decodingFailed(path: "hierarchy", reason: problem.description)
         }
+        // The archive as this library writes it, read directly; anything else through JSONDecoder.
+        if let archive = ArchiveReader.read(data) { return archive }
         do {
             return try StateCoding.decode(HierarchyArchive.self, from: data, at: "hierarchy")
         } catch {

@@ -56,11 +56,14 @@ extension RestorationCoordinator {
     /// The way from the root to the controller being archived, as (separator, controller)
     /// pairs: turned into text only for an omission, so archiving a healthy hierarchy builds
     /// no location strings.
+    ///
+    /// The controllers are held unretained: the walk only reaches controllers the window's
+    /// hierarchy holds, and the trail does not outlive it.
     @MainActor
     private struct Trail {
-        var steps: [(separator: String, controller: ViewController)] = []
+        var steps: [(separator: String, controller: Unmanaged<ViewController>)] = []
         var text: String {
-            steps.reduce("") { RestorationCoordinator.location($0, $1.separator, $1.controller) }
+            steps.reduce("") { RestorationCoordinator.location($0, $1.separator, $1.controller.takeUnretainedValue()) }
         }
     }
 
@@ -68,7 +71,7 @@ extension RestorationCoordinator {
         for controller: ViewController, separator: String, depth: Int, trail: inout Trail,
         omissions: inout [HierarchyArchive.Omission]
     ) -> HierarchyArchive.Node? {
-        trail.steps.append((separator, controller))
+        trail.steps.append((separator, Unmanaged.passUnretained(controller)))
         defer { trail.steps.removeLast() }
         var location: String { trail.text }
         guard let restorationIdentifier = controller.restorationIdentifier else {
@@ -95,27 +98,31 @@ extension RestorationCoordinator {
             omissions.append(.init(path: location, typeName: StateCoding.typeName(type(of: controller)), reason: reason))
             return nil
         }
-        var kept: [ViewController] = []
-        var children: [HierarchyArchive.Node] = []
-        for child in controller.children {
-            if let childNode = archiveNode(for: child, separator: "/", depth: depth + 1, trail: &trail, omissions: &omissions) {
-                kept.append(child)
-                children.append(childNode)
-            }
-        }
         let kind: HierarchyArchive.Node.Kind
-        var selectedIndex: Int?
+        // The selected tab's controller, whose index among the archived children is recorded.
+        var selected: ViewController?
         if controller is NavigationController {
             kind = .navigation
         } else if let tabs = controller as? TabBarController {
             kind = .tabBar
-            let selected = tabs.selectedViewController
-            selectedIndex = kept.firstIndex { $0 === selected }
+            selected = tabs.selectedViewController
         } else {
             kind = .plain
         }
+        var children: [HierarchyArchive.Node] = []
+        var selectedIndex: Int?
+        let contained = controller.children
+        if !contained.isEmpty {
+            children.reserveCapacity(contained.count)
+            for child in contained {
+                if let childNode = archiveNode(for: child, separator: "/", depth: depth + 1, trail: &trail, omissions: &omissions) {
+                    if child === selected { selectedIndex = children.count }
+                    children.append(childNode)
+                }
+            }
+        }
         var presented: HierarchyArchive.Node?
-        if let modal = controller.presentedViewController, modal.presentingViewController === controller {
+        if let modal = controller.presentedStorage, modal.presentingViewController === controller {
             presented = archiveNode(for: modal, separator: " ⤷ ", depth: depth + 1, trail: &trail, omissions: &omissions)
         }
         return HierarchyArchive.Node(
@@ -135,7 +142,7 @@ extension RestorationCoordinator {
         of controller: ViewController, location: String, omissions: inout [HierarchyArchive.Omission]
     ) {
         var stack: [(ViewController, String)] = controller.children.reversed().map { ($0, location) }
-        if let modal = controller.presentedViewController, modal.presentingViewController === controller {
+        if let modal = controller.presentedStorage, modal.presentingViewController === controller {
             stack.insert((modal, location), at: 0)
         }
         while let (current, parentLocation) = stack.popLast() {
@@ -147,7 +154,7 @@ extension RestorationCoordinator {
                 ))
                 continue
             }
-            if let modal = current.presentedViewController, modal.presentingViewController === current {
+            if let modal = current.presentedStorage, modal.presentingViewController === current {
                 stack.append((modal, currentLocation))
             }
             stack += current.children.reversed().map { ($0, currentLocation) }
@@ -180,10 +187,27 @@ extension RestorationCoordinator {
         archivedParent: [String], currentParent: [String], location: String,
         rebuild: inout Rebuild
     ) throws(RestorationError) -> ViewController? {
+        var trail = RebuildTrail(archived: archivedParent, current: currentParent, location: [location])
+        return try instantiate(node, from: storyboard, trail: &trail, rebuild: &rebuild)
+    }
+
+    /// Where a rebuild is: the path components from the root as archived and as the code names
+    /// them now, and the node's location for messages as parts joined with `/` (joined only
+    /// for a message). Kept as stacks, so a large rebuild makes no arrays or strings per node.
+    struct RebuildTrail {
+        var archived: [String]
+        var current: [String]
+        var location: [String]
+        var locationText: String { location.joined(separator: "/") }
+    }
+
+    private func instantiate(
+        _ node: HierarchyArchive.Node, from storyboard: Storyboard, trail: inout RebuildTrail, rebuild: inout Rebuild
+    ) throws(RestorationError) -> ViewController? {
         let controller: ViewController
         let archivedIdentifier = node.effectiveRestorationIdentifier
         func skip(_ reason: String) -> ViewController? {
-            rebuild.notRebuilt.append(.init(path: location, typeName: node.typeDescription, reason: reason))
+            rebuild.notRebuilt.append(.init(path: trail.locationText, typeName: node.typeDescription, reason: reason))
             return nil
         }
         if let storyboardIdentifier = node.storyboardIdentifier {
@@ -207,16 +231,20 @@ extension RestorationCoordinator {
                 or class \(node.restorationClass ?? "(none)"): register one with Storyboard.registerRestoration
                 """)
         }
-        let archived = archivedParent + [archivedIdentifier ?? ""]
-        let current = currentParent + [controller.restorationIdentifier ?? ""]
-        if archived != current { rebuild.renamed.append((archived, current)) }
+        trail.archived.append(archivedIdentifier ?? "")
+        trail.current.append(controller.restorationIdentifier ?? "")
+        defer {
+            trail.archived.removeLast()
+            trail.current.removeLast()
+        }
+        if trail.archived != trail.current { rebuild.renamed.append((trail.archived, trail.current)) }
         var children: [ViewController] = []
+        children.reserveCapacity(node.children.count)
         var selected: ViewController?
         for (index, child) in node.children.enumerated() {
-            let childLocation = location + "/" + child.displayName
-            if let made = try instantiate(
-                child, from: storyboard, archivedParent: archived, currentParent: current, location: childLocation, rebuild: &rebuild
-            ) {
+            trail.location.append(child.displayName)
+            defer { trail.location.removeLast() }
+            if let made = try instantiate(child, from: storyboard, trail: &trail, rebuild: &rebuild) {
                 children.append(made)
                 if index == node.selectedIndex { selected = made }
             }
@@ -240,7 +268,7 @@ extension RestorationCoordinator {
             // The engine sends willMove/didMove(toParent:) itself.
             controller.addChildrenWhileOffscreen(children)
         }
-        if let presented = node.presented?.node { rebuild.presentations.append((controller, presented, archived, current)) }
+        if let presented = node.presented?.node { rebuild.presentations.append((controller, presented, trail.archived, trail.current)) }
         return controller
     }
 
@@ -251,7 +279,7 @@ extension RestorationCoordinator {
         var stack = [controller]
         while let current = stack.popLast() {
             result.append(current)
-            if let modal = current.presentedViewController, modal.presentingViewController === current {
+            if let modal = current.presentedStorage, modal.presentingViewController === current {
                 stack.append(modal)
             }
             stack += current.children.reversed()

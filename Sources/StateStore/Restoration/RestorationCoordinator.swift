@@ -46,7 +46,7 @@ import Logging
 /// Failures never crash the app: they go to ``errorHandler`` (by default, the log), on the main
 /// actor, and the state stays in memory to be saved again.
 @MainActor
-public final class RestorationCoordinator: LifecycleObserver {
+public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycleObserver {
     public let store: StateStore
     let scenePrefix = "window"
 
@@ -98,8 +98,10 @@ public final class RestorationCoordinator: LifecycleObserver {
     /// A restoration path as found for one instance: its identifiers leaf first, its scene.
     typealias CachedPath = (leafFirst: [String], scene: String?, path: RestorationPath)
 
+    /// Kept on the controller (``ViewController/restorationRecord``), for one coordinator.
     final class Record {
-        weak var controller: ViewController?
+        /// The coordinator's ``serial``: a record of another coordinator is not this one's.
+        let owner: UInt64
         /// The newest generation this instance has loaded or written.
         var seenGeneration: Int64?
         /// The coordinator's number of the state this instance holds (loaded or handed over).
@@ -107,10 +109,14 @@ public final class RestorationCoordinator: LifecycleObserver {
         /// The restoration path last found for this instance, with its identifiers leaf first
         /// and its scene: still its path while the walk to the root meets the same ones.
         var path: CachedPath?
-        init(_ controller: ViewController) { self.controller = controller }
+        init(owner: UInt64) { self.owner = owner }
     }
-    private var records: [ObjectIdentifier: Record] = [:]
-    private var recordsSweepThreshold = 64
+    /// This coordinator's number, unique in the process (never reused, unlike an address).
+    private let serial: UInt64 = {
+        RestorationCoordinator.serials += 1
+        return RestorationCoordinator.serials
+    }()
+    private static var serials: UInt64 = 0
 
     /// The newest state of a path the coordinator knows of.
     struct Latest {
@@ -241,17 +247,15 @@ public final class RestorationCoordinator: LifecycleObserver {
     }
 
     func record(for controller: ViewController) -> Record {
-        let key = ObjectIdentifier(controller)
-        if let record = records[key], record.controller === controller { return record }
-        // A new instance (perhaps at the address of a deallocated one): start afresh. Dead
-        // records are dropped when the table has doubled since the last sweep, so the sweeps
-        // cost O(1) per insertion and the table stays within twice the live controllers.
-        if records.count >= recordsSweepThreshold {
-            records = records.filter { $0.value.controller != nil }
-            recordsSweepThreshold = max(64, records.count * 2)
-        }
-        let record = Record(controller)
-        records[key] = record
+        if let record = existingRecord(of: controller) { return record }
+        // A new instance (or one another coordinator knew): start afresh.
+        let record = Record(owner: serial)
+        controller.restorationRecord = record
+        return record
+    }
+
+    private func existingRecord(of controller: ViewController) -> Record? {
+        guard let record = controller.restorationRecord as? Record, record.owner == serial else { return nil }
         return record
     }
 
@@ -265,7 +269,11 @@ public final class RestorationCoordinator: LifecycleObserver {
     /// archived before scenes had identities), so two windows showing the same controllers
     /// keep separate states.
     public func restorationPath(for controller: ViewController) -> RestorationPath? {
-        let record = records[ObjectIdentifier(controller)].flatMap { $0.controller === controller ? $0 : nil }
+        restorationPath(for: controller, record: existingRecord(of: controller))
+    }
+
+    /// ``restorationPath(for:)`` with the controller's record already at hand.
+    private func restorationPath(for controller: ViewController, record: Record?) -> RestorationPath? {
         if let cached = record?.path, let path = unchangedPath(of: controller, cached) { return path }
         guard let (path, leafFirst, scene) = findPath(of: controller) else { return nil }
         record?.path = (leafFirst, scene, path)
@@ -283,10 +291,15 @@ public final class RestorationCoordinator: LifecycleObserver {
             guard index < cached.leafFirst.count, let identifier = node.restorationIdentifier,
                   identifier == cached.leafFirst[index]
             else { return nil }
-            if let parent = node.parent, isShared(identifier, of: node, in: parent) { return nil }
             index += 1
-            guard let next = node.parent ?? node.presentingViewController else { break }
-            node = next
+            if let parent = node.parent {
+                if isShared(identifier, of: node, in: parent) { return nil }
+                node = parent
+            } else if let presenter = node.presentingViewController {
+                node = presenter
+            } else {
+                break
+            }
         }
         guard index == cached.leafFirst.count, node.hostingWindow?.sceneIdentifier == cached.scene else { return nil }
         return cached.path
@@ -299,11 +312,14 @@ public final class RestorationCoordinator: LifecycleObserver {
         while true {
             guard let identifier = node.restorationIdentifier else { return nil }
             components.append(identifier)
-            if let parent = node.parent, isShared(identifier, of: node, in: parent) {
-                shared = true
+            if let parent = node.parent {
+                if isShared(identifier, of: node, in: parent) { shared = true }
+                node = parent
+            } else if let presenter = node.presentingViewController {
+                node = presenter
+            } else {
+                break
             }
-            guard let next = node.parent ?? node.presentingViewController else { break }
-            node = next
         }
         let path: RestorationPath
         // The walk ended at the root of everything `controller` is in: its window's root.
@@ -326,11 +342,17 @@ public final class RestorationCoordinator: LifecycleObserver {
     }
 
     private func isShared(_ identifier: String, of controller: ViewController, in parent: ViewController) -> Bool {
-        guard isRestoringHierarchy || batchDepth > 0, parent.children.count > 16 else {
-            return parent.children.contains { $0 !== controller && $0.restorationIdentifier == identifier }
+        let children = parent.children
+        if children.count < 2 { return false }
+        // Terminating closes every window in one pass, which changes no identifier: each
+        // parent's duplicates are looked at once there too, not once per disappearing child
+        // (100,000 children of one container took minutes to close).
+        guard isRestoringHierarchy || batchDepth > 0 || isTerminating, children.count > 16 else {
+            for child in children where child !== controller && child.restorationIdentifier == identifier { return true }
+            return false
         }
         let key = ObjectIdentifier(parent)
-        if let duplicates = duplicateIdentifiersByParent[key] { return duplicates.contains(identifier) }
+        if let duplicates = duplicateIdentifiersByParent[key] { return !duplicates.isEmpty && duplicates.contains(identifier) }
         var seen = Set<String>()
         var duplicates = Set<String>()
         for child in parent.children {
@@ -360,6 +382,10 @@ public final class RestorationCoordinator: LifecycleObserver {
     }
 
     // MARK: LifecycleObserver
+
+    /// It restores on `viewWillAppear` and saves after `viewWillDisappear`; the engine does
+    /// not call it for the other callbacks.
+    var observedCallbacks: LifecycleCallback.Mask { LifecycleCallback.Mask([.viewWillAppear, .viewWillDisappear]) }
 
     public func controller(_ controller: ViewController, willRun callback: LifecycleCallback, animated: Bool) {
         guard callback == .viewWillAppear, let restoring = controller as? any StateRestoring else { return }
@@ -431,7 +457,7 @@ public final class RestorationCoordinator: LifecycleObserver {
     private func enqueueSave<C: StateRestoring>(_ controller: C) {
         counts.saveAttempts += 1
         let record = record(for: controller)
-        guard let path = restorationPath(for: controller) else { return }
+        guard let path = restorationPath(for: controller, record: record) else { return }
         let value = controller.restorableState
         let token = makeToken()
         let encode: @Sendable () throws(StateStoreError) -> Data = { () throws(StateStoreError) -> Data in
@@ -439,7 +465,7 @@ public final class RestorationCoordinator: LifecycleObserver {
         }
         if queued[path] == nil { queuedOrder.append(path) }
         queued[path] = StateHandoff(
-            path: path, token: token, typeName: StateCoding.typeName(C.RestorableState.self),
+            path: path, token: token, stateType: C.RestorableState.self,
             version: C.restorableStateVersion, value: value, encode: encode
         )
         pending[path] = PendingValue(token: token, value: value, version: C.restorableStateVersion, encode: encode, records: [record])
@@ -479,11 +505,16 @@ public final class RestorationCoordinator: LifecycleObserver {
     /// Hands everything queued, and the hierarchy archive of `window`, to the writer as one
     /// batch, and returns at once. `waking: false` when the caller settles right after (the
     /// main thread then runs the batch itself, and a woken writer would only contend with it).
-    func submit(archiving window: Window? = nil, releasingMemory: Bool = false, waking: Bool = true) {
+    /// `stored`: the archive the database holds for the window's scene, when known (a rebuild
+    /// just read it); an equal archive is not handed over again.
+    func submit(archiving window: Window? = nil, stored: HierarchyArchive? = nil, releasingMemory: Bool = false, waking: Bool = true) {
         var batch = WriteBatch()
         if let window, window.application != nil {
             let scene = window.sceneIdentifier
-            batch.archives = [(scene, scene == Window.defaultSceneIdentifier ? "" : scene, makeArchive(of: window))]
+            let archive = makeArchive(of: window)
+            if archive != stored {
+                batch.archives = [(scene, scene == Window.defaultSceneIdentifier ? "" : scene, archive)]
+            }
         }
         batch.states = queuedOrder.compactMap { queued[$0] }
         batch.removedScenes = queuedRemovals
@@ -587,7 +618,7 @@ public final class RestorationCoordinator: LifecycleObserver {
 
     private func restore<C: StateRestoring>(_ controller: C) {
         let record = record(for: controller)
-        guard let path = restorationPath(for: controller) else { return }
+        guard let path = restorationPath(for: controller, record: record) else { return }
         absorbWriterOutcomes()
         let now = changeCount()
         if var known = latest[path], let generation = known.generation, known.verifiedAt != now {
@@ -724,20 +755,30 @@ public final class RestorationCoordinator: LifecycleObserver {
     /// appearances need none. Paths already known, and rows that need a closer look (too large,
     /// a checksum that does not match), are left to the appearance.
     func preloadStates(of root: ViewController) {
+        let controllers = preorder(root)
         let paths: [RestorationPath] = inBatch {
-            preorder(root).compactMap { controller in
-                guard controller is any StateRestoring, let path = restorationPath(for: controller), latest[path] == nil else { return nil }
+            controllers.compactMap { controller in
+                guard controller is any StateRestoring else { return nil }
+                // The record keeps the path found here, so the appearance only checks it.
+                guard let path = restorationPath(for: controller, record: record(for: controller)), latest[path] == nil else { return nil }
                 return path
             }
         }
         guard !paths.isEmpty else { return }
+        latest.reserveCapacity(latest.count + paths.count)
         let now = store.changeCount(refreshing: true)
         counts.restoreQueries += 1
         do {
-            for (_, stored) in try store.states(at: paths, waitingForWrites: false) {
+            let (rows, present) = try store.states(at: paths, waitingForWrites: false)
+            for (_, stored) in rows {
                 // A sealed row that does not open is left to the appearance, which reports it.
                 guard let bytes = try? store.plaintext(of: stored) else { continue }
                 remember(stored, bytes: bytes, token: makeToken(), now: now)
+            }
+            // A path with no row at all is known to hold nothing (as a query at its appearance
+            // would find), until another connection commits.
+            for path in paths where !present.contains(path) && latest[path] == nil {
+                latest[path] = Latest(token: makeToken(), generation: 0, verifiedAt: now)
             }
         } catch {
             report(.store(error))

@@ -7,7 +7,9 @@ struct StateHandoff: Sendable {
     var path: RestorationPath
     /// The coordinator's number for this version of the path's state.
     var token: UInt64
-    var typeName: String
+    /// The state's type; its name (stored beside the bytes) is found on the writer, so the
+    /// first save of a type does not demangle it on the main actor.
+    var stateType: any Any.Type
     var version: Int
     /// The captured value, kept with the bytes once written so that another instance takes it
     /// without decoding.
@@ -79,20 +81,23 @@ struct WriteBatch: Sendable {
                 archives.append(archive)
             }
         }
-        removedScenes += later.removedScenes
-        forgottenArchives += later.forgottenArchives
-        pressureEvents += later.pressureEvents
+        if !later.removedScenes.isEmpty { removedScenes += later.removedScenes }
+        if !later.forgottenArchives.isEmpty { forgottenArchives += later.forgottenArchives }
+        if !later.pressureEvents.isEmpty { pressureEvents += later.pressureEvents }
         releaseMemory = releaseMemory || later.releaseMemory
     }
 
     /// Puts `state` at `position`, keeping the one it replaces (and its own) as fallbacks.
     private mutating func replace(at position: Int, with state: StateHandoff) {
-        var chain = states[position].superseded
-        states[position].superseded = []
-        chain.append(states[position])
-        chain += state.superseded
-        states[position] = state
-        states[position].superseded = Array(chain.suffix(StateHandoff.maximumSuperseded))
+        // Moved, not copied: the older handoff leaves the array for the chain.
+        var older = state
+        swap(&older, &states[position])
+        var chain = older.superseded
+        older.superseded = []
+        chain.append(older)
+        if !states[position].superseded.isEmpty { chain += states[position].superseded }
+        if chain.count > StateHandoff.maximumSuperseded { chain.removeFirst(chain.count - StateHandoff.maximumSuperseded) }
+        states[position].superseded = chain
     }
 
     /// ``absorb(_:)`` for states by a path index, kept once built.
@@ -264,6 +269,12 @@ final class RestorationWriter: Sendable {
             return (state.carried, state.carriedArchives, state.known, state.archives, state.carriedPrefixes)
         }
         let limit = store.options.maximumStateSize
+        // Where each path's write is in `writes` (carried ones first), and the writes a newer
+        // state of their path replaced: found by key, so a batch of many states (every visible
+        // controller at termination) costs time linear in its size.
+        var position: [RestorationPath: Int] = [:]
+        for (index, write) in writes.enumerated() { position[write.path] = index }
+        var replaced = Set<Int>()
         for newest in batch.states {
             // The newest state that can be written; those that cannot are reported and dropped.
             var candidates = newest.superseded
@@ -284,8 +295,9 @@ final class RestorationWriter: Sendable {
             }
             guard let (handoff, bytes) = found else { continue }
             let checksum = Checksum.stored(bytes)
-            let carried = writes.contains { $0.path == handoff.path }
-            writes.removeAll { $0.path == handoff.path }
+            let earlier = position.removeValue(forKey: handoff.path)
+            let carried = earlier != nil
+            if let earlier { replaced.insert(earlier) }
             if !carried, let stored = known[handoff.path], stored.checksum == checksum {
                 // Unchanged: the cached bytes now stand for this handoff too.
                 cache.setValue(
@@ -296,10 +308,14 @@ final class RestorationWriter: Sendable {
                 outcome.settled.append(.init(path: handoff.path, token: handoff.token, generation: stored.generation, wrote: false))
                 continue
             }
+            position[handoff.path] = writes.count
             writes.append(Encoded(
                 path: handoff.path, token: handoff.token, bytes: bytes, checksum: checksum,
-                typeName: handoff.typeName, version: handoff.version, value: handoff.value
+                typeName: StateCoding.typeName(handoff.stateType), version: handoff.version, value: handoff.value
             ))
+        }
+        if !replaced.isEmpty {
+            writes = writes.indices.filter { !replaced.contains($0) }.map { writes[$0] }
         }
         for (scene, pathPrefix, archive) in batch.archives {
             prefixes[scene] = pathPrefix

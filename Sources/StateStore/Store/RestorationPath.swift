@@ -1,3 +1,4 @@
+import Foundation
 /// Where a state lives in the store: the chain of restoration identifiers from the
 /// root, joined by `/` — `"root/nav/compose"`.
 ///
@@ -88,9 +89,11 @@ public struct RestorationPath: Hashable, Sendable, Comparable, Codable,
     public static func == (lhs: Self, rhs: Self) -> Bool {
         let (left, right) = (lhs.rawValue.utf8, rhs.rawValue.utf8)
         guard left.count == right.count else { return false }
-        // Native strings hold their UTF-8 contiguously: one memcmp-like pass.
+        // Native strings hold their UTF-8 contiguously: one memcmp.
         if let equal = left.withContiguousStorageIfAvailable({ left in
-            right.withContiguousStorageIfAvailable { right in left.elementsEqual(right) }
+            right.withContiguousStorageIfAvailable { right in
+                left.isEmpty || memcmp(left.baseAddress!, right.baseAddress!, left.count) == 0
+            }
         }), let equal { return equal }
         return left.elementsEqual(right)
     }

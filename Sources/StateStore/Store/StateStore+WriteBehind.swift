@@ -171,11 +171,14 @@ extension StateStore {
         }
     }
 
-    /// The rows stored at `paths`, in one query, keyed by path. Paths with no row are absent;
-    /// rows over ``Options/maximumStateSize`` or whose bytes fail their checksum are left out
-    /// (a per-path ``state(at:)`` reports them).
-    func states(at paths: [RestorationPath], waitingForWrites: Bool = true) throws(StateStoreError) -> [RestorationPath: StoredState] {
-        guard !paths.isEmpty else { return [:] }
+    /// The rows stored at `paths`, in one query, keyed by path, and the paths that have a row.
+    /// Paths with no row are absent from both; rows over ``Options/maximumStateSize`` or whose
+    /// bytes fail their checksum are left out of `rows` but not of `present` (a per-path
+    /// ``state(at:)`` reports them).
+    func states(
+        at paths: [RestorationPath], waitingForWrites: Bool = true
+    ) throws(StateStoreError) -> (rows: [RestorationPath: StoredState], present: Set<RestorationPath>) {
+        guard !paths.isEmpty else { return ([:], []) }
         var list = "["
         for (index, path) in paths.enumerated() {
             if index > 0 { list += "," }
@@ -183,7 +186,7 @@ extension StateStore {
         }
         list += "]"
         let limit = options.maximumStateSize
-        return try withConnection(waitingForWrites: waitingForWrites) { (connection) throws(StateStoreError) -> [RestorationPath: StoredState] in
+        return try withConnection(waitingForWrites: waitingForWrites) { (connection) throws(StateStoreError) -> ([RestorationPath: StoredState], Set<RestorationPath>) in
             let statement = try connection.cached(
                 "SELECT path, \(StoredState.columns) FROM states WHERE path IN (SELECT value FROM json_each(?1))"
             )
@@ -191,13 +194,20 @@ extension StateStore {
             statement.bind(list, at: 1)
             statement.bind(limit, at: 9)
             var result: [RestorationPath: StoredState] = [:]
+            var present = Set<RestorationPath>()
+            var unreadablePath = false
             while try statement.step() {
-                guard case .success(let path) = RestorationPath.stored(in: statement, column: 0),
-                      let state = try? StoredState(path: path, row: statement, from: 1, limit: limit),
+                guard case .success(let path) = RestorationPath.stored(in: statement, column: 0) else {
+                    unreadablePath = true
+                    continue
+                }
+                present.insert(path)
+                guard let state = try? StoredState(path: path, row: statement, from: 1, limit: limit),
                       state.checksumIsValid else { continue }
                 result[path] = state
             }
-            return result
+            // A row whose path cannot be read could be any of them: none is known to be empty.
+            return (result, unreadablePath ? Set(paths) : present)
         }
     }
 }
@@ -205,6 +215,10 @@ extension StateStore {
 /// JSON string literals for the few places that build JSON by hand.
 enum JSONString {
     static func quoted(_ text: String) -> String {
+        // Most text (every usual path) needs no escape: copied whole.
+        if text.utf8.allSatisfy({ $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) {
+            return "\"" + text + "\""
+        }
         var out = "\""
         for scalar in text.unicodeScalars {
             switch scalar {

@@ -1,0 +1,144 @@
+// The `push pop` layer benchmarks outside package-benchmark's harness, for callgrind and perf:
+// the same application (a navigation controller whose root and pushed page carry a state),
+// one push + pop per main-actor turn, the mean printed.
+//
+//     swift build -c release --product PushPopProbe   # in Benchmarks/
+//     .build/release/PushPopProbe warm store 20000     # or lifecycle; cycles on one warm app
+//     .build/release/PushPopProbe first store 300      # each cycle on a new app and store
+//     valgrind --tool=callgrind --toggle-collect='*measuredCycle*' .build/release/PushPopProbe warm store 2000
+//
+// With --toggle-collect, callgrind counts only the main thread's instructions inside the
+// measured cycles (not the writer's, nor the setup), a number that noise does not move.
+import Foundation
+import StateStore
+
+final class PageController: ViewController, StateRestoring {
+    struct State: Codable, Sendable { var counter = 0; var text = "" }
+    var restorableState: State
+
+    init(stateSize: Int) {
+        restorableState = State(counter: 0, text: String(repeating: "p", count: stateSize))
+        super.init()
+    }
+}
+
+@MainActor
+final class NavigationApp {
+    let application: Application
+    let window: Window
+    let navigation: NavigationController
+    let root: PageController
+    let stateSize: Int
+
+    init(store: StateStore?, stateSize: Int) {
+        self.stateSize = stateSize
+        let storyboard = Storyboard()
+        storyboard.register("root") { PageController(stateSize: stateSize) }
+        let pageSize = store == nil ? stateSize : 0
+        storyboard.register("page") { PageController(stateSize: pageSize) }
+        storyboard.register("nav") { NavigationController() }
+        application = store.map { Application(store: $0, storyboard: storyboard) } ?? Application(storyboard: storyboard)
+        window = Window(size: Size(width: 400, height: 800), orientation: .portrait, application: application)
+        root = try! storyboard.instantiateViewController(withIdentifier: "root") as! PageController
+        navigation = try! storyboard.instantiateViewController(withIdentifier: "nav") as! NavigationController
+        navigation.setViewControllers([root], animated: false)
+        window.rootViewController = navigation
+        window.makeKeyAndVisible()
+    }
+
+    func makePage() -> PageController {
+        try! application.storyboard.instantiateViewController(withIdentifier: "page") as! PageController
+    }
+
+    func cycle(_ index: Int, page: PageController) {
+        root.restorableState.counter = index
+        navigation.pushViewController(page, animated: false)
+        if page.restorableState.text.utf8.count != stateSize {
+            page.restorableState.text = String(repeating: "p", count: stateSize)
+        }
+        page.restorableState.counter = index
+        _ = navigation.popViewController(animated: false)
+    }
+}
+
+/// The measured part: one push + pop (callgrind's --toggle-collect names it).
+@MainActor @inline(never)
+func measuredCycle(_ app: NavigationApp, _ index: Int, _ page: PageController) {
+    app.cycle(index, page: page)
+}
+
+func scratchDatabase(_ name: String) -> String {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("pushpop-probe-\(name)-\(getpid()).sqlite").path
+    for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+    return path
+}
+
+let arguments = CommandLine.arguments
+guard arguments.count == 4, ["warm", "first"].contains(arguments[1]), ["store", "lifecycle"].contains(arguments[2]),
+      let count = Int(arguments[3])
+else {
+    FileHandle.standardError.write(Data("usage: PushPopProbe warm|first store|lifecycle COUNT\n".utf8))
+    exit(2)
+}
+let withStore = arguments[2] == "store"
+let clock = ContinuousClock()
+var total = Duration.zero
+/// Minor page faults of the process so far.
+func minorFaults() -> Int {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)  // the process: the writer faults too, but rarely inside a cycle
+    return usage.ru_minflt
+}
+var faults = 0
+
+/// Ends the main actor's turn: runs what it scheduled (the coordinator's end-of-turn hand-over).
+func endTurn() {
+    _ = RunLoop.main.run(mode: .default, before: Date())
+}
+
+// Synchronous on the main thread (no async main: valgrind cannot follow its exit through
+// dispatch_main); turns are ended by running the main run loop once.
+MainActor.assumeIsolated {
+    if arguments[1] == "warm" {
+        let path = scratchDatabase("warm")
+        let app = NavigationApp(store: withStore ? try! StateStore(path: path) : nil, stateSize: 1000)
+        app.cycle(-1, page: app.makePage())
+        app.application.restorationCoordinator?.flush()
+        endTurn()
+        for index in 0..<count {
+            let page = app.makePage()
+            let faultsBefore = minorFaults()
+            let start = clock.now
+            measuredCycle(app, index, page)
+            total += clock.now - start
+            faults += minorFaults() - faultsBefore
+            endTurn()
+            // Each cycle starts with the writer idle (waited for, not helped), so that whether
+            // the pop's batch is folded into the push's does not vary from run to run.
+            while app.application.store?.hasWriteBehindWork == true { usleep(20) }
+            endTurn()  // the writer's outcomes are taken in at a turn of their own, as between samples
+        }
+        if let statistics = app.application.restorationCoordinator?.statistics {
+            print("transactions \(statistics.transactions), archives \(statistics.archiveWrites), state writes \(statistics.stateWrites)")
+        }
+        app.application.terminate()
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+    } else {
+        for index in 0..<count {
+            let path = scratchDatabase("first\(index)")
+            let store = withStore ? try! StateStore(path: path) : nil
+            let app = NavigationApp(store: store, stateSize: 1000)
+            let page = app.makePage()
+            page.restorableState.text = String(repeating: "p", count: 1000)
+            let faultsBefore = minorFaults()
+            let start = clock.now
+            measuredCycle(app, 1, page)
+            total += clock.now - start
+            faults += minorFaults() - faultsBefore
+            app.application.terminate()
+            endTurn()
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        }
+    }
+}
+print("\(arguments[1]) \(arguments[2]): \(count) cycles, mean \(total / count), minor page faults per cycle \(Double(faults) / Double(count))")
