@@ -94,6 +94,19 @@ struct CLISealedTests {
         #expect(try CLI.run(["check", "--db", db]).stdout.contains("Sealed states:        0"))
     }
 
+    @Test func theDemoSealsWithTheKeyItIsGivenAndContinuesWithIt() throws {
+        let key = keyFile("demo.key", seed: 3)
+        let first = try CLI.run(["demo", "--db", db, "--key-file", key, "--json"])
+        #expect(first.status == 0 && first.stderr.isEmpty, "\(first)")
+        #expect(try CLI.tool("sqlite3", [db, "SELECT count(*), count(key_id) FROM states"]) == "3|3\n")
+        let file = try Data(contentsOf: URL(fileURLWithPath: db))
+        #expect(file.range(of: Data("ship on Friday".utf8)) == nil)
+        // Run again with the key, it continues the session and brings the draft back.
+        let second = try CLI.run(["demo", "--db", db, "--key-file", key, "--json"])
+        #expect(second.status == 0 && second.stderr.isEmpty, "\(second)")
+        #expect(second.stdout.contains(#""continued": true"#) && second.stdout.contains("ship on Friday"))
+    }
+
     @Test func aKeyFileOthersCanReadIsRefusedAndNothingIsRead() throws {
         try Fixture.populate(db, quarantine: false)
         let open = keyFile("open.key", seed: 1, mode: 0o644)

@@ -26,7 +26,9 @@ extension Statectl {
                 inbox, and replays the same steps, so every run ends in the same state. To start \
                 from nothing, delete the database file (or pass another --db).
 
-                The output is the same on every run apart from times and memory numbers.
+                The output is the same on every run apart from times and memory numbers. With \
+                --key-file or --credential, the app seals its states with that key (see `statectl \
+                rekey --help`); a database sealed before needs the same key.
 
                 Example:
                   statectl demo --db /tmp/demo.sqlite
@@ -42,11 +44,13 @@ extension Statectl {
 
         @OptionGroup var database: DatabaseOptions
         @OptionGroup var output: OutputOptions
+        @OptionGroup var key: KeyOptions
 
         func run() async throws {
             let path = database.path
-            let report = try await MainActor.run { try DemoRun(databasePath: path).perform() }
-            let store = try database.openReadOnly()
+            let sealer = try key.keyring()
+            let report = try await MainActor.run { try DemoRun(databasePath: path, sealer: sealer).perform() }
+            let store = try database.openReadOnly(sealer: sealer)
             let entries = try store.entries()
             let archive = try store.hierarchyArchive(scene: "main")
             if output.json {
@@ -103,6 +107,8 @@ struct DemoReport {
 @MainActor
 final class DemoRun {
     let databasePath: String
+    /// Seals the app's states when set (`--key-file`, `--credential`).
+    let sealer: (any StateSealer)?
     private var report = DemoReport()
     private var launch = 1
     /// The classic callbacks of the launch under way: the printed trace leaves out
@@ -114,8 +120,9 @@ final class DemoRun {
         body: "Thanks, Ada. The numbers look right; let's ship on Friday."
     )
 
-    init(databasePath: String) {
+    init(databasePath: String, sealer: (any StateSealer)? = nil) {
         self.databasePath = databasePath
+        self.sealer = sealer
     }
 
     private static func makeTrace() -> LifecycleTrace {
@@ -151,7 +158,7 @@ final class DemoRun {
     }
 
     private func firstLaunch() throws {
-        let app = makeApp(store: try StateStore(path: databasePath).reportingWarnings())
+        let app = makeApp(store: try StateStore(path: databasePath, options: .init(sealer: sealer)).reportingWarnings())
         try step("open the inbox") {
             try app.launch()
             report.continued = app.restored
@@ -201,7 +208,7 @@ final class DemoRun {
     }
 
     private func secondLaunch() throws {
-        let app = makeApp(store: try StateStore(path: databasePath))
+        let app = makeApp(store: try StateStore(path: databasePath, options: .init(sealer: sealer)))
         try step("relaunch: a new Application and Window on the same database") {
             try app.launch()
             guard app.restored else { return ["restoreHierarchy(in:) → false: nothing was restored"] }

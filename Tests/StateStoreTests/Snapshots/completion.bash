@@ -400,13 +400,20 @@ _statectl_demo() {
     repeating_flags=()
     non_repeating_flags=(--json --version -h --help)
     repeating_options=()
-    non_repeating_options=(--db)
+    non_repeating_options=(--db --key-file --credential)
     __statectl_offer_flags_options 0
 
     # Offer option value completions
     case "${prev}" in
     '--db')
         __statectl_add_completions -f
+        return
+        ;;
+    '--key-file')
+        __statectl_add_completions -f
+        return
+        ;;
+    '--credential')
         return
         ;;
     esac

@@ -39,7 +39,7 @@ function __statectl_parse_tokens -S
         case 'monitor'
             __statectl_parse_subcommand 0 'once' 'interval=' 'count=' 'root=' 'cgroup=' 'events' 'json' 'version' 'h/help'
         case 'demo'
-            __statectl_parse_subcommand 0 'db=' 'json' 'version' 'h/help'
+            __statectl_parse_subcommand 0 'db=' 'json' 'key-file=' 'credential=' 'version' 'h/help'
         case 'soak'
             __statectl_parse_subcommand 0 'duration=' 'controllers=' 'db=' 'pressure=' 'memory-limit=' 'ballast=' 'seed=' 'report=' 'json' 'quiet' 'version' 'h/help'
         case 'help'
@@ -181,6 +181,8 @@ complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_opti
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl monitor" h help' -s 'h' -l 'help' -d 'Show help information.'
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl demo" db' -l 'db' -d 'The state database file. Default: $STATESTORE_DB, else the "statestore-demo" app\'s default path ($XDG_STATE_HOME/statestore-demo/state.sqlite or ~/.local/state/statestore-demo/state.sqlite).' -rF
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl demo" json' -l 'json' -d 'Print a JSON document (stable schema, see `statectl --help`) instead of text.'
+complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl demo" key-file' -l 'key-file' -d 'Open sealed states with the key in this file (mode 600 or 400, owned by you).' -rF
+complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl demo" credential' -l 'credential' -d 'Open sealed states with the systemd credential NAME ($CREDENTIALS_DIRECTORY/NAME).' -rfka ''
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl demo" version' -l 'version' -d 'Show the version.'
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl demo" h help' -s 'h' -l 'help' -d 'Show help information.'
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl soak" duration' -l 'duration' -d 'How long to run: 90, 90s, 15m, 2h.' -rfka ''

@@ -223,6 +223,8 @@ _statectl_demo() {
     local -ar arg_specs=(
         '--db[The state database file. Default\: $STATESTORE_DB, else the "statestore-demo" app'\''s default path ($XDG_STATE_HOME/statestore-demo/state.sqlite or ~/.local/state/statestore-demo/state.sqlite).]:path:_files'
         '--json[Print a JSON document (stable schema, see `statectl --help`) instead of text.]'
+        '--key-file[Open sealed states with the key in this file (mode 600 or 400, owned by you).]:path:_files'
+        '--credential[Open sealed states with the systemd credential NAME ($CREDENTIALS_DIRECTORY/NAME).]:name:'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
