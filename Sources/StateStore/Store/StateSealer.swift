@@ -76,6 +76,16 @@ extension StoredState {
         (1...64).contains(text.utf8.count) && text.utf8.allSatisfy { (0x21...0x7E).contains($0) && $0 != UInt8(ascii: ",") }
     }
 
+    /// What rewriting a row's seal needs (rekey, a rename): `type_name, version, key_id, checksum,
+    /// bytes` from column `first`; the rest is left at placeholders. `bytes` must not be NULL.
+    init(resealing path: RestorationPath, row statement: Statement, from first: Int32) throws(StateStoreError) {
+        self.init(
+            path: path, typeName: statement.string(first), version: statement.int(first + 1), generation: 1,
+            encoding: .binary, checksum: statement.int64(first + 3), updatedAt: Date(), bytes: try statement.data(first + 4),
+            keyID: statement.isNull(first + 2) ? nil : statement.string(first + 2)
+        )
+    }
+
     var sealedIdentity: SealedRowIdentity { SealedRowIdentity(path: path, typeName: typeName, version: version) }
 }
 

@@ -92,12 +92,7 @@ extension StateStore.WriteTransaction {
                     defer { select.reset() }
                     throw .stateTooLarge(path: path, byteCount: Int(select.int64(7)), limit: limit)
                 }
-                let state = StoredState(
-                    path: path, typeName: select.string(2), version: Int(select.int64(3)), generation: 1,
-                    encoding: .binary, checksum: select.int64(5), updatedAt: Date(), bytes: try select.data(6),
-                    keyID: select.isNull(4) ? nil : select.string(4)
-                )
-                page.append((rowID, state))
+                page.append((rowID, try StoredState(resealing: path, row: select, from: 2)))
             }
             select.reset()
             if page.isEmpty { break }
@@ -143,11 +138,7 @@ extension StateStore.WriteTransaction {
                 result.quarantineKept += 1
                 continue
             }
-            rows.append((select.int64(0), StoredState(
-                path: path, typeName: select.string(2), version: Int(select.int64(3)), generation: 1,
-                encoding: .binary, checksum: select.int64(5), updatedAt: Date(), bytes: try select.data(6),
-                keyID: select.isNull(4) ? nil : select.string(4)
-            )))
+            rows.append((select.int64(0), try StoredState(resealing: path, row: select, from: 2)))
         }
         select.reset()
         let update = try connection.cached("UPDATE quarantine SET bytes = ?2, checksum = ?3, key_id = ?4 WHERE id = ?1")

@@ -125,10 +125,7 @@ extension StateStore.WriteTransaction {
                 throw .keyMismatch(path: old, found: keyID, configured: store.options.sealer?.keyID)
             }
             guard !find.isNull(4) else { throw .stateTooLarge(path: old, byteCount: find.int(5), limit: limit) }
-            let state = StoredState(
-                path: old, typeName: find.string(0), version: find.int(1), generation: 1, encoding: .binary,
-                checksum: find.int64(3), updatedAt: Date(), bytes: try find.data(4), keyID: keyID
-            )
+            let state = try StoredState(resealing: old, row: find, from: 0)
             guard state.checksumIsValid else { throw .checksumMismatch(path: old) }
             var moved = state
             moved.path = new

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import StateStore
+import StateStoreCrypto
 
 extension Statectl {
     /// `statectl check`: integrity, schema version, counts, quarantine and checksums.
@@ -100,7 +101,7 @@ extension Statectl {
                     ("invalid_rows", .array(health.invalidRows.map(EntryOutput.json))),
                     ("exhausted_generations", .strings(health.exhaustedGenerations.map(\.rawValue))),
                     ("sealed_states", .object(health.sealedStates.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) })),
-                    ("unopened_key_ids", .strings(unopened(health))),
+                    ("unopened_key_ids", .strings(unopened(health, keyring: keyring))),
                     ("unopenable_states", .strings(health.unopenableStates.map(\.rawValue))),
                 ])
             } else {
@@ -114,7 +115,7 @@ extension Statectl {
                     ("Pressure events:", String(health.pressureEventCount)),
                     ("Checksum mismatches:", health.checksumMismatches.isEmpty
                         ? "0" : "\(health.checksumMismatches.count) (\(health.checksumMismatches.map(\.rawValue).joined(separator: ", ")))"),
-                    ("Sealed states:", sealedSummary(health)),
+                    ("Sealed states:", sealedSummary(health, keyring: keyring)),
                 ]))
                 print(problems.isEmpty ? "Healthy." : "Problems found:\n" + problems.map { "  - " + $0 }.joined(separator: "\n"))
             }
@@ -122,18 +123,17 @@ extension Statectl {
         }
 
         /// Key ids of sealed states that were not opened: no key given, or another one.
-        private func unopened(_ health: StateStore.Health) -> [String] {
-            let keyring = try? key.keyring()
-            return health.sealedStates.keys.filter { !(keyring?.canOpen(keyID: $0) ?? false) }.sorted()
+        private func unopened(_ health: StateStore.Health, keyring: StateKeyring?) -> [String] {
+            health.sealedStates.keys.filter { !(keyring?.canOpen(keyID: $0) ?? false) }.sorted()
         }
 
         /// `0`, or `4 (key 1a2b…: 4, opened)`, `4 (key 1a2b…: 4, not opened (no key given))`.
-        private func sealedSummary(_ health: StateStore.Health) -> String {
+        private func sealedSummary(_ health: StateStore.Health, keyring: StateKeyring?) -> String {
             let total = health.sealedStates.values.reduce(0, +)
             guard total > 0 else { return "0" }
-            let skipped = Set(unopened(health))
+            let skipped = Set(unopened(health, keyring: keyring))
             let keys = health.sealedStates.sorted { $0.key < $1.key }.map { id, count in
-                "key \(id): \(count), " + (skipped.contains(id) ? "not opened (" + (key.keyFile == nil && key.credential == nil ? "no key given" : "not the key given") + ")" : "opened")
+                "key \(id): \(count), " + (skipped.contains(id) ? "not opened (" + (keyring == nil ? "no key given" : "not the key given") + ")" : "opened")
             }
             return "\(total) (\(keys.joined(separator: "; ")))"
         }

@@ -39,15 +39,4 @@ struct KeyOptions: ParsableArguments {
             throw CLIError(message: error.description)
         }
     }
-
-    /// What to say about sealed states that were not opened, or `nil` when there are none.
-    static func unopenedNote(sealed: Int, keys: Set<String>, given: StateKeyring?) -> String? {
-        guard sealed > 0 else { return nil }
-        let unopenable = keys.filter { key in !(given?.canOpen(keyID: key) ?? false) }
-        guard !unopenable.isEmpty else { return nil }
-        let named = unopenable.sorted().joined(separator: ", ")
-        return given == nil
-            ? "\(sealed) sealed \(sealed == 1 ? "state is" : "states are") listed, not opened (key \(named)): pass --key-file or --credential to read them"
-            : "states sealed with key \(named) do not open with the key given (\(given!.keyID))"
-    }
 }
