@@ -44,6 +44,7 @@ let package = Package(
         .executableTarget(
             name: "LayerBenchmarks",
             dependencies: [
+                "BenchmarkSupport",
                 .product(name: "StateStore", package: "StateStore"),
                 .product(name: "Benchmark", package: "benchmark"),
             ],
@@ -72,7 +73,7 @@ let package = Package(
         // The push + pop benchmarks outside the harness, for callgrind and perf (see its main.swift).
         .executableTarget(
             name: "PushPopProbe",
-            dependencies: [.product(name: "StateStore", package: "StateStore")],
+            dependencies: ["BenchmarkSupport", .product(name: "StateStore", package: "StateStore")],
             path: "Tools/PushPopProbe"
         ),
         // The same peers outside the harness, for perf/strace/valgrind (see its main.swift).

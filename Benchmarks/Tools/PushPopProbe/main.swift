@@ -1,6 +1,6 @@
 // The `push pop` layer benchmarks outside package-benchmark's harness, for callgrind and perf:
-// the same application (a navigation controller whose root and pushed page carry a state),
-// one push + pop per main-actor turn, the mean printed.
+// the same application (BenchmarkSupport's NavigationApp: a navigation controller whose root
+// and pushed page carry a state), one push + pop per main-actor turn, the mean printed.
 //
 //     swift build -c release --product PushPopProbe   # in Benchmarks/
 //     .build/release/PushPopProbe warm store 20000     # or lifecycle; cycles on one warm app
@@ -9,57 +9,9 @@
 //
 // With --toggle-collect, callgrind counts only the main thread's instructions inside the
 // measured cycles (not the writer's, nor the setup), a number that noise does not move.
+import BenchmarkSupport
 import Foundation
 import StateStore
-
-final class PageController: ViewController, StateRestoring {
-    struct State: Codable, Sendable { var counter = 0; var text = "" }
-    var restorableState: State
-
-    init(stateSize: Int) {
-        restorableState = State(counter: 0, text: String(repeating: "p", count: stateSize))
-        super.init()
-    }
-}
-
-@MainActor
-final class NavigationApp {
-    let application: Application
-    let window: Window
-    let navigation: NavigationController
-    let root: PageController
-    let stateSize: Int
-
-    init(store: StateStore?, stateSize: Int) {
-        self.stateSize = stateSize
-        let storyboard = Storyboard()
-        storyboard.register("root") { PageController(stateSize: stateSize) }
-        let pageSize = store == nil ? stateSize : 0
-        storyboard.register("page") { PageController(stateSize: pageSize) }
-        storyboard.register("nav") { NavigationController() }
-        application = store.map { Application(store: $0, storyboard: storyboard) } ?? Application(storyboard: storyboard)
-        window = Window(size: Size(width: 400, height: 800), orientation: .portrait, application: application)
-        root = try! storyboard.instantiateViewController(withIdentifier: "root") as! PageController
-        navigation = try! storyboard.instantiateViewController(withIdentifier: "nav") as! NavigationController
-        navigation.setViewControllers([root], animated: false)
-        window.rootViewController = navigation
-        window.makeKeyAndVisible()
-    }
-
-    func makePage() -> PageController {
-        try! application.storyboard.instantiateViewController(withIdentifier: "page") as! PageController
-    }
-
-    func cycle(_ index: Int, page: PageController) {
-        root.restorableState.counter = index
-        navigation.pushViewController(page, animated: false)
-        if page.restorableState.text.utf8.count != stateSize {
-            page.restorableState.text = String(repeating: "p", count: stateSize)
-        }
-        page.restorableState.counter = index
-        _ = navigation.popViewController(animated: false)
-    }
-}
 
 /// The measured part: one push + pop (callgrind's --toggle-collect names it).
 @MainActor @inline(never)
