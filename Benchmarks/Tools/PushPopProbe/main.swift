@@ -35,6 +35,8 @@ else {
 let withStore = arguments[2] == "store"
 let clock = ContinuousClock()
 var total = Duration.zero
+/// Each cycle's time, for the median and the 90th percentile.
+var samples: [Duration] = []
 /// Minor page faults of the process so far.
 func minorFaults() -> Int {
     var usage = rusage()
@@ -62,7 +64,9 @@ MainActor.assumeIsolated {
             let faultsBefore = minorFaults()
             let start = clock.now
             measuredCycle(app, index, page)
-            total += clock.now - start
+            let elapsed = clock.now - start
+            total += elapsed
+            samples.append(elapsed)
             faults += minorFaults() - faultsBefore
             endTurn()
             // Each cycle starts with the writer idle (waited for, not helped), so that whether
@@ -85,7 +89,9 @@ MainActor.assumeIsolated {
             let faultsBefore = minorFaults()
             let start = clock.now
             measuredCycle(app, 1, page)
-            total += clock.now - start
+            let elapsed = clock.now - start
+            total += elapsed
+            samples.append(elapsed)
             faults += minorFaults() - faultsBefore
             app.application.terminate()
             endTurn()
@@ -93,4 +99,10 @@ MainActor.assumeIsolated {
         }
     }
 }
-print("\(arguments[1]) \(arguments[2]): \(count) cycles, mean \(total / count), minor page faults per cycle \(Double(faults) / Double(count))")
+samples.sort()
+/// Microseconds, one decimal.
+func micros(_ duration: Duration) -> String {
+    let value = Double(duration.components.seconds) * 1e6 + Double(duration.components.attoseconds) / 1e12
+    return String(format: "%.1f µs", value)
+}
+print("\(arguments[1]) \(arguments[2]): \(count) cycles, median \(micros(samples[samples.count / 2])), p90 \(micros(samples[samples.count * 9 / 10])), mean \(micros(total / count)), minor page faults per cycle \(Double(faults) / Double(count))")
