@@ -261,6 +261,64 @@ struct RestorationTests {
         #expect(coordinator.statistics.restoreQueries > queries)
     }
 
+    /// Shows a new instance of `identifier` on `navigation` and takes it off again.
+    func showAndHide(_ identifier: String, on navigation: NavigationController, editing text: String? = nil) throws -> NoteController {
+        let note = try #require(try navigation.application?.storyboard.instantiateViewController(withIdentifier: identifier) as? NoteController)
+        navigation.pushViewController(note, animated: false)
+        if let text { note.restorableState.text = text }
+        _ = navigation.popViewController(animated: false)
+        return note
+    }
+
+    @Test func aDatabaseWithNoStateAnswersFirstAppearancesWithoutAQueryAndStillSeesOtherConnections() throws {
+        let store = try StateStore(path: database)
+        let (application, _, navigation) = try launch(store)
+        let coordinator = try #require(application.restorationCoordinator)
+        // The store held no state at open: neither the root "a" nor a first "b" asks the database.
+        #expect(try showAndHide("b", on: navigation).stateInWillAppear == .init())
+        #expect(coordinator.statistics.restoreQueries == 0)
+        // Another connection writes "nav/c", a path this coordinator never wrote: it is seen.
+        let other = try StateStore(path: database)
+        try other.save(NoteController.State(text: "theirs", edits: 2), for: "nav/c")
+        usleep(2_000)
+        #expect(try showAndHide("c", on: navigation).stateInWillAppear == .init(text: "theirs", edits: 2))
+        #expect(coordinator.statistics.restoreQueries > 0)
+    }
+
+    @Test func aStateSavedThroughTheStoreAfterOpenIsRestoredOnADatabaseThatHadNone() throws {
+        let store = try StateStore(path: database)
+        let (application, _, navigation) = try launch(store)
+        try store.save(NoteController.State(text: "direct", edits: 1), for: "nav/b")
+        #expect(try showAndHide("b", on: navigation).stateInWillAppear == .init(text: "direct", edits: 1))
+        withExtendedLifetime(application) {}
+    }
+
+    @Test func aSecondApplicationOnTheSameStoreSeesWhatTheFirstOnesWriterWrote() throws {
+        let store = try StateStore(path: database)
+        let (first, _, navigation) = try launch(store)
+        _ = try showAndHide("b", on: navigation, editing: "from the first")
+        first.restorationCoordinator?.flush()
+        // Its writer's commits raise no change count: the second coordinator must ask.
+        let (second, _, secondNavigation) = try launch(store)
+        #expect(try showAndHide("b", on: secondNavigation).stateInWillAppear?.text == "from the first")
+        withExtendedLifetime(second) {}
+    }
+
+    @Test func aStateWrittenBeforeASaveThatCannotBeIsStillRestoredOnADatabaseThatHadNone() throws {
+        var options = StateStore.Options()
+        options.maximumStateSize = 200
+        let store = try StateStore(path: database, options: options)
+        let (application, _, navigation) = try launch(store)
+        let coordinator = try #require(application.restorationCoordinator)
+        _ = try showAndHide("b", on: navigation, editing: "small")
+        coordinator.flush()
+        // Over the size limit: reported and dropped; the row keeps "small".
+        _ = try showAndHide("b", on: navigation, editing: String(repeating: "x", count: 400))
+        coordinator.flush()
+        #expect(coordinator.recentErrors.contains { "\($0)".contains("200") })
+        #expect(try showAndHide("b", on: navigation).stateInWillAppear?.text == "small")
+    }
+
     @Test func aVersion1RowMigratesToVersion2OnRead() throws {
         let store = try StateStore(path: database)
         try store.save(CounterController.Version1(text: "three little words"), for: "nav/counter", version: 1)

@@ -127,6 +127,11 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         var verifiedAt: UInt64
     }
     private var latest: [RestorationPath: Latest] = [:]
+    /// The store's change count from which a path with no entry in ``latest`` holds no state
+    /// (``StateStore/noStatesAtChangeCount``): the store held none at open and this coordinator
+    /// is its only one. `nil` once anything else may have written, or an entry was dropped
+    /// without the path being known empty.
+    private var noStatesAt: UInt64?
 
     /// A state handed to the writer and not yet settled.
     struct PendingValue {
@@ -222,6 +227,9 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
             name: "statestore.recent-states", costLimit: cacheLimit, cost: { $0.cost }
         )
         recentStates = cache
+        if store.restorationCoordinators.add(1, ordering: .sequentiallyConsistent).newValue == 1 {
+            noStatesAt = store.noStatesAtChangeCount
+        }
         let box = WeakCoordinator()
         let writer = RestorationWriter(store: store, cache: cache) { box.scheduleAbsorb() }
         self.writer = writer
@@ -591,7 +599,7 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
             }
             for (path, token) in outcome.dropped {
                 if pending[path]?.token == token { pending[path] = nil }
-                if latest[path]?.token == token { latest[path] = nil }
+                if latest[path]?.token == token { forgetLatest(of: path) }
             }
             for (path, reason) in outcome.setAside {
                 counts.quarantined += 1
@@ -629,7 +637,7 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
                     known.verifiedAt = now
                     latest[path] = known
                 } else {
-                    latest[path] = nil
+                    forgetLatest(of: path)
                     recentStates.removeValue(forKey: path)
                 }
             } catch {
@@ -638,6 +646,15 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
             }
         }
         guard let known = latest[path] else {
+            if now == noStatesAt {
+                // Nothing has written a state since the store found none, but this coordinator's
+                // writer, which wrote none at this path: nothing to restore, and no query.
+                let token = makeToken()
+                latest[path] = Latest(token: token, generation: 0, verifiedAt: now)
+                record.seenGeneration = 0
+                record.seenToken = token
+                return
+            }
             load(controller, record: record, path: path, now: now)
             return
         }
@@ -666,7 +683,7 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
                     recentStates.setValue(cached, forKey: path)
                 }
             } else {
-                latest[path] = nil
+                forgetLatest(of: path)
                 return
             }
             record.seenToken = known.token
@@ -674,6 +691,13 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
             return
         }
         load(controller, record: record, path: path, now: now)
+    }
+
+    /// Forgets what the coordinator knew of `path`'s newest state: the next appearance asks the
+    /// database, and no path unknown to it is taken to be empty any more.
+    private func forgetLatest(of path: RestorationPath) {
+        latest[path] = nil
+        noStatesAt = nil
     }
 
     /// The store's change count, asking SQLite (`PRAGMA data_version`) at most once a
@@ -721,7 +745,7 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
             if apply(bytes: bytes, version: stored.version, to: controller, path: path, quarantineOnFailure: true) {
                 record.seenToken = token
             } else {
-                latest[path] = nil
+                forgetLatest(of: path)
             }
         } catch .stateTooLarge(_, let byteCount, let limit) {
             // Written by another tool past the budget: moved aside unread, never saved over.
@@ -767,6 +791,11 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         guard !paths.isEmpty else { return }
         latest.reserveCapacity(latest.count + paths.count)
         let now = store.changeCount(refreshing: true)
+        if now == noStatesAt {
+            // The database holds no state but this coordinator's: nothing to read.
+            for path in paths { latest[path] = Latest(token: makeToken(), generation: 0, verifiedAt: now) }
+            return
+        }
         counts.restoreQueries += 1
         do {
             let (rows, present) = try store.states(at: paths, waitingForWrites: false)
@@ -856,7 +885,7 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
     }
 
     private func quarantine(_ path: RestorationPath, reason: String) {
-        latest[path] = nil
+        forgetLatest(of: path)
         recentStates.removeValue(forKey: path)
         do {
             if try store.quarantine(path, reason: reason) {

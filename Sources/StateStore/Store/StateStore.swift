@@ -137,6 +137,17 @@ public final class StateStore: Sendable {
     /// The integrity check running after open; `nil` when it is off.
     let backgroundChecker: BackgroundChecker?
 
+    /// The connection's change count at open when the database then held no state; `nil` when
+    /// it held some. While ``changeCount(refreshing:)`` still returns it, no state has been
+    /// written but by write-behind writers: a restoration coordinator that is the store's only
+    /// one answers the first appearance of a path it never wrote without a query (on a first
+    /// launch, every appearance).
+    let noStatesAtChangeCount: UInt64?
+    /// How many restoration coordinators were ever made on this store: each has a writer whose
+    /// commits do not count as changes, so a coordinator knows every state written since
+    /// ``noStatesAtChangeCount`` only while it is the only one.
+    let restorationCoordinators = Atomic<Int>(0)
+
     /// States removed at open because they were older than ``Options/retention``.
     public let prunedAtOpen: Int
     /// The key id the database records that its states are sealed with (`metadata`
@@ -253,6 +264,8 @@ public final class StateStore: Sendable {
             prunedAtOpen = 0
         }
         sealedWith = try Self.recordSealing(connection, sealer: options.sealer, readOnly: options.readOnly)
+        noStatesAtChangeCount = try Self.noStatesAtChangeCount(connection)
+        publishedChangeCount.store(connection.changeCount, ordering: .releasing)
         // The file is accepted: from now on a clean close checkpoints and removes the WAL,
         // and files of this user's that others could read are tightened.
         if !options.readOnly {
@@ -322,6 +335,16 @@ public final class StateStore: Sendable {
                 extendedResultCode: .corrupt, message: problems.joined(separator: "; "), sql: "PRAGMA quick_check(5)"
             ))
         }
+    }
+
+    /// The change count from which the database is known to hold no state, or `nil`. Another
+    /// connection's commit after the look raises the count: `PRAGMA data_version` is read first,
+    /// so one that lands between the two is seen by the next read of it. One descent of the
+    /// table's b-tree: the same cost at any size.
+    private static func noStatesAtChangeCount(_ connection: Connection) throws(StateStoreError) -> UInt64? {
+        connection.noteOtherConnectionsCommits()
+        guard try connection.scalarInt("SELECT NOT EXISTS (SELECT 1 FROM states)") == 1 else { return nil }
+        return connection.changeCount
     }
 
     // MARK: Access
