@@ -14,7 +14,11 @@ extension RestorationCoordinator {
     func makeArchive(of window: Window) -> HierarchyArchive {
         var omissions: [HierarchyArchive.Omission] = []
         var trail = Trail()
-        let root = window.rootViewController.flatMap { archiveNode(for: $0, separator: "/", depth: 1, trail: &trail, omissions: &omissions) }
+        // No closure: an isolated closure handed to a generic function checks its executor when called.
+        var root: HierarchyArchive.Node?
+        if let controller = window.rootViewController {
+            root = archiveNode(for: controller, separator: "/", depth: 1, trail: &trail, omissions: &omissions)
+        }
         for omission in omissions where reportedOmissions.insert(omission).inserted {
             report(.notArchivable(omission))
         }

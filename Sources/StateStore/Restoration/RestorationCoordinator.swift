@@ -47,20 +47,25 @@ import Logging
 /// actor, and the state stays in memory to be saved again.
 @MainActor
 public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycleObserver {
+    // The stored properties it mutates on every appearance and disappearance are marked
+    // `@exclusivity(unchecked)`: the coordinator is isolated to the main actor, and none of its
+    // accesses to them spans a call out (to an error handler, a controller, the store), so the
+    // runtime's dynamic exclusivity check (a thread-local access set, about 40 instructions an
+    // access, some 150 accesses a push + pop) would only ever pass.
     public let store: StateStore
     let scenePrefix = "window"
 
     /// Receives every problem, on the main actor; the default logs it. Problems found by the
     /// writer arrive before the next flush point, or the next read or write through the store
     /// on the main thread (each waits for the writer), returns; else at the main actor's next turn.
-    public var errorHandler: @MainActor (RestorationError) -> Void
+    @exclusivity(unchecked) public var errorHandler: @MainActor (RestorationError) -> Void
     /// The most recent problems (at most 100), newest last. Includes what the writer has
     /// reported so far (it does not wait for the writer).
     public var recentErrors: [RestorationError] {
         absorbWriterOutcomes()
         return errors
     }
-    private var errors: [RestorationError] = []
+    @exclusivity(unchecked) private var errors: [RestorationError] = []
 
     /// Counts of what the coordinator did; useful in tests, soak runs and benchmarks.
     public struct Statistics: Sendable, Hashable {
@@ -92,7 +97,7 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         settle()
         return counts
     }
-    private var counts = Statistics()
+    @exclusivity(unchecked) private var counts = Statistics()
 
     /// What the coordinator knows of one live controller instance.
     /// A restoration path as found for one instance: its identifiers leaf first, its scene.
@@ -103,12 +108,12 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         /// The coordinator's ``serial``: a record of another coordinator is not this one's.
         let owner: UInt64
         /// The newest generation this instance has loaded or written.
-        var seenGeneration: Int64?
+        @exclusivity(unchecked) var seenGeneration: Int64?
         /// The coordinator's number of the state this instance holds (loaded or handed over).
-        var seenToken: UInt64?
+        @exclusivity(unchecked) var seenToken: UInt64?
         /// The restoration path last found for this instance, with its identifiers leaf first
         /// and its scene: still its path while the walk to the root meets the same ones.
-        var path: CachedPath?
+        @exclusivity(unchecked) var path: CachedPath?
         init(owner: UInt64) { self.owner = owner }
     }
     /// This coordinator's number, unique in the process (never reused, unlike an address).
@@ -126,38 +131,40 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         /// The store's change count when it was known to be current.
         var verifiedAt: UInt64
     }
-    private var latest: [RestorationPath: Latest] = [:]
+    @exclusivity(unchecked) private var latest: [RestorationPath: Latest] = [:]
     /// The store's change count from which a path with no entry in ``latest`` holds no state
     /// (``StateStore/noStatesAtChangeCount``): the store held none at open and this coordinator
     /// is its only one. `nil` once anything else may have written, or an entry was dropped
     /// without the path being known empty.
-    private var noStatesAt: UInt64?
+    @exclusivity(unchecked) private var noStatesAt: UInt64?
 
     /// A state handed to the writer and not yet settled.
     struct PendingValue {
         var token: UInt64
-        var value: any Sendable
+        var value: any Encodable & Sendable
         var version: Int
-        var encode: @Sendable () throws(StateStoreError) -> Data
-        /// The instances that hold it (the one that saved it, and the ones that took it since):
-        /// they have seen its generation once it is written.
-        var records: [Record]
+        /// The instance that saved it, and those that took it since: they have seen its
+        /// generation once it is written.
+        var saver: Record
+        var takers: [Record] = []
     }
-    private var pending: [RestorationPath: PendingValue] = [:]
-    private var nextToken: UInt64 = 0
-    /// States captured since the last batch, by path, in order.
-    private var queued: [RestorationPath: StateHandoff] = [:]
-    private var queuedOrder: [RestorationPath] = []
-    private var queuedEvents: [PressureEvent] = []
-    private var queuedRemovals: [String] = []
-    private var queuedForgotten: [String] = []
-    private var flushScheduled = false
+    @exclusivity(unchecked) private var pending: [RestorationPath: PendingValue] = [:]
+    @exclusivity(unchecked) private var nextToken: UInt64 = 0
+    /// States captured since the last batch, in the order their paths were first queued (a
+    /// path queued again has its state replaced in place). Found by a scan while few (a
+    /// structural change queues one or two), through ``queuedIndex`` once many.
+    @exclusivity(unchecked) private var queued: [StateHandoff] = []
+    @exclusivity(unchecked) private var queuedIndex: [RestorationPath: Int] = [:]
+    @exclusivity(unchecked) private var queuedEvents: [PressureEvent] = []
+    @exclusivity(unchecked) private var queuedRemovals: [String] = []
+    @exclusivity(unchecked) private var queuedForgotten: [String] = []
+    @exclusivity(unchecked) private var flushScheduled = false
     /// When a hand-over of this main-actor turn last woke the writer; `nil` at the start of a
     /// turn. Later hand-overs wake it again only a millisecond after that: a turn handing over
     /// many batches does not wake a sleeping thread (a system call) for each.
-    private var lastWake: ContinuousClock.Instant?
+    @exclusivity(unchecked) private var lastWake: ContinuousClock.Instant?
     /// When `PRAGMA data_version` was last read for an appearance.
-    private var lastChangeCheck: ContinuousClock.Instant?
+    @exclusivity(unchecked) private var lastChangeCheck: ContinuousClock.Instant?
 
     let writer: RestorationWriter
     /// Recently written or read state bytes, so appearances need no query. Purged on memory warnings.
@@ -165,16 +172,16 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
 
     /// Set while `restoreHierarchy(in:)` rebuilds a window: the half-built hierarchy must not
     /// replace the archive being restored.
-    var isRestoringHierarchy = false {
+    @exclusivity(unchecked) var isRestoringHierarchy = false {
         didSet { if !isRestoringHierarchy && batchDepth == 0 { duplicateIdentifiersByParent.removeAll() } }
     }
     /// Set (nested) while one synchronous pass finds the paths of many controllers at once
     /// (saving every visible controller, preloading a window's states): identifiers cannot
     /// change during it, so each parent's duplicates are looked at once.
-    private var batchDepth = 0
+    @exclusivity(unchecked) private var batchDepth = 0
     /// While a hierarchy is rebuilt or a batch runs, each parent's identifiers shared by two
     /// children, so that finding the paths of n siblings costs O(n), not O(n²).
-    private var duplicateIdentifiersByParent: [ObjectIdentifier: Set<String>] = [:]
+    @exclusivity(unchecked) private var duplicateIdentifiersByParent: [ObjectIdentifier: Set<String>] = [:]
 
     /// Runs `body` with sibling identifiers cached per parent (see ``batchDepth``).
     private func inBatch<T>(_ body: () -> T) -> T {
@@ -185,15 +192,15 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         }
         return body()
     }
-    private var reportedDuplicates: Set<RestorationPath> = []
+    @exclusivity(unchecked) private var reportedDuplicates: Set<RestorationPath> = []
     /// Controllers already reported as not archivable, so each is reported once.
-    var reportedOmissions: Set<HierarchyArchive.Omission> = []
+    @exclusivity(unchecked) var reportedOmissions: Set<HierarchyArchive.Omission> = []
     /// The restoration-path component of each scene seen (`""` for none), read once from the store.
-    private var scenePrefixes: [String: String] = [:]
+    @exclusivity(unchecked) private var scenePrefixes: [String: String] = [:]
 
     /// The limits an archive must be within to be rebuilt; an archive over them is set aside
     /// with the reason and the app starts fresh. Defaults to ``HierarchyArchive/Limits/standard``.
-    public var archiveLimits = HierarchyArchive.Limits.standard
+    @exclusivity(unchecked) public var archiveLimits = HierarchyArchive.Limits.standard
 
     /// Whether a structural change returns before its batch is committed (write-behind, the
     /// default), or waits for it (write-through).
@@ -207,10 +214,10 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
     /// whose main actor never finishes a turn should call ``flush(archiving:)`` at the points
     /// it needs on disk. Set it to `false` when every structural change must be on disk before
     /// the call that made it returns, at the cost of the main thread waiting for the disk.
-    public var writesBehind = true
+    @exclusivity(unchecked) public var writesBehind = true
 
     /// Set while the application terminates: closing windows must not overwrite their archives.
-    var isTerminating = false
+    @exclusivity(unchecked) var isTerminating = false
 
     /// - Parameters:
     ///   - store: The store states and archives are written to and read from.
@@ -466,19 +473,35 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         counts.saveAttempts += 1
         let record = record(for: controller)
         guard let path = restorationPath(for: controller, record: record) else { return }
-        let value = controller.restorableState
+        let value: any Encodable & Sendable = controller.restorableState
         let token = makeToken()
-        let encode: @Sendable () throws(StateStoreError) -> Data = { () throws(StateStoreError) -> Data in
-            try StateCoding.encode(value, for: path)
-        }
-        if queued[path] == nil { queuedOrder.append(path) }
-        queued[path] = StateHandoff(
-            path: path, token: token, stateType: C.RestorableState.self,
-            version: C.restorableStateVersion, value: value, encode: encode
-        )
-        pending[path] = PendingValue(token: token, value: value, version: C.restorableStateVersion, encode: encode, records: [record])
+        queue(StateHandoff(path: path, token: token, stateType: C.RestorableState.self, version: C.restorableStateVersion, value: value))
+        pending[path] = PendingValue(token: token, value: value, version: C.restorableStateVersion, saver: record)
         latest[path] = Latest(token: token, generation: nil, verifiedAt: 0)
         record.seenToken = token
+    }
+
+    /// Adds `handoff` to ``queued``, in place of a state of its path queued before.
+    private func queue(_ handoff: StateHandoff) {
+        if queued.count < 16 {
+            // A loop, not `firstIndex(where:)`: a main-actor closure checks its executor when called.
+            for position in queued.indices where queued[position].path == handoff.path {
+                queued[position] = handoff
+                return
+            }
+            queued.append(handoff)
+            return
+        }
+        if queuedIndex.count != queued.count {
+            queuedIndex.removeAll(keepingCapacity: true)
+            for (position, queuedHandoff) in queued.enumerated() { queuedIndex[queuedHandoff.path] = position }
+        }
+        if let position = queuedIndex[handoff.path] {
+            queued[position] = handoff
+        } else {
+            queuedIndex[handoff.path] = queued.count
+            queued.append(handoff)
+        }
     }
 
     /// Captures the state of every visible (or appearing) savable controller and writes it,
@@ -524,15 +547,14 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
                 batch.archives = [(scene, scene == Window.defaultSceneIdentifier ? "" : scene, archive)]
             }
         }
-        batch.states = queuedOrder.compactMap { queued[$0] }
+        swap(&batch.states, &queued)
         batch.removedScenes = queuedRemovals
         batch.forgottenArchives = queuedForgotten
         batch.pressureEvents = queuedEvents
         batch.releaseMemory = releasingMemory
         // An empty batch still runs when writes wait for a retry: a flush point retries them.
         guard !batch.isEmpty || writer.hasCarriedWork else { return }
-        queued.removeAll(keepingCapacity: true)
-        queuedOrder.removeAll(keepingCapacity: true)
+        queuedIndex.removeAll(keepingCapacity: true)
         queuedRemovals.removeAll()
         queuedForgotten.removeAll()
         queuedEvents.removeAll()
@@ -588,7 +610,8 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
             for settled in outcome.settled {
                 if settled.wrote { counts.stateWrites += 1 } else { counts.unchangedSkips += 1 }
                 if let value = pending[settled.path], value.token == settled.token {
-                    for record in value.records { record.seenGeneration = settled.generation }
+                    value.saver.seenGeneration = settled.generation
+                    for record in value.takers { record.seenGeneration = settled.generation }
                     pending[settled.path] = nil
                 }
                 if var known = latest[settled.path], known.token == settled.token {
@@ -667,7 +690,7 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         if let value = pending[path], value.token == known.token {
             // The newest state is still with the writer, handed over by another instance.
             if apply(pending: value, to: controller, path: path) {
-                pending[path]?.records.append(record)
+                pending[path]?.takers.append(record)
                 record.seenToken = known.token
             }
             return
@@ -823,7 +846,7 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
             return true
         }
         do {
-            return apply(bytes: try value.encode(), version: value.version, to: controller, path: path, quarantineOnFailure: false)
+            return apply(bytes: try StateCoding.encode(value.value, for: path), version: value.version, to: controller, path: path, quarantineOnFailure: false)
         } catch {
             report(.store(error))
             return false

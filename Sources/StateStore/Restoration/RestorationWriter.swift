@@ -13,9 +13,7 @@ struct StateHandoff: Sendable {
     var version: Int
     /// The captured value, kept with the bytes once written so that another instance takes it
     /// without decoding.
-    var value: any Sendable
-    /// Encodes the captured value (JSON, sorted keys); runs on the writer.
-    var encode: @Sendable () throws(StateStoreError) -> Data
+    var value: any Encodable & Sendable
     /// Older states of the path this one replaced in a folded batch, oldest first: written
     /// instead when this one cannot be (it fails to encode, or is over the size limit), newest
     /// first, so that folding does not lose a state the batches one by one would have written.
@@ -26,6 +24,11 @@ struct StateHandoff: Sendable {
     /// How many replaced states a folded handoff keeps as fallbacks: when this many newer
     /// saves of one path all fail while the writer is behind, the path keeps what it held.
     static let maximumSuperseded = 4
+
+    /// The captured value's bytes (JSON, sorted keys); called on the writer.
+    func encode() throws(StateStoreError) -> Data {
+        try StateCoding.encode(value, for: path)
+    }
 }
 
 /// What one structural change (or the end of a main-actor turn) hands to the writer. Its
