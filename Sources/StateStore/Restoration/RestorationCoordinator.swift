@@ -310,7 +310,8 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
             if let parent = node.parent {
                 if isShared(identifier, of: node, in: parent) { return nil }
                 node = parent
-            } else if let presenter = node.presentingViewController {
+            } else if let presenter = node.presentingStorage {
+                // Without a parent, `node` is its containment root: its presenter is `presentingViewController`.
                 node = presenter
             } else {
                 break
@@ -330,7 +331,7 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
             if let parent = node.parent {
                 if isShared(identifier, of: node, in: parent) { shared = true }
                 node = parent
-            } else if let presenter = node.presentingViewController {
+            } else if let presenter = node.presentingStorage {
                 node = presenter
             } else {
                 break
