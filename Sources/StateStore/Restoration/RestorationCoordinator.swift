@@ -26,7 +26,10 @@ import Logging
 ///   query: the coordinator knows what it handed to the writer (a state still queued is taken
 ///   as the value itself, a written one from a ``RecreatableCache`` of recent bytes, purged on
 ///   memory warnings), and `PRAGMA data_version` tells it when another connection committed,
-///   in which case it checks the path's generation first.
+///   in which case it checks the path's generation first. On a database that held no state
+///   when the store opened it (a first launch), a path the coordinator has not written costs no
+///   query either: it holds nothing until something other than the coordinator's writer writes
+///   a state (another connection, a write through the store, a second coordinator on the store).
 ///
 /// ## The window of loss
 ///
