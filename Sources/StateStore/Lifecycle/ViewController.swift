@@ -63,13 +63,16 @@
 open class ViewController {
     // MARK: Identity
 
+    // The identifiers skip the runtime's dynamic exclusivity check: plain values, main-actor
+    // isolated, never accessed in place across a call, and read for every restoration path.
+
     /// The identifier this controller was instantiated with by a ``Storyboard``, if any.
-    public internal(set) var storyboardIdentifier: String?
+    @exclusivity(unchecked) public internal(set) var storyboardIdentifier: String?
 
     /// The storyboard that instantiated this controller, if any.
     public internal(set) weak var storyboard: Storyboard?
 
-    private var explicitRestorationIdentifier: String?
+    @exclusivity(unchecked) private var explicitRestorationIdentifier: String?
 
     /// The name under which this controller's state is saved and restored, and under which
     /// it appears in a ``LifecycleTrace``.

@@ -326,6 +326,7 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
 
     private func findPath(of controller: ViewController) -> (RestorationPath, leafFirst: [String], scene: String?)? {
         var components: [String] = []
+        components.reserveCapacity(4)
         var shared = false
         var node: ViewController = controller
         while true {
@@ -344,10 +345,10 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         // The walk ended at the root of everything `controller` is in: its window's root.
         let scene = node.hostingWindow?.sceneIdentifier
         do {
-            var ordered = Array(components.reversed())
-            if let prefix = try pathPrefix(of: scene), !prefix.isEmpty {
-                ordered.insert(prefix, at: 0)
-            }
+            var ordered: [String] = []
+            ordered.reserveCapacity(components.count + 1)
+            if let prefix = try pathPrefix(of: scene), !prefix.isEmpty { ordered.append(prefix) }
+            ordered.append(contentsOf: components.reversed())
             path = try RestorationPath(components: ordered)
         } catch {
             report(.store(error))

@@ -25,6 +25,10 @@ public struct RestorationPath: Hashable, Sendable, Comparable, Codable,
     /// The path as stored: components joined by `/`.
     public let rawValue: String
 
+    /// A digest of ``rawValue``'s bytes (FNV-1a), found once: a dictionary keyed by paths
+    /// hashes one word, not the path's bytes, at every lookup.
+    private let digest: UInt64
+
     /// Validates `string` (components separated by `/`).
     public init(validating string: String) throws(StateStoreError) {
         try self.init(components: string.unicodeScalars.split(separator: "/", omittingEmptySubsequences: false).map { String($0) })
@@ -42,6 +46,12 @@ public struct RestorationPath: Hashable, Sendable, Comparable, Codable,
         }
         self.components = components
         self.rawValue = joined
+        var digest: UInt64 = 0xcbf2_9ce4_8422_2325
+        var bytes = joined
+        bytes.withUTF8 { utf8 in
+            for byte in utf8 { digest = (digest ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        }
+        self.digest = digest
     }
 
     public init(stringLiteral value: String) {
@@ -87,6 +97,7 @@ public struct RestorationPath: Hashable, Sendable, Comparable, Codable,
 
     /// The same bytes: the same row.
     public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard lhs.digest == rhs.digest else { return false }
         let (left, right) = (lhs.rawValue.utf8, rhs.rawValue.utf8)
         guard left.count == right.count else { return false }
         // Native strings hold their UTF-8 contiguously: one memcmp.
@@ -98,12 +109,9 @@ public struct RestorationPath: Hashable, Sendable, Comparable, Codable,
         return left.elementsEqual(right)
     }
 
+    /// The digest of the bytes: equal bytes, equal digests; `Hasher` seeds and mixes it.
     public func hash(into hasher: inout Hasher) {
-        let done: Void? = rawValue.utf8.withContiguousStorageIfAvailable { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
-        if done == nil {
-            for byte in rawValue.utf8 { hasher.combine(byte) }
-        }
-        hasher.combine(0xFF as UInt8)  // never in UTF-8: ends the path
+        hasher.combine(digest)
     }
 
     public init(from decoder: any Decoder) throws {
