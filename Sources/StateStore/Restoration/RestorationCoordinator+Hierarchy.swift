@@ -13,11 +13,10 @@ extension RestorationCoordinator {
     /// archived listed (and reported once each).
     func makeArchive(of window: Window) -> HierarchyArchive {
         var omissions: [HierarchyArchive.Omission] = []
-        var trail = Trail()
         // No closure: an isolated closure handed to a generic function checks its executor when called.
         var root: HierarchyArchive.Node?
         if let controller = window.rootViewController {
-            root = archiveNode(for: controller, separator: "/", depth: 1, trail: &trail, omissions: &omissions)
+            root = archiveNode(for: controller, depth: 1, omissions: &omissions)
         }
         for omission in omissions where reportedOmissions.insert(omission).inserted {
             report(.notArchivable(omission))
@@ -57,27 +56,32 @@ extension RestorationCoordinator {
         return parent.isEmpty ? name : parent + separator + name
     }
 
-    /// The way from the root to the controller being archived, as (separator, controller)
-    /// pairs: turned into text only for an omission, so archiving a healthy hierarchy builds
-    /// no location strings.
-    ///
-    /// The controllers are held unretained: the walk only reaches controllers the window's
-    /// hierarchy holds, and the trail does not outlive it.
-    @MainActor
-    private struct Trail {
-        var steps: [(separator: String, controller: Unmanaged<ViewController>)] = []
-        var text: String {
-            steps.reduce("") { RestorationCoordinator.location($0, $1.separator, $1.controller.takeUnretainedValue()) }
+    /// Where `controller` is, for messages: the names from the window's root down, `/` before a
+    /// contained child, ` ⤷ ` before a presented controller. Found only for an omission, by
+    /// walking up, so archiving a healthy hierarchy builds no location strings.
+    private static func location(of controller: ViewController) -> String {
+        var parts: [String] = []
+        var node = controller
+        while true {
+            let name = node.restorationIdentifier ?? "<\(type(of: node))>"
+            if let parent = node.parent {
+                parts.append("/" + name)
+                node = parent
+            } else if let presenter = node.presentingStorage {
+                parts.append(" ⤷ " + name)
+                node = presenter
+            } else {
+                parts.append(name)
+                break
+            }
         }
+        return parts.reversed().joined()
     }
 
     private func archiveNode(
-        for controller: ViewController, separator: String, depth: Int, trail: inout Trail,
-        omissions: inout [HierarchyArchive.Omission]
+        for controller: ViewController, depth: Int, omissions: inout [HierarchyArchive.Omission]
     ) -> HierarchyArchive.Node? {
-        trail.steps.append((separator, Unmanaged.passUnretained(controller)))
-        defer { trail.steps.removeLast() }
-        var location: String { trail.text }
+        var location: String { Self.location(of: controller) }
         guard let restorationIdentifier = controller.restorationIdentifier else {
             reportIdentifiedDescendants(of: controller, location: location, omissions: &omissions)
             return nil
@@ -119,7 +123,7 @@ extension RestorationCoordinator {
         if !contained.isEmpty {
             children.reserveCapacity(contained.count)
             for child in contained {
-                if let childNode = archiveNode(for: child, separator: "/", depth: depth + 1, trail: &trail, omissions: &omissions) {
+                if let childNode = archiveNode(for: child, depth: depth + 1, omissions: &omissions) {
                     if child === selected { selectedIndex = children.count }
                     children.append(childNode)
                 }
@@ -127,7 +131,7 @@ extension RestorationCoordinator {
         }
         var presented: HierarchyArchive.Node?
         if let modal = controller.presentedStorage, modal.presentingViewController === controller {
-            presented = archiveNode(for: modal, separator: " ⤷ ", depth: depth + 1, trail: &trail, omissions: &omissions)
+            presented = archiveNode(for: modal, depth: depth + 1, omissions: &omissions)
         }
         return HierarchyArchive.Node(
             storyboardIdentifier: storyboardIdentifier,

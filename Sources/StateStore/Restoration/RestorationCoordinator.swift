@@ -488,6 +488,9 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
 
     /// Adds `handoff` to ``queued``, in place of a state of its path queued before.
     private func queue(_ handoff: StateHandoff) {
+        // Room for the next structural change's too: the writer folds a batch handed over while
+        // the previous one waits into it, and the room saves it a reallocation.
+        if queued.isEmpty { queued.reserveCapacity(4) }
         if queued.count < 16 {
             // A loop, not `firstIndex(where:)`: a main-actor closure checks its executor when called.
             for position in queued.indices where queued[position].path == handoff.path {
@@ -701,9 +704,8 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
             return
         }
         if var cached = recentStates[path], cached.token == known.token {
-            if cached.version == C.restorableStateVersion, let state = cached.value as? C.RestorableState {
+            if cached.version == C.restorableStateVersion, let value = cached.value, Self.put(value, into: controller) {
                 // Written (or decoded) by this process: the value itself, no decoding.
-                controller.restorableState = state
                 counts.restores += 1
             } else if apply(bytes: cached.bytes, version: cached.version, to: controller, path: path, quarantineOnFailure: true) {
                 if cached.version == C.restorableStateVersion {
@@ -842,11 +844,20 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         }
     }
 
+    /// Puts `value` into `controller` when it is exactly of its state's type; else returns
+    /// `false` (the caller goes through its bytes). Compares types, then casts: a conditional
+    /// cast would look up the metadata of the state's optional type at run time, as this code
+    /// is not specialized for the controller's type.
+    private static func put<C: StateRestoring>(_ value: any Sendable, into controller: C) -> Bool {
+        guard type(of: value) == C.RestorableState.self else { return false }
+        controller.restorableState = value as! C.RestorableState
+        return true
+    }
+
     /// Puts a state still queued for the writer into `controller`: the value itself when it is
     /// of the controller's type and version, else through its bytes, as a relaunch would.
     private func apply<C: StateRestoring>(pending value: PendingValue, to controller: C, path: RestorationPath) -> Bool {
-        if value.version == C.restorableStateVersion, let state = value.value as? C.RestorableState {
-            controller.restorableState = state
+        if value.version == C.restorableStateVersion, Self.put(value.value, into: controller) {
             counts.restores += 1
             return true
         }
