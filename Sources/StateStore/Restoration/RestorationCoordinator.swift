@@ -165,9 +165,9 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
     /// When a hand-over of this main-actor turn last woke the writer; `nil` at the start of a
     /// turn. Later hand-overs wake it again only a millisecond after that: a turn handing over
     /// many batches does not wake a sleeping thread (a system call) for each.
-    @exclusivity(unchecked) private var lastWake: ContinuousClock.Instant?
+    @exclusivity(unchecked) private var lastWake: UInt64?
     /// When `PRAGMA data_version` was last read for an appearance.
-    @exclusivity(unchecked) private var lastChangeCheck: ContinuousClock.Instant?
+    @exclusivity(unchecked) private var lastChangeCheck: UInt64?
 
     let writer: RestorationWriter
     /// Recently written or read state bytes, so appearances need no query. Purged on memory warnings.
@@ -578,8 +578,8 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
     }
 
     private func shouldWake() -> Bool {
-        let now = ContinuousClock.now
-        if let lastWake, now - lastWake < .milliseconds(1) { return false }
+        let now = Self.monotonicNanoseconds()
+        if let lastWake, now &- lastWake < 1_000_000 { return false }
         lastWake = now
         return true
     }
@@ -730,12 +730,20 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         noStatesAt = nil
     }
 
+    /// `CLOCK_MONOTONIC` in nanoseconds, for the once-a-millisecond checks above: plain integer
+    /// arithmetic, where `ContinuousClock` durations are 128-bit.
+    private static func monotonicNanoseconds() -> UInt64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
+    }
+
     /// The store's change count, asking SQLite (`PRAGMA data_version`) at most once a
     /// millisecond: the appearances of one transition share one look. A commit by another
     /// process within that millisecond is seen by the next look, as one made just after it would be.
     private func changeCount() -> UInt64 {
-        let clock = ContinuousClock.now
-        if let last = lastChangeCheck, clock - last < .milliseconds(1) {
+        let clock = Self.monotonicNanoseconds()
+        if let last = lastChangeCheck, clock &- last < 1_000_000 {
             return store.changeCount(refreshing: false)
         }
         lastChangeCheck = clock
