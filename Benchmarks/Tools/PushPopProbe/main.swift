@@ -1,6 +1,7 @@
 // The `push pop` layer benchmarks outside package-benchmark's harness, for callgrind and perf:
 // the same application (BenchmarkSupport's NavigationApp: a navigation controller whose root
-// and pushed page carry a state), one push + pop per main-actor turn, the mean printed.
+// and pushed page carry a state), one push + pop per main-actor turn: the median, the 90th
+// percentile and the mean printed, and for warm cycles also the median with the end of the turn.
 //
 //     swift build -c release --product PushPopProbe   # in Benchmarks/
 //     .build/release/PushPopProbe warm store 20000     # or lifecycle; cycles on one warm app
@@ -37,6 +38,9 @@ let clock = ContinuousClock()
 var total = Duration.zero
 /// Each cycle's time, for the median and the 90th percentile.
 var samples: [Duration] = []
+/// Each cycle's time with the end of its main-actor turn (the coordinator's scheduled
+/// hand-over and wake): all the main thread spends on the push + pop.
+var withEndOfTurn: [Duration] = []
 /// Minor page faults of the process so far.
 func minorFaults() -> Int {
     var usage = rusage()
@@ -68,7 +72,9 @@ MainActor.assumeIsolated {
             total += elapsed
             samples.append(elapsed)
             faults += minorFaults() - faultsBefore
+            let endStart = clock.now
             endTurn()
+            withEndOfTurn.append(elapsed + (clock.now - endStart))
             // Each cycle starts with the writer idle (waited for, not helped), so that whether
             // the pop's batch is folded into the push's does not vary from run to run.
             while app.application.store?.hasWriteBehindWork == true { usleep(20) }
@@ -100,9 +106,11 @@ MainActor.assumeIsolated {
     }
 }
 samples.sort()
+withEndOfTurn.sort()
 /// Microseconds, one decimal.
 func micros(_ duration: Duration) -> String {
     let value = Double(duration.components.seconds) * 1e6 + Double(duration.components.attoseconds) / 1e12
     return String(format: "%.1f µs", value)
 }
-print("\(arguments[1]) \(arguments[2]): \(count) cycles, median \(micros(samples[samples.count / 2])), p90 \(micros(samples[samples.count * 9 / 10])), mean \(micros(total / count)), minor page faults per cycle \(Double(faults) / Double(count))")
+let endOfTurn = withEndOfTurn.isEmpty ? "" : ", with the end of the turn \(micros(withEndOfTurn[withEndOfTurn.count / 2]))"
+print("\(arguments[1]) \(arguments[2]): \(count) cycles, median \(micros(samples[samples.count / 2]))\(endOfTurn), p90 \(micros(samples[samples.count * 9 / 10])), mean \(micros(total / count)), minor page faults per cycle \(Double(faults) / Double(count))")
