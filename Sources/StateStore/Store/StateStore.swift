@@ -264,7 +264,7 @@ public final class StateStore: Sendable {
             prunedAtOpen = 0
         }
         sealedWith = try Self.recordSealing(connection, sealer: options.sealer, readOnly: options.readOnly)
-        noStatesAtChangeCount = try Self.noStatesAtChangeCount(connection)
+        noStatesAtChangeCount = Self.noStatesAtChangeCount(connection)
         publishedChangeCount.store(connection.changeCount, ordering: .releasing)
         // The file is accepted: from now on a clean close checkpoints and removes the WAL,
         // and files of this user's that others could read are tightened.
@@ -340,10 +340,11 @@ public final class StateStore: Sendable {
     /// The change count from which the database is known to hold no state, or `nil`. Another
     /// connection's commit after the look raises the count: `PRAGMA data_version` is read first,
     /// so one that lands between the two is seen by the next read of it. One descent of the
-    /// table's b-tree: the same cost at any size.
-    private static func noStatesAtChangeCount(_ connection: Connection) throws(StateStoreError) -> UInt64? {
+    /// table's b-tree: the same cost at any size. A table that cannot be read (a damaged page,
+    /// left to the background check and to the reads that meet it) is taken to hold states.
+    private static func noStatesAtChangeCount(_ connection: Connection) -> UInt64? {
         connection.noteOtherConnectionsCommits()
-        guard try connection.scalarInt("SELECT NOT EXISTS (SELECT 1 FROM states)") == 1 else { return nil }
+        guard (try? connection.scalarInt("SELECT NOT EXISTS (SELECT 1 FROM states)")) == 1 else { return nil }
         return connection.changeCount
     }
 
