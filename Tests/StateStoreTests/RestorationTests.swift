@@ -304,6 +304,17 @@ struct RestorationTests {
         withExtendedLifetime(second) {}
     }
 
+    @Test func theFirstApplicationOnAStoreSeesWhatASecondOnesWriterWrote() throws {
+        let store = try StateStore(path: database)
+        let (first, _, navigation) = try launch(store)
+        let (second, _, secondNavigation) = try launch(store)
+        _ = try showAndHide("c", on: secondNavigation, editing: "from the second")
+        second.restorationCoordinator?.flush()
+        // The first coordinator was the store's only one when it was made; it is not any more.
+        #expect(try showAndHide("c", on: navigation).stateInWillAppear?.text == "from the second")
+        withExtendedLifetime(first) {}
+    }
+
     @Test func aStateWrittenBeforeASaveThatCannotBeIsStillRestoredOnADatabaseThatHadNone() throws {
         var options = StateStore.Options()
         options.maximumStateSize = 200

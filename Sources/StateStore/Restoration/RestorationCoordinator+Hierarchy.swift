@@ -60,22 +60,23 @@ extension RestorationCoordinator {
     /// contained child, ` ⤷ ` before a presented controller. Found only for an omission, by
     /// walking up, so archiving a healthy hierarchy builds no location strings.
     private static func location(of controller: ViewController) -> String {
-        var parts: [String] = []
+        var steps: [(separator: String, controller: ViewController)] = []
         var node = controller
         while true {
-            let name = node.restorationIdentifier ?? "<\(type(of: node))>"
             if let parent = node.parent {
-                parts.append("/" + name)
+                steps.append(("/", node))
                 node = parent
             } else if let presenter = node.presentingStorage {
-                parts.append(" ⤷ " + name)
+                steps.append((" ⤷ ", node))
                 node = presenter
             } else {
-                parts.append(name)
+                steps.append(("/", node))
                 break
             }
         }
-        return parts.reversed().joined()
+        var text = ""
+        for step in steps.reversed() { text = location(text, step.separator, step.controller) }
+        return text
     }
 
     private func archiveNode(

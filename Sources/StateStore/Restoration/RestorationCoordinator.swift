@@ -50,7 +50,7 @@ import Logging
 /// actor, and the state stays in memory to be saved again.
 @MainActor
 public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycleObserver {
-    // The stored properties it mutates on every appearance and disappearance are marked
+    // The private stored properties it mutates on every appearance and disappearance are marked
     // `@exclusivity(unchecked)`: the coordinator is isolated to the main actor, and none of its
     // accesses to them spans a call out (to an error handler, a controller, the store), so the
     // runtime's dynamic exclusivity check (a thread-local access set, about 40 instructions an
@@ -61,7 +61,7 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
     /// Receives every problem, on the main actor; the default logs it. Problems found by the
     /// writer arrive before the next flush point, or the next read or write through the store
     /// on the main thread (each waits for the writer), returns; else at the main actor's next turn.
-    @exclusivity(unchecked) public var errorHandler: @MainActor (RestorationError) -> Void
+    public var errorHandler: @MainActor (RestorationError) -> Void
     /// The most recent problems (at most 100), newest last. Includes what the writer has
     /// reported so far (it does not wait for the writer).
     public var recentErrors: [RestorationError] {
@@ -203,7 +203,7 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
 
     /// The limits an archive must be within to be rebuilt; an archive over them is set aside
     /// with the reason and the app starts fresh. Defaults to ``HierarchyArchive/Limits/standard``.
-    @exclusivity(unchecked) public var archiveLimits = HierarchyArchive.Limits.standard
+    public var archiveLimits = HierarchyArchive.Limits.standard
 
     /// Whether a structural change returns before its batch is committed (write-behind, the
     /// default), or waits for it (write-through).
@@ -217,7 +217,7 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
     /// whose main actor never finishes a turn should call ``flush(archiving:)`` at the points
     /// it needs on disk. Set it to `false` when every structural change must be on disk before
     /// the call that made it returns, at the cost of the main thread waiting for the disk.
-    @exclusivity(unchecked) public var writesBehind = true
+    public var writesBehind = true
 
     /// Set while the application terminates: closing windows must not overwrite their archives.
     @exclusivity(unchecked) var isTerminating = false
@@ -677,7 +677,7 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
             }
         }
         guard let known = latest[path] else {
-            if now == noStatesAt {
+            if let noStatesAt, now == noStatesAt, nothingElseWrote(since: noStatesAt) {
                 // Nothing has written a state since the store found none, but this coordinator's
                 // writer, which wrote none at this path: nothing to restore, and no query.
                 let token = makeToken()
@@ -721,6 +721,14 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
             return
         }
         load(controller, record: record, path: path, now: now)
+    }
+
+    /// Whether the store has seen no write but this coordinator's writer's since its change
+    /// count was `count`: it is the store's only coordinator (another's writer commits without
+    /// raising the count), and the count, read afresh, has not moved (as fresh as a query would
+    /// be, unless the writer holds the connection: then as of its transaction's start).
+    private func nothingElseWrote(since count: UInt64) -> Bool {
+        store.restorationCoordinators.load(ordering: .relaxed) == 1 && store.changeCount(refreshing: true) == count
     }
 
     /// Forgets what the coordinator knew of `path`'s newest state: the next appearance asks the
@@ -829,7 +837,7 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         guard !paths.isEmpty else { return }
         latest.reserveCapacity(latest.count + paths.count)
         let now = store.changeCount(refreshing: true)
-        if now == noStatesAt {
+        if let noStatesAt, now == noStatesAt, nothingElseWrote(since: noStatesAt) {
             // The database holds no state but this coordinator's: nothing to read.
             for path in paths { latest[path] = Latest(token: makeToken(), generation: 0, verifiedAt: now) }
             return
@@ -852,13 +860,18 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         }
     }
 
-    /// Puts `value` into `controller` when it is exactly of its state's type; else returns
-    /// `false` (the caller goes through its bytes). Compares types, then casts: a conditional
-    /// cast would look up the metadata of the state's optional type at run time, as this code
-    /// is not specialized for the controller's type.
+    /// Puts `value` into `controller` when it is of its state's type; else returns `false` (the
+    /// caller goes through its bytes). Compares types first: a conditional cast looks up the
+    /// metadata of the state's optional type at run time, as this code is not specialized for
+    /// the controller's type.
     private static func put<C: StateRestoring>(_ value: any Sendable, into controller: C) -> Bool {
-        guard type(of: value) == C.RestorableState.self else { return false }
-        controller.restorableState = value as! C.RestorableState
+        if type(of: value) == C.RestorableState.self {
+            controller.restorableState = value as! C.RestorableState
+            return true
+        }
+        // Not exactly its type (a subclass of a class state, say): the cast decides, as it always did.
+        guard let state = value as? C.RestorableState else { return false }
+        controller.restorableState = state
         return true
     }
 

@@ -25,9 +25,10 @@ public struct RestorationPath: Hashable, Sendable, Comparable, Codable,
     /// The path as stored: components joined by `/`.
     public let rawValue: String
 
-    /// A digest of ``rawValue``'s bytes (FNV-1a), found once: a dictionary keyed by paths
-    /// hashes one word, not the path's bytes, at every lookup.
-    private let digest: UInt64
+    /// ``rawValue``'s bytes hashed once, with the process's random seed (`Hasher`): a dictionary
+    /// keyed by paths hashes this one word at each lookup, not the path's bytes, and paths
+    /// crafted to collide cannot be found without the seed.
+    private let digest: Int
 
     /// Validates `string` (components separated by `/`).
     public init(validating string: String) throws(StateStoreError) {
@@ -46,12 +47,10 @@ public struct RestorationPath: Hashable, Sendable, Comparable, Codable,
         }
         self.components = components
         self.rawValue = joined
-        var digest: UInt64 = 0xcbf2_9ce4_8422_2325
+        var hasher = Hasher()
         var bytes = joined
-        bytes.withUTF8 { utf8 in
-            for byte in utf8 { digest = (digest ^ UInt64(byte)) &* 0x100_0000_01b3 }
-        }
-        self.digest = digest
+        bytes.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        self.digest = hasher.finalize()
     }
 
     public init(stringLiteral value: String) {
