@@ -5,7 +5,7 @@ import StateStoreCrypto
 
 /// `statectl` on sealed databases: `rekey` seals, rotates and unseals; `inspect`, `check`,
 /// `export` and `import` with and without the key.
-@Suite("statectl and sealed states", .timeLimit(.minutes(3)))
+@Suite("statectl and sealed states", .timeLimit(.minutes(10)))
 struct CLISealedTests {
     let folder = TemporaryFolder()
     var db: String { folder.file("state.sqlite") }

@@ -89,7 +89,7 @@ struct SoakTests {
 
     @Test(.enabled(if: cgroupWritable, "needs root and a writable memory cgroup (v1, or v2 with memory delegated)"),
           .enabled(if: workerBuilt, "needs statestore-worker built beside statectl"),
-          .timeLimit(.minutes(2)))
+          .timeLimit(.minutes(10)))
     func shortSoakUnderRealCgroupPressure() throws {
         let folder = TemporaryFolder("soak-cgroup")
         let report = folder.file("soak.svg")
@@ -109,7 +109,7 @@ struct SoakTests {
         #expect(!FileManager.default.fileExists(atPath: cgroup), "left \(cgroup) behind")
     }
 
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(10)))
     func shortSoakUnderSyntheticPressure() throws {
         let folder = TemporaryFolder("soak-synthetic")
         let database = folder.file("soak.sqlite")
@@ -129,7 +129,7 @@ struct SoakTests {
     /// Without a loopback interface (a new network namespace), the soak still starts its
     /// harness and verifier and finishes: nothing in it needs a socket. (Foundation's `Process`
     /// did, and hung forever after "Could not create wakeup socket pair for CFSocket!!!".)
-    @Test(.enabled(if: unshareWorks, "needs unshare -n (root or user namespaces)"), .timeLimit(.minutes(2)))
+    @Test(.enabled(if: unshareWorks, "needs unshare -n (root or user namespaces)"), .timeLimit(.minutes(10)))
     func soakRunsWithoutLoopback() throws {
         let started = Date()
         let result = try CLI.run(["-c", "exec timeout -k 5 60 unshare -n \"$0\" soak --duration 4s --pressure synthetic --controllers 50 --json",
@@ -145,7 +145,7 @@ struct SoakTests {
     }
 
     /// And SIGTERM still stops it promptly there (exit 130, the summary covers the part run).
-    @Test(.enabled(if: unshareWorks, "needs unshare -n (root or user namespaces)"), .timeLimit(.minutes(2)))
+    @Test(.enabled(if: unshareWorks, "needs unshare -n (root or user namespaces)"), .timeLimit(.minutes(10)))
     func soakWithoutLoopbackHearsSigterm() throws {
         let started = Date()
         let result = try CLI.run(["-c", "exec timeout --preserve-status -k 20 4 unshare -n \"$0\" soak --duration 60s --pressure synthetic --controllers 50 --json",
@@ -161,7 +161,7 @@ struct SoakTests {
 
     /// Unprivileged, outside any delegated subtree: the soak cannot make a cgroup and says why,
     /// naming each hierarchy it looked at, and what would work instead.
-    @Test(.enabled(if: canDropPrivileges, "needs root and /usr/bin/setpriv to run the soak as nobody"), .timeLimit(.minutes(1)))
+    @Test(.enabled(if: canDropPrivileges, "needs root and /usr/bin/setpriv to run the soak as nobody"), .timeLimit(.minutes(10)))
     func cgroupSoakWithoutPrivilegeNamesWhatIsMissing() throws {
         let result = try CLI.run(["-c", "cd / && exec /usr/bin/setpriv --reuid 65534 --regid 65534 --clear-groups \"$0\" soak --pressure cgroup --duration 5s",
                                   CLI.executable], executable: "/bin/sh")
