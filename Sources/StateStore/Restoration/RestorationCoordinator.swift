@@ -677,7 +677,7 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
             }
         }
         guard let known = latest[path] else {
-            if let noStatesAt, now == noStatesAt, nothingElseWrote(since: noStatesAt) {
+            if unknownPathsAreEmpty() {
                 // Nothing has written a state since the store found none, but this coordinator's
                 // writer, which wrote none at this path: nothing to restore, and no query.
                 let token = makeToken()
@@ -723,12 +723,18 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         load(controller, record: record, path: path, now: now)
     }
 
-    /// Whether the store has seen no write but this coordinator's writer's since its change
-    /// count was `count`: it is the store's only coordinator (another's writer commits without
-    /// raising the count), and the count, read afresh, has not moved (as fresh as a query would
-    /// be, unless the writer holds the connection: then as of its transaction's start).
-    private func nothingElseWrote(since count: UInt64) -> Bool {
-        store.restorationCoordinators.load(ordering: .relaxed) == 1 && store.changeCount(refreshing: true) == count
+    /// Whether a path with no entry in ``latest`` holds no state: the store held none at open
+    /// (``noStatesAt``), this is its only coordinator (another's writer commits without raising
+    /// the change count), and the count, read afresh, has not moved (as fresh as a query would
+    /// be, unless the writer holds the connection: then as of its transaction's start). Once
+    /// either fails it fails for good (coordinators are never unmade, counts never go back).
+    private func unknownPathsAreEmpty() -> Bool {
+        guard let noStatesAt else { return false }
+        if store.restorationCoordinators.load(ordering: .relaxed) == 1, store.changeCount(refreshing: true) == noStatesAt {
+            return true
+        }
+        self.noStatesAt = nil
+        return false
     }
 
     /// Forgets what the coordinator knew of `path`'s newest state: the next appearance asks the
@@ -738,8 +744,8 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         noStatesAt = nil
     }
 
-    /// `CLOCK_MONOTONIC` in nanoseconds, for the once-a-millisecond checks above: plain integer
-    /// arithmetic, where `ContinuousClock` durations are 128-bit.
+    /// `CLOCK_MONOTONIC` in nanoseconds, for the once-a-millisecond checks (``shouldWake()``,
+    /// ``changeCount()``): plain integer arithmetic, where `ContinuousClock` durations are 128-bit.
     private static func monotonicNanoseconds() -> UInt64 {
         var time = timespec()
         clock_gettime(CLOCK_MONOTONIC, &time)
@@ -836,12 +842,13 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         }
         guard !paths.isEmpty else { return }
         latest.reserveCapacity(latest.count + paths.count)
-        let now = store.changeCount(refreshing: true)
-        if let noStatesAt, now == noStatesAt, nothingElseWrote(since: noStatesAt) {
+        if unknownPathsAreEmpty() {
             // The database holds no state but this coordinator's: nothing to read.
+            let now = store.changeCount(refreshing: false)
             for path in paths { latest[path] = Latest(token: makeToken(), generation: 0, verifiedAt: now) }
             return
         }
+        let now = store.changeCount(refreshing: true)
         counts.restoreQueries += 1
         do {
             let (rows, present) = try store.states(at: paths, waitingForWrites: false)
