@@ -395,6 +395,25 @@ struct RestorationTests {
         #expect((stack[1] as! NoteController).restorableState == .init(text: "on top", edits: 1))
     }
 
+    @Test func aDisappearanceWithoutAStructuralChangeIsHandedOverWhenItsTransitionEnds() throws {
+        let store = try StateStore(path: database)
+        let (application, _, navigation) = try launch(store, stack: ["a", "b"])
+        application.restorationCoordinator?.flush()
+        let b = navigation.viewControllers[1] as! NoteController
+        b.restorableState.text = "mid-swipe"
+        // The swipe starts: B's viewWillDisappear, and no structural change until it ends.
+        let pop = navigation.beginInteractivePop()
+        // The main actor's turn goes on (this test never yields), but the gesture's transition
+        // has ended, and B's state was handed to the writer then: waiting for the writer, which
+        // hands nothing over, finds it committed.
+        store.waitForWriteBehind()
+        let other = try StateStore(path: database)
+        #expect(try other.restore(NoteController.State.self, for: "nav/b")?.text == "mid-swipe")
+        pop.finish()
+        #expect(navigation.viewControllers.count == 1)
+        #expect(application.lifecycleViolations.isEmpty)
+    }
+
     @Test func aControllerWithoutAnIdentifierInItsChainIsNotSaved() throws {
         let store = try StateStore(path: database)
         let (application, _, navigation) = try launch(store)

@@ -16,13 +16,36 @@ enum TransitionQueue {
     /// Whether a transition is sending callbacks now.
     static var isBusy: Bool { depth > 0 }
 
-    /// Runs `body` as a transition scope; when the outermost scope ends, runs what was queued.
+    /// Told once when the outermost scope under way ends (``notifyAtEnd(_:)``), before what
+    /// was queued runs. Unchecked exclusivity: main-actor state, no access spans a call out.
+    @exclusivity(unchecked) private static var endObservers: [any TransitionEndObserver] = []
+
+    /// Runs `body` as a transition scope; when the outermost scope ends, tells the observers
+    /// waiting for that and runs what was queued.
     static func run<Result>(_ body: () -> Result) -> Result {
         depth += 1
         let result = body()
         depth -= 1
-        if depth == 0 { drain() }
+        if depth == 0 {
+            if !endObservers.isEmpty { notifyEndObservers() }
+            drain()
+        }
         return result
+    }
+
+    /// Has `observer` told when the outermost transition under way ends; only while one is
+    /// (``isBusy``). An observer asks at most once per transition.
+    static func notifyAtEnd(_ observer: any TransitionEndObserver) {
+        endObservers.append(observer)
+    }
+
+    private static func notifyEndObservers() {
+        var observers: [any TransitionEndObserver] = []
+        swap(&observers, &endObservers)
+        for observer in observers { observer.transitionsDidEnd() }
+        // The storage is kept for the next transition's.
+        observers.removeAll(keepingCapacity: true)
+        if endObservers.isEmpty { swap(&observers, &endObservers) }
     }
 
     /// Queues `body` to run once the transition in progress has finished.
@@ -49,4 +72,10 @@ enum TransitionQueue {
         }
         isDraining = false
     }
+}
+
+/// Something told when the outermost transition under way ends (see ``TransitionQueue/notifyAtEnd(_:)``).
+@MainActor
+protocol TransitionEndObserver: AnyObject {
+    func transitionsDidEnd()
 }

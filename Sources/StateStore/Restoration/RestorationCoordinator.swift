@@ -49,7 +49,7 @@ import Logging
 /// Failures never crash the app: they go to ``errorHandler`` (by default, the log), on the main
 /// actor, and the state stays in memory to be saved again.
 @MainActor
-public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycleObserver {
+public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycleObserver, TransitionEndObserver {
     // The private stored properties it mutates on every appearance and disappearance are marked
     // `@exclusivity(unchecked)`: the coordinator is isolated to the main actor, and none of its
     // accesses to them spans a call out (to an error handler, a controller, the store), so the
@@ -162,10 +162,8 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
     @exclusivity(unchecked) private var queuedRemovals: [String] = []
     @exclusivity(unchecked) private var queuedForgotten: [String] = []
     @exclusivity(unchecked) private var flushScheduled = false
-    /// When a hand-over of this main-actor turn last woke the writer; `nil` at the start of a
-    /// turn. Later hand-overs wake it again only a millisecond after that: a turn handing over
-    /// many batches does not wake a sleeping thread (a system call) for each.
-    @exclusivity(unchecked) private var lastWake: UInt64?
+    /// Whether a look at ``queued`` is waiting for the end of the transition under way.
+    @exclusivity(unchecked) private var handOverAtTransitionEnd = false
     /// When `PRAGMA data_version` was last read for an appearance.
     @exclusivity(unchecked) private var lastChangeCheck: UInt64?
 
@@ -415,7 +413,7 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
     public func controller(_ controller: ViewController, didRun callback: LifecycleCallback, animated: Bool) {
         guard callback == .viewWillDisappear, let restoring = controller as? any StateRestoring else { return }
         enqueueSave(restoring)
-        scheduleFlush()
+        handOverLater()
     }
 
     public func hierarchyDidChange(in window: Window) {
@@ -524,20 +522,32 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         flush()
     }
 
-    /// At the end of the main actor's current turn: hands over what is still queued, and wakes
-    /// the writer for everything handed over during the turn.
+    /// Makes sure a state queued by a disappearance is handed over even when no structural
+    /// change follows: at the end of the transition sending the callback (the structural
+    /// change it makes has usually handed everything over by then, and nothing is left to
+    /// do), or at the end of the main actor's turn for a callback sent outside a transition.
+    private func handOverLater() {
+        guard TransitionQueue.isBusy else {
+            scheduleFlush()
+            return
+        }
+        guard !handOverAtTransitionEnd else { return }
+        handOverAtTransitionEnd = true
+        TransitionQueue.notifyAtEnd(self)
+    }
+
+    func transitionsDidEnd() {
+        handOverAtTransitionEnd = false
+        if !queued.isEmpty { submit() }
+    }
+
+    /// At the end of the main actor's current turn: hands over what is still queued.
     private func scheduleFlush() {
         guard !flushScheduled else { return }
         flushScheduled = true
-        // The queue, not the store: jobs left on it keep the store alive until they have run,
-        // and nothing else here does, so a store whose work is done closes (and checkpoints)
-        // when the application lets it go, even before this task runs.
-        let queue = store.writeBehind
         Task { @MainActor [weak self] in
             self?.flushScheduled = false
-            self?.lastWake = nil
             self?.submit()
-            queue.wake()
         }
     }
 
@@ -568,20 +578,12 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         queuedEvents.removeAll()
         let writer = self.writer
         if writer.enqueue(batch) {
-            // Write-behind wakes the writer at the first hand-over of a turn and then at most
-            // once a millisecond (the others are folded into its batch, or picked up by the
-            // next wake or the end-of-turn one), so the window of loss never waits for the
-            // main queue; write-through runs the batch here.
-            store.submitWriteBehind(waking: waking && writesBehind && shouldWake()) { writer.runNext() }
+            // Write-behind wakes the writer, which costs nothing while it is writing or
+            // lingering after a batch (see `WriteBehindQueue`), so the window of loss never
+            // waits for the main queue; write-through runs the batch here.
+            store.submitWriteBehind(waking: waking && writesBehind) { writer.runNext() }
         }
-        if writesBehind { scheduleFlush() } else { settle() }
-    }
-
-    private func shouldWake() -> Bool {
-        let now = Self.monotonicNanoseconds()
-        if let lastWake, now &- lastWake < 1_000_000 { return false }
-        lastWake = now
-        return true
+        if !writesBehind { settle() }
     }
 
     /// Hands everything queued, and the hierarchy archive of `window` when it changed, to the
@@ -744,19 +746,11 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         noStatesAt = nil
     }
 
-    /// `CLOCK_MONOTONIC` in nanoseconds, for the once-a-millisecond checks (``shouldWake()``,
-    /// ``changeCount()``): plain integer arithmetic, where `ContinuousClock` durations are 128-bit.
-    private static func monotonicNanoseconds() -> UInt64 {
-        var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &time)
-        return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
-    }
-
     /// The store's change count, asking SQLite (`PRAGMA data_version`) at most once a
     /// millisecond: the appearances of one transition share one look. A commit by another
     /// process within that millisecond is seen by the next look, as one made just after it would be.
     private func changeCount() -> UInt64 {
-        let clock = Self.monotonicNanoseconds()
+        let clock = monotonicNanoseconds()
         if let last = lastChangeCheck, clock &- last < 1_000_000 {
             return store.changeCount(refreshing: false)
         }

@@ -113,6 +113,12 @@ public struct RestorationPath: Hashable, Sendable, Comparable, Codable,
         hasher.combine(digest)
     }
 
+    /// What dictionaries and sets ask for at each lookup: the digest is already a seeded hash
+    /// of the bytes, so it is mixed with the table's own seed without running `Hasher` again.
+    public func _rawHashValue(seed: Int) -> Int {
+        digest ^ seed
+    }
+
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         try self.init(validating: container.decode(String.self))
