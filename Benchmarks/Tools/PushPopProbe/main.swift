@@ -6,6 +6,7 @@
 //     swift build -c release --product PushPopProbe   # in Benchmarks/
 //     .build/release/PushPopProbe warm store 20000     # or lifecycle; cycles on one warm app
 //     .build/release/PushPopProbe first store 300      # each cycle on a new app and store
+//     .build/release/PushPopProbe paced store 500      # warm, 10 ms apart: the writer has parked
 //     valgrind --tool=callgrind --toggle-collect='*measuredCycle*' .build/release/PushPopProbe warm store 2000
 //
 // With --toggle-collect, callgrind counts only the main thread's instructions inside the
@@ -27,10 +28,10 @@ func scratchDatabase(_ name: String) -> String {
 }
 
 let arguments = CommandLine.arguments
-guard arguments.count == 4, ["warm", "first"].contains(arguments[1]), ["store", "lifecycle"].contains(arguments[2]),
+guard arguments.count == 4, ["warm", "first", "paced"].contains(arguments[1]), ["store", "lifecycle"].contains(arguments[2]),
       let count = Int(arguments[3])
 else {
-    FileHandle.standardError.write(Data("usage: PushPopProbe warm|first store|lifecycle COUNT\n".utf8))
+    FileHandle.standardError.write(Data("usage: PushPopProbe warm|first|paced store|lifecycle COUNT\n".utf8))
     exit(2)
 }
 let withStore = arguments[2] == "store"
@@ -48,6 +49,17 @@ func minorFaults() -> Int {
     return usage.ru_minflt
 }
 var faults = 0
+/// CPU time of the whole process (every thread, user and system), in ns.
+func processCPU() -> Int {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    let user = usage.ru_utime.tv_sec * 1_000_000 + Int(usage.ru_utime.tv_usec)
+    let system = usage.ru_stime.tv_sec * 1_000_000 + Int(usage.ru_stime.tv_usec)
+    return (user + system) * 1000
+}
+var cpuStart = 0
+/// The process's CPU time per cycle, the sleeps' included (warm and paced).
+var cpuPerCycle: Int?
 
 /// Ends the main actor's turn: runs what it scheduled (the coordinator's end-of-turn hand-over).
 func endTurn() {
@@ -57,13 +69,19 @@ func endTurn() {
 // Synchronous on the main thread (no async main: valgrind cannot follow its exit through
 // dispatch_main); turns are ended by running the main run loop once.
 MainActor.assumeIsolated {
-    if arguments[1] == "warm" {
+    if arguments[1] != "first" {
         let path = scratchDatabase("warm")
         let app = NavigationApp(store: withStore ? try! StateStore(path: path) : nil, stateSize: 1000)
         app.cycle(-1, page: app.makePage())
         app.application.restorationCoordinator?.flush()
         endTurn()
+        cpuStart = processCPU()
         for index in 0..<count {
+            if arguments[1] == "paced" {
+                // 10 ms between cycles, as a person navigates: the writer has written, lingered
+                // and parked, and the next cycle wakes it (both peers sleep alike).
+                usleep(10_000)
+            }
             let page = app.makePage()
             let faultsBefore = minorFaults()
             let start = clock.now
@@ -80,6 +98,7 @@ MainActor.assumeIsolated {
             while app.application.store?.hasWriteBehindWork == true { usleep(20) }
             endTurn()  // the writer's outcomes are taken in at a turn of their own, as between samples
         }
+        cpuPerCycle = (processCPU() - cpuStart) / count
         if let statistics = app.application.restorationCoordinator?.statistics {
             print("transactions \(statistics.transactions), archives \(statistics.archiveWrites), state writes \(statistics.stateWrites)")
         }
@@ -113,4 +132,4 @@ func micros(_ duration: Duration) -> String {
     return String(format: "%.1f µs", value)
 }
 let endOfTurn = withEndOfTurn.isEmpty ? "" : ", with the end of the turn \(micros(withEndOfTurn[withEndOfTurn.count / 2]))"
-print("\(arguments[1]) \(arguments[2]): \(count) cycles, median \(micros(samples[samples.count / 2]))\(endOfTurn), p90 \(micros(samples[samples.count * 9 / 10])), mean \(micros(total / count)), minor page faults per cycle \(Double(faults) / Double(count))")
+print("\(arguments[1]) \(arguments[2]): \(count) cycles, median \(micros(samples[samples.count / 2]))\(endOfTurn), p90 \(micros(samples[samples.count * 9 / 10])), mean \(micros(total / count)), minor page faults per cycle \(Double(faults) / Double(count))\(cpuPerCycle.map { ", process CPU per cycle \(micros(.nanoseconds($0)))" } ?? "")")
