@@ -128,24 +128,32 @@ struct ProcessMemoryTests {
     }
 
     /// Fill a cache with 64 MiB of distinct, touched arrays; a critical purge plus `malloc_trim`
-    /// must give at least 80 % of it back to the system.
+    /// must give at least 80 % of it back to the system. RSS is the whole process's, and the
+    /// suite's other tests run beside this one: one that allocates between the two readings
+    /// hides part of the release, so the fill and purge get three tries, and one must release
+    /// 80 % (a purge or trim that returns nothing fails all three).
     @Test func criticalPurgeAndTrimReturnMemory() throws {
         let megabytes = 64
         let size = megabytes << 20
-        ProcessMemory.trim()
-        let cache = RecreatableCache<Int, [UInt8]>(name: "rss", registry: nil) { $0.count }
-        // 256 KiB blocks: above malloc's mmap threshold at first, below it once the threshold
-        // adapts, so this exercises both mmapped chunks and the heap that only trim returns.
-        let block = 256 << 10
-        for index in 0..<(size / block) {
-            cache[index] = [UInt8](repeating: UInt8(truncatingIfNeeded: index &+ 1), count: block)
+        var outcomes: [String] = []
+        for _ in 0..<3 {
+            ProcessMemory.trim()
+            let cache = RecreatableCache<Int, [UInt8]>(name: "rss", registry: nil) { $0.count }
+            // 256 KiB blocks: above malloc's mmap threshold at first, below it once the threshold
+            // adapts, so this exercises both mmapped chunks and the heap that only trim returns.
+            let block = 256 << 10
+            for index in 0..<(size / block) {
+                cache[index] = [UInt8](repeating: UInt8(truncatingIfNeeded: index &+ 1), count: block)
+            }
+            #expect(cache.totalCost == size)
+            let filled = try #require(ProcessMemory.residentBytes())
+            #expect(cache.purge(for: .critical) == size)
+            ProcessMemory.trim()
+            let trimmed = try #require(ProcessMemory.residentBytes())
+            let released = filled > trimmed ? filled - trimmed : 0
+            if released >= UInt64(size) * 8 / 10 { return }
+            outcomes.append("RSS \(filled >> 20) MiB → \(trimmed >> 20) MiB, released \(released >> 20) MiB")
         }
-        #expect(cache.totalCost == size)
-        let filled = try #require(ProcessMemory.residentBytes())
-        #expect(cache.purge(for: .critical) == size)
-        ProcessMemory.trim()
-        let trimmed = try #require(ProcessMemory.residentBytes())
-        let released = filled > trimmed ? filled - trimmed : 0
-        #expect(released >= UInt64(size) * 8 / 10, "RSS \(filled >> 20) MiB → \(trimmed >> 20) MiB, released \(released >> 20) MiB")
+        Issue.record("a critical purge and trim released less than 80 % of \(megabytes) MiB three times: \(outcomes)")
     }
 }

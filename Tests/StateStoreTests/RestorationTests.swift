@@ -395,23 +395,21 @@ struct RestorationTests {
         #expect((stack[1] as! NoteController).restorableState == .init(text: "on top", edits: 1))
     }
 
-    @Test func aDisappearanceWithoutAStructuralChangeIsHandedOverWhenItsTransitionEnds() throws {
+    @Test func replacingAWindowsRootCommitsWhatDisappearedWithTheNewArchiveInOneTransaction() throws {
+        // The window's transition ends before the window announces its new root: what the old
+        // root's controllers queued as they disappeared must wait for that archive, not go out
+        // alone when the transition ends (a crash between the two would pair the new states
+        // with the old hierarchy). Write-through makes each batch one transaction, at once.
         let store = try StateStore(path: database)
-        let (application, _, navigation) = try launch(store, stack: ["a", "b"])
-        application.restorationCoordinator?.flush()
-        let b = navigation.viewControllers[1] as! NoteController
-        b.restorableState.text = "mid-swipe"
-        // The swipe starts: B's viewWillDisappear, and no structural change until it ends.
-        let pop = navigation.beginInteractivePop()
-        // The main actor's turn goes on (this test never yields), but the gesture's transition
-        // has ended, and B's state was handed to the writer then: waiting for the writer, which
-        // hands nothing over, finds it committed.
-        store.waitForWriteBehind()
-        let other = try StateStore(path: database)
-        #expect(try other.restore(NoteController.State.self, for: "nav/b")?.text == "mid-swipe")
-        pop.finish()
-        #expect(navigation.viewControllers.count == 1)
-        #expect(application.lifecycleViolations.isEmpty)
+        let (application, window, navigation) = try launch(store)
+        let coordinator = try #require(application.restorationCoordinator)
+        coordinator.writesBehind = false
+        (navigation.topViewController as! NoteController).restorableState.text = "left behind"
+        let before = coordinator.statistics.transactions
+        window.rootViewController = try application.storyboard.instantiateViewController(withIdentifier: "b")
+        #expect(coordinator.statistics.transactions == before + 1)
+        #expect(try store.restore(NoteController.State.self, for: "nav/a")?.text == "left behind")
+        #expect(try store.hierarchyArchive().map { try HierarchyArchive(decoding: $0) }?.root?.storyboardIdentifier == "b")
     }
 
     @Test func aControllerWithoutAnIdentifierInItsChainIsNotSaved() throws {

@@ -14,10 +14,8 @@ import Logging
 /// - Structural change (push, pop, present, dismiss, tab switch, containment): the queued states
 ///   and the new hierarchy archive are handed to the writer as one batch, which it commits in
 ///   **one** transaction, batches in the order they were handed over; so the database never
-///   holds half a navigation, nor a later change without an earlier one. A state queued by a
-///   transition that makes no structural change (an interactive pop that begins) is handed
-///   over when that transition ends, and one queued outside any transition at the end of the
-///   main actor's current turn.
+///   holds half a navigation, nor a later change without an earlier one. Anything queued
+///   outside a structural change is handed over at the end of the main actor's current turn.
 /// - Flush points wait for the writer: ``flush(archiving:)``, ``saveVisibleControllers(of:)``
 ///   (``Application/saveVisibleState()``, every critical memory warning), ``Application/terminate()``
 ///   (and so SIGTERM/SIGINT once ``Application/installTerminationHandlers(signals:)`` ran),
@@ -40,8 +38,8 @@ import Logging
 /// batch. Between the disappearance and that commit — the writer's encoding and one
 /// transaction, typically well under a millisecond for a 1 KB state and a few milliseconds for
 /// 512 KB (the `save to durable` benchmarks measure it), and for a change handed over while
-/// the writer lingers after its previous batch also its next look, at most about 0.1 ms
-/// away — a crash or `kill -9` loses that
+/// the writer lingers after its previous batch also its next look, about 0.15 ms away at
+/// most — a crash or `kill -9` loses that
 /// batch and the ones after it. What survives is always every batch up to a point, in order,
 /// each whole: everything handed over before the last flush point, then a prefix of the later
 /// batches. SIGTERM, SIGINT (with the handlers installed), ``Application/terminate()`` and a
@@ -213,7 +211,7 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
     /// so a writer that falls behind commits each path's newest state once and a flush point
     /// waits for at most two transactions. Each hand-over reaches the writer at once: it is
     /// woken when asleep, and after a batch it stays awake for 2 ms, looking for the next
-    /// every 0.1 ms, so the hand-overs of a burst of navigation wake no thread. Set it to
+    /// about every 0.15 ms, so the hand-overs of a burst of navigation wake no thread. Set it to
     /// `false` when every structural change must be on disk before
     /// the call that made it returns, at the cost of the main thread waiting for the disk.
     public var writesBehind = true
@@ -524,9 +522,13 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
     }
 
     /// Makes sure a state queued by a disappearance is handed over even when no structural
-    /// change follows: at the end of the transition sending the callback (the structural
-    /// change it makes has usually handed everything over by then, and nothing is left to
-    /// do), or at the end of the main actor's turn for a callback sent outside a transition.
+    /// change follows, at the end of the main actor's turn. Inside a transition the task for
+    /// that is only scheduled when the transition ends with states still queued: the
+    /// structural change it makes usually hands everything over first (states and archive in
+    /// one batch), and then the turn needs no task. Some callers announce their structural
+    /// change just after the transition (removing a child, replacing or closing a window's
+    /// root), so what is left is handed over at the end of the turn, not when the transition
+    /// ends, and goes out with that change's archive.
     private func handOverLater() {
         guard TransitionQueue.isBusy else {
             scheduleFlush()
@@ -539,7 +541,7 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
 
     func transitionsDidEnd() {
         handOverAtTransitionEnd = false
-        if !queued.isEmpty { submit() }
+        if !queued.isEmpty { scheduleFlush() }
     }
 
     /// At the end of the main actor's current turn: hands over what is still queued.
@@ -554,7 +556,7 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
 
     /// Hands everything queued, and the hierarchy archive of `window`, to the writer as one
     /// batch, and returns at once. `waking: false` when the caller settles right after (the
-    /// main thread then runs the batch itself, and a woken writer would only contend with it).
+    /// main thread then runs the batch itself; a writer already awake may still take it).
     /// `stored`: the archive the database holds for the window's scene, when known (a rebuild
     /// just read it); an equal archive is not handed over again.
     func submit(archiving window: Window? = nil, stored: HierarchyArchive? = nil, releasingMemory: Bool = false, waking: Bool = true) {

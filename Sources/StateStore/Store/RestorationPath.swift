@@ -114,9 +114,15 @@ public struct RestorationPath: Hashable, Sendable, Comparable, Codable,
     }
 
     /// What dictionaries and sets ask for at each lookup: the digest is already a seeded hash
-    /// of the bytes, so it is mixed with the table's own seed without running `Hasher` again.
+    /// of the bytes, so it is mixed with the table's own seed by a 64-bit finalizer
+    /// (SplitMix64's) instead of running `Hasher` again. Every bit of the result depends on
+    /// every bit of both, so two tables with different seeds place a path independently, as
+    /// `Hasher` would (copying one large table into another stays linear).
     public func _rawHashValue(seed: Int) -> Int {
-        digest ^ seed
+        var mixed = UInt64(UInt(bitPattern: digest ^ seed))
+        mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
+        return Int(bitPattern: UInt(mixed ^ (mixed >> 31)))
     }
 
     public init(from decoder: any Decoder) throws {
