@@ -6,7 +6,7 @@
 //     swift build -c release --product PushPopProbe   # in Benchmarks/
 //     .build/release/PushPopProbe warm store 20000     # or lifecycle; cycles on one warm app
 //     .build/release/PushPopProbe first store 300      # each cycle on a new app and store
-//     .build/release/PushPopProbe paced store 500      # warm, 10 ms apart: the writer has parked
+//     .build/release/PushPopProbe paced store 500      # warm, 10 ms apart, as a person navigates
 //     valgrind --tool=callgrind --toggle-collect='*measuredCycle*' .build/release/PushPopProbe warm store 2000
 //
 // With --toggle-collect, callgrind counts only the main thread's instructions inside the
@@ -78,8 +78,8 @@ MainActor.assumeIsolated {
         cpuStart = processCPU()
         for index in 0..<count {
             if arguments[1] == "paced" {
-                // 10 ms between cycles, as a person navigates: the writer has written, lingered
-                // and parked, and the next cycle wakes it (both peers sleep alike).
+                // 10 ms between cycles, as a person navigates: the writer has written and
+                // sleeps, and caches are as cold as that leaves them (both peers sleep alike).
                 usleep(10_000)
             }
             let page = app.makePage()

@@ -37,9 +37,8 @@ import Logging
 /// ``StateStore/Options/Synchronous/full`` a power loss too) once the writer has committed its
 /// batch. Between the disappearance and that commit — the writer's encoding and one
 /// transaction, typically well under a millisecond for a 1 KB state and a few milliseconds for
-/// 512 KB (the `save to durable` benchmarks measure it), and for a change handed over while
-/// the writer lingers after its previous batch also its next look, about 0.15 ms away at
-/// most — a crash or `kill -9` loses that
+/// 512 KB (the `save to durable` benchmarks measure it), after the batches handed over before
+/// it — a crash or `kill -9` loses that
 /// batch and the ones after it. What survives is always every batch up to a point, in order,
 /// each whole: everything handed over before the last flush point, then a prefix of the later
 /// batches. SIGTERM, SIGINT (with the handlers installed), ``Application/terminate()`` and a
@@ -209,9 +208,8 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
     /// and a crash can lose the changes made since the last flush point (a prefix of them is
     /// on disk, each whole). Batches handed over while the writer is busy are folded into one,
     /// so a writer that falls behind commits each path's newest state once and a flush point
-    /// waits for at most two transactions. Each hand-over reaches the writer at once: it is
-    /// woken when asleep, and after a batch it stays awake for 2 ms, looking for the next
-    /// about every 0.15 ms, so the hand-overs of a burst of navigation wake no thread. Set it to
+    /// waits for at most two transactions. Each hand-over reaches the writer at once (it is
+    /// woken when it sleeps; one still writing takes the batch next). Set it to
     /// `false` when every structural change must be on disk before
     /// the call that made it returns, at the cost of the main thread waiting for the disk.
     public var writesBehind = true
@@ -556,7 +554,7 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
 
     /// Hands everything queued, and the hierarchy archive of `window`, to the writer as one
     /// batch, and returns at once. `waking: false` when the caller settles right after (the
-    /// main thread then runs the batch itself; a writer already awake may still take it).
+    /// main thread then runs the batch itself; a writer still running may take it first).
     /// `stored`: the archive the database holds for the window's scene, when known (a rebuild
     /// just read it); an equal archive is not handed over again.
     func submit(archiving window: Window? = nil, stored: HierarchyArchive? = nil, releasingMemory: Bool = false, waking: Bool = true) {
@@ -581,9 +579,8 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         queuedEvents.removeAll()
         let writer = self.writer
         if writer.enqueue(batch) {
-            // Write-behind wakes the writer, which costs nothing while it is writing or
-            // lingering after a batch (see `WriteBehindQueue`), so the window of loss never
-            // waits for the main queue; write-through runs the batch here.
+            // Write-behind wakes the writer (nothing to do while it is still writing), so the
+            // window of loss never waits for the main queue; write-through runs the batch here.
             store.submitWriteBehind(waking: waking && writesBehind) { writer.runNext() }
         }
         if !writesBehind { settle() }

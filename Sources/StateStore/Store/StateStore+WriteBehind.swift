@@ -32,8 +32,9 @@ final class WriteBehindQueue: Sendable {
     }
 
     /// Queues `job` to run after every job submitted before it. With `waking`, the queue's
-    /// thread runs it now (woken when parked); without, the job waits for the next ``wake()``
-    /// or ``waitUntilIdle()``, unless the thread is still running or lingering and takes it.
+    /// thread runs it now (woken when it sleeps, a system call); without, the job waits for the
+    /// next ``wake()`` or ``waitUntilIdle()``, unless the thread is still running jobs and
+    /// takes it.
     func submit(waking: Bool = true, _ job: @escaping @Sendable () -> Void) {
         outstanding.add(1, ordering: .sequentiallyConsistent)
         jobs.withLock { $0.append(job) }
@@ -48,40 +49,16 @@ final class WriteBehindQueue: Sendable {
         queue.async { self.drain() }
     }
 
-    /// How long the queue's thread stays awake after its last job, and how often it looks
-    /// for a new one meanwhile. A job submitted while it lingers needs no wake: handing work
-    /// to a parked thread is a system call and, when the thread is on another core, an
-    /// interrupt to that core, which costs the submitting thread far more than the look
-    /// costs this one. A look is a 0.1 ms `nanosleep`, about 0.15 ms with the kernel's timer
-    /// slack: after a burst of work the thread wakes a dozen times or so and parks.
-    static let lingerNanoseconds: UInt64 = 2_000_000
-    static let lingerPollNanoseconds = 100_000
-
-    /// The queue's side: runs jobs until none is left, none came while it lingered, and no
-    /// submit could have been missed.
+    /// The queue's side: runs jobs until none is left and no submit could have been missed.
     private func drain() {
         while true {
             runQueued()
-            if lingerForJobs() { continue }
             scheduled.store(false, ordering: .sequentiallyConsistent)
             // A job queued after the last look, whose submit saw a drain still scheduled.
             guard !jobs.withLock({ $0.isEmpty }),
                   scheduled.compareExchange(expected: false, desired: true, ordering: .sequentiallyConsistent).exchanged
             else { return }
         }
-    }
-
-    /// Waits up to ``lingerNanoseconds`` for a job, looking every ``lingerPollNanoseconds``;
-    /// `true` when one was submitted (the drain still counts as scheduled, so its submit
-    /// woke nothing).
-    private func lingerForJobs() -> Bool {
-        let start = monotonicNanoseconds()
-        while monotonicNanoseconds() &- start < Self.lingerNanoseconds {
-            var pause = timespec(tv_sec: 0, tv_nsec: Self.lingerPollNanoseconds)
-            nanosleep(&pause, nil)
-            if !isIdle { return true }
-        }
-        return false
     }
 
     /// Whether no job is queued or running.
@@ -154,7 +131,7 @@ extension StateStore {
     /// Queues `job` on the store's write-behind queue: it runs after every job queued before
     /// it, and before any read or write made through the store once it is queued. Without
     /// `waking`, it waits for the queue's ``WriteBehindQueue/wake()``, for someone to wait for
-    /// the queue, or for the queue's thread to take it while still awake.
+    /// the queue, or for the queue's thread to take it while still running.
     func submitWriteBehind(waking: Bool = true, _ job: @escaping @Sendable () -> Void) {
         writeBehind.submit(waking: waking, job)
     }
