@@ -38,8 +38,7 @@ import Logging
 /// batch. Between the disappearance and that commit — the writer's encoding and one
 /// transaction, typically well under a millisecond for a 1 KB state and a few milliseconds for
 /// 512 KB (the `save to durable` benchmarks measure it), after the batches handed over before
-/// it — a crash or `kill -9` loses that
-/// batch and the ones after it. What survives is always every batch up to a point, in order,
+/// it — a crash or `kill -9` loses that batch and the ones after it. What survives is always every batch up to a point, in order,
 /// each whole: everything handed over before the last flush point, then a prefix of the later
 /// batches. SIGTERM, SIGINT (with the handlers installed), ``Application/terminate()`` and a
 /// critical memory warning are flush points, so nothing is lost to them.
@@ -209,9 +208,9 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
     /// on disk, each whole). Batches handed over while the writer is busy are folded into one,
     /// so a writer that falls behind commits each path's newest state once and a flush point
     /// waits for at most two transactions. Each hand-over reaches the writer at once (it is
-    /// woken when it sleeps; one still writing takes the batch next). Set it to
-    /// `false` when every structural change must be on disk before
-    /// the call that made it returns, at the cost of the main thread waiting for the disk.
+    /// woken when it sleeps; one still writing takes the batch next). Set it to `false` when
+    /// every structural change must be on disk before the call that made it returns, at the
+    /// cost of the main thread waiting for the disk.
     public var writesBehind = true
 
     /// Set while the application terminates: closing windows must not overwrite their archives.
@@ -746,11 +745,19 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         noStatesAt = nil
     }
 
+    /// `CLOCK_MONOTONIC` in nanoseconds, for the once-a-millisecond check in ``changeCount()``:
+    /// plain integer arithmetic, where `ContinuousClock` durations are 128-bit.
+    private static func monotonicNanoseconds() -> UInt64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
+    }
+
     /// The store's change count, asking SQLite (`PRAGMA data_version`) at most once a
     /// millisecond: the appearances of one transition share one look. A commit by another
     /// process within that millisecond is seen by the next look, as one made just after it would be.
     private func changeCount() -> UInt64 {
-        let clock = monotonicNanoseconds()
+        let clock = Self.monotonicNanoseconds()
         if let last = lastChangeCheck, clock &- last < 1_000_000 {
             return store.changeCount(refreshing: false)
         }

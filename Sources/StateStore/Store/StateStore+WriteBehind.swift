@@ -87,14 +87,6 @@ final class WriteBehindQueue: Sendable {
     }
 }
 
-/// `CLOCK_MONOTONIC` in nanoseconds: plain integer arithmetic for frequent checks of short
-/// intervals, where `ContinuousClock` durations are 128-bit.
-func monotonicNanoseconds() -> UInt64 {
-    var time = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &time)
-    return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
-}
-
 /// Runs the jobs of every live ``WriteBehindQueue`` when the process exits normally.
 private enum ExitDrain {
     private struct Entry: Sendable { weak var queue: WriteBehindQueue? }
