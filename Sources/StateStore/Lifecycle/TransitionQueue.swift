@@ -39,13 +39,10 @@ enum TransitionQueue {
         endObservers.append(observer)
     }
 
+    /// No observer asks again while told: no transition is under way then.
     private static func notifyEndObservers() {
-        var observers: [any TransitionEndObserver] = []
-        swap(&observers, &endObservers)
-        for observer in observers { observer.transitionsDidEnd() }
-        // The storage is kept for the next transition's.
-        observers.removeAll(keepingCapacity: true)
-        if endObservers.isEmpty { swap(&observers, &endObservers) }
+        for observer in endObservers { observer.transitionsDidEnd() }
+        endObservers.removeAll(keepingCapacity: true)
     }
 
     /// Queues `body` to run once the transition in progress has finished.

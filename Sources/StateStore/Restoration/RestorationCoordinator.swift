@@ -38,9 +38,9 @@ import Logging
 /// batch. Between the disappearance and that commit — the writer's encoding and one
 /// transaction, typically well under a millisecond for a 1 KB state and a few milliseconds for
 /// 512 KB (the `save to durable` benchmarks measure it), after the batches handed over before
-/// it — a crash or `kill -9` loses that batch and the ones after it. What survives is always every batch up to a point, in order,
-/// each whole: everything handed over before the last flush point, then a prefix of the later
-/// batches. SIGTERM, SIGINT (with the handlers installed), ``Application/terminate()`` and a
+/// it — a crash or `kill -9` loses that batch and the ones after it. What survives is always
+/// every batch up to a point, in order, each whole: everything handed over before the last
+/// flush point, then a prefix of the later batches. SIGTERM, SIGINT (with the handlers installed), ``Application/terminate()`` and a
 /// critical memory warning are flush points, so nothing is lost to them.
 ///
 /// Failures never crash the app: they go to ``errorHandler`` (by default, the log), on the main

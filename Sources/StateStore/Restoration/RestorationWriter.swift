@@ -31,8 +31,7 @@ struct StateHandoff: Sendable {
     }
 }
 
-/// What one structural change (or the end of a transition or of a main-actor turn, for states
-/// queued without one) hands to the writer. Its
+/// What one structural change (or the end of a main-actor turn) hands to the writer. Its
 /// states and archives commit in one transaction.
 struct WriteBatch: Sendable {
     var states: [StateHandoff] = []
