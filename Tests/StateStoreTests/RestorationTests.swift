@@ -217,7 +217,7 @@ struct RestorationTests {
     }
 
     @Test func removalsAndArchivesOfOneSceneAreNeverFoldedTogether() {
-        let archive = HierarchyArchive(root: nil)
+        let archive = HierarchySnapshot()
         var archived = WriteBatch()
         archived.archives = [("window2", "window2", archive)]
         var removal = WriteBatch()

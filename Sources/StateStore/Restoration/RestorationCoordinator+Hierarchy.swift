@@ -11,21 +11,19 @@ extension RestorationCoordinator {
     /// The shape of `window` now: its controllers and how to make each again, in their
     /// containers, with the controllers that have a restoration identifier but cannot be
     /// archived listed (and reported once each).
-    func makeArchive(of window: Window) -> HierarchyArchive {
+    func makeArchive(of window: Window) -> HierarchySnapshot {
         var omissions: [HierarchyArchive.Omission] = []
-        // No closure: an isolated closure handed to a generic function checks its executor when called.
-        var root: HierarchyArchive.Node?
+        var snapshot = HierarchySnapshot(orientation: window.orientation.rawValue)
         if let controller = window.rootViewController {
-            root = archiveNode(for: controller, depth: 1, omissions: &omissions)
+            // Room for a navigation's usual depth: most captures then allocate once.
+            snapshot.entries.reserveCapacity(8)
+            appendNode(for: controller, depth: 1, to: &snapshot.entries, omissions: &omissions)
         }
         for omission in omissions where reportedOmissions.insert(omission).inserted {
             report(.notArchivable(omission))
         }
-        return HierarchyArchive(
-            orientation: window.orientation.rawValue,
-            root: root,
-            unarchived: Array(omissions.prefix(HierarchyArchive.maximumOmissions))
-        )
+        if !omissions.isEmpty { snapshot.unarchived = Array(omissions.prefix(HierarchyArchive.maximumOmissions)) }
+        return snapshot
     }
 
     /// How `controller` is made again, or why it cannot be.
@@ -79,20 +77,24 @@ extension RestorationCoordinator {
         return text
     }
 
-    private func archiveNode(
-        for controller: ViewController, depth: Int, omissions: inout [HierarchyArchive.Omission]
-    ) -> HierarchyArchive.Node? {
+    /// Appends the entries of `controller` and what it contains and presents; `false` when
+    /// it is not archived (listed in `omissions` when it should have been).
+    @discardableResult
+    private func appendNode(
+        for controller: ViewController, depth: Int, to entries: inout [HierarchySnapshot.Entry],
+        omissions: inout [HierarchyArchive.Omission]
+    ) -> Bool {
         var location: String { Self.location(of: controller) }
         guard let restorationIdentifier = controller.restorationIdentifier else {
             reportIdentifiedDescendants(of: controller, location: location, omissions: &omissions)
-            return nil
+            return false
         }
         if depth > archiveLimits.maximumDepth {
             omissions.append(.init(
                 path: location, typeName: StateCoding.typeName(type(of: controller)),
                 reason: "nested deeper than \(archiveLimits.maximumDepth) controllers, the most an archive rebuilds"
             ))
-            return nil
+            return false
         }
         let storyboardIdentifier: String?
         let restorationClass: String?
@@ -105,7 +107,7 @@ extension RestorationCoordinator {
             restorationClass = typeName
         case .unarchivable(let reason):
             omissions.append(.init(path: location, typeName: StateCoding.typeName(type(of: controller)), reason: reason))
-            return nil
+            return false
         }
         let kind: HierarchyArchive.Node.Kind
         // The selected tab's controller, whose index among the archived children is recorded.
@@ -118,31 +120,24 @@ extension RestorationCoordinator {
         } else {
             kind = .plain
         }
-        var children: [HierarchyArchive.Node] = []
-        var selectedIndex: Int?
-        let contained = controller.children
-        if !contained.isEmpty {
-            children.reserveCapacity(contained.count)
-            for child in contained {
-                if let childNode = archiveNode(for: child, depth: depth + 1, omissions: &omissions) {
-                    if child === selected { selectedIndex = children.count }
-                    children.append(childNode)
-                }
-            }
-        }
-        var presented: HierarchyArchive.Node?
-        if let modal = controller.presentedStorage, modal.presentingViewController === controller {
-            presented = archiveNode(for: modal, depth: depth + 1, omissions: &omissions)
-        }
-        return HierarchyArchive.Node(
+        let index = entries.count
+        entries.append(HierarchySnapshot.Entry(
             storyboardIdentifier: storyboardIdentifier,
             restorationIdentifier: restorationIdentifier == storyboardIdentifier ? nil : restorationIdentifier,
             restorationClass: restorationClass,
-            kind: kind,
-            children: children,
-            selectedIndex: selectedIndex,
-            presented: presented
-        )
+            kind: kind
+        ))
+        var archivedChildren: Int32 = 0
+        for child in controller.children where appendNode(for: child, depth: depth + 1, to: &entries, omissions: &omissions) {
+            if child === selected { entries[index].selectedIndex = archivedChildren }
+            archivedChildren += 1
+        }
+        entries[index].childCount = archivedChildren
+        if let modal = controller.presentedStorage, modal.presentingViewController === controller,
+           appendNode(for: modal, depth: depth + 1, to: &entries, omissions: &omissions) {
+            entries[index].presents = true
+        }
+        return true
     }
 
     /// A controller without a restoration identifier is not archived, nor is anything below it:

@@ -561,7 +561,7 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         if let window, window.application != nil {
             let scene = window.sceneIdentifier
             let archive = makeArchive(of: window)
-            if archive != stored {
+            if stored == nil || archive.archive != stored {
                 batch.archives = [(scene, scene == Window.defaultSceneIdentifier ? "" : scene, archive)]
             }
         }

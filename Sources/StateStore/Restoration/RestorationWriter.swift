@@ -4,16 +4,35 @@ import Synchronization
 /// A controller's state as the main actor hands it to the writer: the captured value, not
 /// yet encoded.
 struct StateHandoff: Sendable {
-    var path: RestorationPath
+    /// What was captured, in one immutable box: a handoff is copied as it is queued, folded
+    /// and taken by the writer, and a box costs one reference count where its fields cost four.
+    final class Capture: Sendable {
+        let path: RestorationPath
+        let token: UInt64
+        let stateType: any Any.Type
+        let version: Int
+        let value: any Encodable & Sendable
+
+        init(path: RestorationPath, token: UInt64, stateType: any Any.Type, version: Int, value: any Encodable & Sendable) {
+            self.path = path
+            self.token = token
+            self.stateType = stateType
+            self.version = version
+            self.value = value
+        }
+    }
+    let capture: Capture
+
+    var path: RestorationPath { capture.path }
     /// The coordinator's number for this version of the path's state.
-    var token: UInt64
+    var token: UInt64 { capture.token }
     /// The state's type; its name (stored beside the bytes) is found on the writer, so the
     /// first save of a type does not demangle it on the main actor.
-    var stateType: any Any.Type
-    var version: Int
+    var stateType: any Any.Type { capture.stateType }
+    var version: Int { capture.version }
     /// The captured value, kept with the bytes once written so that another instance takes it
     /// without decoding.
-    var value: any Encodable & Sendable
+    var value: any Encodable & Sendable { capture.value }
     /// Older states of the path this one replaced in a folded batch, oldest first: written
     /// instead when this one cannot be (it fails to encode, or is over the size limit), newest
     /// first, so that folding does not lose a state the batches one by one would have written.
@@ -21,13 +40,17 @@ struct StateHandoff: Sendable {
     /// number of values per path.
     var superseded: [StateHandoff] = []
 
+    init(path: RestorationPath, token: UInt64, stateType: any Any.Type, version: Int, value: any Encodable & Sendable) {
+        capture = Capture(path: path, token: token, stateType: stateType, version: version, value: value)
+    }
+
     /// How many replaced states a folded handoff keeps as fallbacks: when this many newer
     /// saves of one path all fail while the writer is behind, the path keeps what it held.
     static let maximumSuperseded = 4
 
     /// The captured value's bytes (JSON, sorted keys); called on the writer.
     func encode() throws(StateStoreError) -> Data {
-        try StateCoding.encode(value, for: path)
+        try StateCoding.encode(capture.value, for: capture.path)
     }
 }
 
@@ -36,7 +59,7 @@ struct StateHandoff: Sendable {
 struct WriteBatch: Sendable {
     var states: [StateHandoff] = []
     /// Archives by scene, with the path component the scene's states save under.
-    var archives: [(scene: String, pathPrefix: String, archive: HierarchyArchive)] = []
+    var archives: [(scene: String, pathPrefix: String, archive: HierarchySnapshot)] = []
     /// Scenes whose window the user closed: their live archives are removed, after the states.
     var removedScenes: [String] = []
     /// Scenes whose archive must be written even when unchanged (a rebuild set the old one aside).
@@ -323,7 +346,7 @@ final class RestorationWriter: Sendable {
         for (scene, pathPrefix, archive) in batch.archives {
             prefixes[scene] = pathPrefix
             do {
-                let bytes = try archive.encoded()
+                let bytes = try archive.archive.encoded()
                 if lastArchives[scene] != bytes { archives[scene] = bytes } else { archives[scene] = nil }
             } catch {
                 outcome.errors.append(error)

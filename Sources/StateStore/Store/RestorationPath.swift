@@ -19,8 +19,11 @@ public struct RestorationPath: Hashable, Sendable, Comparable, Codable,
     /// The longest path accepted, in UTF-8 bytes.
     public static let maximumLength = 1024
 
-    /// The identifiers from the root down.
-    public let components: [String]
+    /// The identifiers from the root down (split from ``rawValue`` when asked for: a path is
+    /// one string and its digest, so copying one costs at most one reference count).
+    public var components: [String] {
+        rawValue.unicodeScalars.split(separator: "/", omittingEmptySubsequences: false).map { String($0) }
+    }
 
     /// The path as stored: components joined by `/`.
     public let rawValue: String
@@ -45,7 +48,6 @@ public struct RestorationPath: Hashable, Sendable, Comparable, Codable,
         guard joined.utf8.count <= Self.maximumLength else {
             throw .invalidPath(joined, reason: "it is longer than \(Self.maximumLength) UTF-8 bytes")
         }
-        self.components = components
         self.rawValue = joined
         var hasher = Hasher()
         var bytes = joined
@@ -86,7 +88,11 @@ public struct RestorationPath: Hashable, Sendable, Comparable, Codable,
 
     /// Whether `self` is `other` or lies below it.
     public func hasPrefix(_ other: RestorationPath) -> Bool {
-        components.starts(with: other.components)
+        let (bytes, prefix) = (rawValue.utf8, other.rawValue.utf8)
+        guard bytes.starts(with: prefix) else { return false }
+        // The same path, or one whose next byte ends the prefix's last component.
+        let next = bytes.index(bytes.startIndex, offsetBy: prefix.count)
+        return next == bytes.endIndex || bytes[next] == UInt8(ascii: "/")
     }
 
     public var description: String { rawValue }

@@ -1,0 +1,46 @@
+/// A window's hierarchy as the main actor captures it at a structural change: its archived
+/// controllers in preorder, in one flat array, so capturing costs one allocation and no tree;
+/// the writer makes the ``HierarchyArchive`` from it, off the main actor.
+struct HierarchySnapshot: Sendable, Equatable {
+    /// One archived controller. Its archived children follow it (each with its own
+    /// descendants), then the controller it presents, when ``presents``.
+    struct Entry: Sendable, Equatable {
+        var storyboardIdentifier: String?
+        /// Its restoration identifier, when it differs from the storyboard identifier.
+        var restorationIdentifier: String?
+        var restorationClass: String?
+        var kind: HierarchyArchive.Node.Kind
+        /// How many archived children follow.
+        var childCount: Int32 = 0
+        /// The selected tab among them; -1 for none.
+        var selectedIndex: Int32 = -1
+        var presents = false
+    }
+
+    var orientation: String?
+    var entries: [Entry] = []
+    var unarchived: [HierarchyArchive.Omission] = []
+
+    /// The archive it describes.
+    var archive: HierarchyArchive {
+        var index = 0
+        let root = entries.isEmpty ? nil : node(at: &index)
+        return HierarchyArchive(orientation: orientation, root: root, unarchived: unarchived)
+    }
+
+    private func node(at index: inout Int) -> HierarchyArchive.Node {
+        let entry = entries[index]
+        index += 1
+        var children: [HierarchyArchive.Node] = []
+        if entry.childCount > 0 {
+            children.reserveCapacity(Int(entry.childCount))
+            for _ in 0..<entry.childCount { children.append(node(at: &index)) }
+        }
+        let presented = entry.presents ? node(at: &index) : nil
+        return HierarchyArchive.Node(
+            storyboardIdentifier: entry.storyboardIdentifier, restorationIdentifier: entry.restorationIdentifier,
+            restorationClass: entry.restorationClass, kind: entry.kind, children: children,
+            selectedIndex: entry.selectedIndex < 0 ? nil : Int(entry.selectedIndex), presented: presented
+        )
+    }
+}
