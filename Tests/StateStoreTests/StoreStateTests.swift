@@ -102,6 +102,29 @@ struct StoreStateTests {
         #expect(throws: StateStoreError.self) { try RestorationPath(components: ["a", "b/c"]) }
     }
 
+    @Test func aPathFoundLeafFirstIsThePathOfItsComponents() throws {
+        let cases: [(String?, [String])] = [
+            (nil, ["page"]), (nil, ["page", "nav"]), ("window2", ["page", "nav"]), (nil, ["caf\u{E9}", "\u{301}mark"]),
+            (nil, [String(repeating: "a", count: 600), String(repeating: "b", count: 423)]),
+            // Rejected, for the same reason by both.
+            (nil, []), (nil, ["b/c", "a"]), (nil, ["", "a"]), ("w/x", ["a"]), (nil, ["tab\tx"]),
+            (nil, [String(repeating: "a", count: 600), String(repeating: "b", count: 424)]),
+        ]
+        func outcome(_ make: () throws(StateStoreError) -> RestorationPath) -> Result<RestorationPath, StateStoreError> {
+            do throws(StateStoreError) { return .success(try make()) } catch { return .failure(error) }
+        }
+        for (prefix, leafFirst) in cases {
+            let found = outcome { () throws(StateStoreError) in try RestorationPath(prefix: prefix, leafFirst: leafFirst) }
+            let joined = outcome { () throws(StateStoreError) in
+                try RestorationPath(components: (prefix.map { [$0] } ?? []) + leafFirst.reversed())
+            }
+            #expect("\(found)" == "\(joined)", "\(String(describing: prefix)) \(leafFirst)")
+            if case .success(let path) = found, case .success(let other) = joined {
+                #expect(path == other && path.hashValue == other.hashValue && path.components == other.components)
+            }
+        }
+    }
+
     @Test func anUnchangedStateIsNotRewritten() throws {
         let store = try StateStore(path: path)
         let draft = Draft(to: ["x"], subject: "same", body: "", attachments: ["a": 1, "b": 2, "c": 3, "d": 4])

@@ -339,11 +339,8 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         // The walk ended at the root of everything `controller` is in: its window's root.
         let scene = node.hostingWindow?.sceneIdentifier
         do {
-            var ordered: [String] = []
-            ordered.reserveCapacity(components.count + 1)
-            if let prefix = try pathPrefix(of: scene), !prefix.isEmpty { ordered.append(prefix) }
-            ordered.append(contentsOf: components.reversed())
-            path = try RestorationPath(components: ordered)
+            let prefix = try pathPrefix(of: scene)
+            path = try RestorationPath(prefix: prefix?.isEmpty == false ? prefix : nil, leafFirst: components)
         } catch {
             report(.store(error))
             return nil

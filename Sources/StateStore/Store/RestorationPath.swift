@@ -49,10 +49,50 @@ public struct RestorationPath: Hashable, Sendable, Comparable, Codable,
             throw .invalidPath(joined, reason: "it is longer than \(Self.maximumLength) UTF-8 bytes")
         }
         self.rawValue = joined
+        self.digest = Self.digest(of: joined)
+    }
+
+    /// The path of `leafFirst`'s identifiers (the leaf first, as a walk up the hierarchy meets
+    /// them), below `prefix` when there is one: ``init(components:)`` without its arrays.
+    /// `leafFirst` must not be empty (a path has a controller's identifier at least).
+    init(prefix: String?, leafFirst: [String]) throws(StateStoreError) {
+        guard !leafFirst.isEmpty else { throw .invalidPath(prefix ?? "", reason: "it has no components") }
+        var length = prefix.map { $0.utf8.count + 1 } ?? 0
+        for identifier in leafFirst { length += identifier.utf8.count + 1 }
+        // The bytes copied once into a string of the right size (no appends, no arrays).
+        let joined = String(unsafeUninitializedCapacity: length - 1) { buffer in
+            var end = 0
+            for index in (prefix == nil ? 0 : -1)..<leafFirst.count {
+                var text = index < 0 ? prefix! : leafFirst[leafFirst.count - 1 - index]
+                let start = end
+                end += text.withUTF8 { bytes in
+                    if let source = bytes.baseAddress { (buffer.baseAddress! + start).update(from: source, count: bytes.count) }
+                    return bytes.count
+                }
+                if index != leafFirst.count - 1 {
+                    buffer[end] = UInt8(ascii: "/")
+                    end += 1
+                }
+            }
+            return end
+        }
+        if let prefix, let problem = Self.problem(with: prefix) { throw .invalidPath(joined, reason: problem) }
+        for index in leafFirst.indices.reversed() {
+            if let problem = Self.problem(with: leafFirst[index]) { throw .invalidPath(joined, reason: problem) }
+        }
+        guard joined.utf8.count <= Self.maximumLength else {
+            throw .invalidPath(joined, reason: "it is longer than \(Self.maximumLength) UTF-8 bytes")
+        }
+        self.rawValue = joined
+        self.digest = Self.digest(of: joined)
+    }
+
+    /// `Hasher`'s digest of the path's bytes.
+    private static func digest(of text: String) -> Int {
         var hasher = Hasher()
-        var bytes = joined
+        var bytes = text
         bytes.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
-        self.digest = hasher.finalize()
+        return hasher.finalize()
     }
 
     public init(stringLiteral value: String) {
@@ -66,10 +106,15 @@ public struct RestorationPath: Hashable, Sendable, Comparable, Codable,
     /// Why `component` cannot be a path component, or `nil` when it can.
     public static func problem(with component: String) -> String? {
         if component.isEmpty { return "a component is empty" }
-        if component.unicodeScalars.contains("/") { return "the component \"\(component)\" contains \"/\"" }
-        // ASCII (the usual identifier) needs no Unicode property lookup: its control
-        // characters (general category Cc) are U+0000–U+001F and U+007F.
-        if component.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) { return nil }
+        // One pass over the bytes: in UTF-8 the byte of `/` is only ever `/`, and ASCII (the
+        // usual identifier) needs no Unicode property lookup: its control characters
+        // (general category Cc) are U+0000–U+001F and U+007F.
+        var ascii = true
+        for byte in component.utf8 {
+            if byte == UInt8(ascii: "/") { return "the component \"\(component)\" contains \"/\"" }
+            if byte < 0x20 || byte >= 0x7F { ascii = false }
+        }
+        if ascii { return nil }
         if component.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
             return "the component \(component.debugDescription) contains a control character"
         }
