@@ -89,6 +89,10 @@ struct StoreStateTests {
         #expect(marked.components == ["root", "\u{301}mark"])
         #expect(marked.parent == "root")
         #expect(marked.hasPrefix("root"))
+        #expect(marked.hasPrefix(marked) && !marked.hasPrefix("roo") && !RestorationPath("ab").hasPrefix("a"))
+        // Bytes, not characters: a composed é is not the prefix its decomposed spelling starts.
+        #expect(!(try RestorationPath(validating: "caf\u{E9}/x")).hasPrefix(try RestorationPath(validating: "cafe\u{301}")))
+        #expect((try RestorationPath(validating: "caf\u{E9}/x")).hasPrefix(try RestorationPath(validating: "caf\u{E9}")))
         #expect(marked == (try RestorationPath(components: ["root", "\u{301}mark"])))
         #expect(throws: StateStoreError.self) { try RestorationPath(components: ["root/\u{301}mark"]) }
         try store.save(1, for: marked)
@@ -107,7 +111,8 @@ struct StoreStateTests {
             (nil, ["page"]), (nil, ["page", "nav"]), ("window2", ["page", "nav"]), (nil, ["caf\u{E9}", "\u{301}mark"]),
             (nil, [String(repeating: "a", count: 600), String(repeating: "b", count: 423)]),
             // Rejected, for the same reason by both.
-            (nil, []), (nil, ["b/c", "a"]), (nil, ["", "a"]), ("w/x", ["a"]), (nil, ["tab\tx"]),
+            (nil, []), (nil, ["b/c", "a"]), (nil, ["", "a"]), (nil, [""]), ("", ["a"]), ("w/x", ["a"]), (nil, ["tab\tx"]),
+            (nil, ["del\u{7F}"]), (nil, ["next\u{85}line"]),
             (nil, [String(repeating: "a", count: 600), String(repeating: "b", count: 424)]),
         ]
         func outcome(_ make: () throws(StateStoreError) -> RestorationPath) -> Result<RestorationPath, StateStoreError> {

@@ -1,10 +1,10 @@
 /// A window's hierarchy as the main actor captures it at a structural change: its archived
-/// controllers in preorder, in one flat array, so capturing costs one allocation and no tree;
-/// the writer makes the ``HierarchyArchive`` from it, off the main actor.
-struct HierarchySnapshot: Sendable, Equatable {
+/// controllers in preorder, in one flat array (no tree of nodes, no array per container); the
+/// writer makes the ``HierarchyArchive`` from it, off the main actor.
+struct HierarchySnapshot: Sendable {
     /// One archived controller. Its archived children follow it (each with its own
     /// descendants), then the controller it presents, when ``presents``.
-    struct Entry: Sendable, Equatable {
+    struct Entry: Sendable {
         var storyboardIdentifier: String?
         /// Its restoration identifier, when it differs from the storyboard identifier.
         var restorationIdentifier: String?
@@ -25,6 +25,7 @@ struct HierarchySnapshot: Sendable, Equatable {
     var archive: HierarchyArchive {
         var index = 0
         let root = entries.isEmpty ? nil : node(at: &index)
+        assert(index == entries.count, "a snapshot's counts do not match its entries")
         return HierarchyArchive(orientation: orientation, root: root, unarchived: unarchived)
     }
 

@@ -8,9 +8,9 @@ extension RestorationCoordinator {
 
     // MARK: Archiving
 
-    /// The shape of `window` now: its controllers and how to make each again, in their
-    /// containers, with the controllers that have a restoration identifier but cannot be
-    /// archived listed (and reported once each).
+    /// The shape of `window` now, as the snapshot the writer turns into its archive: its
+    /// controllers and how to make each again, in their containers, with the controllers that
+    /// have a restoration identifier but cannot be archived listed (and reported once each).
     func makeArchive(of window: Window) -> HierarchySnapshot {
         var omissions: [HierarchyArchive.Omission] = []
         var snapshot = HierarchySnapshot(orientation: window.orientation.rawValue)

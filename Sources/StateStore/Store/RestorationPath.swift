@@ -128,7 +128,8 @@ public struct RestorationPath: Hashable, Sendable, Comparable, Codable,
 
     /// The path one level up, or `nil` for a root path.
     public var parent: RestorationPath? {
-        components.count > 1 ? try? RestorationPath(components: Array(components.dropLast())) : nil
+        let components = components
+        return components.count > 1 ? try? RestorationPath(components: Array(components.dropLast())) : nil
     }
 
     /// Whether `self` is `other` or lies below it.
