@@ -106,26 +106,35 @@ struct StoreStateTests {
         #expect(throws: StateStoreError.self) { try RestorationPath(components: ["a", "b/c"]) }
     }
 
-    @Test func aPathFoundLeafFirstIsThePathOfItsComponents() throws {
-        let cases: [(String?, [String])] = [
-            (nil, ["page"]), (nil, ["page", "nav"]), ("window2", ["page", "nav"]), (nil, ["caf\u{E9}", "\u{301}mark"]),
-            (nil, [String(repeating: "a", count: 600), String(repeating: "b", count: 423)]),
-            // Rejected, for the same reason by both.
-            (nil, []), (nil, ["b/c", "a"]), (nil, ["", "a"]), (nil, [""]), ("", ["a"]), ("w/x", ["a"]), (nil, ["tab\tx"]),
-            (nil, ["del\u{7F}"]), (nil, ["next\u{85}line"]),
-            (nil, [String(repeating: "a", count: 600), String(repeating: "b", count: 424)]),
+    @Test func aPathFoundLeafFirstIsItsIdentifiersFromTheRoot() throws {
+        // Built from the identifiers a walk up meets (the leaf first), below a scene's prefix.
+        let accepted: [(String?, [String], String)] = [
+            (nil, ["page"], "page"), (nil, ["page", "nav"], "nav/page"), ("window2", ["page", "nav"], "window2/nav/page"),
+            (nil, ["\u{301}mark", "caf\u{E9}"], "caf\u{E9}/\u{301}mark"),
+            (nil, [String(repeating: "b", count: 423), String(repeating: "a", count: 600)],
+             String(repeating: "a", count: 600) + "/" + String(repeating: "b", count: 423)),
         ]
-        func outcome(_ make: () throws(StateStoreError) -> RestorationPath) -> Result<RestorationPath, StateStoreError> {
-            do throws(StateStoreError) { return .success(try make()) } catch { return .failure(error) }
+        for (prefix, leafFirst, expected) in accepted {
+            let path = try RestorationPath(prefix: prefix, leafFirst: leafFirst)
+            #expect(path.rawValue == expected)
+            #expect(path.components == (prefix.map { [$0] } ?? []) + leafFirst.reversed())
+            let parsed = try RestorationPath(validating: expected)
+            #expect(path == parsed && path.hashValue == parsed.hashValue)
         }
-        for (prefix, leafFirst) in cases {
-            let found = outcome { () throws(StateStoreError) in try RestorationPath(prefix: prefix, leafFirst: leafFirst) }
-            let joined = outcome { () throws(StateStoreError) in
-                try RestorationPath(components: (prefix.map { [$0] } ?? []) + leafFirst.reversed())
-            }
-            #expect("\(found)" == "\(joined)", "\(String(describing: prefix)) \(leafFirst)")
-            if case .success(let path) = found, case .success(let other) = joined {
-                #expect(path == other && path.hashValue == other.hashValue && path.components == other.components)
+        // Rejected, each with the whole path and the reason.
+        let rejected: [(String?, [String], String)] = [
+            (nil, [], "it has no components"), (nil, ["a", "b/c"], "contains \"/\""), (nil, ["a", ""], "a component is empty"),
+            (nil, [""], "a component is empty"), ("", ["a"], "a component is empty"), ("w/x", ["a"], "contains \"/\""),
+            (nil, ["tab\tx"], "control character"), (nil, ["del\u{7F}"], "control character"),
+            (nil, ["next\u{85}line"], "control character"),
+            (nil, [String(repeating: "b", count: 424), String(repeating: "a", count: 600)], "longer than 1024 UTF-8 bytes"),
+        ]
+        for (prefix, leafFirst, reason) in rejected {
+            #expect {
+                try RestorationPath(prefix: prefix, leafFirst: leafFirst)
+            } throws: { error in
+                guard case StateStoreError.invalidPath(let joined, let found) = error else { return false }
+                return found.contains(reason) && joined == ((prefix.map { [$0] } ?? []) + leafFirst.reversed()).joined(separator: "/")
             }
         }
     }

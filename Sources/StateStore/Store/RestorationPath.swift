@@ -40,26 +40,17 @@ public struct RestorationPath: Hashable, Sendable, Comparable, Codable,
 
     /// Validates each component and joins them.
     public init(components: [String]) throws(StateStoreError) {
-        let joined = components.joined(separator: "/")
-        guard !components.isEmpty else { throw .invalidPath(joined, reason: "it has no components") }
-        for component in components {
-            if let problem = Self.problem(with: component) { throw .invalidPath(joined, reason: problem) }
-        }
-        guard joined.utf8.count <= Self.maximumLength else {
-            throw .invalidPath(joined, reason: "it is longer than \(Self.maximumLength) UTF-8 bytes")
-        }
-        self.rawValue = joined
-        self.digest = Self.digest(of: joined)
+        try self.init(prefix: nil, leafFirst: components.reversed())
     }
 
     /// The path of `leafFirst`'s identifiers (the leaf first, as a walk up the hierarchy meets
-    /// them), below `prefix` when there is one: ``init(components:)`` without its arrays.
-    /// `leafFirst` must not be empty (a path has a controller's identifier at least).
+    /// them), below `prefix` when there is one, validated as ``init(components:)`` says; the
+    /// bytes are copied once into a string of the right size. A `prefix` alone is no path:
+    /// `leafFirst` must hold an identifier at least.
     init(prefix: String?, leafFirst: [String]) throws(StateStoreError) {
         guard !leafFirst.isEmpty else { throw .invalidPath(prefix ?? "", reason: "it has no components") }
         var length = prefix.map { $0.utf8.count + 1 } ?? 0
         for identifier in leafFirst { length += identifier.utf8.count + 1 }
-        // The bytes copied once into a string of the right size (no appends, no arrays).
         let joined = String(unsafeUninitializedCapacity: length - 1) { buffer in
             var end = 0
             for index in (prefix == nil ? 0 : -1)..<leafFirst.count {
@@ -84,15 +75,10 @@ public struct RestorationPath: Hashable, Sendable, Comparable, Codable,
             throw .invalidPath(joined, reason: "it is longer than \(Self.maximumLength) UTF-8 bytes")
         }
         self.rawValue = joined
-        self.digest = Self.digest(of: joined)
-    }
-
-    /// `Hasher`'s digest of the path's bytes.
-    private static func digest(of text: String) -> Int {
         var hasher = Hasher()
-        var bytes = text
+        var bytes = joined
         bytes.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
-        return hasher.finalize()
+        self.digest = hasher.finalize()
     }
 
     public init(stringLiteral value: String) {
