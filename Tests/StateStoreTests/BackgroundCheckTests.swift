@@ -105,6 +105,32 @@ struct BackgroundCheckTests {
         #expect(try StateStore.inMemory().backgroundCheckStatus == .off)
     }
 
+    @Test func noThreadIsMadeBeforeTheDelayAndAReleaseBeforeItEndsTheCheck() throws {
+        try populate(10)
+        var store: StateStore? = try StateStore(path: path, options: .init(backgroundCheck: .quick(after: .seconds(3600))))
+        let checker = try #require(store?.backgroundChecker)
+        // Opening made no thread: the check is a timer until the delay passes.
+        usleep(50_000)
+        #expect(checker.threadID == nil)
+        #expect(checker.status == .running)
+        store = nil
+        #expect(checker.status == .cancelled)
+        #expect(checker.wait(timeout: .seconds(5)) == .cancelled)
+        #expect(checker.threadID == nil)
+    }
+
+    @Test func theThreadIsMadeWhenTheDelayHasPassed() throws {
+        try populate(10)
+        let store = try StateStore(path: path, options: .init(backgroundCheck: .quick(after: .milliseconds(200))))
+        let checker = try #require(store.backgroundChecker)
+        #expect(checker.threadID == nil)
+        guard case .passed = store.waitForBackgroundCheck(timeout: .seconds(60)) else {
+            Issue.record("expected a pass, got \(store.backgroundCheckStatus)")
+            return
+        }
+        #expect(checker.threadID != nil)
+    }
+
     @Test @MainActor func damageReachesTheCoordinatorsErrorHandler() async throws {
         try populate(300)
         _ = try damageStatesRootPage()

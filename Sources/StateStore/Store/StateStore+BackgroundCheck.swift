@@ -13,7 +13,8 @@ extension StateStore.Options {
         /// No check after open.
         case off
         /// `PRAGMA quick_check` (every page read once, the b-trees' structure verified), started
-        /// `after` the open. The default, one second after open.
+        /// `after` the open, on a thread made then (nothing of the check runs before). The
+        /// default, one second after open.
         case quick(after: Duration = .seconds(1))
         /// `PRAGMA integrity_check`: `quick_check`, and every index checked against its table.
         case full(after: Duration = .seconds(1))
@@ -23,7 +24,8 @@ extension StateStore.Options {
 extension StateStore {
     /// Where the integrity check that runs after open (``Options/backgroundCheck``) stands.
     public enum BackgroundCheckStatus: Sendable, Hashable, CustomStringConvertible {
-        /// No check: ``Options/BackgroundCheck/off``, or a store in memory.
+        /// No check: ``Options/BackgroundCheck/off``, a store in memory, or a check whose thread
+        /// could not be made (logged at info).
         case off
         /// Waiting for its start, or reading the file.
         case running
@@ -80,8 +82,10 @@ extension StateStore {
 
 /// The integrity check that runs after a store opened: on a thread of its own, at the idle I/O
 /// class and nice 19, over a read-only connection of its own (a WAL reader: it never blocks the
-/// store's writes or reads). Releasing the store interrupts it (`sqlite3_interrupt`, and a
-/// progress handler for a statement not yet running) and waits for the thread to exit.
+/// store's writes or reads), made once the delay after open has passed. Releasing the store
+/// before then ends the check with no thread made; after, it interrupts the check
+/// (`sqlite3_interrupt`, and a progress handler for a statement not yet running) and waits
+/// for the thread to exit.
 final class BackgroundChecker: Sendable {
     private struct State {
         var status: StateStore.BackgroundCheckStatus = .running
@@ -90,24 +94,27 @@ final class BackgroundChecker: Sendable {
         var handle: UInt?
         var observers: [@Sendable (StateStoreError) -> Void] = []
         var thread: pthread_t?
+        /// Whether the delay has passed (the thread was made, or could not be) or the store was
+        /// released first: whoever sets it ends a check that never ran.
+        var began = false
         /// The thread's kernel id (`/proc/self/task/<id>`), once it started.
         var threadID: Int32?
     }
 
     private let state = Mutex(State())
-    /// Signalled when the store is released (ends the wait before the check starts) and when
-    /// the check ends (wakes ``wait(timeout:)``).
-    private let wake = DispatchSemaphore(value: 0)
+    /// Signalled when the check ends (wakes ``wait(timeout:)``).
     private let finished = DispatchSemaphore(value: 0)
     let path: String
     let pragma: String
-    let delay: Duration
     let options: StateStore.Options
 
     /// The thread's name, as `/proc/self/task/*/comm` shows it (at most 15 bytes).
     static let threadName = "statestore-chk"
 
-    /// Starts the check described by `options.backgroundCheck`, or returns `nil` when it is off.
+    /// Schedules the check described by `options.backgroundCheck`, or returns `nil` when it is
+    /// off. Nothing of the check runs at open: its thread is made once the delay has passed
+    /// (a timer on a global queue until then), so a launch pays for no thread and shares its
+    /// cores with nothing of the check's.
     static func start(path: String, options: StateStore.Options) -> BackgroundChecker? {
         let pragma: String, delay: Duration
         switch options.backgroundCheck {
@@ -115,32 +122,50 @@ final class BackgroundChecker: Sendable {
         case .quick(let after): (pragma, delay) = ("PRAGMA quick_check(10)", after)
         case .full(let after): (pragma, delay) = ("PRAGMA integrity_check(10)", after)
         }
-        let checker = BackgroundChecker(path: path, pragma: pragma, delay: delay, options: options)
-        let context = Unmanaged.passRetained(checker).toOpaque()
-        var thread = pthread_t()
-        let created = pthread_create(&thread, nil, { argument in
-            let checker = Unmanaged<BackgroundChecker>.fromOpaque(argument!).takeRetainedValue()
-            _ = clinux_set_thread_name(BackgroundChecker.threadName)
-            checker.state.withLock { $0.threadID = clinux_thread_id() }
-            _ = clinux_lower_thread_priority()
-            checker.run()
-            return nil
-        }, context)
-        guard created == 0 else {
-            Unmanaged<BackgroundChecker>.fromOpaque(context).release()
-            options.logger.info("integrity check: the thread could not be started", metadata: [
-                "statestore.database": "\(path)", "statestore.errno": "\(created)",
-            ])
-            return nil
+        let checker = BackgroundChecker(path: path, pragma: pragma, options: options)
+        let nanoseconds = Int(clamping: delay.components.seconds &* 1_000_000_000 &+ delay.components.attoseconds / 1_000_000_000)
+        // Weak: a store released before the delay passed leaves nothing behind but the timer.
+        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + .nanoseconds(max(0, nanoseconds))) { [weak checker] in
+            checker?.startThread()
         }
-        checker.state.withLock { $0.thread = thread }
         return checker
     }
 
-    private init(path: String, pragma: String, delay: Duration, options: StateStore.Options) {
+    /// Makes the check's thread, unless the store was released first: under the lock that
+    /// ``cancelAndWait()`` takes, so either the release finds the thread to join or the thread
+    /// is never made.
+    private func startThread() {
+        let failure: Int32? = state.withLock { state in
+            guard !state.began else { return nil }
+            state.began = true
+            let context = Unmanaged.passRetained(self).toOpaque()
+            var thread = pthread_t()
+            let created = pthread_create(&thread, nil, { argument in
+                let checker = Unmanaged<BackgroundChecker>.fromOpaque(argument!).takeRetainedValue()
+                _ = clinux_set_thread_name(BackgroundChecker.threadName)
+                checker.state.withLock { $0.threadID = clinux_thread_id() }
+                _ = clinux_lower_thread_priority()
+                checker.run()
+                return nil
+            }, context)
+            guard created == 0 else {
+                Unmanaged<BackgroundChecker>.fromOpaque(context).release()
+                return created
+            }
+            state.thread = thread
+            return nil
+        }
+        guard let failure else { return }
+        options.logger.info("integrity check: the thread could not be started", metadata: [
+            "statestore.database": "\(path)", "statestore.errno": "\(failure)",
+        ])
+        end(.off)
+        finished.signal()
+    }
+
+    private init(path: String, pragma: String, options: StateStore.Options) {
         self.path = path
         self.pragma = pragma
-        self.delay = delay
         self.options = options
     }
 
@@ -172,13 +197,20 @@ final class BackgroundChecker: Sendable {
 
     /// Stops the check (interrupting SQLite mid-statement) and waits for its thread to exit.
     func cancelAndWait() {
-        let thread: pthread_t? = state.withLock { state in
+        let (thread, neverBegan): (pthread_t?, Bool) = state.withLock { state in
             state.cancelled = true
             if let handle = state.handle { sqlite3_interrupt(OpaquePointer(bitPattern: handle)) }
-            defer { state.thread = nil }
-            return state.thread
+            defer {
+                state.thread = nil
+                state.began = true
+            }
+            return (state.thread, !state.began)
         }
-        wake.signal()
+        if neverBegan {
+            // Released before the delay passed: no thread was made, and none will be.
+            end(.cancelled)
+            finished.signal()
+        }
         guard let thread else { return }
         if pthread_equal(thread, pthread_self()) != 0 {
             pthread_detach(thread)
@@ -189,8 +221,6 @@ final class BackgroundChecker: Sendable {
 
     private func run() {
         defer { finished.signal() }
-        let nanoseconds = Int(clamping: delay.components.seconds &* 1_000_000_000 &+ delay.components.attoseconds / 1_000_000_000)
-        if nanoseconds > 0 { _ = wake.wait(timeout: .now() + .nanoseconds(nanoseconds)) }
         if state.withLock({ $0.cancelled }) { return end(.cancelled) }
         let started = ContinuousClock.now
         var readOnly = options
