@@ -46,6 +46,27 @@ final class RestoringNavigationController: NavigationController, StateRestoring 
     func applicationFinishedRestoringState() { onFinishedRestoring?(restorationIdentifier ?? "?") }
 }
 
+/// A screen of its own class for each `Tag`: many distinct controller classes.
+class TaggedController<Tag>: ViewController, StateRestoring {
+    struct State: Codable, Sendable, Equatable { var text = "" }
+    var restorableState = State()
+}
+
+/// The text in a tagged screen's state, whatever its tag.
+@MainActor protocol TextState: AnyObject { var stateText: String { get set } }
+extension TaggedController: TextState {
+    var stateText: String {
+        get { restorableState.text }
+        set { restorableState.text = newValue }
+    }
+}
+
+/// A subclass of a restoring screen: it restores through the conformance it inherits.
+final class TaggedSubclass<Tag>: TaggedController<Tag> {}
+
+/// A screen of its own class for each `Tag` that saves nothing.
+final class PlainTagged<Tag>: ViewController {}
+
 /// Set by a thread once it holds another connection's write lock, and by the test to have it let go.
 final class LockHeld: Sendable {
     let flag = Atomic<Bool>(false)
@@ -99,6 +120,40 @@ struct RestorationTests {
         note.uncommittedText = "committed by the override"
         navigation.pushViewController(try application.storyboard.instantiateViewController(withIdentifier: "b"), animated: true)
         #expect(try store.restore(NoteController.State.self, for: "nav/a") == .init(text: "committed by the override", edits: 3))
+    }
+
+    @Test func controllersOfManyClassesAreSavedAndRestoredEachAsItsOwnType() throws {
+        enum T0 {}; enum T1 {}; enum T2 {}; enum T3 {}; enum T4 {}; enum T5 {}; enum T6 {}; enum T7 {}
+        enum T8 {}; enum T9 {}; enum T10 {}; enum T11 {}; enum T12 {}
+        // More classes than the coordinator keeps in its list of classes met, some not
+        // restoring, some restoring through an inherited conformance, met over and over.
+        let makers: [@MainActor () -> ViewController] = [
+            { TaggedController<T0>() }, { PlainTagged<T0>() }, { TaggedSubclass<T1>() }, { TaggedController<T2>() },
+            { PlainTagged<T1>() }, { TaggedController<T3>() }, { TaggedSubclass<T4>() }, { TaggedController<T5>() },
+            { PlainTagged<T2>() }, { TaggedController<T6>() }, { TaggedSubclass<T7>() }, { TaggedController<T8>() },
+            { PlainTagged<T3>() }, { TaggedController<T9>() }, { TaggedSubclass<T10>() }, { TaggedController<T11>() },
+            { PlainTagged<T4>() }, { TaggedController<T12>() }, { TaggedSubclass<T12>() }, { PlainTagged<T5>() },
+        ]
+        let store = try StateStore(path: database)
+        let (application, _, navigation) = try launch(store)
+        for round in 0..<3 {
+            for (index, make) in makers.enumerated() {
+                let controller = make()
+                controller.restorationIdentifier = "screen\(index)"
+                navigation.pushViewController(controller, animated: false)
+                if let tagged = controller as? any TextState {
+                    // Restored as it appeared: what the previous round's instance left.
+                    #expect(tagged.stateText == (round == 0 ? "" : "\(index) in round \(round - 1)"), "screen \(index)")
+                    tagged.stateText = "\(index) in round \(round)"
+                }
+                _ = navigation.popViewController(animated: false)
+            }
+        }
+        try #require(application.restorationCoordinator).flush()
+        for (index, make) in makers.enumerated() {
+            let saved = try store.restore(TaggedController<T0>.State.self, for: RestorationPath(validating: "nav/screen\(index)"))
+            #expect(saved == (make() is any StateRestoring ? .init(text: "\(index) in round 2") : nil), "screen \(index)")
+        }
     }
 
     @Test func thePushWritesTheStateAndTheArchiveInOneTransaction() throws {

@@ -98,6 +98,12 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         return counts
     }
     @exclusivity(unchecked) private var counts = Statistics()
+    /// Controller classes met, each with its `StateRestoring` conformance (see ``restoringType(of:)``).
+    @exclusivity(unchecked) private var restoringTypes: [RestoringType] = []
+    private struct RestoringType {
+        let key: ObjectIdentifier
+        let type: (any StateRestoring.Type)?
+    }
 
     /// What the coordinator knows of one live controller instance.
     /// A restoration path as found for one instance: its identifiers leaf first, its scene.
@@ -165,6 +171,8 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
     @exclusivity(unchecked) private var lastChangeCheck: UInt64?
 
     let writer: RestorationWriter
+    /// The write-behind job that writes the writer's oldest waiting batch, made once.
+    private let runWriter: @Sendable () -> Void
     /// Recently written or read state bytes, so appearances need no query. Purged on memory warnings.
     let recentStates: RecreatableCache<RestorationPath, CachedState>
 
@@ -237,6 +245,7 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         let box = WeakCoordinator()
         let writer = RestorationWriter(store: store, cache: cache) { box.scheduleAbsorb() }
         self.writer = writer
+        runWriter = { writer.runNext() }
         box.coordinator = self
         // A read through the store (or a flush point) on the main thread that waited for the
         // writer hands its failures to `errorHandler` before it returns, not a turn later.
@@ -399,14 +408,38 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
     var observedCallbacks: LifecycleCallback.Mask { LifecycleCallback.Mask([.viewWillAppear, .viewWillDisappear]) }
 
     public func controller(_ controller: ViewController, willRun callback: LifecycleCallback, animated: Bool) {
-        guard callback == .viewWillAppear, let restoring = controller as? any StateRestoring else { return }
-        restore(restoring)
+        guard callback == .viewWillAppear, let type = restoringType(of: controller) else { return }
+        restore(controller, as: type)
     }
 
     public func controller(_ controller: ViewController, didRun callback: LifecycleCallback, animated: Bool) {
-        guard callback == .viewWillDisappear, let restoring = controller as? any StateRestoring else { return }
-        enqueueSave(restoring)
+        guard callback == .viewWillDisappear, let type = restoringType(of: controller) else { return }
+        enqueueSave(controller, as: type)
         handOverLater()
+    }
+
+    /// The controller's class as a `StateRestoring` type, or `nil` when it does not conform:
+    /// looked up once per class (a cast to `any StateRestoring` asks the runtime each time),
+    /// in a short list scanned from its front, where the classes met most recently stay.
+    private func restoringType(of controller: ViewController) -> (any StateRestoring.Type)? {
+        let key = ObjectIdentifier(type(of: controller))
+        for index in restoringTypes.indices where restoringTypes[index].key == key {
+            let entry = restoringTypes[index]
+            if index > 0 { restoringTypes.swapAt(index, index - 1) }
+            return entry.type
+        }
+        let type = (controller as? any StateRestoring).map { Swift.type(of: $0) }
+        if restoringTypes.count == 16 { restoringTypes.removeLast() }
+        restoringTypes.insert(RestoringType(key: key, type: type), at: restoringTypes.count / 2)
+        return type
+    }
+
+    private func restore<C: StateRestoring>(_ controller: ViewController, as _: C.Type) {
+        restore(unsafeDowncast(controller, to: C.self))
+    }
+
+    private func enqueueSave<C: StateRestoring>(_ controller: ViewController, as _: C.Type) {
+        enqueueSave(unsafeDowncast(controller, to: C.self))
     }
 
     public func hierarchyDidChange(in window: Window) {
@@ -573,11 +606,10 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         queuedRemovals.removeAll()
         queuedForgotten.removeAll()
         queuedEvents.removeAll()
-        let writer = self.writer
-        if writer.enqueue(batch) {
+        if writer.enqueue(&batch) {
             // Write-behind wakes the writer (nothing to do while it is still writing), so the
             // window of loss never waits for the main queue; write-through runs the batch here.
-            store.submitWriteBehind(waking: waking && writesBehind) { writer.runNext() }
+            store.submitWriteBehind(waking: waking && writesBehind, runWriter)
         }
         if !writesBehind { settle() }
     }

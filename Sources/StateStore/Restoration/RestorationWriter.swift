@@ -258,14 +258,16 @@ final class RestorationWriter: Sendable {
     /// batch when that one has not started: a writer that falls behind the interface then
     /// commits each path's newest state once, and a flush point never waits for more than the
     /// batch being written and one more. Returns `true` when it was queued as a batch of its
-    /// own, for which one ``runNext()`` must be submitted.
-    func enqueue(_ batch: WriteBatch) -> Bool {
+    /// own, for which one ``runNext()`` must be submitted. A batch queued on its own is moved
+    /// into the list, not copied, and `batch` is left empty.
+    func enqueue(_ batch: inout WriteBatch) -> Bool {
         let (queued, backlog) = state.withLock { state in
             if let last = state.waiting.indices.last, state.waiting[last].canAbsorb(batch) {
                 state.waiting[last].absorb(batch)
                 return (false, state.waiting.count)
             }
-            state.waiting.append(batch)
+            state.waiting.append(WriteBatch())
+            swap(&state.waiting[state.waiting.count - 1], &batch)
             return (true, state.waiting.count)
         }
         store.metrics.backlog.record(backlog)
