@@ -97,6 +97,18 @@ struct StoreStateTests {
         #expect(throws: StateStoreError.self) { try RestorationPath(components: ["root/\u{301}mark"]) }
         try store.save(1, for: marked)
         #expect(try store.entries(under: "root").map(\.path).contains(marked))
+
+        // Equal paths held in separate strings, short (inline) and long (on the heap), and the
+        // same path copied: equal; one byte apart: not.
+        for text in ["nav/page", "navigation/settings/account/security/sessions"] {
+            let one = try RestorationPath(validating: text)
+            let other = try RestorationPath(components: text.split(separator: "/").map(String.init))
+            let copy = one
+            #expect(one == other && one == copy && Set([one, other, copy]).count == 1)
+            #expect(one != (try RestorationPath(validating: String(text.dropLast()) + "x")))
+        }
+        let short = try RestorationPath(validating: "nav/caf\u{E9}")
+        #expect(short != (try RestorationPath(validating: "nav/cafe\u{301}")))
     }
 
     @Test func invalidPathsAreRejected() {

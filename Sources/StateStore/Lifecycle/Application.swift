@@ -105,22 +105,29 @@ public final class Application {
     public func addObserver(_ observer: any LifecycleObserver) {
         guard !observers.contains(where: { $0 === observer }) else { return }
         observers.append(observer)
-        observedCallbacks = Self.callbacks(observedBy: observers)
+        updateObservedCallbacks()
     }
 
     /// Removes `observer`.
     public func removeObserver(_ observer: any LifecycleObserver) {
         observers.removeAll { $0 === observer }
-        observedCallbacks = Self.callbacks(observedBy: observers)
+        updateObservedCallbacks()
     }
 
-    /// The callbacks some observer acts on: the engine calls no observer for the others.
-    private(set) var observedCallbacks = LifecycleCallback.Mask()
+    /// The callbacks some observer acts on before they run (`willRun`), and after (`didRun`):
+    /// the engine calls no observer for the others.
+    private(set) var observedBeforeCallbacks = LifecycleCallback.Mask()
+    private(set) var observedAfterCallbacks = LifecycleCallback.Mask()
 
-    private static func callbacks(observedBy observers: [any LifecycleObserver]) -> LifecycleCallback.Mask {
-        observers.reduce(into: LifecycleCallback.Mask()) { mask, observer in
-            mask.formUnion((observer as? any SelectiveLifecycleObserver)?.observedCallbacks ?? .all)
+    private func updateObservedCallbacks() {
+        var before = LifecycleCallback.Mask(), after = LifecycleCallback.Mask()
+        for observer in observers {
+            let selective = observer as? any SelectiveLifecycleObserver
+            before.formUnion(selective?.observedBeforeCallbacks ?? .all)
+            after.formUnion(selective?.observedAfterCallbacks ?? .all)
         }
+        observedBeforeCallbacks = before
+        observedAfterCallbacks = after
     }
 
     // MARK: Live controllers

@@ -44,8 +44,10 @@ extension LifecycleObserver {
 /// (and any observer, when all of an application's observers are like it) for the others.
 @MainActor
 protocol SelectiveLifecycleObserver: LifecycleObserver {
-    /// The callbacks whose `willRun`/`didRun` it acts on; it is not told about the others.
-    var observedCallbacks: LifecycleCallback.Mask { get }
+    /// The callbacks whose `willRun` it acts on; it is not told before the others run.
+    var observedBeforeCallbacks: LifecycleCallback.Mask { get }
+    /// The callbacks whose `didRun` it acts on; it is not told after the others ran.
+    var observedAfterCallbacks: LifecycleCallback.Mask { get }
 }
 
 extension LifecycleCallback {

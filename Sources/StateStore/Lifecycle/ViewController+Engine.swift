@@ -39,15 +39,18 @@ extension ViewController {
         if let trace = application.trace, trace.records(callback) {
             trace.record(callback, controller: lifecycleName, text())
         }
-        guard application.observedCallbacks.rawValue & callback.bit != 0 else {
+        let bit = callback.bit
+        let before = application.observedBeforeCallbacks.rawValue & bit != 0
+        let after = application.observedAfterCallbacks.rawValue & bit != 0
+        guard before || after else {
             // No observer acts on this callback (the restoration coordinator acts on two).
             body()
             return
         }
         let observers = application.observers
-        for observer in observers { observer.controller(self, willRun: callback, animated: animated) }
+        if before { for observer in observers { observer.controller(self, willRun: callback, animated: animated) } }
         body()
-        for observer in observers { observer.controller(self, didRun: callback, animated: animated) }
+        if after { for observer in observers { observer.controller(self, didRun: callback, animated: animated) } }
     }
 
     func deliverLayout(_ callback: LifecycleCallback) {

@@ -403,9 +403,10 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
 
     // MARK: LifecycleObserver
 
-    /// It restores on `viewWillAppear` and saves after `viewWillDisappear`; the engine does
-    /// not call it for the other callbacks.
-    var observedCallbacks: LifecycleCallback.Mask { LifecycleCallback.Mask([.viewWillAppear, .viewWillDisappear]) }
+    /// It restores before `viewWillAppear` runs and saves after `viewWillDisappear` ran; the
+    /// engine does not call it otherwise.
+    var observedBeforeCallbacks: LifecycleCallback.Mask { LifecycleCallback.Mask([.viewWillAppear]) }
+    var observedAfterCallbacks: LifecycleCallback.Mask { LifecycleCallback.Mask([.viewWillDisappear]) }
 
     public func controller(_ controller: ViewController, willRun callback: LifecycleCallback, animated: Bool) {
         guard callback == .viewWillAppear, let type = restoringType(of: controller) else { return }
@@ -901,12 +902,24 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
     /// caller goes through its bytes). Compares types first: a conditional cast looks up the
     /// metadata of the state's optional type at run time, as this code is not specialized for
     /// the controller's type.
+    /// `value` as `T`, which must be its very type (checked by the caller).
+    private static func sameType<V, T>(_ value: V, as _: T.Type) -> T {
+        unsafeBitCast(value, to: T.self)
+    }
+
     private static func put<C: StateRestoring>(_ value: any Sendable, into controller: C) -> Bool {
         if type(of: value) == C.RestorableState.self {
-            controller.restorableState = value as! C.RestorableState
+            // Exactly its type: taken out of the box as it is, without the runtime's cast.
+            controller.restorableState = sameType(value, as: C.RestorableState.self)
             return true
         }
-        // Not exactly its type (a subclass of a class state, say): the cast decides, as it always did.
+        return putCasting(value, into: controller)
+    }
+
+    /// Not exactly its type (a subclass of a class state, say): the cast decides, as it always
+    /// did. Apart, so that the usual case needs no optional of the state's type.
+    @inline(never)
+    private static func putCasting<C: StateRestoring>(_ value: any Sendable, into controller: C) -> Bool {
         guard let state = value as? C.RestorableState else { return false }
         controller.restorableState = state
         return true

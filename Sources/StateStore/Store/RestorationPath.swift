@@ -135,6 +135,11 @@ public struct RestorationPath: Hashable, Sendable, Comparable, Codable,
     /// The same bytes: the same row.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard lhs.digest == rhs.digest else { return false }
+        // The same string (a copy of one path, or the same short path stored inline): one
+        // value's bits are one sequence of bytes, so equal bits are equal bytes.
+        if unsafeBitCast(lhs.rawValue, to: (UInt64, UInt64).self) == unsafeBitCast(rhs.rawValue, to: (UInt64, UInt64).self) {
+            return true
+        }
         let (left, right) = (lhs.rawValue.utf8, rhs.rawValue.utf8)
         guard left.count == right.count else { return false }
         // Native strings hold their UTF-8 contiguously: one memcmp.
