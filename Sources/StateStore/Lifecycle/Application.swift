@@ -53,8 +53,10 @@ public final class Application {
     public private(set) var isTerminated = false
 
     /// Observers, held strongly until removed (an observer must not hold its application
-    /// strongly, or neither is ever released).
-    public private(set) var observers: [any LifecycleObserver] = []
+    /// strongly, or neither is ever released). Read at every callback delivered; changed only
+    /// by ``addObserver(_:)`` and ``removeObserver(_:)``, which call nothing out while they do,
+    /// so the runtime's exclusivity check is left out.
+    @exclusivity(unchecked) public private(set) var observers: [any LifecycleObserver] = []
 
     /// Live controllers, held weakly.
     var registry = ControllerRegistry()
@@ -116,8 +118,8 @@ public final class Application {
 
     /// The callbacks some observer acts on before they run (`willRun`), and after (`didRun`):
     /// the engine calls no observer for the others.
-    private(set) var observedBeforeCallbacks = LifecycleCallback.Mask()
-    private(set) var observedAfterCallbacks = LifecycleCallback.Mask()
+    @exclusivity(unchecked) private(set) var observedBeforeCallbacks = LifecycleCallback.Mask()
+    @exclusivity(unchecked) private(set) var observedAfterCallbacks = LifecycleCallback.Mask()
 
     private func updateObservedCallbacks() {
         var before = LifecycleCallback.Mask(), after = LifecycleCallback.Mask()

@@ -106,25 +106,29 @@ open class ViewController {
 
     // MARK: Hierarchy links
 
+    // The links are main-actor state that only the engine changes, each by a plain assignment
+    // (or an append or removal that calls nothing out): no access to them overlaps another,
+    // and the runtime's exclusivity check on each of the many reads is left out.
+
     /// The containing controller, if any.
-    public internal(set) weak var parent: ViewController?
+    @exclusivity(unchecked) public internal(set) weak var parent: ViewController?
 
     /// The contained controllers. For a ``NavigationController`` this is the stack, for a
     /// ``TabBarController`` the tabs.
-    public internal(set) var children: [ViewController] = []
+    @exclusivity(unchecked) public internal(set) var children: [ViewController] = []
 
     /// Strong: a presenter owns what it presents. Only set on the root of a containment
     /// tree, or on a controller that defines the context of an over-current-context presentation.
-    var presentedStorage: ViewController?
+    @exclusivity(unchecked) var presentedStorage: ViewController?
     /// Caches this controller owns and purges on memory warnings.
     var ownedCaches: [any PurgeableCache] = []
     /// What the restoration layer knows of this instance (its coordinator's record), kept on
     /// the controller so that finding it costs no lookup and dies with the controller.
     @exclusivity(unchecked) var restorationRecord: AnyObject?
     /// Weak: only set on the root of a presented containment tree.
-    weak var presentingStorage: ViewController?
+    @exclusivity(unchecked) weak var presentingStorage: ViewController?
     /// Set on a window's root controller only.
-    weak var hostingWindow: Window?
+    @exclusivity(unchecked) weak var hostingWindow: Window?
     /// The application whose registry holds this controller.
     weak var registeredApplication: Application?
     /// Made on first access of ``presentationController``.

@@ -12,24 +12,26 @@
 @MainActor
 public final class Window {
     /// The application that owns this window. Weak: the application owns its windows.
-    public private(set) weak var application: Application?
+    @exclusivity(unchecked) public private(set) weak var application: Application?
 
     /// The window's size in its current orientation.
     public internal(set) var size: Size
 
     /// The window's current orientation.
-    public internal(set) var orientation: InterfaceOrientation
+    @exclusivity(unchecked) public internal(set) var orientation: InterfaceOrientation
 
     /// Whether ``makeKeyAndVisible()`` was called and ``close()`` was not.
-    public private(set) var isVisible = false
+    @exclusivity(unchecked) public private(set) var isVisible = false
 
     /// Whether ``close()`` was called.
-    public private(set) var isClosed = false
+    @exclusivity(unchecked) public private(set) var isClosed = false
 
     /// The duration passed to `willRotate(to:duration:)`.
     public var rotationDuration: Double = 0.3
 
-    private var root: ViewController?
+    // Like the controllers' links, these change only by plain assignments in the engine: the
+    // runtime's exclusivity check on each read is left out.
+    @exclusivity(unchecked) private var root: ViewController?
 
     /// The identifier of the scene this window shows, stable across launches (UIKit's
     /// `UISceneSession.persistentIdentifier`): the restoration layer keys the window's
