@@ -5,7 +5,7 @@
 //
 //     swift build -c release --product PushPopProbe   # in Benchmarks/
 //     .build/release/PushPopProbe warm store 20000     # or lifecycle; cycles on one warm app
-//     .build/release/PushPopProbe first store 300      # each cycle on a new app and store
+//     .build/release/PushPopProbe first store 300      # each cycle on a new app and store (opened off the main thread)
 //     .build/release/PushPopProbe paced store 500      # warm, 10 ms apart, as a person navigates
 //     valgrind --tool=callgrind --toggle-collect='*measuredCycle*' .build/release/PushPopProbe warm store 2000
 //
@@ -107,7 +107,17 @@ MainActor.assumeIsolated {
     } else {
         for index in 0..<count {
             let path = scratchDatabase("first\(index)")
-            let store = withStore ? try! StateStore(path: path) : nil
+            // Opened on a pool thread, as the harness opens it off the main actor.
+            nonisolated(unsafe) var opened: StateStore?
+            if withStore {
+                let done = DispatchSemaphore(value: 0)
+                DispatchQueue.global().async {
+                    opened = try! StateStore(path: path)
+                    done.signal()
+                }
+                done.wait()
+            }
+            let store = opened
             let app = NavigationApp(store: store, stateSize: 1000)
             let page = app.makePage()
             page.restorableState.text = String(repeating: "p", count: 1000)

@@ -21,10 +21,6 @@ final class WriteBehindQueue: Sendable {
     /// Jobs submitted and not yet finished.
     private let outstanding = Atomic<Int>(0)
     private let queue = DispatchQueue(label: "statestore.write-behind", qos: .userInitiated)
-    /// Signalled to have the queue's thread drain the jobs: an event source, so a wake-up
-    /// allocates nothing (a block handed to `async` is copied to the heap each time). Dispatch
-    /// sources may be used from any thread; their protocol is not marked `Sendable`.
-    nonisolated(unsafe) private let drainSignal: any DispatchSourceUserDataOr
     /// Whether a drain is scheduled on the queue: a submit then wakes no thread.
     private let scheduled = Atomic<Bool>(false)
     /// Run by ``waitUntilIdle()`` before it returns, on the waiting thread: the restoration
@@ -32,15 +28,7 @@ final class WriteBehindQueue: Sendable {
     private let afterWait = Mutex<(@Sendable () -> Void)?>(nil)
 
     init() {
-        drainSignal = DispatchSource.makeUserDataOrSource(queue: queue)
-        // Weak: the source must not keep the queue alive; released, it has nothing to drain.
-        drainSignal.setEventHandler { [weak self] in self?.drain() }
-        drainSignal.activate()
         ExitDrain.register(self)
-    }
-
-    deinit {
-        drainSignal.cancel()
     }
 
     /// Queues `job` to run after every job submitted before it. With `waking`, the queue's
@@ -58,7 +46,7 @@ final class WriteBehindQueue: Sendable {
         guard !isIdle,
               scheduled.compareExchange(expected: false, desired: true, ordering: .sequentiallyConsistent).exchanged
         else { return }
-        drainSignal.or(data: 1)
+        queue.async { self.drain() }
     }
 
     /// The queue's side: runs jobs until none is left and no submit could have been missed.
