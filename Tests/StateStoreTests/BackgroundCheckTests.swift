@@ -107,7 +107,7 @@ struct BackgroundCheckTests {
 
     @Test func noThreadIsMadeBeforeTheDelayAndAReleaseBeforeItEndsTheCheck() throws {
         try populate(10)
-        var store: StateStore? = try StateStore(path: path, options: .init(backgroundCheck: .quick(after: .seconds(3600))))
+        var store: StateStore? = try StateStore(path: path, options: .init(backgroundCheck: .quick(after: .seconds(Int64.max))))
         let checker = try #require(store?.backgroundChecker)
         // Opening made no thread: the check is a timer until the delay passes.
         usleep(50_000)
@@ -121,7 +121,7 @@ struct BackgroundCheckTests {
 
     @Test func theThreadIsMadeWhenTheDelayHasPassed() throws {
         try populate(10)
-        let store = try StateStore(path: path, options: .init(backgroundCheck: .quick(after: .milliseconds(200))))
+        let store = try StateStore(path: path, options: .init(backgroundCheck: .quick(after: .seconds(2))))
         let checker = try #require(store.backgroundChecker)
         #expect(checker.threadID == nil)
         guard case .passed = store.waitForBackgroundCheck(timeout: .seconds(60)) else {

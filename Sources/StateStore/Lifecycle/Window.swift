@@ -161,7 +161,10 @@ public final class Window {
         isVisible = false
         isClosed = true
         root?.hostingWindow = nil
+        // Released after the assignment's access ends: deinits it runs may read the window.
+        let closedRoot = root
         root = nil
+        withExtendedLifetime(closedRoot) {}
         if let application {
             application.windows.removeAll { $0 === self }
             if application.keyWindow === self { application.keyWindow = nil }

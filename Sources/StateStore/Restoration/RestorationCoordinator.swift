@@ -904,7 +904,9 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
     /// the controller's type.
     /// `value` as `T`, which must be its very type (checked by the caller).
     private static func sameType<V, T>(_ value: V, as _: T.Type) -> T {
-        unsafeBitCast(value, to: T.self)
+        // `V` is the value's own type (the existential is opened), never the box.
+        precondition(V.self == T.self, "sameType: \(V.self) is not \(T.self)")
+        return unsafeBitCast(value, to: T.self)
     }
 
     private static func put<C: StateRestoring>(_ value: any Sendable, into controller: C) -> Bool {

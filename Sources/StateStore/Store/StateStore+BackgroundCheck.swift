@@ -123,7 +123,7 @@ final class BackgroundChecker: Sendable {
         case .full(let after): (pragma, delay) = ("PRAGMA integrity_check(10)", after)
         }
         let checker = BackgroundChecker(path: path, pragma: pragma, options: options)
-        let nanoseconds = Int(clamping: delay.components.seconds &* 1_000_000_000 &+ delay.components.attoseconds / 1_000_000_000)
+        let nanoseconds = Self.nanoseconds(delay)
         // Weak: a store released before the delay passed leaves nothing behind but the timer.
         DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + .nanoseconds(max(0, nanoseconds))) { [weak checker] in
             checker?.startThread()
@@ -135,7 +135,7 @@ final class BackgroundChecker: Sendable {
     /// ``cancelAndWait()`` takes, so either the release finds the thread to join or the thread
     /// is never made.
     private func startThread() {
-        let failure: Int32? = state.withLock { state in
+        let failure: (errno: Int32, cancelled: Bool)? = state.withLock { state in
             guard !state.began else { return nil }
             state.began = true
             let context = Unmanaged.passRetained(self).toOpaque()
@@ -150,17 +150,27 @@ final class BackgroundChecker: Sendable {
             }, context)
             guard created == 0 else {
                 Unmanaged<BackgroundChecker>.fromOpaque(context).release()
-                return created
+                return (created, state.cancelled)
             }
             state.thread = thread
             return nil
         }
         guard let failure else { return }
         options.logger.info("integrity check: the thread could not be started", metadata: [
-            "statestore.database": "\(path)", "statestore.errno": "\(failure)",
+            "statestore.database": "\(path)", "statestore.errno": "\(failure.errno)",
         ])
-        end(.off)
+        // A release that came meanwhile found the check begun, and left its ending here.
+        end(failure.cancelled || isCancelled ? .cancelled : .off)
         finished.signal()
+    }
+
+    /// `duration` in nanoseconds, saturated: a delay of `.seconds(.max)` is for ever, not negative.
+    static func nanoseconds(_ duration: Duration) -> Int {
+        let (seconds, overflow) = duration.components.seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        if overflow { return duration.components.seconds < 0 ? 0 : .max }
+        let (total, overflowAgain) = seconds.addingReportingOverflow(duration.components.attoseconds / 1_000_000_000)
+        if overflowAgain { return .max }
+        return Int(clamping: max(0, total))
     }
 
     private init(path: String, pragma: String, options: StateStore.Options) {
@@ -190,7 +200,7 @@ final class BackgroundChecker: Sendable {
     }
 
     func wait(timeout: Duration) -> StateStore.BackgroundCheckStatus {
-        let nanoseconds = Int(clamping: timeout.components.seconds &* 1_000_000_000 &+ timeout.components.attoseconds / 1_000_000_000)
+        let nanoseconds = Self.nanoseconds(timeout)
         if finished.wait(timeout: .now() + .nanoseconds(nanoseconds)) == .success { finished.signal() }
         return status
     }
