@@ -543,7 +543,7 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         inBatch {
             for controller in application.liveControllers
             where controller.lifecycleState.isVisibleOrAppearing {
-                if let restoring = controller as? any StateRestoring { enqueueSave(restoring) }
+                if let type = restoringType(of: controller) { enqueueSave(controller, as: type) }
             }
         }
         flush()
