@@ -84,3 +84,124 @@ struct ArchiveReaderTests {
         #expect((try? HierarchyArchive(decoding: bytes)) == nil)
     }
 }
+
+/// The archive writer gives, byte for byte, what `JSONEncoder` with the library's options gives,
+/// so archives it writes compare equal to those stored before it (the writer skips an unchanged
+/// archive by its bytes) and read back directly.
+@Suite("Restoration: writing archives directly")
+struct ArchiveWriterTests {
+    typealias Node = HierarchyArchive.Node
+
+    static func viaEncoder(_ archive: HierarchyArchive) throws -> Data {
+        try StateCoding.encoder().encode(archive)
+    }
+
+    /// Every ASCII byte (each control character, quote, backslash, slash, DEL), and non-ASCII
+    /// text from two-byte to four-byte UTF-8, line and paragraph separators and a BOM among it.
+    static let awkward: String = {
+        var text = ""
+        for value in 0..<0x80 { text.unicodeScalars.append(Unicode.Scalar(UInt8(value))) }
+        return text + "é ✉︎ \u{2028}\u{2029}\u{FEFF} 😀 e\u{301} /a/b\\\""
+    }()
+
+    @Test func archivesOfEveryShapeAreTheEncodersBytes() throws {
+        let tabs = Node(
+            storyboardIdentifier: nil, restorationIdentifier: "tabs", restorationClass: "StateStore.TabBarController",
+            kind: .tabBar,
+            children: [
+                Node(storyboardIdentifier: "mail", kind: .navigation, children: [
+                    Node(storyboardIdentifier: "inbox", restorationIdentifier: Self.awkward, kind: .plain),
+                    Node(storyboardIdentifier: "message", kind: .plain, presented: Node(storyboardIdentifier: "compose", kind: .plain)),
+                ]),
+                Node(storyboardIdentifier: Self.awkward, restorationClass: Self.awkward, kind: .plain, selectedIndex: -3),
+            ],
+            selectedIndex: Int.max
+        )
+        var old = HierarchyArchive(orientation: "portrait", root: Node(storyboardIdentifier: "a", kind: .plain))
+        old.format = 1
+        let archives = [
+            HierarchyArchive(orientation: "landscapeLeft", root: tabs, unarchived: [
+                .init(path: "tabs/loose", typeName: "App.Loose", reason: "no factory"),
+                .init(path: Self.awkward, typeName: Self.awkward, reason: Self.awkward),
+            ]),
+            HierarchyArchive(root: nil),
+            HierarchyArchive(orientation: "", root: Node(storyboardIdentifier: "", kind: .navigation)),
+            HierarchyArchive(root: nil, unarchived: [.init(path: "x", typeName: "T", reason: "r")]),
+            old,
+        ]
+        for archive in archives {
+            let direct = try archive.encodedJSON()
+            #expect(direct == (try Self.viaEncoder(archive)), "\(String(decoding: direct, as: UTF8.self))")
+            #expect(try HierarchyArchive(decoding: direct) == archive)
+        }
+    }
+
+    @Test func randomArchivesAreTheEncodersBytes() throws {
+        var generator = SplitMix(seed: 0x5EED)
+        let names = ["a", "nav", "tabs/x", "é", "q\"uote", "back\\slash", "tab\there", "\u{1}", "😀", ""]
+        func pick() -> String? {
+            let index = Int(generator.next() % UInt64(names.count + 1))
+            return index == names.count ? nil : names[index]
+        }
+        func node(depth: Int) -> Node {
+            let kinds: [Node.Kind] = [.plain, .navigation, .tabBar]
+            let childCount = depth > 3 ? 0 : Int(generator.next() % 4)
+            let presents = depth < 4 && generator.next() % 4 == 0
+            let selected = generator.next() % 3 == 0 ? Int(Int64(bitPattern: generator.next()) >> 40) : nil
+            return Node(
+                storyboardIdentifier: pick(), restorationIdentifier: pick(), restorationClass: pick(),
+                kind: kinds[Int(generator.next() % 3)],
+                children: (0..<childCount).map { _ in node(depth: depth + 1) },
+                selectedIndex: selected,
+                presented: presents ? node(depth: depth + 1) : nil
+            )
+        }
+        for _ in 0..<300 {
+            let omissions = (0..<Int(generator.next() % 3)).map { _ in
+                HierarchyArchive.Omission(path: pick() ?? "p", typeName: pick() ?? "T", reason: pick() ?? "r")
+            }
+            let archive = HierarchyArchive(
+                orientation: pick(), root: generator.next() % 5 == 0 ? nil : node(depth: 1), unarchived: omissions
+            )
+            #expect(try archive.encodedJSON() == (try Self.viaEncoder(archive)))
+        }
+    }
+
+    /// The write-behind writer's path: a captured hierarchy's archive, as stored.
+    @Test @MainActor func aCapturedHierarchyIsStoredAsTheEncoderWritesIt() throws {
+        let folder = TemporaryFolder()
+        let store = try StateStore(path: folder.file("state.sqlite"))
+        do {
+            let storyboard = Storyboard()
+            storyboard.register("root") { ViewController() }
+            storyboard.register("nav") { NavigationController() }
+            let application = Application(store: store, storyboard: storyboard)
+            let window = Window(size: Size(width: 100, height: 100), orientation: .portrait, application: application)
+            let navigation = try storyboard.instantiateViewController(withIdentifier: "nav") as! NavigationController
+            let root = try storyboard.instantiateViewController(withIdentifier: "root")
+            root.restorationIdentifier = "q\"uote é ✉︎ 😀 back\\slash"
+            navigation.setViewControllers([root], animated: false)
+            window.rootViewController = navigation
+            window.makeKeyAndVisible()
+            application.restorationCoordinator?.flush()
+            let stored = try #require(try store.hierarchyArchive(scene: window.sceneIdentifier))
+            let archive = try HierarchyArchive(decoding: stored)
+            #expect(archive.root?.children.first?.restorationIdentifier == root.restorationIdentifier)
+            #expect(stored == (try Self.viaEncoder(archive)))
+            application.terminate()
+        }
+    }
+}
+
+/// A small deterministic generator (SplitMix64), so a failing case can be replayed.
+struct SplitMix: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var value = state
+        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
+        return value ^ (value >> 31)
+    }
+}

@@ -158,7 +158,9 @@ public struct HierarchyArchive: Codable, Sendable, Hashable {
     }
 
     func encoded() throws(StateStoreError) -> Data {
-        try StateCoding.encode(self, for: "hierarchy")
+        var writer = ArchiveJSONWriter()
+        writer.write(self)
+        return Data(writer.bytes)
     }
 
     static func decode(_ data: Data, limits: Limits = .standard) throws(StateStoreError) -> HierarchyArchive {
@@ -178,5 +180,118 @@ public struct HierarchyArchive: Codable, Sendable, Hashable {
             }
             throw error
         }
+    }
+}
+
+/// Writes an archive as JSON, byte for byte as `JSONEncoder` with `.sortedKeys` and
+/// `.withoutEscapingSlashes` (``StateCoding``'s encoder) writes it: keys in order, `nil` members
+/// left out, `"`, `\\` and control characters escaped as that encoder escapes them, everything
+/// else (`/` and non-ASCII included) as it is. The write-behind writer encodes an archive at
+/// every structural change; through the encoder's boxes that cost several times the rest of
+/// the archive's handling. Equal archives give equal bytes either way, so the writer's
+/// unchanged-archive check and archives already stored are unaffected.
+struct ArchiveJSONWriter {
+    private(set) var bytes: [UInt8] = []
+
+    mutating func write(_ archive: HierarchyArchive) {
+        bytes.reserveCapacity(256)
+        append(#"{"format":"#)
+        append(String(archive.format))
+        if let orientation = archive.orientation {
+            key("orientation")
+            string(orientation)
+        }
+        if let root = archive.root {
+            key("root")
+            node(root)
+        }
+        if !archive.unarchived.isEmpty {
+            key("unarchived")
+            bytes.append(UInt8(ascii: "["))
+            for (index, omission) in archive.unarchived.enumerated() {
+                if index > 0 { bytes.append(UInt8(ascii: ",")) }
+                append(#"{"path":"#)
+                string(omission.path)
+                key("reason")
+                string(omission.reason)
+                key("typeName")
+                string(omission.typeName)
+                bytes.append(UInt8(ascii: "}"))
+            }
+            bytes.append(UInt8(ascii: "]"))
+        }
+        bytes.append(UInt8(ascii: "}"))
+    }
+
+    private mutating func node(_ node: HierarchyArchive.Node) {
+        append(#"{"children":["#)
+        for (index, child) in node.children.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            self.node(child)
+        }
+        bytes.append(UInt8(ascii: "]"))
+        key("kind")
+        string(node.kind.rawValue)
+        if let presented = node.presented {
+            key("presented")
+            self.node(presented.node)
+        }
+        if let restorationClass = node.restorationClass {
+            key("restorationClass")
+            string(restorationClass)
+        }
+        if let restorationIdentifier = node.restorationIdentifier {
+            key("restorationIdentifier")
+            string(restorationIdentifier)
+        }
+        if let selectedIndex = node.selectedIndex {
+            key("selectedIndex")
+            append(String(selectedIndex))
+        }
+        if let storyboardIdentifier = node.storyboardIdentifier {
+            key("storyboardIdentifier")
+            string(storyboardIdentifier)
+        }
+        bytes.append(UInt8(ascii: "}"))
+    }
+
+    /// `,"name":` (every key but an object's first).
+    private mutating func key(_ name: StaticString) {
+        bytes.append(UInt8(ascii: ","))
+        bytes.append(UInt8(ascii: "\""))
+        name.withUTF8Buffer { bytes.append(contentsOf: $0) }
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(UInt8(ascii: ":"))
+    }
+
+    private mutating func append(_ text: String) {
+        var text = text
+        text.withUTF8 { bytes.append(contentsOf: $0) }
+    }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
+    private mutating func string(_ text: String) {
+        bytes.append(UInt8(ascii: "\""))
+        var text = text
+        text.withUTF8 { utf8 in
+            for byte in utf8 {
+                switch byte {
+                case UInt8(ascii: "\""): bytes.append(UInt8(ascii: "\\")); bytes.append(byte)
+                case UInt8(ascii: "\\"): bytes.append(UInt8(ascii: "\\")); bytes.append(byte)
+                case 0x08: bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "b"))
+                case 0x09: bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "t"))
+                case 0x0A: bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "n"))
+                case 0x0C: bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "f"))
+                case 0x0D: bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "r"))
+                case 0..<0x20:
+                    append(#"\u00"#)
+                    bytes.append(Self.hexDigits[Int(byte >> 4)])
+                    bytes.append(Self.hexDigits[Int(byte & 0xF)])
+                default: bytes.append(byte)
+                }
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
     }
 }

@@ -261,24 +261,27 @@ final class RestorationWriter: Sendable {
     /// own, for which one ``runNext()`` must be submitted. A batch queued on its own is moved
     /// into the list, not copied, and `batch` is left empty.
     func enqueue(_ batch: inout WriteBatch) -> Bool {
-        let (queued, backlog) = state.withLock { state in
+        state.withLock { state in
             if let last = state.waiting.indices.last, state.waiting[last].canAbsorb(batch) {
                 state.waiting[last].absorb(batch)
-                return (false, state.waiting.count)
+                return false
             }
             state.waiting.append(WriteBatch())
             swap(&state.waiting[state.waiting.count - 1], &batch)
-            return (true, state.waiting.count)
+            return true
         }
-        store.metrics.backlog.record(backlog)
-        return queued
     }
 
     // MARK: Running a batch (on the write-behind queue)
 
     /// Writes the oldest waiting batch.
     func runNext() {
-        guard let batch = state.withLock({ $0.waiting.isEmpty ? nil : $0.waiting.removeFirst() }) else { return }
+        guard let (batch, backlog) = state.withLock({ state -> (WriteBatch, Int)? in
+            state.waiting.isEmpty ? nil : (state.waiting.removeFirst(), state.waiting.count + 1)
+        }) else { return }
+        // Recorded here, not as the main actor hands a batch over: the metrics backend's call
+        // stays off the main thread.
+        store.metrics.backlog.record(backlog)
         run(batch)
     }
 

@@ -11,7 +11,8 @@ struct StoreMetrics: Sendable {
     /// `statestore_restore_duration`: reading and decoding a state from the database (a restore
     /// served from memory runs no query and is not timed).
     let restore: Timer
-    /// `statestore_write_behind_backlog`: batches waiting for the writer, at each hand-over.
+    /// `statestore_write_behind_backlog`: batches waiting for the writer (the one it takes
+    /// included), as it takes each.
     let backlog: Recorder
     /// `statestore_write_behind_batch_states`: states committed by one writer transaction.
     let batchStates: Recorder
