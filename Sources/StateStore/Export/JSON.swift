@@ -42,65 +42,93 @@ package enum JSON {
     /// Serialises the value. Compact output has no whitespace at all; pretty output
     /// indents by two spaces. `sortKeys` sorts object members by key (stable for duplicates).
     package func serialized(pretty: Bool = false, sortKeys: Bool = false) -> String {
-        var output = ""
+        String(decoding: serializedBytes(pretty: pretty, sortKeys: sortKeys), as: UTF8.self)
+    }
+
+    /// ``serialized(pretty:sortKeys:)`` as UTF-8 bytes, written into one growing buffer: runs
+    /// of text that need no escape are copied whole (an export writes every state this way).
+    package func serializedBytes(pretty: Bool = false, sortKeys: Bool = false) -> [UInt8] {
+        var output: [UInt8] = []
+        output.reserveCapacity(64)
         write(to: &output, pretty: pretty, sortKeys: sortKeys, indent: 0)
         return output
     }
 
-    private func write(to output: inout String, pretty: Bool, sortKeys: Bool, indent: Int) {
+    private static func newline(_ output: inout [UInt8], indent: Int) {
+        output.append(UInt8(ascii: "\n"))
+        output.append(contentsOf: repeatElement(UInt8(ascii: " "), count: 2 * indent))
+    }
+
+    private func write(to output: inout [UInt8], pretty: Bool, sortKeys: Bool, indent: Int) {
         switch self {
-        case .null: output += "null"
-        case .bool(let value): output += value ? "true" : "false"
-        case .number(let text): output += text
+        case .null: output.append(contentsOf: "null".utf8)
+        case .bool(let value): output.append(contentsOf: (value ? "true" : "false").utf8)
+        case .number(let text): JSON.appendUTF8(text, to: &output)
         case .string(let text): JSON.writeString(text, to: &output)
         case .array(let items):
-            if items.isEmpty { output += "[]"; return }
-            output += "["
+            if items.isEmpty { output.append(contentsOf: "[]".utf8); return }
+            output.append(UInt8(ascii: "["))
             for (index, item) in items.enumerated() {
-                if index > 0 { output += "," }
-                if pretty { output += "\n" + String(repeating: "  ", count: indent + 1) }
+                if index > 0 { output.append(UInt8(ascii: ",")) }
+                if pretty { JSON.newline(&output, indent: indent + 1) }
                 item.write(to: &output, pretty: pretty, sortKeys: sortKeys, indent: indent + 1)
             }
-            if pretty { output += "\n" + String(repeating: "  ", count: indent) }
-            output += "]"
+            if pretty { JSON.newline(&output, indent: indent) }
+            output.append(UInt8(ascii: "]"))
         case .object(let members):
-            if members.isEmpty { output += "{}"; return }
+            if members.isEmpty { output.append(contentsOf: "{}".utf8); return }
             let ordered = sortKeys
                 ? members.enumerated().sorted { ($0.element.key, $0.offset) < ($1.element.key, $1.offset) }.map(\.element)
                 : members
-            output += "{"
+            output.append(UInt8(ascii: "{"))
             for (index, member) in ordered.enumerated() {
-                if index > 0 { output += "," }
-                if pretty { output += "\n" + String(repeating: "  ", count: indent + 1) }
+                if index > 0 { output.append(UInt8(ascii: ",")) }
+                if pretty { JSON.newline(&output, indent: indent + 1) }
                 JSON.writeString(member.key, to: &output)
-                output += pretty ? ": " : ":"
+                output.append(UInt8(ascii: ":"))
+                if pretty { output.append(UInt8(ascii: " ")) }
                 member.value.write(to: &output, pretty: pretty, sortKeys: sortKeys, indent: indent + 1)
             }
-            if pretty { output += "\n" + String(repeating: "  ", count: indent) }
-            output += "}"
+            if pretty { JSON.newline(&output, indent: indent) }
+            output.append(UInt8(ascii: "}"))
         }
     }
 
+    private static func appendUTF8(_ text: String, to output: inout [UInt8]) {
+        var text = text
+        text.withUTF8 { output.append(contentsOf: $0) }
+    }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
     /// Writes `text` as a JSON string: `"` and `\` escaped, the usual short escapes for
-    /// control characters, `\u00XX` for the rest of them, everything else as UTF-8.
-    package static func writeString(_ text: String, to output: inout String) {
-        output += "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": output += "\\\""
-            case "\\": output += "\\\\"
-            case "\n": output += "\\n"
-            case "\r": output += "\\r"
-            case "\t": output += "\\t"
-            case "\u{08}": output += "\\b"
-            case "\u{0C}": output += "\\f"
-            case let scalar where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                output += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: output.unicodeScalars.append(scalar)
+    /// control characters, `\u00XX` for the rest of them, everything else as UTF-8 (bytes of
+    /// 0x80 and above are never control characters: the runs between escapes are copied whole).
+    package static func writeString(_ text: String, to output: inout [UInt8]) {
+        output.append(UInt8(ascii: "\""))
+        var text = text
+        text.withUTF8 { utf8 in
+            var runStart = 0
+            for (index, byte) in utf8.enumerated() where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+                output.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
+                runStart = index + 1
+                output.append(UInt8(ascii: "\\"))
+                switch byte {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"): output.append(byte)
+                case 0x0A: output.append(UInt8(ascii: "n"))
+                case 0x0D: output.append(UInt8(ascii: "r"))
+                case 0x09: output.append(UInt8(ascii: "t"))
+                case 0x08: output.append(UInt8(ascii: "b"))
+                case 0x0C: output.append(UInt8(ascii: "f"))
+                default:
+                    output.append(contentsOf: "u00".utf8)
+                    output.append(hexDigits[Int(byte >> 4)])
+                    output.append(hexDigits[Int(byte & 0xF)])
+                }
             }
+            output.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...]))
         }
-        output += "\""
+        output.append(UInt8(ascii: "\""))
     }
 }
 
@@ -126,7 +154,9 @@ package struct JSONParser {
 
     /// Parses one complete JSON text (surrounding whitespace allowed, nothing else).
     package static func parse<Bytes: Collection<UInt8>>(_ bytes: Bytes, maximumDepth: Int) throws(JSONParseError) -> JSON {
-        var parser = JSONParser(bytes: Array(bytes), maximumDepth: maximumDepth)
+        // Copied whole when contiguous (`Data`, an array), not byte by byte through an iterator.
+        let array = bytes.withContiguousStorageIfAvailable { Array($0) } ?? Array(bytes)
+        var parser = JSONParser(bytes: array, maximumDepth: maximumDepth)
         parser.skipWhitespace()
         let value = try parser.parseValue(depth: 0)
         parser.skipWhitespace()
@@ -148,12 +178,12 @@ package struct JSONParser {
         while let byte = current, byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 { index += 1 }
     }
 
-    private mutating func expect(_ literal: String, _ value: JSON) throws(JSONParseError) -> JSON {
-        let utf8 = Array(literal.utf8)
-        guard bytes.count - index >= utf8.count, Array(bytes[index..<index + utf8.count]) == utf8 else {
-            throw failure("invalid literal")
-        }
-        index += utf8.count
+    private mutating func expect(_ literal: StaticString, _ value: JSON) throws(JSONParseError) -> JSON {
+        let count = literal.utf8CodeUnitCount
+        let matches = bytes.count - index >= count
+            && literal.withUTF8Buffer { $0.elementsEqual(bytes[index..<index + count]) }
+        guard matches else { throw failure("invalid literal") }
+        index += count
         return value
     }
 
@@ -179,7 +209,8 @@ package struct JSONParser {
         index += 1
         var members: [(key: String, value: JSON)] = []
         // Keys compared by their UTF-8 bytes: a repeated key is refused, never silently
-        // resolved to its first (or last) value.
+        // resolved to its first (or last) value. The first few are compared one by one, the
+        // rest found in a set made once an object has that many.
         var keys: Set<[UInt8]> = []
         skipWhitespace()
         if current == UInt8(ascii: "}") { index += 1; return .object(members) }
@@ -188,7 +219,14 @@ package struct JSONParser {
             guard current == UInt8(ascii: "\"") else { throw failure("expected a string key") }
             let keyStart = index
             let key = try parseString()
-            guard keys.insert(Array(key.utf8)).inserted else {
+            let repeated: Bool
+            if members.count < 8 {
+                repeated = members.contains { $0.key.utf8.count == key.utf8.count && $0.key.utf8.elementsEqual(key.utf8) }
+            } else {
+                if keys.isEmpty { for member in members { keys.insert(Array(member.key.utf8)) } }
+                repeated = !keys.insert(Array(key.utf8)).inserted
+            }
+            guard !repeated else {
                 index = keyStart
                 throw failure("the key \(key.debugDescription) appears twice in one object")
             }
@@ -268,7 +306,24 @@ package struct JSONParser {
 
     private mutating func parseString() throws(JSONParseError) -> String {
         index += 1
-        var buffer: [UInt8] = []
+        // The usual string has no escape: it is the bytes up to the closing quote, taken whole.
+        let start = index
+        var highBits: UInt8 = 0
+        while index < bytes.count, bytes[index] != UInt8(ascii: "\""), bytes[index] != UInt8(ascii: "\\"), bytes[index] >= 0x20 {
+            highBits |= bytes[index]
+            index += 1
+        }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "\"") {
+            let text = bytes.withUnsafeBufferPointer { buffer -> String? in
+                let run = UnsafeBufferPointer(rebasing: buffer[start..<index])
+                // ASCII is valid UTF-8 as it is; anything else is validated.
+                return highBits < 0x80 ? String(decoding: run, as: UTF8.self) : String(validating: run, as: UTF8.self)
+            }
+            index += 1
+            guard let text else { throw failure("invalid UTF-8 in a string") }
+            return text
+        }
+        var buffer = Array(bytes[start..<index])
         while true {
             guard let byte = current else { throw failure("unterminated string") }
             switch byte {

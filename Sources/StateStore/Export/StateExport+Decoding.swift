@@ -115,7 +115,7 @@ extension StateExport {
         let bytes: Data
         switch (item["value"], item["base64"]) {
         case (let value?, nil):
-            bytes = Data(value.serialized().utf8)
+            bytes = Data(value.serializedBytes())
         case (nil, let encoded?):
             // Base64 of n bytes is at most (n / 3 + 1) * 4 characters; longer text is refused unread.
             let limit = max(0, maximumStateSize) / 3 + 2

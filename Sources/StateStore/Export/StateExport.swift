@@ -163,7 +163,9 @@ public struct StateExport: Sendable, Hashable {
     public func encoded() throws(ExportError) -> Data {
         let undated = states.filter { !TextFormat.isRepresentable($0.updatedAt) }
         if !undated.isEmpty { throw .timesOutOfRange(undated.map(\.path)) }
-        let data = Data((json.serialized(pretty: true) + "\n").utf8)
+        var bytes = json.serializedBytes(pretty: true)
+        bytes.append(UInt8(ascii: "\n"))
+        let data = Data(bytes)
         guard data.count <= Self.maximumByteCount else {
             throw .documentTooLarge(byteCount: data.count, limit: Self.maximumByteCount)
         }
@@ -245,6 +247,6 @@ extension JSON {
     /// same bytes, so a document can embed it and a decoder restore it byte for byte.
     static func exactValue(of bytes: Data, maximumDepth: Int) -> JSON? {
         guard let value = try? JSONParser.parse(bytes, maximumDepth: maximumDepth) else { return nil }
-        return Data(value.serialized().utf8) == bytes ? value : nil
+        return Data(value.serializedBytes()) == bytes ? value : nil
     }
 }
