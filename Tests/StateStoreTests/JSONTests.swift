@@ -174,6 +174,15 @@ struct ISO8601TextTests {
             #expect(TextFormat.iso8601(milliseconds: milliseconds) == Self.reference(milliseconds))
             #expect(TextFormat.parseISO8601(TextFormat.iso8601(milliseconds: milliseconds)) == milliseconds)
         }
+        for milliseconds in samples.prefix(200) {
+            let (parts, _) = TextFormat.utcComponents(milliseconds)
+            let table = String(
+                format: "%04d-%02d-%02d %02d:%02d:%02d",
+                Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1, Int(parts.tm_mday),
+                Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec)
+            )
+            #expect(TextFormat.dateTime(milliseconds: milliseconds, separator: " ", fraction: false) == table)
+        }
         #expect(TextFormat.iso8601(milliseconds: 1_767_323_045_678) == "2026-01-02T03:04:05.678Z")
         #expect(TextFormat.iso8601(milliseconds: range.lowerBound).hasPrefix("0000-01-01T00:00:00.000Z"))
     }

@@ -48,32 +48,34 @@ package enum TextFormat {
 
     /// ISO 8601 in UTC with milliseconds, of a time in milliseconds since 1970.
     package static func iso8601(milliseconds: Int64) -> String {
+        dateTime(milliseconds: milliseconds, separator: "T", fraction: true)
+    }
+
+    /// A time in UTC as `YYYY-MM-DD`, `separator`, `hh:mm:ss`, then `.fff` and `Z` with
+    /// `fraction`: what `%04d-%02d-%02dT%02d:%02d:%02d.%03dZ` writes, without
+    /// `String(format:)`'s variadic arguments (an export and a listing write one or two a
+    /// row). Times are clamped to ``representableMilliseconds``, so the year has four digits.
+    package static func dateTime(milliseconds: Int64, separator: String, fraction withFraction: Bool) -> String {
         let (parts, fraction) = utcComponents(milliseconds)
-        let year = Int(parts.tm_year) + 1900
-        guard year >= 0 else {
-            return String(
-                format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
-                year, Int(parts.tm_mon) + 1, Int(parts.tm_mday),
-                Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), Int(fraction)
-            )
-        }
-        // What `%04d-%02d-%02dT%02d:%02d:%02d.%03dZ` writes, without `String(format:)`'s
-        // variadic arguments (an export writes two times per state).
         var text = ""
         text.reserveCapacity(24)
-        func append(_ value: Int, width: Int, then separator: String) {
+        func append(_ value: Int, width: Int, then next: String) {
             let digits = String(value)
             if digits.utf8.count < width { text += String(repeating: "0", count: width - digits.utf8.count) }
             text += digits
-            text += separator
+            text += next
         }
-        append(year, width: 4, then: "-")
+        append(Int(parts.tm_year) + 1900, width: 4, then: "-")
         append(Int(parts.tm_mon) + 1, width: 2, then: "-")
-        append(Int(parts.tm_mday), width: 2, then: "T")
+        append(Int(parts.tm_mday), width: 2, then: separator)
         append(Int(parts.tm_hour), width: 2, then: ":")
         append(Int(parts.tm_min), width: 2, then: ":")
-        append(Int(parts.tm_sec), width: 2, then: ".")
-        append(Int(fraction), width: 3, then: "Z")
+        if withFraction {
+            append(Int(parts.tm_sec), width: 2, then: ".")
+            append(Int(fraction), width: 3, then: "Z")
+        } else {
+            append(Int(parts.tm_sec), width: 2, then: "")
+        }
         return text
     }
 

@@ -11,12 +11,7 @@ enum Format {
 
     /// Seconds precision in UTC, for tables: `2026-01-02 03:04:05`.
     static func table(_ date: Date) -> String {
-        let (parts, _) = TextFormat.utcComponents(TextFormat.milliseconds(date))
-        return String(
-            format: "%04d-%02d-%02d %02d:%02d:%02d",
-            Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1, Int(parts.tm_mday),
-            Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec)
-        )
+        TextFormat.dateTime(milliseconds: TextFormat.milliseconds(date), separator: " ", fraction: false)
     }
 
     /// `path` as a shell word in messages: as it is when it holds only ordinary characters,
@@ -67,6 +62,8 @@ struct Table {
     mutating func append(_ row: [String]) { rows.append(row.map(Self.visible)) }
 
     static func visible(_ text: String) -> String {
+        // Printable ASCII (the usual path, type name or number) needs no look at Unicode's categories.
+        if text.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) { return text }
         guard text.unicodeScalars.contains(where: needsEscape) else { return text }
         var output = ""
         for scalar in text.unicodeScalars {
@@ -92,17 +89,23 @@ struct Table {
 
     var showsHeader = true
 
+    /// The cell's width in characters; ASCII's is its length in bytes, found without
+    /// grapheme breaking.
+    private static func width(_ cell: String) -> Int {
+        cell.utf8.allSatisfy { $0 < 0x80 } ? cell.utf8.count : cell.count
+    }
+
     func render() -> String {
         let all = showsHeader ? [headers] + rows : rows
         var widths = Array(repeating: 0, count: headers.count)
         for row in all {
             for (column, cell) in row.enumerated() where column < widths.count {
-                widths[column] = max(widths[column], cell.count)
+                widths[column] = max(widths[column], Self.width(cell))
             }
         }
         return all.map { row in
             row.enumerated().map { column, cell in
-                let padding = String(repeating: " ", count: widths[column] - cell.count)
+                let padding = String(repeating: " ", count: widths[column] - Self.width(cell))
                 if rightAligned.contains(column) { return padding + cell }
                 return column == row.count - 1 ? cell : cell + padding
             }.joined(separator: "  ")
