@@ -89,10 +89,10 @@ struct Table {
 
     var showsHeader = true
 
-    /// The cell's width in characters; ASCII's is its length in bytes, found without
-    /// grapheme breaking.
+    /// The cell's width in characters; printable ASCII's is its length in bytes, found
+    /// without grapheme breaking (not so for control characters: `"\r\n"` is one character).
     private static func width(_ cell: String) -> Int {
-        cell.utf8.allSatisfy { $0 < 0x80 } ? cell.utf8.count : cell.count
+        cell.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x80 } ? cell.utf8.count : cell.count
     }
 
     func render() -> String {
