@@ -185,11 +185,11 @@ public struct HierarchyArchive: Codable, Sendable, Hashable {
 
 /// Writes an archive as JSON, byte for byte as `JSONEncoder` with `.sortedKeys` and
 /// `.withoutEscapingSlashes` (``StateCoding``'s encoder) writes it: keys in order, `nil` members
-/// left out, `"`, `\\` and control characters escaped as that encoder escapes them, everything
-/// else (`/` and non-ASCII included) as it is. The write-behind writer encodes an archive at
-/// every structural change; through the encoder's boxes that cost several times the rest of
-/// the archive's handling. Equal archives give equal bytes either way, so the writer's
-/// unchanged-archive check and archives already stored are unaffected.
+/// left out, strings escaped by `JSON.writeString(_:to:)`, whose escapes are that encoder's
+/// (`"`, `\\` and control characters; `/` and non-ASCII as they are). The write-behind writer
+/// encodes an archive at every structural change; through the encoder's boxes that cost
+/// several times the rest of the archive's handling. Equal archives give equal bytes either
+/// way, so the writer's unchanged-archive check and archives already stored are unaffected.
 struct ArchiveJSONWriter {
     private(set) var bytes: [UInt8] = []
 
@@ -197,10 +197,7 @@ struct ArchiveJSONWriter {
         bytes.reserveCapacity(256)
         append(#"{"format":"#)
         append(String(archive.format))
-        if let orientation = archive.orientation {
-            key("orientation")
-            string(orientation)
-        }
+        member("orientation", archive.orientation)
         if let root = archive.root {
             key("root")
             node(root)
@@ -211,11 +208,9 @@ struct ArchiveJSONWriter {
             for (index, omission) in archive.unarchived.enumerated() {
                 if index > 0 { bytes.append(UInt8(ascii: ",")) }
                 append(#"{"path":"#)
-                string(omission.path)
-                key("reason")
-                string(omission.reason)
-                key("typeName")
-                string(omission.typeName)
+                JSON.writeString(omission.path, to: &bytes)
+                member("reason", omission.reason)
+                member("typeName", omission.typeName)
                 bytes.append(UInt8(ascii: "}"))
             }
             bytes.append(UInt8(ascii: "]"))
@@ -230,29 +225,26 @@ struct ArchiveJSONWriter {
             self.node(child)
         }
         bytes.append(UInt8(ascii: "]"))
-        key("kind")
-        string(node.kind.rawValue)
+        member("kind", node.kind.rawValue)
         if let presented = node.presented {
             key("presented")
             self.node(presented.node)
         }
-        if let restorationClass = node.restorationClass {
-            key("restorationClass")
-            string(restorationClass)
-        }
-        if let restorationIdentifier = node.restorationIdentifier {
-            key("restorationIdentifier")
-            string(restorationIdentifier)
-        }
+        member("restorationClass", node.restorationClass)
+        member("restorationIdentifier", node.restorationIdentifier)
         if let selectedIndex = node.selectedIndex {
             key("selectedIndex")
             append(String(selectedIndex))
         }
-        if let storyboardIdentifier = node.storyboardIdentifier {
-            key("storyboardIdentifier")
-            string(storyboardIdentifier)
-        }
+        member("storyboardIdentifier", node.storyboardIdentifier)
         bytes.append(UInt8(ascii: "}"))
+    }
+
+    /// `,"name":"value"`, or nothing for `nil` (as the encoder leaves `nil` members out).
+    private mutating func member(_ name: StaticString, _ value: String?) {
+        guard let value else { return }
+        key(name)
+        JSON.writeString(value, to: &bytes)
     }
 
     /// `,"name":` (every key but an object's first).
@@ -267,31 +259,5 @@ struct ArchiveJSONWriter {
     private mutating func append(_ text: String) {
         var text = text
         text.withUTF8 { bytes.append(contentsOf: $0) }
-    }
-
-    private static let hexDigits = Array("0123456789abcdef".utf8)
-
-    private mutating func string(_ text: String) {
-        bytes.append(UInt8(ascii: "\""))
-        var text = text
-        text.withUTF8 { utf8 in
-            for byte in utf8 {
-                switch byte {
-                case UInt8(ascii: "\""): bytes.append(UInt8(ascii: "\\")); bytes.append(byte)
-                case UInt8(ascii: "\\"): bytes.append(UInt8(ascii: "\\")); bytes.append(byte)
-                case 0x08: bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "b"))
-                case 0x09: bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "t"))
-                case 0x0A: bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "n"))
-                case 0x0C: bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "f"))
-                case 0x0D: bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "r"))
-                case 0..<0x20:
-                    append(#"\u00"#)
-                    bytes.append(Self.hexDigits[Int(byte >> 4)])
-                    bytes.append(Self.hexDigits[Int(byte & 0xF)])
-                default: bytes.append(byte)
-                }
-            }
-        }
-        bytes.append(UInt8(ascii: "\""))
     }
 }
