@@ -22,6 +22,9 @@ public final class NavigationApp {
     public let navigation: NavigationController
     public let root: PageController
     public let stateSize: Int
+    /// Run in ``cycle(_:page:)`` right after the push, where a store hands the push over to its
+    /// writer: the `wake` peer wakes an idle queue there (``IdleQueueWake``).
+    public var afterPush: (@MainActor () -> Void)?
 
     public init(store: StateStore?, stateSize: Int = 1000) {
         self.stateSize = stateSize
@@ -54,6 +57,7 @@ public final class NavigationApp {
     public func cycle(_ index: Int, page: PageController) {
         root.restorableState.counter = index
         navigation.pushViewController(page, animated: false)
+        afterPush?()
         if page.restorableState.text.utf8.count != stateSize {
             page.restorableState.text = String(repeating: "p", count: stateSize)
         }
@@ -65,5 +69,24 @@ public final class NavigationApp {
     public func push(_ index: Int, page: PageController) {
         root.restorableState.counter = index
         navigation.pushViewController(page, animated: false)
+    }
+}
+
+/// What a store that commits each structural change at once cannot avoid: waking a writer that
+/// sleeps. An empty job handed to an idle serial dispatch queue (as the store hands a batch to its
+/// write-behind queue), so the `wake` peer is the app without a store plus exactly that.
+public final class IdleQueueWake: Sendable {
+    private let queue = DispatchQueue(label: "benchmark.idle-wake", qos: .userInitiated)
+
+    public init() {}
+
+    /// Wakes the queue's thread with an empty job.
+    public func wake() {
+        queue.async {}
+    }
+
+    /// Returns once the job has run: the queue is idle again, as the writer is between turns.
+    public func waitUntilIdle() {
+        queue.sync {}
     }
 }

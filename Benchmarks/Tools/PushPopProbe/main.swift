@@ -4,10 +4,13 @@
 // percentile and the mean printed, and for warm cycles also the median with the end of the turn.
 //
 //     swift build -c release --product PushPopProbe   # in Benchmarks/
-//     .build/release/PushPopProbe warm store 20000     # or lifecycle; cycles on one warm app
+//     .build/release/PushPopProbe warm store 20000     # or lifecycle, or wake; cycles on one warm app
 //     .build/release/PushPopProbe first store 300      # each cycle on a new app and store (opened off the main thread)
 //     .build/release/PushPopProbe paced store 500      # warm, 10 ms apart, as a person navigates
 //     valgrind --tool=callgrind --toggle-collect='*measuredCycle*' .build/release/PushPopProbe warm store 2000
+//
+// `wake` is lifecycle plus one empty job handed to an idle dispatch queue right after the push,
+// as the store hands the push to its sleeping writer: what that wake-up costs on this machine.
 //
 // With --toggle-collect, callgrind counts only the main thread's instructions inside the
 // measured cycles (not the writer's, nor the setup), a number that noise does not move.
@@ -28,10 +31,11 @@ func scratchDatabase(_ name: String) -> String {
 }
 
 let arguments = CommandLine.arguments
-guard arguments.count == 4, ["warm", "first", "paced"].contains(arguments[1]), ["store", "lifecycle"].contains(arguments[2]),
+guard arguments.count == 4, ["warm", "first", "paced"].contains(arguments[1]), ["store", "lifecycle", "wake"].contains(arguments[2]),
+      arguments[1] != "first" || arguments[2] != "wake",
       let count = Int(arguments[3])
 else {
-    FileHandle.standardError.write(Data("usage: PushPopProbe warm|first|paced store|lifecycle COUNT\n".utf8))
+    FileHandle.standardError.write(Data("usage: PushPopProbe warm|first|paced store|lifecycle|wake COUNT\n".utf8))
     exit(2)
 }
 let withStore = arguments[2] == "store"
@@ -72,6 +76,8 @@ MainActor.assumeIsolated {
     if arguments[1] != "first" {
         let path = scratchDatabase("warm")
         let app = NavigationApp(store: withStore ? try! StateStore(path: path) : nil, stateSize: 1000)
+        let wake = IdleQueueWake()
+        if arguments[2] == "wake" { app.afterPush = { wake.wake() } }
         app.cycle(-1, page: app.makePage())
         app.application.restorationCoordinator?.flush()
         endTurn()
@@ -96,6 +102,7 @@ MainActor.assumeIsolated {
             // Each cycle starts with the writer idle (waited for, not helped), so that whether
             // the pop's batch is folded into the push's does not vary from run to run.
             while app.application.store?.hasWriteBehindWork == true { usleep(20) }
+            wake.waitUntilIdle()
             endTurn()  // the writer's outcomes are taken in at a turn of their own, as between samples
         }
         cpuPerCycle = (processCPU() - cpuStart) / count
