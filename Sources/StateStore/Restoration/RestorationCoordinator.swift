@@ -259,6 +259,10 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         store.observeBackgroundCheck { error in
             Task { @MainActor in box.coordinator?.report(.store(error)) }
         }
+        // Room for the first screens' paths, made here rather than by the first saves and
+        // appearances (a table's first insert allocates it, and each doubling rehashes it).
+        latest.reserveCapacity(16)
+        pending.reserveCapacity(8)
     }
 
     func report(_ error: RestorationError) {
@@ -708,7 +712,7 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
             }
         }
         guard let known = latest[path] else {
-            if unknownPathsAreEmpty() {
+            if unknownPathsAreEmpty(changeCount: now) {
                 // Nothing has written a state since the store found none, but this coordinator's
                 // writer, which wrote none at this path: nothing to restore, and no query.
                 let token = makeToken()
@@ -756,12 +760,16 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
 
     /// Whether a path with no entry in ``latest`` holds no state: the store held none at open
     /// (``noStatesAt``), this is its only coordinator (another's writer commits without raising
-    /// the change count), and the count, read afresh, has not moved (as fresh as a query would
-    /// be, unless the writer holds the connection: then as of its transaction's start). Once
-    /// either fails it fails for good (coordinators are never unmade, counts never go back).
-    private func unknownPathsAreEmpty() -> Bool {
+    /// the change count), and the change count `now` has not moved. `now` is the caller's look
+    /// (``changeCount()``), at most a millisecond old, as for a path the coordinator knows: a
+    /// commit by another process within that millisecond is seen by the next look, as one made
+    /// just after it would be. A fresh look here would cost the first appearances of a launch a
+    /// `PRAGMA data_version` on the main thread each (about 6 µs, on code the cycle had not
+    /// touched). Once either fails it fails for good (coordinators are never unmade, counts
+    /// never go back).
+    private func unknownPathsAreEmpty(changeCount now: UInt64) -> Bool {
         guard let noStatesAt else { return false }
-        if store.restorationCoordinators.load(ordering: .relaxed) == 1, store.changeCount(refreshing: true) == noStatesAt {
+        if store.restorationCoordinators.load(ordering: .relaxed) == 1, now == noStatesAt {
             return true
         }
         self.noStatesAt = nil
@@ -873,13 +881,12 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         }
         guard !paths.isEmpty else { return }
         latest.reserveCapacity(latest.count + paths.count)
-        if unknownPathsAreEmpty() {
+        let now = changeCount()
+        if unknownPathsAreEmpty(changeCount: now) {
             // The database holds no state but this coordinator's: nothing to read.
-            let now = store.changeCount(refreshing: false)
             for path in paths { latest[path] = Latest(token: makeToken(), generation: 0, verifiedAt: now) }
             return
         }
-        let now = store.changeCount(refreshing: true)
         counts.restoreQueries += 1
         do {
             let (rows, present) = try store.states(at: paths, waitingForWrites: false)
