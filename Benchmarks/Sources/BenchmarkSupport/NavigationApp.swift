@@ -76,7 +76,8 @@ public final class NavigationApp {
 /// sleeps. An empty job handed to an idle serial dispatch queue (as the store hands a batch to its
 /// write-behind queue), so the `wake` peer is the app without a store plus exactly that.
 public final class IdleQueueWake: Sendable {
-    private let queue = DispatchQueue(label: "benchmark.idle-wake", qos: .userInitiated)
+    /// At the store's writer's priority (`.background`).
+    private let queue = DispatchQueue(label: "benchmark.idle-wake", qos: .background)
 
     public init() {}
 
