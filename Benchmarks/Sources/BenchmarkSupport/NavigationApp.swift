@@ -76,8 +76,7 @@ public final class NavigationApp {
 /// sleeps. An empty job handed to an idle serial dispatch queue (as the store hands a batch to its
 /// write-behind queue), so the `wake` peer is the app without a store plus exactly that.
 public final class IdleQueueWake: Sendable {
-    /// At the store's writer's priority (`.background`).
-    private let queue = DispatchQueue(label: "benchmark.idle-wake", qos: .background)
+    private let queue = DispatchQueue(label: "benchmark.idle-wake", qos: .userInitiated)
 
     public init() {}
 

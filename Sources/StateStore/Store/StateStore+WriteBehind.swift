@@ -20,15 +20,7 @@ final class WriteBehindQueue: Sendable {
     private let runner = Mutex<Void>(())
     /// Jobs submitted and not yet finished.
     private let outstanding = Atomic<Int>(0)
-    /// Background priority (libdispatch runs `.background` work at nice 10 on Linux), so that a
-    /// woken writer never takes the core from the thread that woke it, the main thread. At
-    /// `.userInitiated` (nice -2) it did whenever the two shared a core: on one core, the first
-    /// push + pop of a new app waited some 0.5 ms for the writer's first commit
-    /// (`taskset -c 0 PushPopProbe first store` in the benchmarks), 56 µs now. With a core to
-    /// spare the writer runs as soon as it is woken; on a busy machine its commits wait for
-    /// the interface. A flush point runs queued jobs on its own thread, but one that finds a
-    /// job running waits for it at the writer's priority.
-    private let queue = DispatchQueue(label: "statestore.write-behind", qos: .background)
+    private let queue = DispatchQueue(label: "statestore.write-behind", qos: .userInitiated)
     /// Whether a drain is scheduled on the queue: a submit then wakes no thread.
     private let scheduled = Atomic<Bool>(false)
     /// Run by ``waitUntilIdle()`` before it returns, on the waiting thread: the restoration
