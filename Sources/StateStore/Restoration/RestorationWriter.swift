@@ -161,7 +161,8 @@ struct WriteOutcome: Sendable {
     var setAside: [(path: RestorationPath, reason: String)] = []
     var transactions = 0
     var archiveWrites = 0
-    /// The store's change count once the batch was done (see ``StateStore/changeCount(refreshing:)``).
+    /// The store's change count as the batch began (see ``StateStore/changeCount(refreshing:)``):
+    /// what the batch settled is known to be current as of it.
     var changeCount: UInt64 = 0
 }
 
@@ -383,7 +384,13 @@ final class RestorationWriter: Sendable {
         }
         if batch.releaseMemory { store.releaseMemory() }
         if !outcome.errors.isEmpty { store.metrics.writeFailures.increment(by: outcome.errors.count) }
-        outcome.changeCount = store.changeCount(refreshing: false)
+        // The count as the batch began, not as it ended: the pragma after a commit also sees a
+        // commit another connection made just after ours, and stamping that count on the paths
+        // this batch settled would mark them verified past a change they did not see (an
+        // appearance would then restore the cached value, and an equal save be skipped as
+        // unchanged, over the other connection's row). A commit by another connection at any
+        // time after this look makes the next look differ, and the paths be checked again.
+        outcome.changeCount = changeCount
         let (knownNow, archivesNow) = (known, lastArchives)
         let first = state.withLock { state in
             state.known = knownNow
