@@ -761,12 +761,13 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
     /// Whether a path with no entry in ``latest`` holds no state: the store held none at open
     /// (``noStatesAt``), this is its only coordinator (another's writer commits without raising
     /// the change count), and the change count `now` has not moved. `now` is the caller's look
-    /// (``changeCount()``), at most a millisecond old, as for a path the coordinator knows: a
-    /// commit by another process within that millisecond is seen by the next look, as one made
-    /// just after it would be. A fresh look here would cost the first appearances of a launch a
-    /// `PRAGMA data_version` on the main thread each (about 6 µs, on code the cycle had not
-    /// touched). Once either fails it fails for good (coordinators are never unmade, counts
-    /// never go back).
+    /// (``changeCount()``), as for a path the coordinator knows: taken at most a millisecond
+    /// before, and, while the writer holds the connection, as the writer last left it. A
+    /// commit by another process after that look is seen by a later one, as if it had come
+    /// just after this appearance. A look of its own here cost the first appearances of a
+    /// launch a `PRAGMA data_version` on the main thread each (about 6 µs, on code the cycle
+    /// had not touched), and was no fresher while the writer held the connection. Once either
+    /// fails it fails for good (coordinators are never unmade, counts never go back).
     private func unknownPathsAreEmpty(changeCount now: UInt64) -> Bool {
         guard let noStatesAt else { return false }
         if store.restorationCoordinators.load(ordering: .relaxed) == 1, now == noStatesAt {

@@ -142,8 +142,9 @@ extension StateStore {
     /// which `PRAGMA data_version` reveals.
     ///
     /// With `refreshing`, `PRAGMA data_version` is read now when the connection is free; when
-    /// the writer holds it, the value it last saw is returned (the writer reads the pragma at
-    /// the start of each of its transactions). Never waits for the writer.
+    /// someone holds it (the writer, in a transaction), the value published when it was last
+    /// released is returned (the writer reads the pragma as each of its transactions begins
+    /// and publishes what it saw as it ends). Never waits for the writer.
     func changeCount(refreshing: Bool) -> UInt64 {
         if refreshing {
             _ = connection.withLockIfAvailable { (connection: inout Connection) -> Bool in
