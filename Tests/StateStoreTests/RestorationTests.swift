@@ -67,6 +67,38 @@ final class TaggedSubclass<Tag>: TaggedController<Tag> {}
 /// A screen of its own class for each `Tag` that saves nothing.
 final class PlainTagged<Tag>: ViewController {}
 
+/// Holds the first encoding off the main thread, once armed, until the test opens it: the
+/// write-behind writer stops between taking its batch and committing it.
+final class EncodingGate: Sendable {
+    let armed = Atomic<Bool>(false)
+    let entered = Atomic<Bool>(false)
+    let open = Atomic<Bool>(false)
+
+    func pass() {
+        guard !Thread.isMainThread, armed.compareExchange(expected: true, desired: false, ordering: .sequentiallyConsistent).exchanged else { return }
+        entered.store(true, ordering: .sequentiallyConsistent)
+        while !open.load(ordering: .sequentiallyConsistent) { usleep(200) }
+    }
+}
+
+/// The gate ``GatedNoteController``'s state encodes through.
+let noteEncodingGate = EncodingGate()
+
+/// A note whose state's encoding passes through ``noteEncodingGate``.
+final class GatedNoteController: ViewController, StateRestoring {
+    struct State: Codable, Sendable, Equatable {
+        var text = ""
+        func encode(to encoder: any Encoder) throws {
+            noteEncodingGate.pass()
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(text, forKey: .text)
+        }
+    }
+    var restorableState = State()
+    var stateInWillAppear: State?
+    override func viewWillAppear(_ animated: Bool) { stateInWillAppear = restorableState }
+}
+
 /// Set by a thread once it holds another connection's write lock, and by the test to have it let go.
 final class LockHeld: Sendable {
     let flag = Atomic<Bool>(false)
@@ -314,6 +346,42 @@ struct RestorationTests {
         usleep(2_000)
         #expect(try showB().stateInWillAppear == .init(text: "theirs", edits: 7))
         #expect(coordinator.statistics.restoreQueries > queries)
+    }
+
+    @Test func anUnchangedSaveWhileAnotherConnectionCommitsDoesNotHideThatCommit() throws {
+        let store = try StateStore(path: database)
+        let (application, _, navigation) = try launch(store)
+        let coordinator = try #require(application.restorationCoordinator)
+        application.storyboard.register("g") { GatedNoteController() }
+        let root = try #require(navigation.topViewController as? NoteController)
+        func showG(_ text: String? = nil, changingRoot rootText: String? = nil) throws -> GatedNoteController {
+            if let rootText { root.restorableState.text = rootText }
+            let g = try application.storyboard.instantiateViewController(withIdentifier: "g") as! GatedNoteController
+            navigation.pushViewController(g, animated: false)
+            if let text { g.restorableState.text = text }
+            _ = navigation.popViewController(animated: false)
+            return g
+        }
+        _ = try showG("X")
+        coordinator.flush()
+        // The next save of "nav/g" is unchanged ("X" again); the writer stops before committing
+        // its batch (which also holds the root's changed state) while another connection, as
+        // another process would, commits "Y" there.
+        let gate = noteEncodingGate
+        gate.armed.store(true, ordering: .sequentiallyConsistent)
+        #expect(try showG(changingRoot: "changed").stateInWillAppear?.text == "X")
+        let deadline = ContinuousClock.now + .seconds(30)
+        while !gate.entered.load(ordering: .sequentiallyConsistent), ContinuousClock.now < deadline { usleep(500) }
+        let entered = gate.entered.load(ordering: .sequentiallyConsistent)
+        #expect(entered)
+        let other = try StateStore(path: database)
+        try other.save(GatedNoteController.State(text: "Y"), for: "nav/g")
+        gate.open.store(true, ordering: .sequentiallyConsistent)
+        coordinator.flush()
+        // The batch began before that commit: what it settled is not taken as verified past it.
+        usleep(2_000)
+        #expect(try showG().stateInWillAppear?.text == "Y")
+        #expect(try store.restore(GatedNoteController.State.self, for: "nav/g")?.text == "Y")
     }
 
     /// Shows a new instance of `identifier` on `navigation` and takes it off again.
