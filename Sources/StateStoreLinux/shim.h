@@ -6,6 +6,7 @@
 // looking them up with dlsym at run time finds nothing in a statically linked executable.
 
 #include <malloc.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -38,6 +39,15 @@ static inline long clinux_filesystem_type(int fd) {
     struct statfs info;
     if (fstatfs(fd, &info) != 0) return -1;
     return (long)info.f_type;
+}
+
+/// Puts the calling thread under `SCHED_BATCH`: the same share of the CPU as any other thread,
+/// but waking it never preempts the thread that runs (the main thread, when the two share a
+/// core); it runs when that one blocks or its turn ends. 0 on success.
+static inline int clinux_set_batch_scheduling(void) {
+    struct sched_param parameters;
+    parameters.sched_priority = 0;
+    return sched_setscheduler(0, 3 /* SCHED_BATCH */, &parameters);
 }
 
 /// Lowers the calling thread alone to the idle I/O class (`ioprio_set(IOPRIO_WHO_PROCESS, 0,

@@ -37,8 +37,9 @@ import Logging
 /// ``StateStore/Options/Synchronous/full`` a power loss too) once the writer has committed its
 /// batch. Between the disappearance and that commit — the writer's encoding and one
 /// transaction, typically well under a millisecond for a 1 KB state and a few milliseconds for
-/// 512 KB (the `save to durable` benchmarks measure it), after the batches handed over before
-/// it — a crash or `kill -9` loses that batch and the ones after it. What survives is always
+/// 512 KB with a core to spare (the `save to durable` benchmarks measure it), after the batches
+/// handed over before it; on a core shared with a busy main thread, once the main thread
+/// blocks or its turn on the core ends, as the writer never preempts it — a crash or `kill -9` loses that batch and the ones after it. What survives is always
 /// every batch up to a point, in order, each whole: everything handed over before the last
 /// flush point, then a prefix of the later batches. SIGTERM, SIGINT (with the handlers installed), ``Application/terminate()`` and a
 /// critical memory warning are flush points, so nothing is lost to them.

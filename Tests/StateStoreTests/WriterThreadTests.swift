@@ -1,0 +1,41 @@
+import Foundation
+import Testing
+@testable import StateStore
+
+/// The write-behind writer's thread, as the kernel sees it (`/proc/self/task/<id>`).
+@MainActor
+@Suite("Write-behind: the writer's thread")
+struct WriterThreadTests {
+    let folder = TemporaryFolder()
+
+    /// The scheduling policy of thread `id` of this process (field 41 of its `stat`), or `nil`
+    /// when there is no such thread.
+    nonisolated static func policy(ofThread id: Int32) -> Int? {
+        guard let stat = try? String(contentsOfFile: "/proc/self/task/\(id)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")")
+        else { return nil }
+        // The fields after the thread's name start at field 3.
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        return fields.count > 38 ? Int(fields[38]) : nil
+    }
+
+    @Test func theWriterRunsUnderBatchSchedulingAndEndsWithItsStore() throws {
+        var store: StateStore? = try StateStore(path: folder.file("state.sqlite"))
+        store?.submitWriteBehind { }
+        store?.waitForWriteBehind()
+        let deadline = ContinuousClock.now + .seconds(30)
+        var id: Int32 = 0
+        while id == 0, ContinuousClock.now < deadline {
+            id = store?.writeBehind.threadID ?? 0
+            if id == 0 { usleep(1_000) }
+        }
+        try #require(id != 0)
+        let name = try String(contentsOfFile: "/proc/self/task/\(id)/comm", encoding: .utf8)
+        #expect(name == "statestore-wb\n")
+        #expect(Self.policy(ofThread: id) == 3, "SCHED_BATCH is policy 3")
+        // Released, the store's writer ends.
+        store = nil
+        while Self.policy(ofThread: id) != nil, ContinuousClock.now < deadline { usleep(2_000) }
+        #expect(Self.policy(ofThread: id) == nil)
+    }
+}
