@@ -114,6 +114,7 @@ private final class WriterThread: Sendable {
     /// run it again after).
     func start(_ drain: @escaping @Sendable () -> Void) {
         let thread = Thread { [self] in
+            // One name, set by the thread itself (at most 15 bytes are kept).
             _ = clinux_set_thread_name("statestore-wb")
             threadID.store(clinux_thread_id(), ordering: .releasing)
             _ = clinux_set_batch_scheduling()
@@ -123,7 +124,6 @@ private final class WriterThread: Sendable {
                 drain()
             }
         }
-        thread.name = "statestore.write-behind"
         thread.start()
     }
 
