@@ -15,11 +15,19 @@ import StateStore
 ///
 /// With `exit` as the last argument the process calls `exit(0)` there instead, without
 /// `terminate()`: the store drains its writer at exit, so every step must be on disk.
+///
+/// With `threadless`, the process first puts itself at its thread limit (`RLIMIT_NPROC` 0, as
+/// user `nobody` when it runs as root, whom the limit does not bind): the store cannot start its
+/// writer's thread, says so ("warning ..." lines), and writes each change before returning, so
+/// every step must be on disk when the process is killed.
 enum WriteBehindKill {
     @MainActor
-    static func run(database: String, steps: Int, padding: Int, exitingNormally: Bool = false) -> Never {
+    static func run(database: String, steps: Int, padding: Int, exitingNormally: Bool = false, threadless: Bool = false) -> Never {
         do {
-            let app = try StepApp(store: try StateStore(path: database))
+            if threadless { atThreadLimit() }
+            let store = try StateStore(path: database)
+            for warning in store.warnings { emit("warning \(warning)") }
+            let app = try StepApp(store: store)
             let filler = String(repeating: "x", count: padding)
             for step in 1...max(steps, 1) {
                 try app.step(step, padding: filler)
@@ -35,6 +43,16 @@ enum WriteBehindKill {
         } catch {
             fail("\(error)")
         }
+    }
+
+    /// No thread can be made from here on: `RLIMIT_NPROC` 0, which binds a user without
+    /// `CAP_SYS_RESOURCE`, so root becomes `nobody` first.
+    static func atThreadLimit() {
+        if geteuid() == 0 {
+            guard setgroups(0, nil) == 0, setgid(65534) == 0, setuid(65534) == 0 else { fail("cannot become nobody: errno \(errno)") }
+        }
+        var limit = rlimit(rlim_cur: 0, rlim_max: 0)
+        guard setrlimit(__rlimit_resource_t(__RLIMIT_NPROC.rawValue), &limit) == 0 else { fail("setrlimit(RLIMIT_NPROC): errno \(errno)") }
     }
 }
 

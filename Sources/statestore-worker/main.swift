@@ -17,9 +17,10 @@
 //                                                children (with `restoring`, state-restoring ones)
 //     statestore-worker hostile-archive KIND DB  a mail-app session, then a hostile archive (two-presentations,
 //                                                million, deep) in its place, for timing `app-report DB` by hand
-//     statestore-worker writebehind-kill DB STEPS PADDING [exit]   push and pop STEPS times after one
-//                                                flush point, then SIGKILL itself right after the last
-//                                                disappearance (with `exit`: exit(0), without terminate())
+//     statestore-worker writebehind-kill DB STEPS PADDING [exit|threadless]   push and pop STEPS times
+//                                                after one flush point, then SIGKILL itself right after the
+//                                                last disappearance (with `exit`: exit(0), without terminate();
+//                                                with `threadless`: at its thread limit from the start)
 //     statestore-worker ballast                  hold as many MiB as each stdin line says (grow or shrink),
 //                                                answer "ok MIB" after each; EOF frees everything and exits
 //     statestore-worker contend DB SECONDS NAME   save and restore shared and own paths for SECONDS;
@@ -280,12 +281,17 @@ case "hostile-archive":
     }
     exit(0)
 case "writebehind-kill":
-    guard arguments.count >= 4, let steps = Int(arguments[2]), let padding = Int(arguments[3]) else {
-        fail("usage: writebehind-kill DB STEPS PADDING [exit]")
+    guard arguments.count >= 4, let steps = Int(arguments[2]), let padding = Int(arguments[3]),
+          arguments.count < 5 || ["exit", "threadless"].contains(arguments[4])
+    else {
+        fail("usage: writebehind-kill DB STEPS PADDING [exit|threadless]")
     }
-    let exiting = arguments.count >= 5 && arguments[4] == "exit"
+    let ending = arguments.count >= 5 ? arguments[4] : ""
     MainActor.assumeIsolated {
-        WriteBehindKill.run(database: arguments[1], steps: steps, padding: padding, exitingNormally: exiting)
+        WriteBehindKill.run(
+            database: arguments[1], steps: steps, padding: padding,
+            exitingNormally: ending == "exit", threadless: ending == "threadless"
+        )
     }
 case "power-cut":
     guard arguments.count >= 5, let points = Int(arguments[2]), let seed = UInt64(arguments[3]) else {

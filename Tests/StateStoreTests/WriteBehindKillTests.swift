@@ -9,27 +9,37 @@ import Testing
 struct WriteBehindKillTests {
     struct StepState: Codable, Sendable { var step: Int; var padding: String }
 
-    struct Outcome { var list: Int; var detail: Int; var screens: Int }
+    struct Outcome { var list: Int; var detail: Int; var screens: Int; var warnings: [String] = [] }
 
-    /// Runs `statestore-worker writebehind-kill` once and reads what survived.
-    func killedSession(steps: Int, padding: Int, exiting: Bool = false) throws -> Outcome {
+    /// Runs `statestore-worker writebehind-kill` once and reads what survived. `ending`: the
+    /// worker's last argument (`exit`, `threadless`), if any.
+    func killedSession(steps: Int, padding: Int, ending: String? = nil) throws -> Outcome {
         let folder = TemporaryFolder("writebehind-kill")
+        // A threadless worker started as root runs as nobody: the folder is made its own.
+        if ending == "threadless", geteuid() == 0 { try #require(chown(folder.path, 65534, 65534) == 0) }
         let database = folder.file("state.sqlite")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try builtProduct("statestore-worker"))
-        process.arguments = ["writebehind-kill", database, String(steps), String(padding)] + (exiting ? ["exit"] : [])
+        process.arguments = ["writebehind-kill", database, String(steps), String(padding)] + (ending.map { [$0] } ?? [])
         let output = Pipe()
         process.standardOutput = output
         try process.run()
+        // A worker that hangs (a store that blocks at open) is killed, and fails below.
+        let pid = process.processIdentifier
+        let watchdog = DispatchWorkItem { kill(pid, SIGKILL) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 120, execute: watchdog)
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
-        if exiting {
+        watchdog.cancel()
+        if ending == "exit" {
             #expect(process.terminationReason == .exit && process.terminationStatus == 0)
         } else {
             #expect(process.terminationReason == .uncaughtSignal)
             #expect(process.terminationStatus == SIGKILL)
         }
-        #expect(text.split(separator: "\n") == ["flushed 1", "handed \(steps)"])
+        let lines = text.split(separator: "\n").map(String.init)
+        let warnings = lines.filter { $0.hasPrefix("warning ") }
+        #expect(lines.filter { !$0.hasPrefix("warning ") } == ["flushed 1", "handed \(steps)"])
 
         let store = try StateStore(path: database, options: .init(readOnly: true))
         let list = try #require(try store.restore(StepState.self, for: "nav/list"), "the flushed list state is gone")
@@ -37,7 +47,7 @@ struct WriteBehindKillTests {
         let archive = try HierarchyArchive(decoding: try #require(try store.hierarchyArchive()))
         #expect(list.padding.count == padding && detail.padding.count == padding)
         #expect(try store.check().integrity == ["ok"])
-        return Outcome(list: list.step, detail: detail.step, screens: archive.root?.children.count ?? 0)
+        return Outcome(list: list.step, detail: detail.step, screens: archive.root?.children.count ?? 0, warnings: warnings)
     }
 
     @Test(arguments: [64, 256 << 10])
@@ -67,9 +77,23 @@ struct WriteBehindKillTests {
     func exitWithoutTerminateLosesNothingHandedOver(padding: Int) throws {
         let steps = 12
         for _ in 0..<3 {
-            let outcome = try killedSession(steps: steps, padding: padding, exiting: true)
+            let outcome = try killedSession(steps: steps, padding: padding, ending: "exit")
             #expect(outcome.list == steps && outcome.detail == steps && outcome.screens == 1,
                     "list \(outcome.list), detail \(outcome.detail), \(outcome.screens) screens")
         }
+    }
+
+    /// A process at its thread limit (`RLIMIT_NPROC` 0 for the worker's user) cannot start the
+    /// store's writer thread: the store opens all the same, says why in its warnings, and writes
+    /// each structural change before returning, so a kill right after the last one loses nothing.
+    @Test func aProcessAtItsThreadLimitWritesThroughAndSaysSo() throws {
+        let steps = 5
+        let outcome = try killedSession(steps: steps, padding: 64, ending: "threadless")
+        #expect(outcome.list == steps && outcome.detail == steps && outcome.screens == 1,
+                "list \(outcome.list), detail \(outcome.detail), \(outcome.screens) screens")
+        #expect(outcome.warnings.count == 1)
+        let warning = try #require(outcome.warnings.first)
+        #expect(warning.contains("the write-behind thread could not be started (errno 11"), "\(warning)")
+        #expect(warning.contains("written before the call that made it returns"), "\(warning)")
     }
 }

@@ -25,7 +25,8 @@ extension StateStore {
     /// Where the integrity check that runs after open (``Options/backgroundCheck``) stands.
     public enum BackgroundCheckStatus: Sendable, Hashable, CustomStringConvertible {
         /// No check: ``Options/BackgroundCheck/off``, a store in memory, or a check whose thread
-        /// could not be made (logged at info).
+        /// could not be made (logged at info; a store that could not make its write-behind
+        /// thread, which ``StateStore/warnings`` says, does not try).
         case off
         /// Waiting for its start, or reading the file.
         case running

@@ -29,9 +29,15 @@ final class WriteBehindQueue: Sendable {
     /// coordinator hands the writer's failures to its error handler there (see ``afterWaiting(_:)``).
     private let afterWait = Mutex<(@Sendable () -> Void)?>(nil)
 
+    /// The `errno` of the failure to start the queue's thread (the process at its thread limit:
+    /// `RLIMIT_NPROC`, a cgroup's `pids.max`), or 0 when it runs. Without a thread, a waking
+    /// ``submit(waking:_:)`` runs the queued jobs on the calling thread before it returns.
+    var threadStartError: Int32 { startError.load(ordering: .relaxed) }
+    private let startError = Atomic<Int32>(0)
+
     init() {
+        startError.store(thread.start { [weak self] in self?.drain() }, ordering: .relaxed)
         ExitDrain.register(self)
-        thread.start { [weak self] in self?.drain() }
     }
 
     deinit {
@@ -48,11 +54,15 @@ final class WriteBehindQueue: Sendable {
         if waking { wake() }
     }
 
-    /// Has the queue's thread run the jobs queued so far, unless it is already on its way.
+    /// Has the queue's thread run the jobs queued so far, unless it is already on its way; a
+    /// queue whose thread could not be started runs them here, before returning.
     func wake() {
-        guard !isIdle,
-              scheduled.compareExchange(expected: false, desired: true, ordering: .sequentiallyConsistent).exchanged
-        else { return }
+        guard !isIdle else { return }
+        guard threadStartError == 0 else {
+            runQueued()
+            return
+        }
+        guard scheduled.compareExchange(expected: false, desired: true, ordering: .sequentiallyConsistent).exchanged else { return }
         thread.wake()
     }
 
@@ -104,6 +114,8 @@ final class WriteBehindQueue: Sendable {
 /// pop of a new app took 0.5 ms there instead of 55 µs. Now it runs when the main thread blocks
 /// or its turn on the core ends; with a core to spare, at once. A lower priority would do the
 /// same but make a flush point, which waits for the writer, wait for a thread that runs less.
+/// When the thread cannot be made, ``WriteBehindQueue`` runs its jobs on the thread that hands
+/// them over (see ``WriteBehindQueue/threadStartError``).
 private final class WriterThread: Sendable {
     private let wakeUps = DispatchSemaphore(value: 0)
     private let stopped = Atomic<Bool>(false)
@@ -111,9 +123,13 @@ private final class WriterThread: Sendable {
     let threadID = Atomic<Int32>(0)
 
     /// Starts the thread: each ``wake()`` runs `drain` once (wake-ups that come while it runs
-    /// run it again after).
-    func start(_ drain: @escaping @Sendable () -> Void) {
-        let thread = Thread { [self] in
+    /// run it again after). Returns 0, or `pthread_create`'s error when no thread could be made.
+    func start(_ drain: @escaping @Sendable () -> Void) -> Int32 {
+        final class Body: Sendable {
+            let run: @Sendable () -> Void
+            init(_ run: @escaping @Sendable () -> Void) { self.run = run }
+        }
+        let body = Body { [self] in
             // One name, set by the thread itself (at most 15 bytes are kept).
             _ = clinux_set_thread_name("statestore-wb")
             threadID.store(clinux_thread_id(), ordering: .releasing)
@@ -124,7 +140,20 @@ private final class WriterThread: Sendable {
                 drain()
             }
         }
-        thread.start()
+        // Made with pthread_create, not Foundation's Thread, whose start() does not say when
+        // the thread could not be made.
+        var attributes = pthread_attr_t()
+        pthread_attr_init(&attributes)
+        defer { pthread_attr_destroy(&attributes) }
+        pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
+        let context = Unmanaged.passRetained(body).toOpaque()
+        var thread = pthread_t()
+        let created = pthread_create(&thread, &attributes, { argument in
+            Unmanaged<Body>.fromOpaque(argument!).takeRetainedValue().run()
+            return nil
+        }, context)
+        if created != 0 { Unmanaged<Body>.fromOpaque(context).release() }
+        return created
     }
 
     func wake() { wakeUps.signal() }

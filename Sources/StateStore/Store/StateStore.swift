@@ -156,8 +156,10 @@ public final class StateStore: Sendable {
     public let sealedWith: String?
 
     /// Things found at open that the store could not put right itself, in words: a file
-    /// owned by another user that others may read, a folder that others may write to.
-    /// Empty for a store it created or could tighten. `statectl` prints them as warnings.
+    /// owned by another user that others may read, a folder that others may write to, a
+    /// write-behind thread the process could not start (its writes are then made before the
+    /// call that hands them over returns). Empty for a store it created or could tighten.
+    /// `statectl` prints them as warnings; the ``Options/logger`` logs them at info.
     public let warnings: [String]
 
     /// Opens (creating and migrating when needed) the database at `path`.
@@ -272,10 +274,21 @@ public final class StateStore: Sendable {
             connection.checkpointsOnClose = true
             if !isMemory { warnings += Self.tightenPermissions(of: path) }
         }
+        let threadError = writeBehind.threadStartError
+        if threadError != 0 {
+            warnings.append("""
+                the write-behind thread could not be started (errno \(threadError), \(String(cString: strerror(threadError))); \
+                the process may be at its thread limit, RLIMIT_NPROC or its cgroup's pids.max): each structural \
+                change is written before the call that made it returns, as with RestorationCoordinator.writesBehind = \
+                false, and the integrity check after open does not run
+                """)
+        }
         for warning in warnings { options.logger.info("\(warning)", metadata: ["statestore.database": "\(path)"]) }
         self.warnings = warnings
         self.connection = Mutex(connection)
-        backgroundChecker = isMemory ? nil : BackgroundChecker.start(path: path, options: options)
+        // Without a thread of its own there is none for the check either; and libdispatch, whose
+        // timer schedules the check, would retry making its first thread for ever, blocking here.
+        backgroundChecker = isMemory || threadError != 0 ? nil : BackgroundChecker.start(path: path, options: options)
         accepted = true
     }
 
