@@ -16,15 +16,16 @@ import StateStore
 /// With `exit` as the last argument the process calls `exit(0)` there instead, without
 /// `terminate()`: the store drains its writer at exit, so every step must be on disk.
 ///
-/// With `threadless`, the process first puts itself at its thread limit (`RLIMIT_NPROC` 0, as
+/// With `threadless`, the process first puts itself at its thread limit (`RLIMIT_NPROC`, as
 /// user `nobody` when it runs as root, whom the limit does not bind): the store cannot start its
 /// writer's thread, says so ("warning ..." lines), and writes each change before returning, so
-/// every step must be on disk when the process is killed.
+/// every step must be on disk when the process is killed. With `one-spare-thread`, the limit
+/// leaves one thread to make: the writer's, and none for anything else.
 enum WriteBehindKill {
     @MainActor
-    static func run(database: String, steps: Int, padding: Int, exitingNormally: Bool = false, threadless: Bool = false) -> Never {
+    static func run(database: String, steps: Int, padding: Int, exitingNormally: Bool = false, spareThreads: Int? = nil) -> Never {
         do {
-            if threadless { atThreadLimit() }
+            if let spareThreads { atThreadLimit(spare: spareThreads) }
             let store = try StateStore(path: database)
             for warning in store.warnings { emit("warning \(warning)") }
             let app = try StepApp(store: store)
@@ -45,14 +46,47 @@ enum WriteBehindKill {
         }
     }
 
-    /// No thread can be made from here on: `RLIMIT_NPROC` 0, which binds a user without
-    /// `CAP_SYS_RESOURCE`, so root becomes `nobody` first.
-    static func atThreadLimit() {
-        if geteuid() == 0 {
-            guard setgroups(0, nil) == 0, setgid(65534) == 0, setuid(65534) == 0 else { fail("cannot become nobody: errno \(errno)") }
+    /// Puts the process at its thread limit (`RLIMIT_NPROC`), with `spare` threads left to
+    /// make. The limit does not bind a process with `CAP_SYS_RESOURCE` (root), so such a
+    /// process becomes `nobody` first. The limit counts every thread of the user: the smallest
+    /// one under which a trial thread can be made is one above the count.
+    static func atThreadLimit(spare: Int) {
+        func limit(_ count: Int) {
+            var value = rlimit()
+            getrlimit(__rlimit_resource_t(__RLIMIT_NPROC.rawValue), &value)
+            value.rlim_cur = rlim_t(count)
+            guard setrlimit(__rlimit_resource_t(__RLIMIT_NPROC.rawValue), &value) == 0 else {
+                fail("setrlimit(RLIMIT_NPROC): errno \(errno)")
+            }
         }
-        var limit = rlimit(rlim_cur: 0, rlim_max: 0)
-        guard setrlimit(__rlimit_resource_t(__RLIMIT_NPROC.rawValue), &limit) == 0 else { fail("setrlimit(RLIMIT_NPROC): errno \(errno)") }
+        /// Whether a thread can still be made (one that does nothing, and is waited for until
+        /// the kernel has released it: a join returns before the thread leaves the count).
+        func canMakeThread() -> Bool {
+            var thread = pthread_t()
+            guard pthread_create(&thread, nil, { _ in nil }, nil) == 0 else { return false }
+            pthread_join(thread, nil)
+            let deadline = ContinuousClock.now + .seconds(5)
+            while ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task"))?.count ?? 1) > 1,
+                  ContinuousClock.now < deadline { usleep(1_000) }
+            return true
+        }
+        limit(0)
+        if canMakeThread() {
+            guard geteuid() == 0, setgroups(0, nil) == 0, setgid(65534) == 0, setuid(65534) == 0 else {
+                fail("RLIMIT_NPROC does not bind this process, and it cannot become nobody: errno \(errno)")
+            }
+            limit(0)
+            if canMakeThread() { fail("RLIMIT_NPROC 0 does not stop this process from making threads") }
+        }
+        guard spare > 0 else { return }
+        var allowing = 1
+        while true {
+            limit(allowing)
+            if canMakeThread() { break }
+            allowing += 1
+            if allowing > 100_000 { fail("no RLIMIT_NPROC lets this process make a thread") }
+        }
+        limit(allowing - 1 + spare)
     }
 }
 

@@ -17,10 +17,11 @@
 //                                                children (with `restoring`, state-restoring ones)
 //     statestore-worker hostile-archive KIND DB  a mail-app session, then a hostile archive (two-presentations,
 //                                                million, deep) in its place, for timing `app-report DB` by hand
-//     statestore-worker writebehind-kill DB STEPS PADDING [exit|threadless]   push and pop STEPS times
-//                                                after one flush point, then SIGKILL itself right after the
-//                                                last disappearance (with `exit`: exit(0), without terminate();
-//                                                with `threadless`: at its thread limit from the start)
+//     statestore-worker writebehind-kill DB STEPS PADDING [exit|threadless|one-spare-thread]   push and
+//                                                pop STEPS times after one flush point, then SIGKILL itself
+//                                                right after the last disappearance (with `exit`: exit(0),
+//                                                without terminate(); with `threadless`: at its thread limit
+//                                                from the start; with `one-spare-thread`: one thread short of it)
 //     statestore-worker ballast                  hold as many MiB as each stdin line says (grow or shrink),
 //                                                answer "ok MIB" after each; EOF frees everything and exits
 //     statestore-worker contend DB SECONDS NAME   save and restore shared and own paths for SECONDS;
@@ -282,15 +283,15 @@ case "hostile-archive":
     exit(0)
 case "writebehind-kill":
     guard arguments.count >= 4, let steps = Int(arguments[2]), let padding = Int(arguments[3]),
-          arguments.count < 5 || ["exit", "threadless"].contains(arguments[4])
+          arguments.count < 5 || ["exit", "threadless", "one-spare-thread"].contains(arguments[4])
     else {
-        fail("usage: writebehind-kill DB STEPS PADDING [exit|threadless]")
+        fail("usage: writebehind-kill DB STEPS PADDING [exit|threadless|one-spare-thread]")
     }
     let ending = arguments.count >= 5 ? arguments[4] : ""
     MainActor.assumeIsolated {
         WriteBehindKill.run(
-            database: arguments[1], steps: steps, padding: padding,
-            exitingNormally: ending == "exit", threadless: ending == "threadless"
+            database: arguments[1], steps: steps, padding: padding, exitingNormally: ending == "exit",
+            spareThreads: ending == "threadless" ? 0 : ending == "one-spare-thread" ? 1 : nil
         )
     }
 case "power-cut":

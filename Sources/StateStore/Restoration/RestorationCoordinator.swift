@@ -612,12 +612,15 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         queuedRemovals.removeAll()
         queuedForgotten.removeAll()
         queuedEvents.removeAll()
+        // Without a write-behind thread (the process at its thread limit, which the store's
+        // warnings say) every change is written through.
+        let writesThrough = !writesBehind || store.writeBehind.threadStartError != 0
         if writer.enqueue(&batch) {
             // Write-behind wakes the writer (nothing to do while it is still writing), so the
             // window of loss never waits for the main queue; write-through runs the batch here.
-            store.submitWriteBehind(waking: waking && writesBehind, runWriter)
+            store.submitWriteBehind(waking: waking && !writesThrough, runWriter)
         }
-        if !writesBehind { settle() }
+        if writesThrough { settle() }
     }
 
     /// Hands everything queued, and the hierarchy archive of `window` when it changed, to the

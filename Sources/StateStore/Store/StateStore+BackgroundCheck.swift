@@ -82,7 +82,7 @@ extension StateStore {
 }
 
 /// The integrity check that runs after a store opened: on a thread of its own, at the idle I/O
-/// class and nice 19, over a read-only connection of its own (a WAL reader: it never blocks the
+/// class and nice 19 (under `SCHED_BATCH`, inherited from the write-behind thread that makes it), over a read-only connection of its own (a WAL reader: it never blocks the
 /// store's writes or reads), made once the delay after open has passed. Releasing the store
 /// before then ends the check with no thread made; after, it interrupts the check
 /// (`sqlite3_interrupt`, and a progress handler for a statement not yet running) and waits
@@ -112,11 +112,14 @@ final class BackgroundChecker: Sendable {
     /// The thread's name, as `/proc/self/task/*/comm` shows it (at most 15 bytes).
     static let threadName = "statestore-chk"
 
-    /// Schedules the check described by `options.backgroundCheck`, or returns `nil` when it is
-    /// off. Nothing of the check runs at open: its thread is made once the delay has passed
-    /// (a timer on a global queue until then), so a launch pays for no thread and shares its
-    /// cores with nothing of the check's.
-    static func start(path: String, options: StateStore.Options) -> BackgroundChecker? {
+    /// Schedules the check described by `options.backgroundCheck` on `writeBehind`'s thread,
+    /// or returns `nil` when it is off. Nothing of the check runs at open: its thread is made
+    /// once the delay has passed, by the write-behind thread (whose timed sleep is the timer),
+    /// so a launch pays for no thread and shares its cores with nothing of the check's. No
+    /// libdispatch timer: its first use makes a thread of libdispatch's own, and at the
+    /// process's thread limit libdispatch retries that for ever, blocking the open. Without a
+    /// write-behind thread there is no check (`nil`).
+    static func start(path: String, options: StateStore.Options, on writeBehind: WriteBehindQueue) -> BackgroundChecker? {
         let pragma: String, delay: Duration
         switch options.backgroundCheck {
         case .off: return nil
@@ -124,12 +127,12 @@ final class BackgroundChecker: Sendable {
         case .full(let after): (pragma, delay) = ("PRAGMA integrity_check(10)", after)
         }
         let checker = BackgroundChecker(path: path, pragma: pragma, options: options)
-        let nanoseconds = Self.nanoseconds(delay)
-        // Weak: a store released before the delay passed leaves nothing behind but the timer.
-        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + .nanoseconds(max(0, nanoseconds))) { [weak checker] in
+        // Weak: a store released before the delay passed leaves nothing behind (its
+        // write-behind thread ends with it, the action unrun).
+        let scheduled = writeBehind.schedule(after: .nanoseconds(Self.nanoseconds(delay))) { [weak checker] in
             checker?.startThread()
         }
-        return checker
+        return scheduled ? checker : nil
     }
 
     /// Makes the check's thread, unless the store was released first: under the lock that

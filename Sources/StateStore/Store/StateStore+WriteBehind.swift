@@ -78,6 +78,15 @@ final class WriteBehindQueue: Sendable {
         }
     }
 
+    /// Runs `action` on the queue's thread once `delay` has passed, between jobs: a timer that
+    /// needs no other thread. Returns `false`, and never runs it, when the queue has no thread.
+    /// The store starts its integrity check with it.
+    func schedule(after delay: DispatchTimeInterval, _ action: @escaping @Sendable () -> Void) -> Bool {
+        guard threadStartError == 0 else { return false }
+        thread.schedule(after: delay, action)
+        return true
+    }
+
     /// The kernel id of the queue's thread (0 until it has started).
     var threadID: Int32 { thread.threadID.load(ordering: .acquiring) }
 
@@ -119,6 +128,8 @@ final class WriteBehindQueue: Sendable {
 private final class WriterThread: Sendable {
     private let wakeUps = DispatchSemaphore(value: 0)
     private let stopped = Atomic<Bool>(false)
+    /// A one-shot action the thread runs once its deadline has passed (``schedule(after:_:)``).
+    private let timer = Mutex<(deadline: DispatchTime, action: @Sendable () -> Void)?>(nil)
     /// The thread's kernel id once it runs (0 before), as `/proc/self/task` names it.
     let threadID = Atomic<Int32>(0)
 
@@ -135,7 +146,17 @@ private final class WriterThread: Sendable {
             threadID.store(clinux_thread_id(), ordering: .releasing)
             _ = clinux_set_batch_scheduling()
             while true {
-                wakeUps.wait()
+                if let (deadline, action) = timer.withLock({ $0 }) {
+                    // A semaphore's timed wait is a futex wait with a timeout: no libdispatch
+                    // timer, which would need a thread of libdispatch's own.
+                    if wakeUps.wait(timeout: deadline) == .timedOut {
+                        timer.withLock { $0 = nil }
+                        action()
+                        continue
+                    }
+                } else {
+                    wakeUps.wait()
+                }
                 if stopped.load(ordering: .acquiring) { return }
                 drain()
             }
@@ -157,6 +178,14 @@ private final class WriterThread: Sendable {
     }
 
     func wake() { wakeUps.signal() }
+
+    /// Runs `action` on the thread once `delay` has passed (replacing an action not yet run),
+    /// between jobs; never when the thread has ended first.
+    func schedule(after delay: DispatchTimeInterval, _ action: @escaping @Sendable () -> Void) {
+        timer.withLock { $0 = (.now() + delay, action) }
+        // The thread, asleep without a deadline, wakes to take this one (and drains nothing).
+        wakeUps.signal()
+    }
 
     /// Ends the thread once it has finished what it is running.
     func stop() {
@@ -181,19 +210,17 @@ private enum ExitDrain {
         }
     }
 
-    /// Runs the queued jobs on another thread and waits for them, at most 10 s: the exiting
-    /// thread may hold a lock a job needs (`exit()` called inside a store's closure), and an
-    /// exit must not hang on it. Nothing to run, no thread.
+    /// Has each busy queue's own thread run its jobs, and waits for them, at most 10 s: the
+    /// exiting thread does not run them itself, as it may hold a lock a job needs (`exit()`
+    /// called inside a store's closure), and an exit must not hang on it. No thread is made
+    /// (at the process's thread limit none could be); a queue without a thread has written
+    /// everything as it was handed over.
     private static func drainAll() {
         let busy = queues.withLock { $0.compactMap(\.queue) }.filter { !$0.isIdle }
         guard !busy.isEmpty else { return }
-        let done = DispatchSemaphore(value: 0)
-        // A thread of its own: the exit must not depend on a free thread in a shared pool.
-        Thread.detachNewThread {
-            for queue in busy { queue.waitUntilIdle() }
-            done.signal()
-        }
-        _ = done.wait(timeout: .now() + .seconds(10))
+        for queue in busy { queue.wake() }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while busy.contains(where: { !$0.isIdle }), ContinuousClock.now < deadline { usleep(500) }
     }
 }
 

@@ -286,9 +286,7 @@ public final class StateStore: Sendable {
         for warning in warnings { options.logger.info("\(warning)", metadata: ["statestore.database": "\(path)"]) }
         self.warnings = warnings
         self.connection = Mutex(connection)
-        // Without a thread of its own there is none for the check either; and libdispatch, whose
-        // timer schedules the check, would retry making its first thread for ever, blocking here.
-        backgroundChecker = isMemory || threadError != 0 ? nil : BackgroundChecker.start(path: path, options: options)
+        backgroundChecker = isMemory ? nil : BackgroundChecker.start(path: path, options: options, on: writeBehind)
         accepted = true
     }
 
