@@ -16,8 +16,8 @@ import StateStore
 /// With `exit` as the last argument the process calls `exit(0)` there instead, without
 /// `terminate()`: the store drains its writer at exit, so every step must be on disk.
 ///
-/// With `threadless`, the process first puts itself at its thread limit (`RLIMIT_NPROC`, as
-/// user `nobody` when it runs as root, whom the limit does not bind): the store cannot start its
+/// With `threadless`, the process first puts itself at its thread limit (`RLIMIT_NPROC`, as a
+/// user of its own when it runs as root, whom the limit does not bind): the store cannot start its
 /// writer's thread, says so ("warning ..." lines), and writes each change before returning, so
 /// every step must be on disk when the process is killed. With `one-spare-thread`, the limit
 /// leaves one thread to make: the writer's, and none for anything else.
@@ -46,10 +46,16 @@ enum WriteBehindKill {
         }
     }
 
+    /// The user a worker started as root becomes before it limits itself: one no account has,
+    /// so that the limit, which counts every thread of the user, counts this process's alone
+    /// (`nobody` also runs other tests' processes). One for each mode, as the tests of both
+    /// may run at once. The tests give the database's folder to it.
+    static func limitedUser(spare: Int) -> UInt32 { 3_900_000_000 + UInt32(spare) }
+
     /// Puts the process at its thread limit (`RLIMIT_NPROC`), with `spare` threads left to
     /// make. The limit does not bind a process with `CAP_SYS_RESOURCE` (root), so such a
-    /// process becomes `nobody` first. The limit counts every thread of the user: the smallest
-    /// one under which a trial thread can be made is one above the count.
+    /// process becomes ``limitedUser(spare:)`` first. The limit counts every thread of the
+    /// user: the smallest one under which a trial thread can be made is one above the count.
     static func atThreadLimit(spare: Int) {
         func limit(_ count: Int) {
             var value = rlimit()
@@ -72,8 +78,9 @@ enum WriteBehindKill {
         }
         limit(0)
         if canMakeThread() {
-            guard geteuid() == 0, setgroups(0, nil) == 0, setgid(65534) == 0, setuid(65534) == 0 else {
-                fail("RLIMIT_NPROC does not bind this process, and it cannot become nobody: errno \(errno)")
+            let user = limitedUser(spare: spare)
+            guard geteuid() == 0, setgroups(0, nil) == 0, setgid(user) == 0, setuid(user) == 0 else {
+                fail("RLIMIT_NPROC does not bind this process, and it cannot become user \(user): errno \(errno)")
             }
             limit(0)
             if canMakeThread() { fail("RLIMIT_NPROC 0 does not stop this process from making threads") }

@@ -146,18 +146,19 @@ private final class WriterThread: Sendable {
             threadID.store(clinux_thread_id(), ordering: .releasing)
             _ = clinux_set_batch_scheduling()
             while true {
-                if let (deadline, action) = timer.withLock({ $0 }) {
+                if let deadline = timer.withLock({ $0?.deadline }) {
                     // A semaphore's timed wait is a futex wait with a timeout: no libdispatch
                     // timer, which would need a thread of libdispatch's own.
-                    if wakeUps.wait(timeout: deadline) == .timedOut {
-                        timer.withLock { $0 = nil }
-                        action()
-                        continue
-                    }
+                    let woken = wakeUps.wait(timeout: deadline) == .success
+                    if stopped.load(ordering: .acquiring) { return }
+                    // Due, whether the wait timed out or a wake-up came after the deadline
+                    // (a writer kept busy must not put the action off for as long as it is).
+                    if let action = dueTimer() { action() }
+                    if !woken { continue }
                 } else {
                     wakeUps.wait()
+                    if stopped.load(ordering: .acquiring) { return }
                 }
-                if stopped.load(ordering: .acquiring) { return }
                 drain()
             }
         }
@@ -178,6 +179,16 @@ private final class WriterThread: Sendable {
     }
 
     func wake() { wakeUps.signal() }
+
+    /// The timer's action when its deadline has passed, taken (cleared) in the same lock, so a
+    /// timer set meanwhile is not lost.
+    private func dueTimer() -> (@Sendable () -> Void)? {
+        timer.withLock { timer in
+            guard let due = timer, DispatchTime.now() >= due.deadline else { return nil }
+            timer = nil
+            return due.action
+        }
+    }
 
     /// Runs `action` on the thread once `delay` has passed (replacing an action not yet run),
     /// between jobs; never when the thread has ended first.
@@ -216,7 +227,9 @@ private enum ExitDrain {
     /// (at the process's thread limit none could be); a queue without a thread has written
     /// everything as it was handed over.
     private static func drainAll() {
-        let busy = queues.withLock { $0.compactMap(\.queue) }.filter { !$0.isIdle }
+        // A queue without a thread has settled each batch as it was handed over; its wake()
+        // would run jobs here, on the exiting thread.
+        let busy = queues.withLock { $0.compactMap(\.queue) }.filter { !$0.isIdle && $0.threadStartError == 0 }
         guard !busy.isEmpty else { return }
         for queue in busy { queue.wake() }
         let deadline = ContinuousClock.now + .seconds(10)
