@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import StateStore
 
@@ -129,6 +130,32 @@ struct BackgroundCheckTests {
             return
         }
         #expect(checker.threadID != nil)
+    }
+
+    /// The check is started by the write-behind thread once the delay has passed: a stream of
+    /// write-behind jobs that never lets that thread sleep must not put it off.
+    @Test func aWriterKeptBusyStillStartsTheCheckOnTime() throws {
+        try populate(10)
+        let store = try StateStore(path: path, options: .init(backgroundCheck: .quick(after: .milliseconds(100))))
+        let stop = Atomic<Bool>(false)
+        let submitted = Atomic<Int>(0)
+        let feeder = Thread {
+            // Jobs handed over faster than the thread drains them: a wake-up is always waiting.
+            while !stop.load(ordering: .relaxed) {
+                store.submitWriteBehind { usleep(50) }
+                submitted.add(1, ordering: .relaxed)
+                usleep(10)
+            }
+        }
+        feeder.start()
+        defer { stop.store(true, ordering: .relaxed) }
+        let status = store.waitForBackgroundCheck(timeout: .seconds(20))
+        stop.store(true, ordering: .relaxed)
+        guard case .passed = status else {
+            Issue.record("expected the check to pass while the writer is busy, got \(status) after \(submitted.load(ordering: .relaxed)) jobs")
+            return
+        }
+        #expect(submitted.load(ordering: .relaxed) > 0)
     }
 
     @Test @MainActor func damageReachesTheCoordinatorsErrorHandler() async throws {

@@ -69,7 +69,8 @@ final class WriteBehindQueue: Sendable {
     /// The queue's side: runs jobs until none is left and no submit could have been missed.
     private func drain() {
         while true {
-            runQueued()
+            // A timer that falls due while jobs keep coming runs between two of them.
+            runQueued(between: thread.runDueTimer)
             scheduled.store(false, ordering: .sequentiallyConsistent)
             // A job queued after the last look, whose submit saw a drain still scheduled.
             guard !jobs.withLock({ $0.isEmpty }),
@@ -106,11 +107,13 @@ final class WriteBehindQueue: Sendable {
         afterWait.withLock { $0 = action }
     }
 
-    private func runQueued() {
+    /// Runs the queued jobs until none is left, calling `between` (if any) after each.
+    private func runQueued(between: (() -> Void)? = nil) {
         runner.withLock { _ in
             while let job = jobs.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) {
                 job()
                 outstanding.subtract(1, ordering: .sequentiallyConsistent)
+                between?()
             }
         }
     }
@@ -153,7 +156,7 @@ private final class WriterThread: Sendable {
                     if stopped.load(ordering: .acquiring) { return }
                     // Due, whether the wait timed out or a wake-up came after the deadline
                     // (a writer kept busy must not put the action off for as long as it is).
-                    if let action = dueTimer() { action() }
+                    runDueTimer()
                     if !woken { continue }
                 } else {
                     wakeUps.wait()
@@ -180,14 +183,16 @@ private final class WriterThread: Sendable {
 
     func wake() { wakeUps.signal() }
 
-    /// The timer's action when its deadline has passed, taken (cleared) in the same lock, so a
-    /// timer set meanwhile is not lost.
-    private func dueTimer() -> (@Sendable () -> Void)? {
-        timer.withLock { timer in
+    /// Runs the timer's action when its deadline has passed, taken (cleared) in the lock that
+    /// found it due, so a timer set meanwhile is not lost. Called on the thread only: between
+    /// its sleeps, and between the jobs of a drain (a writer kept busy must not put it off).
+    func runDueTimer() {
+        let due: (@Sendable () -> Void)? = timer.withLock { timer in
             guard let due = timer, DispatchTime.now() >= due.deadline else { return nil }
             timer = nil
             return due.action
         }
+        due?()
     }
 
     /// Runs `action` on the thread once `delay` has passed (replacing an action not yet run),
