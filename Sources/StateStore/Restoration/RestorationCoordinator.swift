@@ -39,10 +39,12 @@ import Logging
 /// transaction, typically well under a millisecond for a 1 KB state and a few milliseconds for
 /// 512 KB with a core to spare (the `save to durable` benchmarks measure it), after the batches
 /// handed over before it; on a core shared with a busy main thread, once the main thread
-/// blocks or its turn on the core ends, as the writer never preempts it — a crash or `kill -9` loses that batch and the ones after it. What survives is always
-/// every batch up to a point, in order, each whole: everything handed over before the last
-/// flush point, then a prefix of the later batches. SIGTERM, SIGINT (with the handlers installed), ``Application/terminate()`` and a
-/// critical memory warning are flush points, so nothing is lost to them.
+/// blocks or its turn on the core ends, as the writer never preempts it — a crash or
+/// `kill -9` loses that batch and the ones after it. What survives is always every batch up
+/// to a point, in order, each whole: everything handed over before the last flush point,
+/// then a prefix of the later batches. SIGTERM, SIGINT (with the handlers installed),
+/// ``Application/terminate()`` and a critical memory warning are flush points, so nothing is
+/// lost to them.
 ///
 /// Failures never crash the app: they go to ``errorHandler`` (by default, the log), on the main
 /// actor, and the state stays in memory to be saved again.
@@ -612,15 +614,15 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         queuedRemovals.removeAll()
         queuedForgotten.removeAll()
         queuedEvents.removeAll()
-        // Without a write-behind thread (the process at its thread limit, which the store's
-        // warnings say) every change is written through.
-        let writesThrough = !writesBehind || store.writeBehind.threadStartError != 0
         if writer.enqueue(&batch) {
             // Write-behind wakes the writer (nothing to do while it is still writing), so the
             // window of loss never waits for the main queue; write-through runs the batch here.
-            store.submitWriteBehind(waking: waking && !writesThrough, runWriter)
+            store.submitWriteBehind(waking: waking && writesBehind, runWriter)
         }
-        if writesThrough { settle() }
+        // Write-through settles: failures reach the error handler before the call returns. So
+        // does a queue without a thread (the process at its thread limit, which the store's
+        // warnings say), whose wake-up has just run the batch here.
+        if !writesBehind || store.writeBehind.threadStartError != 0 { settle() }
     }
 
     /// Hands everything queued, and the hierarchy archive of `window` when it changed, to the

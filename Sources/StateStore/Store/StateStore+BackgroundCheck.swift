@@ -82,8 +82,9 @@ extension StateStore {
 }
 
 /// The integrity check that runs after a store opened: on a thread of its own, at the idle I/O
-/// class and nice 19 (under `SCHED_BATCH`, inherited from the write-behind thread that makes it), over a read-only connection of its own (a WAL reader: it never blocks the
-/// store's writes or reads), made once the delay after open has passed. Releasing the store
+/// class and nice 19 (under `SCHED_BATCH`, inherited from the write-behind thread that makes
+/// it), over a read-only connection of its own (a WAL reader: it never blocks the store's
+/// writes or reads), made once the delay after open has passed. Releasing the store
 /// before then ends the check with no thread made; after, it interrupts the check
 /// (`sqlite3_interrupt`, and a progress handler for a statement not yet running) and waits
 /// for the thread to exit.
