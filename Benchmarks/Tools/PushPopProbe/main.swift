@@ -53,6 +53,13 @@ func minorFaults() -> Int {
     return usage.ru_minflt
 }
 var faults = 0
+/// The main thread's own CPU time per cycle (wall time less waits for a core or a lock).
+var threadSamples: [Int] = []
+func threadCPU() -> Int {
+    var time = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+    return time.tv_sec * 1_000_000_000 + time.tv_nsec
+}
 /// CPU time of the whole process (every thread, user and system), in ns.
 func processCPU() -> Int {
     var usage = rusage()
@@ -90,9 +97,11 @@ MainActor.assumeIsolated {
             }
             let page = app.makePage()
             let faultsBefore = minorFaults()
+            let cpuBefore = threadCPU()
             let start = clock.now
             measuredCycle(app, index, page)
             let elapsed = clock.now - start
+            threadSamples.append(threadCPU() - cpuBefore)
             total += elapsed
             samples.append(elapsed)
             faults += minorFaults() - faultsBefore
@@ -142,11 +151,13 @@ MainActor.assumeIsolated {
     }
 }
 samples.sort()
+threadSamples.sort()
 withEndOfTurn.sort()
 /// Microseconds, one decimal.
 func micros(_ duration: Duration) -> String {
     let value = Double(duration.components.seconds) * 1e6 + Double(duration.components.attoseconds) / 1e12
     return String(format: "%.1f µs", value)
 }
-let endOfTurn = withEndOfTurn.isEmpty ? "" : ", with the end of the turn \(micros(withEndOfTurn[withEndOfTurn.count / 2]))"
+let endOfTurn = (withEndOfTurn.isEmpty ? "" : ", with the end of the turn \(micros(withEndOfTurn[withEndOfTurn.count / 2]))")
+    + (threadSamples.isEmpty ? "" : ", main-thread CPU \(micros(.nanoseconds(threadSamples[threadSamples.count / 2])))")
 print("\(arguments[1]) \(arguments[2]): \(count) cycles, median \(micros(samples[samples.count / 2]))\(endOfTurn), p90 \(micros(samples[samples.count * 9 / 10])), mean \(micros(total / count)), minor page faults per cycle \(Double(faults) / Double(count))\(cpuPerCycle.map { ", process CPU per cycle \(micros(.nanoseconds($0)))" } ?? "")")

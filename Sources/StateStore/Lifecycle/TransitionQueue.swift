@@ -39,10 +39,11 @@ enum TransitionQueue {
         endObservers.append(observer)
     }
 
-    /// No observer asks again while told: no transition is under way then.
+    /// No observer asks again while told: no transition is under way then. Newest first (each
+    /// observer only looks at its own work); taken off one by one, which keeps the array's
+    /// room without the generic range removal `removeAll(keepingCapacity:)` runs.
     private static func notifyEndObservers() {
-        for observer in endObservers { observer.transitionsDidEnd() }
-        endObservers.removeAll(keepingCapacity: true)
+        while let observer = endObservers.popLast() { observer.transitionsDidEnd() }
     }
 
     /// Queues `body` to run once the transition in progress has finished.

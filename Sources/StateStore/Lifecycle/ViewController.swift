@@ -124,7 +124,7 @@ open class ViewController {
     var ownedCaches: [any PurgeableCache] = []
     /// What the restoration layer knows of this instance (its coordinator's record), kept on
     /// the controller so that finding it costs no lookup and dies with the controller.
-    @exclusivity(unchecked) var restorationRecord: AnyObject?
+    @exclusivity(unchecked) var restorationRecord: RestorationCoordinator.Record?
     /// Weak: only set on the root of a presented containment tree.
     @exclusivity(unchecked) weak var presentingStorage: ViewController?
     /// Set on a window's root controller only.

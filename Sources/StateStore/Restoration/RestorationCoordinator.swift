@@ -283,7 +283,7 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
     }
 
     private func existingRecord(of controller: ViewController) -> Record? {
-        guard let record = controller.restorationRecord as? Record, record.owner == serial else { return nil }
+        guard let record = controller.restorationRecord, record.owner == serial else { return nil }
         return record
     }
 

@@ -255,35 +255,47 @@ final class RestorationWriter: Sendable {
 
     // MARK: Handing over
 
-    /// Adds `batch` to those waiting for the writer. It is folded into the newest waiting
-    /// batch when that one has not started: a writer that falls behind the interface then
-    /// commits each path's newest state once, and a flush point never waits for more than the
-    /// batch being written and one more. Returns `true` when it was queued as a batch of its
-    /// own, for which one ``runNext()`` must be submitted. A batch queued on its own is moved
-    /// into the list, not copied, and `batch` is left empty.
+    /// Adds `batch` to those waiting for the writer, and leaves `batch` empty (it is moved, not
+    /// copied). Returns `true` when none was waiting, for which one ``runNext()`` must be
+    /// submitted: a job already submitted takes every batch waiting when it starts.
+    ///
+    /// The main actor only appends here. The writer folds the batches it takes together
+    /// (``runNext()``), so a writer that falls behind the interface commits each path's newest
+    /// state once, and a flush point never waits for more than the batches being written and
+    /// one more transaction.
     func enqueue(_ batch: inout WriteBatch) -> Bool {
         state.withLock { state in
-            if let last = state.waiting.indices.last, state.waiting[last].canAbsorb(batch) {
-                state.waiting[last].absorb(batch)
-                return false
-            }
             state.waiting.append(WriteBatch())
             swap(&state.waiting[state.waiting.count - 1], &batch)
-            return true
+            return state.waiting.count == 1
         }
     }
 
     // MARK: Running a batch (on the write-behind queue)
 
-    /// Writes the oldest waiting batch.
+    /// Writes every batch waiting, in the order they were handed over: folded into one
+    /// transaction where ``WriteBatch/canAbsorb(_:)`` allows, else one after the other.
     func runNext() {
-        guard let (batch, backlog) = state.withLock({ state -> (WriteBatch, Int)? in
-            state.waiting.isEmpty ? nil : (state.waiting.removeFirst(), state.waiting.count + 1)
+        guard let taken = state.withLock({ state -> [WriteBatch]? in
+            guard !state.waiting.isEmpty else { return nil }
+            let taken = state.waiting
+            // A new buffer of the same size, made here rather than by the next hand-over.
+            state.waiting.removeAll(keepingCapacity: true)
+            return taken
         }) else { return }
         // Recorded here, not as the main actor hands a batch over: the metrics backend's call
         // stays off the main thread.
-        store.metrics.backlog.record(backlog)
-        run(batch)
+        store.metrics.backlog.record(taken.count)
+        var merged = taken[0]
+        for later in taken.dropFirst() {
+            if merged.canAbsorb(later) {
+                merged.absorb(later)
+            } else {
+                run(merged)
+                merged = later
+            }
+        }
+        run(merged)
     }
 
     private func run(_ batch: WriteBatch) {

@@ -11,8 +11,8 @@ struct StoreMetrics: Sendable {
     /// `statestore_restore_duration`: reading and decoding a state from the database (a restore
     /// served from memory runs no query and is not timed).
     let restore: Timer
-    /// `statestore_write_behind_backlog`: batches waiting for the writer (the one it takes
-    /// included), as it takes each.
+    /// `statestore_write_behind_backlog`: batches (structural changes' hand-overs) waiting for
+    /// the writer when it takes them, all at once.
     let backlog: Recorder
     /// `statestore_write_behind_batch_states`: states committed by one writer transaction.
     let batchStates: Recorder
