@@ -155,7 +155,14 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         /// The instance that saved it, and those that took it since: they have seen its
         /// generation once it is written.
         var saver: Record
-        var takers: [Record] = []
+        /// The first instance that took it, and any later ones: one screen usually takes a
+        /// state once, which then needs no array.
+        var taker: Record?
+        var moreTakers: [Record] = []
+
+        mutating func addTaker(_ record: Record) {
+            if taker == nil { taker = record } else { moreTakers.append(record) }
+        }
     }
     @exclusivity(unchecked) private var pending: [RestorationPath: PendingValue] = [:]
     @exclusivity(unchecked) private var nextToken: UInt64 = 0
@@ -660,7 +667,8 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
                 if settled.wrote { counts.stateWrites += 1 } else { counts.unchangedSkips += 1 }
                 if let value = pending[settled.path], value.token == settled.token {
                     value.saver.seenGeneration = settled.generation
-                    for record in value.takers { record.seenGeneration = settled.generation }
+                    value.taker?.seenGeneration = settled.generation
+                    for record in value.moreTakers { record.seenGeneration = settled.generation }
                     pending[settled.path] = nil
                 }
                 if var known = latest[settled.path], known.token == settled.token {
@@ -739,7 +747,7 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         if let value = pending[path], value.token == known.token {
             // The newest state is still with the writer, handed over by another instance.
             if apply(pending: value, to: controller, path: path) {
-                pending[path]?.takers.append(record)
+                pending[path]?.addTaker(record)
                 record.seenToken = known.token
             }
             return

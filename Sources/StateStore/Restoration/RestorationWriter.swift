@@ -224,6 +224,10 @@ final class RestorationWriter: Sendable {
     /// Whether an outcome in the outbox carries a failure (or a row set aside) not yet taken.
     private let problemsWaiting = Atomic<Bool>(false)
 
+    /// Whether the outbox holds an outcome not yet taken: an appearance, which takes them in,
+    /// looks here first and takes no lock while nothing was delivered.
+    private let outcomesWaiting = Atomic<Bool>(false)
+
     /// Whether the outbox holds a failure the main actor has not taken in yet.
     var hasProblemsWaiting: Bool { problemsWaiting.load(ordering: .acquiring) }
 
@@ -240,8 +244,13 @@ final class RestorationWriter: Sendable {
 
     /// The outcomes delivered so far, oldest first; the outbox is emptied.
     func takeOutcomes() -> [WriteOutcome] {
-        state.withLock { state in
+        // Set under the lock with the outbox, so a false read here only misses an outcome
+        // delivered at this very moment, which the next look takes (a flush point's look
+        // comes after waiting for the writer, which orders it after every delivery).
+        guard outcomesWaiting.load(ordering: .acquiring) else { return [] }
+        return state.withLock { state in
             defer { state.outbox.removeAll() }
+            outcomesWaiting.store(false, ordering: .relaxed)
             problemsWaiting.store(false, ordering: .releasing)
             return state.outbox
         }
@@ -409,6 +418,7 @@ final class RestorationWriter: Sendable {
             state.archives = archivesNow
             state.changeCount = outcome.changeCount
             state.outbox.append(outcome)
+            outcomesWaiting.store(true, ordering: .releasing)
             if !outcome.errors.isEmpty || !outcome.setAside.isEmpty { problemsWaiting.store(true, ordering: .releasing) }
             return state.outbox.count == 1
         }
