@@ -1,7 +1,8 @@
 // The `push pop` layer benchmarks outside package-benchmark's harness, for callgrind and perf:
 // the same application (BenchmarkSupport's NavigationApp: a navigation controller whose root
 // and pushed page carry a state), one push + pop per main-actor turn: the median, the 90th
-// percentile and the mean printed, and for warm cycles also the median with the end of the turn.
+// percentile and the mean printed, and for warm cycles also the median with the end of the turn
+// and the median of the main thread's own CPU time (below the wall time when it waited).
 //
 //     swift build -c release --product PushPopProbe   # in Benchmarks/
 //     .build/release/PushPopProbe warm store 20000     # or lifecycle, or wake; cycles on one warm app
