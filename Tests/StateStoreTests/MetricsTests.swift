@@ -63,6 +63,44 @@ struct MetricsTests {
         #expect(coordinator.recentErrors.contains { if case .store(.stateTooLarge) = $0 { true } else { false } })
     }
 
+    /// Another connection holds the write lock while the interface keeps navigating: the writer
+    /// waits in its first transaction, and the hand-overs behind it are folded once eight wait,
+    /// so what waits stays bounded; once the lock is released every newest state is written.
+    @Test func aWriterHeldBackKeepsAtMostEightBatchesWaiting() throws {
+        let metrics = TestMetrics()
+        let path = folder.file("held.sqlite")
+        let store = try StateStore(path: path, options: .init(metricsFactory: metrics))
+        let (application, navigation) = try launch(store)
+        application.restorationCoordinator?.flush()
+
+        let other = try StateStore(path: path)
+        let locked = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let holder = Thread {
+            _ = try? other.write { (_) throws(StateStoreError) in
+                locked.signal()
+                release.wait()
+            }
+        }
+        holder.start()
+        locked.wait()
+        let changes = 40
+        for index in 0..<changes {
+            let page = try #require(try application.storyboard.instantiateViewController(withIdentifier: "b") as? NoteController)
+            navigation.pushViewController(page, animated: false)
+            page.restorableState.text = "page \(index)"
+            _ = navigation.popViewController(animated: false)
+        }
+        release.signal()
+        application.restorationCoordinator?.flush()
+
+        let backlog = try metrics.expectRecorder("statestore_write_behind_backlog").values
+        #expect(backlog.allSatisfy { $0 <= 8 }, "backlog values: \(backlog)")
+        #expect(backlog.count >= 2)
+        // The newest of 40 saves of the page's path is the one on disk.
+        #expect(try store.restore(NoteController.State.self, for: "nav/b")?.text == "page \(changes - 1)")
+    }
+
     @Test func memoryWarningsAreCountedByLevelWithTheirDelayAndWhatTheyReleased() throws {
         let metrics = TestMetrics()
         let store = try StateStore(path: folder.file("warnings.sqlite"), options: .init(metricsFactory: metrics))

@@ -8,6 +8,7 @@
 //     .build/release/PushPopProbe warm store 20000     # or lifecycle, or wake; cycles on one warm app
 //     .build/release/PushPopProbe first store 300      # each cycle on a new app and store (opened off the main thread)
 //     .build/release/PushPopProbe paced store 500      # warm, 10 ms apart, as a person navigates
+//     .build/release/PushPopProbe busy store 20000     # warm, back to back without waiting for the writer
 //     valgrind --tool=callgrind --toggle-collect='*measuredCycle*' .build/release/PushPopProbe warm store 2000
 //
 // `wake` is lifecycle plus one empty job handed to an idle dispatch queue right after the push,
@@ -32,11 +33,11 @@ func scratchDatabase(_ name: String) -> String {
 }
 
 let arguments = CommandLine.arguments
-guard arguments.count == 4, ["warm", "first", "paced"].contains(arguments[1]), ["store", "lifecycle", "wake"].contains(arguments[2]),
+guard arguments.count == 4, ["warm", "first", "paced", "busy"].contains(arguments[1]), ["store", "lifecycle", "wake"].contains(arguments[2]),
       arguments[1] != "first" || arguments[2] != "wake",
       let count = Int(arguments[3])
 else {
-    FileHandle.standardError.write(Data("usage: PushPopProbe warm|first|paced store|lifecycle|wake COUNT\n".utf8))
+    FileHandle.standardError.write(Data("usage: PushPopProbe warm|busy|first|paced store|lifecycle|wake COUNT\n".utf8))
     exit(2)
 }
 let withStore = arguments[2] == "store"
@@ -109,8 +110,11 @@ MainActor.assumeIsolated {
             let endStart = clock.now
             endTurn()
             withEndOfTurn.append(elapsed + (clock.now - endStart))
-            // Each cycle starts with the writer idle (waited for, not helped), so that whether
-            // the pop's batch is folded into the push's does not vary from run to run.
+            // `busy`: back to back, as the harness samples them (the writer usually still
+            // writes an earlier batch). Else each cycle starts with the writer idle (waited
+            // for, not helped), so that whether the pop's batch is folded into the push's does
+            // not vary from run to run.
+            if arguments[1] == "busy" { continue }
             while app.application.store?.hasWriteBehindWork == true { usleep(20) }
             wake.waitUntilIdle()
             endTurn()  // the writer's outcomes are taken in at a turn of their own, as between samples

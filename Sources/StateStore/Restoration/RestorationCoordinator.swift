@@ -147,20 +147,29 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
     /// without the path being known empty.
     @exclusivity(unchecked) private var noStatesAt: UInt64?
 
-    /// A state handed to the writer and not yet settled.
-    struct PendingValue {
-        var token: UInt64
-        var value: any Encodable & Sendable
-        var version: Int
+    /// A state handed to the writer and not yet settled. A reference, so that the table holds
+    /// one pointer per path: an appearance that takes the value looks it up once and copies
+    /// no existential, and records itself as a taker in place.
+    final class PendingValue {
+        let token: UInt64
+        let value: any Encodable & Sendable
+        let version: Int
         /// The instance that saved it, and those that took it since: they have seen its
         /// generation once it is written.
-        var saver: Record
+        let saver: Record
         /// The first instance that took it, and any later ones: one screen usually takes a
         /// state once, which then needs no array.
-        var taker: Record?
-        var moreTakers: [Record] = []
+        @exclusivity(unchecked) private(set) var taker: Record?
+        @exclusivity(unchecked) private(set) var moreTakers: [Record] = []
 
-        mutating func addTaker(_ record: Record) {
+        init(token: UInt64, value: any Encodable & Sendable, version: Int, saver: Record) {
+            self.token = token
+            self.value = value
+            self.version = version
+            self.saver = saver
+        }
+
+        func addTaker(_ record: Record) {
             if taker == nil { taker = record } else { moreTakers.append(record) }
         }
     }
@@ -181,7 +190,7 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
     @exclusivity(unchecked) private var lastChangeCheck: UInt64?
 
     let writer: RestorationWriter
-    /// The write-behind job that writes the writer's oldest waiting batch, made once.
+    /// The write-behind job that writes the batches waiting for the writer, made once.
     private let runWriter: @Sendable () -> Void
     /// Recently written or read state bytes, so appearances need no query. Purged on memory warnings.
     let recentStates: RecreatableCache<RestorationPath, CachedState>
@@ -527,8 +536,8 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
 
     /// Adds `handoff` to ``queued``, in place of a state of its path queued before.
     private func queue(_ handoff: StateHandoff) {
-        // Room for the next structural change's too: the writer folds a batch handed over while
-        // the previous one waits into it, and the room saves it a reallocation.
+        // Room for a structural change's few states, made once per batch rather than by the
+        // first appends.
         if queued.isEmpty { queued.reserveCapacity(4) }
         if queued.count < 16 {
             // A loop, not `firstIndex(where:)`: a main-actor closure checks its executor when called.
@@ -747,7 +756,7 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         if let value = pending[path], value.token == known.token {
             // The newest state is still with the writer, handed over by another instance.
             if apply(pending: value, to: controller, path: path) {
-                pending[path]?.addTaker(record)
+                value.addTaker(record)
                 record.seenToken = known.token
             }
             return

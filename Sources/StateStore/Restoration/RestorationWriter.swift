@@ -268,35 +268,47 @@ final class RestorationWriter: Sendable {
     /// copied). Returns `true` when none was waiting, for which one ``runNext()`` must be
     /// submitted: a job already submitted takes every batch waiting when it starts.
     ///
-    /// The main actor only appends here. The writer folds the batches it takes together
-    /// (``runNext()``), so a writer that falls behind the interface commits each path's newest
-    /// state once, and a flush point never waits for more than the batches being written and
-    /// one more transaction.
+    /// The main actor usually only appends here; the writer folds the batches it takes
+    /// together (``runNext()``), so a writer that falls behind the interface commits each
+    /// path's newest state once, and a flush point never waits for more than the batches being
+    /// written and one more transaction. Once ``foldOnHandOver`` batches wait (a writer held
+    /// back by a lock or a slow disk), a new one is folded into the newest here instead, so
+    /// what waits stays bounded: one batch's states per path and one archive per scene.
     func enqueue(_ batch: inout WriteBatch) -> Bool {
         state.withLock { state in
+            if state.waiting.count >= Self.foldOnHandOver, state.waiting[state.waiting.count - 1].canAbsorb(batch) {
+                state.waiting[state.waiting.count - 1].absorb(batch)
+                batch = WriteBatch()
+                return false
+            }
             state.waiting.append(WriteBatch())
             swap(&state.waiting[state.waiting.count - 1], &batch)
             return state.waiting.count == 1
         }
     }
 
+    /// How many batches wait before a new one is folded on hand-over (see ``enqueue(_:)``).
+    static let foldOnHandOver = 8
+
     // MARK: Running a batch (on the write-behind queue)
 
     /// Writes every batch waiting, in the order they were handed over: folded into one
     /// transaction where ``WriteBatch/canAbsorb(_:)`` allows, else one after the other.
     func runNext() {
-        guard let taken = state.withLock({ state -> [WriteBatch]? in
-            guard !state.waiting.isEmpty else { return nil }
-            let taken = state.waiting
-            // A new buffer of the same size, made here rather than by the next hand-over.
-            state.waiting.removeAll(keepingCapacity: true)
-            return taken
-        }) else { return }
+        // Room for the hand-overs to come, made here rather than by the main thread's next one.
+        var taken: [WriteBatch] = []
+        taken.reserveCapacity(4)
+        state.withLock { swap(&taken, &$0.waiting) }
+        guard !taken.isEmpty else { return }
         // Recorded here, not as the main actor hands a batch over: the metrics backend's call
         // stays off the main thread.
         store.metrics.backlog.record(taken.count)
-        var merged = taken[0]
-        for later in taken.dropFirst() {
+        // Each batch is moved out of `taken` (not copied), so folding copies no array.
+        var merged = WriteBatch()
+        swap(&merged, &taken[0])
+        for index in taken.indices.dropFirst() {
+            var later = WriteBatch()
+            swap(&later, &taken[index])
             if merged.canAbsorb(later) {
                 merged.absorb(later)
             } else {
