@@ -108,9 +108,9 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         let type: (any StateRestoring.Type)?
     }
 
-    /// What the coordinator knows of one live controller instance.
-    /// A restoration path as found for one instance: its identifiers leaf first, its scene.
-    typealias CachedPath = (leafFirst: [String], scene: String?, path: RestorationPath)
+    /// A restoration path as found for one instance: its identifiers leaf first, its scene,
+    /// and what the coordinator knows of the path.
+    typealias CachedPath = (leafFirst: [String], scene: String?, entry: PathEntry)
 
     /// Kept on the controller (``ViewController/restorationRecord``), for one coordinator.
     final class Record {
@@ -132,6 +132,36 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
     }()
     private static var serials: UInt64 = 0
 
+    /// What the coordinator knows of one path: the newest state, and its value while it waits
+    /// for the writer. A reference, kept in ``paths`` and on the record of each instance at
+    /// the path, so that a save or an appearance at a path already met needs no lookup.
+    /// Entries stay for the coordinator's life (as paths are few: one per screen met).
+    final class PathEntry {
+        let path: RestorationPath
+        /// The newest state of the path; `nil` while not known (the next appearance asks the
+        /// database).
+        @exclusivity(unchecked) var latest: Latest?
+        /// That state's value while the writer has not settled it (see ``setPending(_:in:)``).
+        @exclusivity(unchecked) fileprivate(set) var pending: PendingValue?
+        init(path: RestorationPath) { self.path = path }
+    }
+    @exclusivity(unchecked) private var paths: [RestorationPath: PathEntry] = [:]
+    /// How many entries hold a pending value.
+    @exclusivity(unchecked) private var pendingCount = 0
+
+    /// The entry of `path`, made on first use.
+    private func entry(_ path: RestorationPath) -> PathEntry {
+        if let entry = paths[path] { return entry }
+        let entry = PathEntry(path: path)
+        paths[path] = entry
+        return entry
+    }
+
+    private func setPending(_ value: PendingValue?, in entry: PathEntry) {
+        if (entry.pending == nil) != (value == nil) { pendingCount += value == nil ? -1 : 1 }
+        entry.pending = value
+    }
+
     /// The newest state of a path the coordinator knows of.
     struct Latest {
         var token: UInt64
@@ -140,8 +170,7 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         /// The store's change count when it was known to be current.
         var verifiedAt: UInt64
     }
-    @exclusivity(unchecked) private var latest: [RestorationPath: Latest] = [:]
-    /// The store's change count from which a path with no entry in ``latest`` holds no state
+    /// The store's change count from which a path with no ``PathEntry/latest`` holds no state
     /// (``StateStore/noStatesAtChangeCount``): the store held none at open and this coordinator
     /// is its only one. `nil` once anything else may have written, or an entry was dropped
     /// without the path being known empty.
@@ -173,7 +202,6 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
             if taker == nil { taker = record } else { moreTakers.append(record) }
         }
     }
-    @exclusivity(unchecked) private var pending: [RestorationPath: PendingValue] = [:]
     @exclusivity(unchecked) private var nextToken: UInt64 = 0
     /// States captured since the last batch, in the order their paths were first queued (a
     /// path queued again has its state replaced in place). Found by a scan while few (a
@@ -280,8 +308,7 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         }
         // Room for the first screens' paths, made here rather than by the first saves and
         // appearances (a table's first insert allocates it, and each doubling rehashes it).
-        latest.reserveCapacity(16)
-        pending.reserveCapacity(8)
+        paths.reserveCapacity(16)
     }
 
     func report(_ error: RestorationError) {
@@ -313,31 +340,32 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
     /// archived before scenes had identities), so two windows showing the same controllers
     /// keep separate states.
     public func restorationPath(for controller: ViewController) -> RestorationPath? {
-        restorationPath(for: controller, record: existingRecord(of: controller))
+        if let record = existingRecord(of: controller) { return pathEntry(for: controller, record: record)?.path }
+        return findPath(of: controller)?.0
     }
 
-    /// ``restorationPath(for:)`` with the controller's record already at hand.
-    private func restorationPath(for controller: ViewController, record: Record?) -> RestorationPath? {
-        if let cached = record?.path, let path = unchangedPath(of: controller, cached) { return path }
+    /// The entry of the controller's restoration path (``restorationPath(for:)``), kept on its
+    /// record with the identifiers that lead to it.
+    private func pathEntry(for controller: ViewController, record: Record) -> PathEntry? {
+        if let cached = record.path, isUnchanged(cached, for: controller) { return cached.entry }
         guard let (path, leafFirst, scene) = findPath(of: controller) else { return nil }
-        record?.path = (leafFirst, scene, path)
-        return path
+        let entry = entry(path)
+        record.path = (leafFirst, scene, entry)
+        return entry
     }
 
-    /// `cached.path` when the walk from `controller` to the root meets the same identifiers,
-    /// none shared by a sibling, and ends in the same scene; no path is built.
-    private func unchangedPath(
-        of controller: ViewController, _ cached: CachedPath
-    ) -> RestorationPath? {
+    /// Whether the walk from `controller` to the root meets the identifiers of `cached`, none
+    /// shared by a sibling, and ends in the same scene; no path is built.
+    private func isUnchanged(_ cached: CachedPath, for controller: ViewController) -> Bool {
         var node = controller
         var index = 0
         while true {
             guard index < cached.leafFirst.count, let identifier = node.restorationIdentifier,
                   identifier == cached.leafFirst[index]
-            else { return nil }
+            else { return false }
             index += 1
             if let parent = node.parent {
-                if isShared(identifier, of: node, in: parent) { return nil }
+                if isShared(identifier, of: node, in: parent) { return false }
                 node = parent
             } else if let presenter = node.presentingStorage {
                 // Without a parent, `node` is its containment root: its presenter is `presentingViewController`.
@@ -346,8 +374,7 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
                 break
             }
         }
-        guard index == cached.leafFirst.count, node.hostingWindow?.sceneIdentifier == cached.scene else { return nil }
-        return cached.path
+        return index == cached.leafFirst.count && node.hostingWindow?.sceneIdentifier == cached.scene
     }
 
     private func findPath(of controller: ViewController) -> (RestorationPath, leafFirst: [String], scene: String?)? {
@@ -525,12 +552,12 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
     private func enqueueSave<C: StateRestoring>(_ controller: C) {
         counts.saveAttempts += 1
         let record = record(for: controller)
-        guard let path = restorationPath(for: controller, record: record) else { return }
+        guard let entry = pathEntry(for: controller, record: record) else { return }
         let value: any Encodable & Sendable = controller.restorableState
         let token = makeToken()
-        queue(StateHandoff(path: path, token: token, stateType: C.RestorableState.self, version: C.restorableStateVersion, value: value))
-        pending[path] = PendingValue(token: token, value: value, version: C.restorableStateVersion, saver: record)
-        latest[path] = Latest(token: token, generation: nil, verifiedAt: 0)
+        queue(StateHandoff(path: entry.path, token: token, stateType: C.RestorableState.self, version: C.restorableStateVersion, value: value))
+        setPending(PendingValue(token: token, value: value, version: C.restorableStateVersion, saver: record), in: entry)
+        entry.latest = Latest(token: token, generation: nil, verifiedAt: 0)
         record.seenToken = token
     }
 
@@ -674,21 +701,23 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
             counts.archiveWrites += outcome.archiveWrites
             for settled in outcome.settled {
                 if settled.wrote { counts.stateWrites += 1 } else { counts.unchangedSkips += 1 }
-                if let value = pending[settled.path], value.token == settled.token {
+                guard let entry = paths[settled.path] else { continue }
+                if let value = entry.pending, value.token == settled.token {
                     value.saver.seenGeneration = settled.generation
                     value.taker?.seenGeneration = settled.generation
                     for record in value.moreTakers { record.seenGeneration = settled.generation }
-                    pending[settled.path] = nil
+                    setPending(nil, in: entry)
                 }
-                if var known = latest[settled.path], known.token == settled.token {
+                if var known = entry.latest, known.token == settled.token {
                     known.generation = settled.generation
                     known.verifiedAt = outcome.changeCount
-                    latest[settled.path] = known
+                    entry.latest = known
                 }
             }
             for (path, token) in outcome.dropped {
-                if pending[path]?.token == token { pending[path] = nil }
-                if latest[path]?.token == token { forgetLatest(of: path) }
+                guard let entry = paths[path] else { continue }
+                if entry.pending?.token == token { setPending(nil, in: entry) }
+                if entry.latest?.token == token { forgetLatest(of: entry) }
             }
             for (path, reason) in outcome.setAside {
                 counts.quarantined += 1
@@ -708,25 +737,26 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
     /// over and not yet written (or kept for a retry after a failure that may pass).
     public var hasPendingWrites: Bool {
         absorbWriterOutcomes()
-        return !queued.isEmpty || !pending.isEmpty
+        return !queued.isEmpty || pendingCount > 0
     }
 
     // MARK: Restoring
 
     private func restore<C: StateRestoring>(_ controller: C) {
         let record = record(for: controller)
-        guard let path = restorationPath(for: controller, record: record) else { return }
+        guard let entry = pathEntry(for: controller, record: record) else { return }
+        let path = entry.path
         absorbWriterOutcomes()
         let now = changeCount()
-        if var known = latest[path], let generation = known.generation, known.verifiedAt != now {
+        if var known = entry.latest, let generation = known.generation, known.verifiedAt != now {
             // Something else committed since: has this path changed?
             counts.restoreQueries += 1
             do {
                 if (try store.generation(at: path, waitingForWrites: false) ?? 0) == generation {
                     known.verifiedAt = now
-                    latest[path] = known
+                    entry.latest = known
                 } else {
-                    forgetLatest(of: path)
+                    forgetLatest(of: entry)
                     recentStates.removeValue(forKey: path)
                 }
             } catch {
@@ -734,17 +764,17 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
                 return
             }
         }
-        guard let known = latest[path] else {
+        guard let known = entry.latest else {
             if unknownPathsAreEmpty(changeCount: now) {
                 // Nothing has written a state since the store found none, but this coordinator's
                 // writer, which wrote none at this path: nothing to restore, and no query.
                 let token = makeToken()
-                latest[path] = Latest(token: token, generation: 0, verifiedAt: now)
+                entry.latest = Latest(token: token, generation: 0, verifiedAt: now)
                 record.seenGeneration = 0
                 record.seenToken = token
                 return
             }
-            load(controller, record: record, path: path, now: now)
+            load(controller, record: record, entry: entry, now: now)
             return
         }
         if record.seenToken == known.token { return }
@@ -753,7 +783,7 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
             record.seenToken = known.token
             return
         }
-        if let value = pending[path], value.token == known.token {
+        if let value = entry.pending, value.token == known.token {
             // The newest state is still with the writer, handed over by another instance.
             if apply(pending: value, to: controller, path: path) {
                 value.addTaker(record)
@@ -771,14 +801,14 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
                     recentStates.setValue(cached, forKey: path)
                 }
             } else {
-                forgetLatest(of: path)
+                forgetLatest(of: entry)
                 return
             }
             record.seenToken = known.token
             record.seenGeneration = cached.generation
             return
         }
-        load(controller, record: record, path: path, now: now)
+        load(controller, record: record, entry: entry, now: now)
     }
 
     /// Whether a path with no entry in ``latest`` holds no state: the store held none at open
@@ -802,8 +832,14 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
 
     /// Forgets what the coordinator knew of `path`'s newest state: the next appearance asks the
     /// database, and no path unknown to it is taken to be empty any more.
+    private func forgetLatest(of entry: PathEntry) {
+        entry.latest = nil
+        noStatesAt = nil
+    }
+
+    /// ``forgetLatest(of:)`` by path, for a path the coordinator may not have met.
     private func forgetLatest(of path: RestorationPath) {
-        latest[path] = nil
+        paths[path]?.latest = nil
         noStatesAt = nil
     }
 
@@ -829,7 +865,8 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
 
     /// Reads the path's row (no state of it is queued) and puts it into `controller` when it
     /// is newer than what the instance has seen.
-    private func load<C: StateRestoring>(_ controller: C, record: Record, path: RestorationPath, now: UInt64) {
+    private func load<C: StateRestoring>(_ controller: C, record: Record, entry: PathEntry, now: UInt64) {
+        let path = entry.path
         counts.restoreQueries += 1
         let start = ContinuousClock.now
         defer { store.metrics.restore.recordSince(start) }
@@ -838,7 +875,7 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
                 let generation = try store.generation(at: path, waitingForWrites: false)
                 guard let generation, generation > seen else {
                     let token = makeToken()
-                    latest[path] = Latest(token: token, generation: generation ?? 0, verifiedAt: now)
+                    entry.latest = Latest(token: token, generation: generation ?? 0, verifiedAt: now)
                     if generation == seen { record.seenToken = token }
                     return
                 }
@@ -846,7 +883,7 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
             let token = makeToken()
             guard let stored = try store.state(at: path, waitingForWrites: false) else {
                 record.seenGeneration = 0
-                latest[path] = Latest(token: token, generation: 0, verifiedAt: now)
+                entry.latest = Latest(token: token, generation: 0, verifiedAt: now)
                 record.seenToken = token
                 return
             }
@@ -860,7 +897,7 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
             if apply(bytes: bytes, version: stored.version, to: controller, path: path, quarantineOnFailure: true) {
                 record.seenToken = token
             } else {
-                forgetLatest(of: path)
+                forgetLatest(of: entry)
             }
         } catch .stateTooLarge(_, let byteCount, let limit) {
             // Written by another tool past the budget: moved aside unread, never saved over.
@@ -881,7 +918,7 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
     /// the cache compare plaintext checksums.
     private func remember(_ stored: StoredState, bytes: Data, token: UInt64, now: UInt64) {
         let checksum = stored.isSealed ? Checksum.stored(bytes) : stored.checksum
-        latest[stored.path] = Latest(token: token, generation: stored.generation, verifiedAt: now)
+        entry(stored.path).latest = Latest(token: token, generation: stored.generation, verifiedAt: now)
         recentStates.setValue(
             CachedState(token: token, bytes: bytes, version: stored.version, checksum: checksum,
                         generation: stored.generation, value: nil),
@@ -895,25 +932,24 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
     /// a checksum that does not match), are left to the appearance.
     func preloadStates(of root: ViewController) {
         let controllers = preorder(root)
-        let paths: [RestorationPath] = inBatch {
+        let entries: [PathEntry] = inBatch {
             controllers.compactMap { controller in
                 guard controller is any StateRestoring else { return nil }
                 // The record keeps the path found here, so the appearance only checks it.
-                guard let path = restorationPath(for: controller, record: record(for: controller)), latest[path] == nil else { return nil }
-                return path
+                guard let entry = pathEntry(for: controller, record: record(for: controller)), entry.latest == nil else { return nil }
+                return entry
             }
         }
-        guard !paths.isEmpty else { return }
-        latest.reserveCapacity(latest.count + paths.count)
+        guard !entries.isEmpty else { return }
         let now = changeCount()
         if unknownPathsAreEmpty(changeCount: now) {
             // The database holds no state but this coordinator's: nothing to read.
-            for path in paths { latest[path] = Latest(token: makeToken(), generation: 0, verifiedAt: now) }
+            for entry in entries { entry.latest = Latest(token: makeToken(), generation: 0, verifiedAt: now) }
             return
         }
         counts.restoreQueries += 1
         do {
-            let (rows, present) = try store.states(at: paths, waitingForWrites: false)
+            let (rows, present) = try store.states(at: entries.map(\.path), waitingForWrites: false)
             for (_, stored) in rows {
                 // A sealed row that does not open is left to the appearance, which reports it.
                 guard let bytes = try? store.plaintext(of: stored) else { continue }
@@ -921,8 +957,8 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
             }
             // A path with no row at all is known to hold nothing (as a query at its appearance
             // would find), until another connection commits.
-            for path in paths where !present.contains(path) && latest[path] == nil {
-                latest[path] = Latest(token: makeToken(), generation: 0, verifiedAt: now)
+            for entry in entries where !present.contains(entry.path) && entry.latest == nil {
+                entry.latest = Latest(token: makeToken(), generation: 0, verifiedAt: now)
             }
         } catch {
             report(.store(error))
