@@ -109,8 +109,18 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
     }
 
     /// A restoration path as found for one instance: its identifiers leaf first, its scene,
-    /// and what the coordinator knows of the path.
-    typealias CachedPath = (leafFirst: [String], scene: String?, entry: PathEntry)
+    /// and what the coordinator knows of the path. A reference: reading it from a record
+    /// retains one object, not an array, a string and an entry.
+    final class CachedPath {
+        let leafFirst: [String]
+        let scene: String?
+        let entry: PathEntry
+        init(leafFirst: [String], scene: String?, entry: PathEntry) {
+            self.leafFirst = leafFirst
+            self.scene = scene
+            self.entry = entry
+        }
+    }
 
     /// Kept on the controller (``ViewController/restorationRecord``), for one coordinator.
     final class Record {
@@ -350,7 +360,7 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         if let cached = record.path, isUnchanged(cached, for: controller) { return cached.entry }
         guard let (path, leafFirst, scene) = findPath(of: controller) else { return nil }
         let entry = entry(path)
-        record.path = (leafFirst, scene, entry)
+        record.path = CachedPath(leafFirst: leafFirst, scene: scene, entry: entry)
         return entry
     }
 
