@@ -190,9 +190,11 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
     /// one pointer per path: an appearance that takes the value looks it up once and copies
     /// no existential, and records itself as a taker in place.
     final class PendingValue {
-        let token: UInt64
-        let value: any Encodable & Sendable
-        let version: Int
+        /// The handoff's capture (the value, its version and token), shared, not copied.
+        let capture: StateHandoff.Capture
+        var token: UInt64 { capture.token }
+        var value: any Encodable & Sendable { capture.value }
+        var version: Int { capture.version }
         /// The instance that saved it, and those that took it since: they have seen its
         /// generation once it is written.
         let saver: Record
@@ -201,10 +203,8 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         @exclusivity(unchecked) private(set) var taker: Record?
         @exclusivity(unchecked) private(set) var moreTakers: [Record] = []
 
-        init(token: UInt64, value: any Encodable & Sendable, version: Int, saver: Record) {
-            self.token = token
-            self.value = value
-            self.version = version
+        init(capture: StateHandoff.Capture, saver: Record) {
+            self.capture = capture
             self.saver = saver
         }
 
@@ -351,18 +351,28 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
     /// keep separate states.
     public func restorationPath(for controller: ViewController) -> RestorationPath? {
         if let record = existingRecord(of: controller) { return pathEntry(for: controller, record: record)?.path }
-        return findPath(of: controller)?.0
+        return findPath(of: controller)?.entry.path
     }
 
     /// The entry of the controller's restoration path (``restorationPath(for:)``), kept on its
     /// record with the identifiers that lead to it.
     private func pathEntry(for controller: ViewController, record: Record) -> PathEntry? {
         if let cached = record.path, isUnchanged(cached, for: controller) { return cached.entry }
-        guard let (path, leafFirst, scene) = findPath(of: controller) else { return nil }
-        let entry = entry(path)
-        record.path = CachedPath(leafFirst: leafFirst, scene: scene, entry: entry)
-        return entry
+        guard let found = findPath(of: controller) else { return nil }
+        record.path = found
+        return found.entry
     }
+
+    /// The identifiers a walk to the root met (leaf first) and its scene: what a path is
+    /// found by once it has been built and validated (``knownPaths``).
+    private struct PathKey: Hashable {
+        let leafFirst: [String]
+        let scene: String?
+    }
+    /// Every path found so far, by the identifiers and scene that lead to it: an instance at
+    /// a path met before (a screen shown again, a new page of a kind pushed before) shares its
+    /// ``CachedPath``; no path is built or validated again.
+    @exclusivity(unchecked) private var knownPaths: [PathKey: CachedPath] = [:]
 
     /// Whether the walk from `controller` to the root meets the identifiers of `cached`, none
     /// shared by a sibling, and ends in the same scene; no path is built.
@@ -387,7 +397,7 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         return index == cached.leafFirst.count && node.hostingWindow?.sceneIdentifier == cached.scene
     }
 
-    private func findPath(of controller: ViewController) -> (RestorationPath, leafFirst: [String], scene: String?)? {
+    private func findPath(of controller: ViewController) -> CachedPath? {
         var components: [String] = []
         components.reserveCapacity(4)
         var shared = false
@@ -404,9 +414,11 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
                 break
             }
         }
-        let path: RestorationPath
         // The walk ended at the root of everything `controller` is in: its window's root.
         let scene = node.hostingWindow?.sceneIdentifier
+        let key = PathKey(leafFirst: components, scene: scene)
+        if !shared, let known = knownPaths[key] { return known }
+        let path: RestorationPath
         do {
             let prefix = try pathPrefix(of: scene)
             path = try RestorationPath(prefix: prefix?.isEmpty == false ? prefix : nil, leafFirst: components)
@@ -418,7 +430,9 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
             if reportedDuplicates.insert(path).inserted { report(.duplicateRestorationIdentifier(path: path)) }
             return nil
         }
-        return (path, components, scene)
+        let found = CachedPath(leafFirst: components, scene: scene, entry: entry(path))
+        knownPaths[key] = found
+        return found
     }
 
     private func isShared(_ identifier: String, of controller: ViewController, in parent: ViewController) -> Bool {
@@ -565,8 +579,9 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         guard let entry = pathEntry(for: controller, record: record) else { return }
         let value: any Encodable & Sendable = controller.restorableState
         let token = makeToken()
-        queue(StateHandoff(path: entry.path, token: token, stateType: C.RestorableState.self, version: C.restorableStateVersion, value: value))
-        setPending(PendingValue(token: token, value: value, version: C.restorableStateVersion, saver: record), in: entry)
+        let handoff = StateHandoff(path: entry.path, token: token, stateType: C.RestorableState.self, version: C.restorableStateVersion, value: value)
+        queue(handoff)
+        setPending(PendingValue(capture: handoff.capture, saver: record), in: entry)
         entry.latest = Latest(token: token, generation: nil, verifiedAt: 0)
         record.seenToken = token
     }
@@ -656,17 +671,17 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
                 batch.archives = [(scene, scene == Window.defaultSceneIdentifier ? "" : scene, archive)]
             }
         }
+        // Moved, not copied; the lists a structural change rarely has are only touched when
+        // they hold something.
         swap(&batch.states, &queued)
-        batch.removedScenes = queuedRemovals
-        batch.forgottenArchives = queuedForgotten
-        batch.pressureEvents = queuedEvents
+        if !queuedRemovals.isEmpty { swap(&batch.removedScenes, &queuedRemovals) }
+        if !queuedEvents.isEmpty { swap(&batch.pressureEvents, &queuedEvents) }
         batch.releaseMemory = releasingMemory
+        if !queuedIndex.isEmpty { queuedIndex.removeAll(keepingCapacity: true) }
         // An empty batch still runs when writes wait for a retry: a flush point retries them.
+        // Archives to forget alone do not make a batch: they wait for the next one.
         guard !batch.isEmpty || writer.hasCarriedWork else { return }
-        queuedIndex.removeAll(keepingCapacity: true)
-        queuedRemovals.removeAll()
-        queuedForgotten.removeAll()
-        queuedEvents.removeAll()
+        if !queuedForgotten.isEmpty { swap(&batch.forgottenArchives, &queuedForgotten) }
         if writer.enqueue(&batch) {
             // Write-behind wakes the writer (nothing to do while it is still writing), so the
             // window of loss never waits for the main queue; write-through runs the batch here.
