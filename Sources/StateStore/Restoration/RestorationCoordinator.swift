@@ -319,6 +319,7 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         // Room for the first screens' paths, made here rather than by the first saves and
         // appearances (a table's first insert allocates it, and each doubling rehashes it).
         paths.reserveCapacity(16)
+        knownPaths.reserveCapacity(16)
     }
 
     func report(_ error: RestorationError) {
