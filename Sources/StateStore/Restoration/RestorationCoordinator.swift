@@ -263,7 +263,9 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
 
     /// The limits an archive must be within to be rebuilt; an archive over them is set aside
     /// with the reason and the app starts fresh. Defaults to ``HierarchyArchive/Limits/standard``.
-    public var archiveLimits = HierarchyArchive.Limits.standard
+    // Read at every archived controller; like the coordinator's own state it is exempt from
+    // the runtime's dynamic exclusivity check (main-actor state, no access spans a call out).
+    @exclusivity(unchecked) public var archiveLimits = HierarchyArchive.Limits.standard
 
     /// Whether a structural change returns before its batch is committed (write-behind, the
     /// default), or waits for it (write-through).
@@ -276,7 +278,8 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
     /// woken when it sleeps; one still writing takes the batch next). Set it to `false` when
     /// every structural change must be on disk before the call that made it returns, at the
     /// cost of the main thread waiting for the disk.
-    public var writesBehind = true
+    // Read at every hand-over; exempt from the dynamic exclusivity check, as above.
+    @exclusivity(unchecked) public var writesBehind = true
 
     /// Set while the application terminates: closing windows must not overwrite their archives.
     @exclusivity(unchecked) var isTerminating = false
