@@ -883,13 +883,15 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
     /// The store's change count, asking SQLite (`PRAGMA data_version`) at most once a
     /// millisecond: the appearances of one transition share one look. A commit by another
     /// process within that millisecond is seen by the next look, as one made just after it would be.
+    /// While the writer has work, the count it publishes as each transaction ends is taken
+    /// instead (it reads the pragma as the transaction begins).
     private func changeCount() -> UInt64 {
         let clock = Self.monotonicNanoseconds()
         if let last = lastChangeCheck, clock &- last < 1_000_000 {
             return store.changeCount(refreshing: false)
         }
         lastChangeCheck = clock
-        return store.changeCount(refreshing: true)
+        return store.changeCount(refreshing: true, unlessWriting: true)
     }
 
     /// Reads the path's row (no state of it is queued) and puts it into `controller` when it

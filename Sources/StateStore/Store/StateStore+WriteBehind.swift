@@ -268,8 +268,15 @@ extension StateStore {
     /// someone holds it (the writer, in a transaction), the value published when it was last
     /// released is returned (the writer reads the pragma as each of its transactions begins
     /// and publishes what it saw as it ends). Never waits for the writer.
-    func changeCount(refreshing: Bool) -> UInt64 {
-        if refreshing {
+    ///
+    /// With `unlessWriting` (an appearance on the main thread), while the write-behind queue
+    /// has work the writer holds the connection or is about to take it, and publishes the
+    /// count as its transaction ends: the published value is returned without trying the
+    /// lock. A try that fails is a system call on Linux (the lock is a priority-inheriting
+    /// futex, and only the kernel knows its owner), which cost the main thread microseconds
+    /// at every look while the writer was busy. The writer itself always refreshes.
+    func changeCount(refreshing: Bool, unlessWriting: Bool = false) -> UInt64 {
+        if refreshing && (!unlessWriting || writeBehind.isIdle) {
             _ = connection.withLockIfAvailable { (connection: inout Connection) -> Bool in
                 connection.noteOtherConnectionsCommitsIfAny()
                 publishedChangeCount.store(connection.changeCount, ordering: .releasing)
