@@ -154,6 +154,26 @@ struct RestorationTests {
         #expect(try store.restore(NoteController.State.self, for: "nav/a") == .init(text: "committed by the override", edits: 3))
     }
 
+    /// Two screens pushed in turn at the same place whose identifiers are canonically
+    /// equivalent but different bytes ("café" precomposed, then decomposed) are two paths, two
+    /// rows: the second does not take the first one's path, nor its state.
+    @Test func identifiersThatAreEqualStringsButDifferentBytesAreDifferentPaths() throws {
+        let store = try StateStore(path: database)
+        let (application, _, navigation) = try launch(store)
+        let composed = "caf\u{E9}", decomposed = "cafe\u{301}"
+        #expect(composed == decomposed)
+        for (identifier, text) in [(composed, "precomposed"), (decomposed, "decomposed"), (composed, "precomposed again")] {
+            let note = NoteController()
+            note.restorationIdentifier = identifier
+            navigation.pushViewController(note, animated: false)
+            if note.restorableState.text.isEmpty || text.hasSuffix("again") { note.restorableState.text = text }
+            _ = navigation.popViewController(animated: false)
+        }
+        application.restorationCoordinator?.flush()
+        #expect(try store.restore(NoteController.State.self, for: RestorationPath(validating: "nav/" + composed))?.text == "precomposed again")
+        #expect(try store.restore(NoteController.State.self, for: RestorationPath(validating: "nav/" + decomposed))?.text == "decomposed")
+    }
+
     @Test func controllersOfManyClassesAreSavedAndRestoredEachAsItsOwnType() throws {
         enum T0 {}; enum T1 {}; enum T2 {}; enum T3 {}; enum T4 {}; enum T5 {}; enum T6 {}; enum T7 {}
         enum T8 {}; enum T9 {}; enum T10 {}; enum T11 {}; enum T12 {}

@@ -145,7 +145,8 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
     /// What the coordinator knows of one path: the newest state, and its value while it waits
     /// for the writer. A reference, kept in ``paths`` and on the record of each instance at
     /// the path, so that a save or an appearance at a path already met needs no lookup.
-    /// Entries stay for the coordinator's life (as paths are few: one per screen met).
+    /// Entries stay for the coordinator's life, one per path met, as what it knows of each
+    /// path always did (records point at them).
     final class PathEntry {
         let path: RestorationPath
         /// The newest state of the path; `nil` while not known (the next appearance asks the
@@ -186,7 +187,7 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
     /// without the path being known empty.
     @exclusivity(unchecked) private var noStatesAt: UInt64?
 
-    /// A state handed to the writer and not yet settled. A reference, so that the table holds
+    /// A state handed to the writer and not yet settled. A reference, so that an entry holds
     /// one pointer per path: an appearance that takes the value looks it up once and copies
     /// no existential, and records itself as a taker in place.
     final class PendingValue {
@@ -369,14 +370,48 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
 
     /// The identifiers a walk to the root met (leaf first) and its scene: what a path is
     /// found by once it has been built and validated (``knownPaths``).
+    /// Compared and hashed by the identifiers' UTF-8 bytes, as paths are: `é` (U+00E9) and
+    /// `e` + U+0301 are equal `String`s but different paths.
     private struct PathKey: Hashable {
         let leafFirst: [String]
         let scene: String?
+
+        static func == (a: PathKey, b: PathKey) -> Bool {
+            guard a.leafFirst.count == b.leafFirst.count, sameBytes(a.scene, b.scene) else { return false }
+            for index in a.leafFirst.indices where !sameBytes(a.leafFirst[index], b.leafFirst[index]) { return false }
+            return true
+        }
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(leafFirst.count)
+            for identifier in leafFirst { Self.combine(identifier, into: &hasher) }
+            if let scene { Self.combine(scene, into: &hasher) } else { hasher.combine(-1) }
+        }
+
+        private static func combine(_ text: String, into hasher: inout Hasher) {
+            var text = text
+            text.withUTF8 { bytes in
+                hasher.combine(bytes.count)
+                hasher.combine(bytes: UnsafeRawBufferPointer(bytes))
+            }
+        }
+
+        private static func sameBytes(_ a: String?, _ b: String?) -> Bool {
+            guard let a, let b else { return a == nil && b == nil }
+            return RestorationCoordinator.sameBytes(a, b)
+        }
+    }
+
+    /// Whether two identifiers are the same bytes (not merely canonically equivalent).
+    nonisolated static func sameBytes(_ a: String, _ b: String) -> Bool {
+        a.utf8.elementsEqual(b.utf8)
     }
     /// Every path found so far, by the identifiers and scene that lead to it: an instance at
     /// a path met before (a screen shown again, a new page of a kind pushed before) shares its
     /// ``CachedPath``; no path is built or validated again.
     @exclusivity(unchecked) private var knownPaths: [PathKey: CachedPath] = [:]
+    /// The most paths ``knownPaths`` holds before it starts afresh.
+    static let knownPathsLimit = 4096
 
     /// Whether the walk from `controller` to the root meets the identifiers of `cached`, none
     /// shared by a sibling, and ends in the same scene; no path is built.
@@ -385,7 +420,7 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         var index = 0
         while true {
             guard index < cached.leafFirst.count, let identifier = node.restorationIdentifier,
-                  identifier == cached.leafFirst[index]
+                  Self.sameBytes(identifier, cached.leafFirst[index])
             else { return false }
             index += 1
             if let parent = node.parent {
@@ -398,7 +433,12 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
                 break
             }
         }
-        return index == cached.leafFirst.count && node.hostingWindow?.sceneIdentifier == cached.scene
+        guard index == cached.leafFirst.count else { return false }
+        switch (node.hostingWindow?.sceneIdentifier, cached.scene) {
+        case (nil, nil): return true
+        case let (scene?, cachedScene?): return Self.sameBytes(scene, cachedScene)
+        default: return false
+        }
     }
 
     private func findPath(of controller: ViewController) -> CachedPath? {
@@ -435,6 +475,9 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
             return nil
         }
         let found = CachedPath(leafFirst: components, scene: scene, entry: entry(path))
+        // A cache, bounded: a hierarchy of many distinct paths (a rebuilt archive of thousands
+        // of children) starts it afresh rather than keeping every one.
+        if knownPaths.count >= Self.knownPathsLimit { knownPaths = [:] }
         knownPaths[key] = found
         return found
     }
@@ -543,6 +586,8 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
     }
 
     public func applicationDidReceiveMemoryWarning(_ application: Application, level: MemoryPressureLevel) {
+        // Recreatable: a path met again is found by its walk and validated again.
+        knownPaths = [:]
         // An OOM kill may follow a critical warning: everything visible goes to disk now.
         if level == .critical {
             saveVisibleControllers(of: application)
@@ -722,7 +767,7 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         absorbWriterOutcomes()
     }
 
-    /// Takes in the writer's outcomes: settled states leave the pending table (their bytes are
+    /// Takes in the writer's outcomes: settled states leave their entries (their bytes are
     /// in the cache), dropped ones are forgotten, problems are reported.
     func absorbWriterOutcomes() {
         for outcome in writer.takeOutcomes() {
@@ -840,7 +885,7 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         load(controller, record: record, entry: entry, now: now)
     }
 
-    /// Whether a path with no entry in ``latest`` holds no state: the store held none at open
+    /// Whether a path with no ``PathEntry/latest`` holds no state: the store held none at open
     /// (``noStatesAt``), this is its only coordinator (another's writer commits without raising
     /// the change count), and the change count `now` has not moved. `now` is the caller's look
     /// (``changeCount()``), as for a path the coordinator knows: taken at most a millisecond
@@ -883,15 +928,17 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
     /// The store's change count, asking SQLite (`PRAGMA data_version`) at most once a
     /// millisecond: the appearances of one transition share one look. A commit by another
     /// process within that millisecond is seen by the next look, as one made just after it would be.
-    /// While the writer has work, the count it publishes as each transaction ends is taken
-    /// instead (it reads the pragma as the transaction begins).
+    /// While the writer is in a transaction, the count it published when its last one ended is
+    /// taken (it reads the pragma as each begins), as a look at the held connection would
+    /// return, without trying the lock; the next appearance looks again.
     private func changeCount() -> UInt64 {
         let clock = Self.monotonicNanoseconds()
         if let last = lastChangeCheck, clock &- last < 1_000_000 {
             return store.changeCount(refreshing: false)
         }
+        if store.writerInTransaction.load(ordering: .relaxed) { return store.changeCount(refreshing: false) }
         lastChangeCheck = clock
-        return store.changeCount(refreshing: true, unlessWriting: true)
+        return store.changeCount(refreshing: true)
     }
 
     /// Reads the path's row (no state of it is queued) and puts it into `controller` when it

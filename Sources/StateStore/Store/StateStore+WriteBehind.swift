@@ -268,15 +268,8 @@ extension StateStore {
     /// someone holds it (the writer, in a transaction), the value published when it was last
     /// released is returned (the writer reads the pragma as each of its transactions begins
     /// and publishes what it saw as it ends). Never waits for the writer.
-    ///
-    /// With `unlessWriting` (an appearance on the main thread), while the write-behind queue
-    /// has work the writer holds the connection or is about to take it, and publishes the
-    /// count as its transaction ends: the published value is returned without trying the
-    /// lock. A try that fails is a system call on Linux (the lock is a priority-inheriting
-    /// futex, and only the kernel knows its owner), which cost the main thread microseconds
-    /// at every look while the writer was busy. The writer itself always refreshes.
-    func changeCount(refreshing: Bool, unlessWriting: Bool = false) -> UInt64 {
-        if refreshing && (!unlessWriting || writeBehind.isIdle) {
+    func changeCount(refreshing: Bool) -> UInt64 {
+        if refreshing {
             _ = connection.withLockIfAvailable { (connection: inout Connection) -> Bool in
                 connection.noteOtherConnectionsCommitsIfAny()
                 publishedChangeCount.store(connection.changeCount, ordering: .releasing)
@@ -294,7 +287,11 @@ extension StateStore {
         _ body: (WriteTransaction) throws(StateStoreError) -> T
     ) throws(StateStoreError) -> T {
         try connection.withLock { (connection: inout Connection) throws(StateStoreError) -> T in
-            defer { publishedChangeCount.store(connection.changeCount, ordering: .releasing) }
+            writerInTransaction.store(true, ordering: .relaxed)
+            defer {
+                publishedChangeCount.store(connection.changeCount, ordering: .releasing)
+                writerInTransaction.store(false, ordering: .relaxed)
+            }
             return try connection.writeTransaction(countsAsChange: false) { () throws(StateStoreError) -> T in
                 try body(WriteTransaction(connection: connection, store: self))
             }

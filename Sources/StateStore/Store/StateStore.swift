@@ -133,6 +133,11 @@ public final class StateStore: Sendable {
     let writeBehind = WriteBehindQueue()
     /// The connection's ``Connection/changeCount`` as last seen, readable without the lock.
     let publishedChangeCount = Atomic<UInt64>(0)
+    /// Set while the write-behind writer holds the connection for a transaction: a look at the
+    /// change count then takes ``publishedChangeCount`` rather than trying the lock, whose
+    /// failed try is a system call on Linux (the lock is a priority-inheriting futex, and only
+    /// the kernel knows its owner). A hint: a look that misses it only pays that call.
+    let writerInTransaction = Atomic<Bool>(false)
 
     /// The integrity check running after open; `nil` when it is off.
     let backgroundChecker: BackgroundChecker?
