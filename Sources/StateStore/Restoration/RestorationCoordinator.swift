@@ -460,8 +460,10 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         }
         // The walk ended at the root of everything `controller` is in: its window's root.
         let scene = node.hostingWindow?.sceneIdentifier
-        let key = PathKey(leafFirst: components, scene: scene)
-        if !shared, let known = knownPaths[key] { return known }
+        // The cache serves the few paths a navigating app meets again and again; a rebuild or a
+        // pass over many controllers (each path met once) neither reads nor fills it.
+        let key = batchDepth == 0 && !isRestoringHierarchy ? PathKey(leafFirst: components, scene: scene) : nil
+        if !shared, let key, let known = knownPaths[key] { return known }
         let path: RestorationPath
         do {
             let prefix = try pathPrefix(of: scene)
@@ -475,10 +477,11 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
             return nil
         }
         let found = CachedPath(leafFirst: components, scene: scene, entry: entry(path))
-        // A cache, bounded: a hierarchy of many distinct paths (a rebuilt archive of thousands
-        // of children) starts it afresh rather than keeping every one.
-        if knownPaths.count >= Self.knownPathsLimit { knownPaths = [:] }
-        knownPaths[key] = found
+        // Bounded: many distinct paths met outside a rebuild start it afresh.
+        if let key {
+            if knownPaths.count >= Self.knownPathsLimit { knownPaths = [:] }
+            knownPaths[key] = found
+        }
         return found
     }
 
