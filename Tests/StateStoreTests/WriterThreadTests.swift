@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import StateStore
 
@@ -37,5 +38,28 @@ struct WriterThreadTests {
         store = nil
         while Self.policy(ofThread: id) != nil, ContinuousClock.now < deadline { usleep(2_000) }
         #expect(Self.policy(ofThread: id) == nil)
+    }
+    final class Counter: Sendable {
+        let value = Atomic<Int>(0)
+    }
+
+    /// Hand-overs at every distance from the end of the writer's last drain, 0 to 250 µs:
+    /// while it still checks for more jobs, as it goes to sleep, asleep. Each must run with
+    /// nobody waiting for the queue (a wait runs queued jobs itself): a wake-up lost between
+    /// the drain's last look and the sleep leaves one unrun.
+    @Test func everyHandOverRunsWithNobodyWaitingForTheQueue() throws {
+        let store = try StateStore(path: folder.file("state.sqlite"))
+        let ran = Counter()
+        for index in 0..<3_000 {
+            let gap = Duration.nanoseconds((index &* 7_919) % 250_000)
+            let start = ContinuousClock.now
+            while ContinuousClock.now - start < gap {}
+            store.submitWriteBehind { ran.value.add(1, ordering: .sequentiallyConsistent) }
+            let deadline = ContinuousClock.now + .seconds(10)
+            while ran.value.load(ordering: .sequentiallyConsistent) <= index {
+                try #require(ContinuousClock.now < deadline, "hand-over \(index) (\(gap) after the last) never ran")
+            }
+        }
+        #expect(ran.value.load(ordering: .sequentiallyConsistent) == 3_000)
     }
 }

@@ -48,6 +48,13 @@ extension StateStore {
             let checksum = Checksum.stored(bytes)
             // ?10 lists the keys this store opens (",id1,id2,"): a row sealed with any other key
             // is left as it is, and the lookup below says why.
+            // No RETURNING clause: SQLite buffers a RETURNING statement's rows in an ephemeral
+            // table, a b-tree with a page cache of its own (an 85 KB allocation), plus a 64 KB
+            // statement journal, made and freed at every save. On the writer's thread that
+            // grew and trimmed its malloc arena at every transaction: page faults, and an
+            // `madvise` whose TLB shootdown interrupted the main thread. Whether the row was
+            // written is `sqlite3_changes`; its generation is read back by the lookup below,
+            // one probe of the primary key.
             let upsert = try connection.cached("""
                 INSERT INTO states(path, type_name, version, generation, encoding, checksum, updated_at, bytes, key_id)
                 VALUES (?1, ?2, ?3, 1, ?4, ?5, ?6, ?7, ?9)
@@ -61,10 +68,8 @@ extension StateStore {
                     OR length(states.bytes) != length(excluded.bytes) OR states.key_id IS NOT excluded.key_id)
                     AND states.generation < ?8
                     AND (states.key_id IS NULL OR instr(?10, ',' || states.key_id || ',') > 0)
-                RETURNING generation
                 """)
-            let written = try bytes.withBorrowedBytes { (raw) throws(StateStoreError) -> Int64? in
-                defer { upsert.reset() }
+            try bytes.withBorrowedBytes { (raw) throws(StateStoreError) in
                 upsert.bind(path.rawValue, at: 1)
                 upsert.bind(typeName, at: 2)
                 upsert.bind(version, at: 3)
@@ -75,18 +80,18 @@ extension StateStore {
                 upsert.bind(StoredState.maximumGeneration, at: 8)
                 if let keyID { upsert.bind(keyID, at: 9) } else { upsert.bindNull(at: 9) }
                 upsert.bind(store.openableKeyList, at: 10)
-                guard try upsert.step() else { return nil }
-                let generation = upsert.int64(0)
-                while try upsert.step() {}
-                return generation
+                // Reset (and the borrowed bytes unbound) before they go.
+                try upsert.run()
             }
-            if let written { return SaveResult(generation: written, wrote: true) }
+            // 1 when the row was inserted or updated, 0 when the update's condition left it.
+            let written = connection.changes > 0
             let current = try connection.cached("SELECT generation, key_id FROM states WHERE path = ?1")
             current.bind(path.rawValue, at: 1)
             _ = try current.step()
             let generation = current.int64(0)
             let storedKey = current.isNull(1) ? nil : current.string(1)
             current.reset()
+            if written { return SaveResult(generation: generation, wrote: true) }
             if let storedKey, !store.mayReplace(rowSealedWith: storedKey) {
                 throw .keyMismatch(path: path, found: storedKey, configured: store.options.sealer?.keyID)
             }
