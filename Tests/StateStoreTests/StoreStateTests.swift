@@ -7,6 +7,20 @@ struct StoreStateTests {
     let folder = TemporaryFolder()
     var path: String { folder.file("state.sqlite") }
 
+    /// A cached statement whose step failed is ready for the next caller, and runs with that
+    /// caller's bindings: left halted, it refused them and ran again with the failed caller's
+    /// (a save's lookup after a failed one read another path's row).
+    @Test func aCachedStatementThatFailedRunsWithTheNextCallersBindings() throws {
+        let connection = try Connection(path: path, options: .init())
+        let statement = try connection.cached("SELECT json(?1)")
+        statement.bind("{not json", at: 1)
+        #expect(throws: StateStoreError.self) { _ = try statement.step() }
+        statement.bind("[1]", at: 1)
+        #expect(try statement.step())
+        #expect(statement.string(0) == "[1]")
+        statement.reset()
+    }
+
     @Test func roundTripsACodableStruct() throws {
         let store = try StateStore(path: path)
         let draft = Draft(

@@ -63,12 +63,19 @@ final class Statement {
     // MARK: Stepping
 
     /// Steps once: `true` when a row is available, `false` when the statement is done.
+    ///
+    /// A step that fails resets the statement and drops its bindings before it throws: a
+    /// cached statement left halted would refuse the next caller's bindings (`SQLITE_MISUSE`)
+    /// and then run again with the failed caller's (another path's row, read as this one's).
     func step() throws(StateStoreError) -> Bool {
         let code = sqlite3_step(handle)
         switch code {
         case SQLITE_ROW: return true
         case SQLITE_DONE: return false
-        default: throw connection.error(code, sql: sql)
+        default:
+            let error = connection.error(code, sql: sql)
+            reset()
+            throw error
         }
     }
 

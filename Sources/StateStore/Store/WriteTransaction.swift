@@ -53,8 +53,8 @@ extension StateStore {
             // statement journal, made and freed at every save. On the writer's thread that
             // grew and trimmed its malloc arena at every transaction: page faults, and an
             // `madvise` whose TLB shootdown interrupted the main thread. Whether the row was
-            // written is `sqlite3_changes`; its generation is read back by the lookup below,
-            // one probe of the primary key.
+            // written is `sqlite3_changes`; its generation is read back by the lookup below, by
+            // path.
             let upsert = try connection.cached("""
                 INSERT INTO states(path, type_name, version, generation, encoding, checksum, updated_at, bytes, key_id)
                 VALUES (?1, ?2, ?3, 1, ?4, ?5, ?6, ?7, ?9)
@@ -84,7 +84,7 @@ extension StateStore {
                 try upsert.run()
             }
             // 1 when the row was inserted or updated, 0 when the update's condition left it.
-            let written = connection.changes > 0
+            let written = sqlite3Changes > 0
             let current = try connection.cached("SELECT generation, key_id FROM states WHERE path = ?1")
             current.bind(path.rawValue, at: 1)
             _ = try current.step()
