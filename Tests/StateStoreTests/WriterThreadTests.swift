@@ -39,6 +39,7 @@ struct WriterThreadTests {
         while Self.policy(ofThread: id) != nil, ContinuousClock.now < deadline { usleep(2_000) }
         #expect(Self.policy(ofThread: id) == nil)
     }
+
     final class Counter: Sendable {
         let value = Atomic<Int>(0)
     }
