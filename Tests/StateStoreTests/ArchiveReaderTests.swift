@@ -40,6 +40,29 @@ struct ArchiveReaderTests {
         }
     }
 
+    /// Siblings mostly share their class names and storyboard identifiers, and the reader takes
+    /// a repeat from the last one read: names of the same length that differ, names that share
+    /// a prefix, and non-ASCII ones, in random runs, must each read as themselves.
+    @Test func repeatedAndNearlyRepeatedNamesReadAsThemselves() throws {
+        var generator = SplitMix(seed: 0xC1A55)
+        let names = ["a", "b", "ab", "ba", "é", "e", "😀", "StateStore.ViewController", "StateStore.ViewControllex", ""]
+        func pick() -> String? {
+            let index = Int(generator.next() % UInt64(names.count + 1))
+            return index == names.count ? nil : names[index]
+        }
+        for _ in 0..<200 {
+            let children = (0..<Int(generator.next() % 12)).map { _ in
+                Node(storyboardIdentifier: pick(), restorationIdentifier: pick(), restorationClass: pick(),
+                     kind: [.plain, .navigation, .tabBar][Int(generator.next() % 3)])
+            }
+            let archive = HierarchyArchive(root: Node(storyboardIdentifier: pick(), kind: .plain, children: children))
+            let bytes = try archive.encodedJSON()
+            let direct = try #require(ArchiveReader.read(bytes))
+            #expect(direct == archive)
+            #expect(direct == (try JSONDecoder().decode(HierarchyArchive.self, from: bytes)))
+        }
+    }
+
     @Test func whitespaceNullsAndAnyKeyOrderAreRead() throws {
         let json = """
             { "root" : { "presented" : null, "kind" : "plain", "children" : [ ], "storyboardIdentifier" : "a",

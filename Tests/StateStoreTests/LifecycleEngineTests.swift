@@ -292,6 +292,56 @@ struct LifecycleEngineTests {
         #expect(stage.take() == [])
     }
 
+    /// A view that its superview's layout resizes is laid out by that same layout, which lays
+    /// out the subviews next; one that the layout resizes and then moves elsewhere is laid out
+    /// on the next turn, as any marked view is.
+    @Test("a view resized by its superview's layout is laid out by it, or on the next turn if it moves away")
+    func viewsResizedDuringTheirSuperviewsLayout() async {
+        final class Counting: View {
+            var layouts = 0
+            override func layoutSubviews() { layouts += 1 }
+        }
+        final class Arranging: View {
+            let kept = Counting(), moved = Counting()
+            var width = 10.0
+            var elsewhere: View?
+            override func layoutSubviews() {
+                kept.frame = Rect(x: 0, y: 0, width: width, height: 1)
+                moved.frame = Rect(x: 0, y: 0, width: width, height: 1)
+                if let elsewhere { elsewhere.addSubview(moved) }
+            }
+        }
+        let stage = Stage()
+        let a = Probe("A")
+        stage.show(a)
+        let arranging = Arranging(), other = View()
+        arranging.addSubview(arranging.kept)
+        arranging.addSubview(arranging.moved)
+        // `other` first: a pass that reaches `arranging` has passed it already.
+        a.view.addSubview(other)
+        a.view.addSubview(arranging)
+        a.view.layoutIfNeeded()
+        await Task { @MainActor in }.value
+        let (kept, moved) = (arranging.kept.layouts, arranging.moved.layouts)
+
+        arranging.width = 20
+        arranging.setNeedsLayout()
+        arranging.layoutIfNeeded()
+        #expect(arranging.kept.layouts == kept + 1 && !arranging.kept.needsLayout)
+        #expect(arranging.moved.layouts == moved + 1 && !arranging.moved.needsLayout)
+
+        arranging.width = 30
+        arranging.elsewhere = other
+        arranging.setNeedsLayout()
+        // The pass that moves it away asks for another, which runs within these turns.
+        await Task { @MainActor in }.value
+        await Task { @MainActor in }.value
+        #expect(arranging.kept.layouts == kept + 2)
+        #expect(arranging.moved.superview === other)
+        #expect(arranging.moved.layouts == moved + 2 && !arranging.moved.needsLayout)
+        stage.take()
+    }
+
     // MARK: Every legal nested sequence
 
     #if DEBUG

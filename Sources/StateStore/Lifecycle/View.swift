@@ -56,6 +56,8 @@ open class View {
         guard let superview else { return }
         superview.subviews.removeAll { $0 === self }
         self.superview = nil
+        // Marked during its superview's layout, it counted on that layout, which it now leaves.
+        if needsLayout && superview.isPositioningSubviews { LayoutScheduler.schedule(self) }
     }
 
     /// Marks the view as needing layout and schedules a layout pass on the main actor's
@@ -65,13 +67,21 @@ open class View {
     /// visible window; a hidden view lays out when it next appears.
     public func setNeedsLayout() {
         needsLayout = true
+        // A view its superview's layout marks (positioning a child's view, `layoutSubviews`)
+        // is laid out by that same layout, which lays out the subviews next: no pass to ask for.
+        if superview?.isPositioningSubviews == true { return }
         LayoutScheduler.schedule(self)
     }
+
+    /// Whether this view's own layout is running, before it lays out its subviews.
+    private var isPositioningSubviews = false
 
     /// Lays out the view now if it is marked, then its subviews.
     public func layoutIfNeeded() {
         if needsLayout {
             needsLayout = false
+            let wasPositioning = isPositioningSubviews
+            isPositioningSubviews = true
             if let controller = viewController {
                 controller.prepareToAppearIfNeeded()
                 controller.deliverLayout(.viewWillLayoutSubviews)
@@ -81,6 +91,7 @@ open class View {
             } else {
                 layoutSubviews()
             }
+            isPositioningSubviews = wasPositioning
         }
         for subview in subviews {
             subview.layoutIfNeeded()

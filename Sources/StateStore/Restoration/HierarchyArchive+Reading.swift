@@ -14,6 +14,10 @@ import Foundation
 struct ArchiveReader {
     private let bytes: UnsafeRawBufferPointer
     private var index = 0
+    /// The last class name and storyboard identifier read, with the bytes they were read from:
+    /// siblings mostly share them, and a repeat takes the string already made.
+    private var lastRestorationClass: (range: Range<Int>, text: String)?
+    private var lastStoryboardIdentifier: (range: Range<Int>, text: String)?
 
     private init(_ bytes: UnsafeRawBufferPointer) {
         self.bytes = bytes
@@ -72,16 +76,19 @@ struct ArchiveReader {
         let complete = members { (reader, key) -> Bool in
             switch key {
             case .storyboardIdentifier:
-                guard storyboardIdentifier == nil, let value = reader.optional({ $0.string() }) else { return false }
+                guard storyboardIdentifier == nil, let value = reader.optional({ $0.string(repeating: \.lastStoryboardIdentifier) })
+                else { return false }
                 storyboardIdentifier = value
             case .restorationIdentifier:
                 guard restorationIdentifier == nil, let value = reader.optional({ $0.string() }) else { return false }
                 restorationIdentifier = value
             case .restorationClass:
-                guard restorationClass == nil, let value = reader.optional({ $0.string() }) else { return false }
+                guard restorationClass == nil, let value = reader.optional({ $0.string(repeating: \.lastRestorationClass) }) else {
+                    return false
+                }
                 restorationClass = value
             case .kind:
-                guard kind == nil, let value = reader.string().flatMap(HierarchyArchive.Node.Kind.init(rawValue:)) else { return false }
+                guard kind == nil, let value = reader.kind() else { return false }
                 kind = value
             case .children:
                 guard children == nil, let value = reader.array({ $0.node() }) else { return false }
@@ -130,11 +137,37 @@ struct ArchiveReader {
     }
 
     /// The keys an archive's objects have.
-    private enum Key: String {
+    private enum Key: String, CaseIterable {
         case format, orientation, root, unarchived
         case storyboardIdentifier, restorationIdentifier, restorationClass, kind, children, selectedIndex, presented
         case path, typeName, reason
+
+        /// Each key's UTF-8, to match a key's bytes without making a string of them.
+        static let spellings: [(key: Key, utf8: [UInt8])] = allCases.map { ($0, Array($0.rawValue.utf8)) }
     }
+
+    /// A key, matched on its bytes; `nil` for an unknown one, or one with escapes.
+    private mutating func key() -> Key? {
+        guard let range = stringBytes() else { return nil }
+        let name = UnsafeRawBufferPointer(rebasing: bytes[range])
+        for spelling in Key.spellings where spelling.utf8.count == name.count {
+            if spelling.utf8.withUnsafeBytes({ $0.elementsEqual(name) }) { return spelling.key }
+        }
+        return nil
+    }
+
+    /// A node's kind, matched on its bytes.
+    private mutating func kind() -> HierarchyArchive.Node.Kind? {
+        guard let range = stringBytes() else { return nil }
+        let name = UnsafeRawBufferPointer(rebasing: bytes[range])
+        for spelling in Self.kinds where spelling.utf8.count == name.count {
+            if spelling.utf8.withUnsafeBytes({ $0.elementsEqual(name) }) { return spelling.kind }
+        }
+        return nil
+    }
+
+    private static let kinds: [(kind: HierarchyArchive.Node.Kind, utf8: [UInt8])] =
+        [HierarchyArchive.Node.Kind.plain, .navigation, .tabBar].map { ($0, Array($0.rawValue.utf8)) }
 
     /// Reads an object, calling `member` after each key and its colon to read the value;
     /// `false` when the object is malformed, a key is unknown, or `member` returned `false`.
@@ -144,7 +177,7 @@ struct ArchiveReader {
         if take(UInt8(ascii: "}")) { return true }
         while true {
             skipWhitespace()
-            guard let name = string(), let key = Key(rawValue: name) else { return false }
+            guard let key = key() else { return false }
             skipWhitespace()
             guard take(UInt8(ascii: ":")) else { return false }
             skipWhitespace()
@@ -185,19 +218,57 @@ struct ArchiveReader {
 
     /// A string without escapes or control characters, in valid UTF-8.
     private mutating func string() -> String? {
+        var isASCII = true
+        guard let range = stringBytes(isASCII: &isASCII) else { return nil }
+        return text(range, isASCII: isASCII)
+    }
+
+    /// The same, taking the string `last` holds when the bytes are the same as its, and
+    /// keeping the one read in `last` otherwise.
+    private mutating func string(repeating last: WritableKeyPath<ArchiveReader, (range: Range<Int>, text: String)?>) -> String? {
+        var isASCII = true
+        guard let range = stringBytes(isASCII: &isASCII) else { return nil }
+        let read = UnsafeRawBufferPointer(rebasing: bytes[range])
+        if let previous = self[keyPath: last], previous.range.count == range.count,
+           UnsafeRawBufferPointer(rebasing: bytes[previous.range]).elementsEqual(read) {
+            return previous.text
+        }
+        guard let text = text(range, isASCII: isASCII) else { return nil }
+        self[keyPath: last] = (range, text)
+        return text
+    }
+
+    /// The range of a string's bytes between its quotes, the index past the closing one; `nil`
+    /// for an escape or a control character.
+    private mutating func stringBytes() -> Range<Int>? {
+        var isASCII = true
+        return stringBytes(isASCII: &isASCII)
+    }
+
+    private mutating func stringBytes(isASCII: inout Bool) -> Range<Int>? {
         guard take(UInt8(ascii: "\"")) else { return nil }
         let start = index
+        var high: UInt8 = 0
         while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
-                let text = String(validating: UnsafeRawBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+                isASCII = high < 0x80
                 index += 1
-                return text
+                return start..<(index - 1)
             }
             if byte == UInt8(ascii: "\\") || byte < 0x20 { return nil }
+            high |= byte
             index += 1
         }
         return nil
+    }
+
+    /// The string the bytes in `range` spell; `nil` when they are not valid UTF-8. ASCII needs
+    /// no validation.
+    private func text(_ range: Range<Int>, isASCII: Bool) -> String? {
+        let slice = UnsafeRawBufferPointer(rebasing: bytes[range])
+        if isASCII { return String(decoding: slice.assumingMemoryBound(to: UInt8.self), as: UTF8.self) }
+        return String(validating: slice, as: UTF8.self)
     }
 
     /// An integer without fraction or exponent, within `Int`'s range.
