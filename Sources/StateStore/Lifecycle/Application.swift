@@ -34,7 +34,9 @@ public final class Application {
     public internal(set) weak var keyWindow: Window?
 
     /// An opt-in recorder of every callback sent to this application's controllers.
-    public var trace: LifecycleTrace?
+    public var trace: LifecycleTrace? {
+        didSet { if trace != nil { Self.someApplicationTraces = true } }
+    }
 
     /// Where the application logs: every ``LifecycleViolation`` at `info`, with the controller,
     /// its state, the callback and the reason as metadata. Silent unless the app passes its
@@ -130,7 +132,18 @@ public final class Application {
         }
         observedBeforeCallbacks = before
         observedAfterCallbacks = after
+        Self.callbacksSomeApplicationObserves.formUnion(before)
+        Self.callbacksSomeApplicationObserves.formUnion(after)
     }
+
+    // Across every application, and never reset, so they only ever over-state: while a
+    // callback is in neither, delivering it skips finding the controller's application (a
+    // walk up its parents and presenters to its window).
+
+    /// Whether any application ever had a ``trace``.
+    @exclusivity(unchecked) static private(set) var someApplicationTraces = false
+    /// Every callback any application's observers ever acted on.
+    @exclusivity(unchecked) static private(set) var callbacksSomeApplicationObserves = LifecycleCallback.Mask()
 
     // MARK: Live controllers
 

@@ -32,14 +32,16 @@ extension ViewController {
     /// Runs `body` (the override) between the observers' willRun and didRun, recording
     /// `text` in the trace.
     func deliver(_ callback: LifecycleCallback, animated: Bool = false, _ text: @autoclosure () -> String, _ body: () -> Void) {
-        guard let application else {
+        let bit = callback.bit
+        guard Application.someApplicationTraces || Application.callbacksSomeApplicationObserves.rawValue & bit != 0,
+              let application
+        else {
             body()
             return
         }
         if let trace = application.trace, trace.records(callback) {
             trace.record(callback, controller: lifecycleName, text())
         }
-        let bit = callback.bit
         let before = application.observedBeforeCallbacks.rawValue & bit != 0
         let after = application.observedAfterCallbacks.rawValue & bit != 0
         guard before || after else {
