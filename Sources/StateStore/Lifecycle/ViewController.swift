@@ -307,7 +307,10 @@ open class ViewController {
 
     /// The children that receive forwarded appearance callbacks: all of them for a plain
     /// container, the top one for a navigation controller, the selected one for a tab bar.
-    var appearanceChildren: [ViewController] { children.filter { !$0.isHiddenByContainer } }
+    var appearanceChildren: [ViewController] {
+        // Usually none is hidden: the children themselves, without a copy that retains each.
+        children.contains(where: \.isHiddenByContainer) ? children.filter { !$0.isHiddenByContainer } : children
+    }
 
     /// The controllers this one forwards appearance callbacks to: its appearance children,
     /// then what it presents over its current context
@@ -329,7 +332,10 @@ open class ViewController {
     /// The children whose views are on screen now: the appearance children that are
     /// appearing or appeared, and both sides of a pending interactive pop.
     var onScreenChildren: [ViewController] {
-        forwardedChildren.filter { $0.lifecycleState.isVisibleOrAppearing }
+        let forwarded = forwardedChildren
+        // Usually all are: the same array, without a copy that retains each.
+        return forwarded.allSatisfy(\.lifecycleState.isVisibleOrAppearing)
+            ? forwarded : forwarded.filter { $0.lifecycleState.isVisibleOrAppearing }
     }
 
     /// The frame a visible child's view gets inside this controller's view.

@@ -280,15 +280,40 @@ extension RestorationCoordinator {
     /// their presenter (the order `applicationFinishedRestoringState` is sent in).
     func preorder(_ controller: ViewController) -> [ViewController] {
         var result: [ViewController] = []
-        var stack = [controller]
-        while let current = stack.popLast() {
-            result.append(current)
-            if let modal = current.presentedStorage, modal.presentingViewController === current {
-                stack.append(modal)
-            }
-            stack += current.children.reversed()
-        }
+        forEachInPreorder(controller) { result.append($0) }
         return result
+    }
+
+    /// Calls `body` with every controller of `root`'s tree in ``preorder(_:)``'s order, without
+    /// collecting them: each controller is retained once, by the walk. `body` must not change
+    /// the hierarchy.
+    func forEachInPreorder(_ root: ViewController, _ body: (ViewController) -> Void) {
+        /// A controller being walked: its children, held so that each step does not read them
+        /// again, and the next one to visit (`children.count`: what it presents).
+        struct Frame {
+            let node: ViewController
+            let children: [ViewController]
+            var next = 0
+        }
+        body(root)
+        var frames = [Frame(node: root, children: root.children)]
+        while !frames.isEmpty {
+            let top = frames.count - 1
+            let next = frames[top].next
+            frames[top].next = next + 1
+            let child: ViewController
+            if next < frames[top].children.count {
+                child = frames[top].children[next]
+            } else if next == frames[top].children.count, let modal = frames[top].node.presentedStorage,
+                      modal.presentingViewController === frames[top].node {
+                child = modal
+            } else {
+                frames.removeLast()
+                continue
+            }
+            body(child)
+            frames.append(Frame(node: child, children: child.children))
+        }
     }
 }
 

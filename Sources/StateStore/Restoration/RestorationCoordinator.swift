@@ -1012,14 +1012,15 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
     /// appearances need none. Paths already known, and rows that need a closer look (too large,
     /// a checksum that does not match), are left to the appearance.
     func preloadStates(of root: ViewController) {
-        let controllers = preorder(root)
         let entries: [PathEntry] = inBatch {
-            controllers.compactMap { controller in
-                guard controller is any StateRestoring else { return nil }
+            var entries: [PathEntry] = []
+            forEachInPreorder(root) { controller in
+                guard controller is any StateRestoring else { return }
                 // The record keeps the path found here, so the appearance only checks it.
-                guard let entry = pathEntry(for: controller, record: record(for: controller)), entry.latest == nil else { return nil }
-                return entry
+                guard let entry = pathEntry(for: controller, record: record(for: controller)), entry.latest == nil else { return }
+                entries.append(entry)
             }
+            return entries
         }
         guard !entries.isEmpty else { return }
         let now = changeCount()
