@@ -76,14 +76,14 @@ struct ArchiveReader {
         let complete = members { (reader, key) -> Bool in
             switch key {
             case .storyboardIdentifier:
-                guard storyboardIdentifier == nil, let value = reader.optional({ $0.string(repeating: \.lastStoryboardIdentifier) })
+                guard storyboardIdentifier == nil, let value = reader.optional({ $0.string(repeating: .storyboardIdentifier) })
                 else { return false }
                 storyboardIdentifier = value
             case .restorationIdentifier:
                 guard restorationIdentifier == nil, let value = reader.optional({ $0.string() }) else { return false }
                 restorationIdentifier = value
             case .restorationClass:
-                guard restorationClass == nil, let value = reader.optional({ $0.string(repeating: \.lastRestorationClass) }) else {
+                guard restorationClass == nil, let value = reader.optional({ $0.string(repeating: .restorationClass) }) else {
                     return false
                 }
                 restorationClass = value
@@ -151,7 +151,7 @@ struct ArchiveReader {
         guard let range = stringBytes() else { return nil }
         let name = UnsafeRawBufferPointer(rebasing: bytes[range])
         for spelling in Key.spellings where spelling.utf8.count == name.count {
-            if spelling.utf8.withUnsafeBytes({ $0.elementsEqual(name) }) { return spelling.key }
+            if spelling.utf8.withUnsafeBytes({ Self.same($0, name) }) { return spelling.key }
         }
         return nil
     }
@@ -161,7 +161,7 @@ struct ArchiveReader {
         guard let range = stringBytes() else { return nil }
         let name = UnsafeRawBufferPointer(rebasing: bytes[range])
         for spelling in Self.kinds where spelling.utf8.count == name.count {
-            if spelling.utf8.withUnsafeBytes({ $0.elementsEqual(name) }) { return spelling.kind }
+            if spelling.utf8.withUnsafeBytes({ Self.same($0, name) }) { return spelling.kind }
         }
         return nil
     }
@@ -223,19 +223,33 @@ struct ArchiveReader {
         return text(range, isASCII: isASCII)
     }
 
-    /// The same, taking the string `last` holds when the bytes are the same as its, and
-    /// keeping the one read in `last` otherwise.
-    private mutating func string(repeating last: WritableKeyPath<ArchiveReader, (range: Range<Int>, text: String)?>) -> String? {
+    /// The members whose last value is kept, as siblings mostly repeat it.
+    private enum Repeating { case restorationClass, storyboardIdentifier }
+
+    /// The same, taking the last string read for `member` when the bytes are the same as its,
+    /// and keeping the one read otherwise.
+    private mutating func string(repeating member: Repeating) -> String? {
         var isASCII = true
         guard let range = stringBytes(isASCII: &isASCII) else { return nil }
-        let read = UnsafeRawBufferPointer(rebasing: bytes[range])
-        if let previous = self[keyPath: last], previous.range.count == range.count,
-           UnsafeRawBufferPointer(rebasing: bytes[previous.range]).elementsEqual(read) {
-            return previous.text
+        let previous = switch member {
+        case .restorationClass: lastRestorationClass
+        case .storyboardIdentifier: lastStoryboardIdentifier
         }
+        if let previous, Self.same(bytes[previous.range], bytes[range]) { return previous.text }
         guard let text = text(range, isASCII: isASCII) else { return nil }
-        self[keyPath: last] = (range, text)
+        switch member {
+        case .restorationClass: lastRestorationClass = (range, text)
+        case .storyboardIdentifier: lastStoryboardIdentifier = (range, text)
+        }
         return text
+    }
+
+    private static func same(_ a: Slice<UnsafeRawBufferPointer>, _ b: Slice<UnsafeRawBufferPointer>) -> Bool {
+        same(UnsafeRawBufferPointer(rebasing: a), UnsafeRawBufferPointer(rebasing: b))
+    }
+
+    private static func same(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
+        a.count == b.count && (a.isEmpty || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0)
     }
 
     /// The range of a string's bytes between its quotes, the index past the closing one; `nil`

@@ -314,8 +314,10 @@ extension StateStore {
         list += "]"
         let limit = options.maximumStateSize
         return try withConnection(waitingForWrites: waitingForWrites) { (connection) throws(StateStoreError) -> ([RestorationPath: StoredState], Set<RestorationPath>) in
+            // The list drives the join, each path one lookup in the primary key: `IN (SELECT …)`
+            // would first copy the list into a temporary index. `CROSS JOIN` keeps that order.
             let statement = try connection.cached(
-                "SELECT path, \(StoredState.columns) FROM states WHERE path IN (SELECT value FROM json_each(?1))"
+                "SELECT states.path, \(StoredState.columns) FROM json_each(?1) AS wanted CROSS JOIN states ON states.path = wanted.value"
             )
             defer { statement.reset() }
             statement.bind(list, at: 1)
