@@ -404,7 +404,13 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
 
     /// Whether two identifiers are the same bytes (not merely canonically equivalent).
     nonisolated static func sameBytes(_ a: String, _ b: String) -> Bool {
-        a.utf8.elementsEqual(b.utf8)
+        guard a.utf8.count == b.utf8.count else { return false }
+        // Native strings are contiguous UTF-8: one memcmp, not a walk of two UTF-8 views.
+        let compared = a.utf8.withContiguousStorageIfAvailable { x in
+            b.utf8.withContiguousStorageIfAvailable { y in x.isEmpty || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0 }
+        }
+        if let compared, let compared { return compared }
+        return a.utf8.elementsEqual(b.utf8)
     }
     /// Every path found so far, by the identifiers and scene that lead to it: an instance at
     /// a path met before (a screen shown again, a new page of a kind pushed before) shares its
