@@ -60,8 +60,9 @@ public final class Application {
     /// so the runtime's exclusivity check is left out.
     @exclusivity(unchecked) public private(set) var observers: [any LifecycleObserver] = []
 
-    /// Live controllers, held weakly.
-    var registry = ControllerRegistry()
+    /// Live controllers, held weakly. Changed only by registering and pruning, which call
+    /// nothing out: the runtime's exclusivity check is left out.
+    @exclusivity(unchecked) var registry = ControllerRegistry()
 
     /// Objects other layers of this module attach to the application (for instance the
     /// restoration layer's store), by key.

@@ -26,13 +26,16 @@ open class View {
     }
 
     /// The views this view contains, back to front.
-    public private(set) var subviews: [View] = []
+    ///
+    /// Only ``addSubview(_:)`` and ``removeFromSuperview()`` change it, by an append or a
+    /// removal that calls nothing out: the runtime's exclusivity check is left out.
+    @exclusivity(unchecked) public private(set) var subviews: [View] = []
 
     /// The view that contains this one.
     public private(set) weak var superview: View?
 
     /// Whether a layout pass is pending.
-    public private(set) var needsLayout = true
+    @exclusivity(unchecked) public private(set) var needsLayout = true
 
     /// The controller whose ``ViewController/view`` this is.
     weak var viewController: ViewController?
@@ -74,7 +77,7 @@ open class View {
     }
 
     /// Whether this view's own layout is running, before it lays out its subviews.
-    private var isPositioningSubviews = false
+    @exclusivity(unchecked) private var isPositioningSubviews = false
 
     /// Lays out the view now if it is marked, then its subviews.
     public func layoutIfNeeded() {

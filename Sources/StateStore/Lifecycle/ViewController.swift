@@ -85,8 +85,12 @@ open class ViewController {
 
     // MARK: State
 
+    // This state, like the hierarchy links below, only the engine changes, each by a plain
+    // assignment that calls nothing out: no access to it overlaps another, and the runtime's
+    // exclusivity check on each of the many reads is left out.
+
     /// Where the controller is in its appearance cycle.
-    public internal(set) var lifecycleState: LifecycleState = .initialized
+    @exclusivity(unchecked) public internal(set) var lifecycleState: LifecycleState = .initialized
 
     /// `true` between `viewWillAppear` and `viewDidAppear` of a push onto a navigation
     /// stack or an addition as a child.
@@ -100,9 +104,9 @@ open class ViewController {
 
     // MARK: View
 
-    var loadedView: View?
-    var isLoadingView = false
-    var pendingAnimated = false
+    @exclusivity(unchecked) var loadedView: View?
+    @exclusivity(unchecked) var isLoadingView = false
+    @exclusivity(unchecked) var pendingAnimated = false
 
     // MARK: Hierarchy links
 
@@ -135,11 +139,11 @@ open class ViewController {
     var storedPresentationController: PresentationController?
     /// Set on a child that ``transition(from:to:duration:animations:completion:)`` took off
     /// screen: its container does not forward appearance callbacks to it.
-    var isHiddenByContainer = false
+    @exclusivity(unchecked) var isHiddenByContainer = false
     /// Whether `viewIsAppearing` was sent since the last `viewWillAppear`.
-    var sentIsAppearing = false
+    @exclusivity(unchecked) var sentIsAppearing = false
     /// The traits the controller last had while on screen; `nil` before its first appearance.
-    var lastTraitCollection: TraitCollection?
+    @exclusivity(unchecked) var lastTraitCollection: TraitCollection?
     /// The handlers given to ``registerForTraitChanges(_:handler:)``, in registration order.
     var traitChangeRegistrations: [TraitChangeRegistration] = []
 
