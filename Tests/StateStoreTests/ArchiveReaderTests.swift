@@ -45,7 +45,8 @@ struct ArchiveReaderTests {
     /// a prefix, and non-ASCII ones, in random runs, must each read as themselves.
     @Test func repeatedAndNearlyRepeatedNamesReadAsThemselves() throws {
         var generator = SplitMix(seed: 0xC1A55)
-        let names = ["a", "b", "ab", "ba", "é", "e", "😀", "StateStore.ViewController", "StateStore.ViewControllex", ""]
+        // "é" precomposed and decomposed are equal strings but different bytes.
+        let names = ["a", "b", "ab", "ba", "\u{E9}", "e\u{301}", "e", "😀", "StateStore.ViewController", "StateStore.ViewControllex", ""]
         func pick() -> String? {
             let index = Int(generator.next() % UInt64(names.count + 1))
             return index == names.count ? nil : names[index]
@@ -60,6 +61,10 @@ struct ArchiveReaderTests {
             let direct = try #require(ArchiveReader.read(bytes))
             #expect(direct == archive)
             #expect(direct == (try JSONDecoder().decode(HierarchyArchive.self, from: bytes)))
+            // `==` on strings is canonical equivalence: the bytes are compared too.
+            let read = direct.root?.children ?? [], written = children
+            #expect(read.map { $0.storyboardIdentifier.map { Array($0.utf8) } } == written.map { $0.storyboardIdentifier.map { Array($0.utf8) } })
+            #expect(read.map { $0.restorationClass.map { Array($0.utf8) } } == written.map { $0.restorationClass.map { Array($0.utf8) } })
         }
     }
 

@@ -21,6 +21,33 @@ struct StoreStateTests {
         statement.reset()
     }
 
+    /// The one query that reads many paths' rows (before a rebuilt hierarchy appears): each
+    /// path stored is found once however often it is asked for, paths with no row are
+    /// absent, and paths that need escaping in the query's JSON list are found as they are.
+    @Test func manyPathsAreReadInOneQuery() throws {
+        let store = try StateStore(path: path)
+        let unusual: [RestorationPath] = [
+            try RestorationPath(components: ["a\"quote", "back\\slash"]),
+            try RestorationPath(components: ["caf\u{E9}"]), try RestorationPath(components: ["cafe\u{301}"]),
+            try RestorationPath(components: ["sp ace", "[bracket]", "{\"key\": 1}"]),
+        ]
+        let stored = unusual + (0..<2_000).map { RestorationPath(stringLiteral: "root/c\($0)") }
+        try store.write { (transaction) throws(StateStoreError) in
+            for (index, path) in stored.enumerated() { _ = try transaction.save(Numbered(index: index), for: path) }
+        }
+        let missing = (0..<500).map { RestorationPath(stringLiteral: "root/missing\($0)") }
+        let asked = stored + missing + stored.prefix(10) + [stored[0], stored[0]]
+        let (rows, present) = try store.states(at: asked.shuffled())
+        #expect(present == Set(stored))
+        #expect(Set(rows.keys) == Set(stored))
+        for (index, path) in stored.enumerated() {
+            let bytes = try #require(rows[path]).bytes
+            #expect(try JSONDecoder().decode(Numbered.self, from: bytes) == Numbered(index: index))
+        }
+    }
+
+    struct Numbered: Codable, Sendable, Equatable { var index: Int }
+
     @Test func roundTripsACodableStruct() throws {
         let store = try StateStore(path: path)
         let draft = Draft(

@@ -12,13 +12,11 @@
 /// ```
 @MainActor
 public final class Storyboard {
-    // Registration stores a closure by key and calls nothing out while it does: no access to
-    // these tables overlaps another, and the runtime's exclusivity check is left out.
-    @exclusivity(unchecked) private var factories: [String: @MainActor () -> ViewController] = [:]
+    private var factories: [String: @MainActor () -> ViewController] = [:]
     /// Factories for controllers built in code, by restoration identifier (see `Storyboard+Restoration.swift`).
-    @exclusivity(unchecked) var restorationFactories: [String: @MainActor () -> ViewController] = [:]
+    var restorationFactories: [String: @MainActor () -> ViewController] = [:]
     /// Factories for controllers built in code, by type name (`String(reflecting:)`).
-    @exclusivity(unchecked) var restorationClassFactories: [String: @MainActor () -> ViewController] = [:]
+    var restorationClassFactories: [String: @MainActor () -> ViewController] = [:]
 
     /// The application this storyboard belongs to; instantiated controllers register with it.
     weak var application: Application?

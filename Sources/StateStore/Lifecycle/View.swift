@@ -1,7 +1,8 @@
 /// A rectangle in a window's view hierarchy, owned by a ``ViewController`` or by another view.
 ///
 /// A view lays itself out lazily: changing the size of its ``frame`` (or calling
-/// ``setNeedsLayout()``) marks it and schedules a pass on the main actor's next turn; that
+/// ``setNeedsLayout()``) marks it and schedules a pass on the main actor's next turn (unless
+/// its superview's layout, which lays out the subviews next, is what marked it); that
 /// pass, or an earlier ``layoutIfNeeded()``, runs the owning
 /// controller's ``ViewController/viewWillLayoutSubviews()``, positions the views of its
 /// visible child controllers, calls ``layoutSubviews()``, then
@@ -59,12 +60,15 @@ open class View {
         guard let superview else { return }
         superview.subviews.removeAll { $0 === self }
         self.superview = nil
-        // Marked during its superview's layout, it counted on that layout, which it now leaves.
+        // Marked and not yet laid out, it may have counted on its superview's layout, which
+        // it now leaves: it asks for a pass of its own.
         if needsLayout && superview.isPositioningSubviews { LayoutScheduler.schedule(self) }
     }
 
     /// Marks the view as needing layout and schedules a layout pass on the main actor's
     /// next turn (UIKit's next turn of the run loop); ``layoutIfNeeded()`` lays out at once.
+    /// Called while its superview lays itself out, it schedules nothing: that layout lays
+    /// out its subviews next.
     ///
     /// The scheduled pass lays out the view's hierarchy only while its controller is in a
     /// visible window; a hidden view lays out when it next appears.

@@ -33,10 +33,14 @@ extension ViewController {
     }
 
     private func attachView(_ newView: View) {
-        if let old = loadedView, old !== newView {
+        let old = loadedView
+        if let old, old !== newView {
             old.viewController = nil
         }
         newView.viewController = self
         loadedView = newView
+        // The replaced view is released after the assignment, not during it: a view's
+        // `deinit` never runs inside an access to `loadedView`.
+        withExtendedLifetime(old) {}
     }
 }

@@ -85,9 +85,10 @@ open class ViewController {
 
     // MARK: State
 
-    // This state, like the hierarchy links below, only the engine changes, each by a plain
-    // assignment that calls nothing out: no access to it overlaps another, and the runtime's
-    // exclusivity check on each of the many reads is left out.
+    // The state marked `@exclusivity(unchecked)` here and below, like the hierarchy links,
+    // only the engine changes, each by an assignment during which nothing runs (no observer,
+    // no `deinit`): no access to it overlaps another, and the runtime's exclusivity check on
+    // each of the many reads is left out.
 
     /// Where the controller is in its appearance cycle.
     @exclusivity(unchecked) public internal(set) var lifecycleState: LifecycleState = .initialized

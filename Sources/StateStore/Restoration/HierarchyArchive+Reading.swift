@@ -252,8 +252,8 @@ struct ArchiveReader {
         a.count == b.count && (a.isEmpty || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0)
     }
 
-    /// The range of a string's bytes between its quotes, the index past the closing one; `nil`
-    /// for an escape or a control character.
+    /// The range of a string's bytes between its quotes, leaving the index past the closing
+    /// quote; `nil` for an escape or a control character.
     private mutating func stringBytes() -> Range<Int>? {
         var isASCII = true
         return stringBytes(isASCII: &isASCII)
