@@ -143,31 +143,27 @@ struct ArchiveReader {
         case path, typeName, reason
 
         /// Each key's UTF-8, to match a key's bytes without making a string of them.
-        static let spellings: [(key: Key, utf8: [UInt8])] = allCases.map { ($0, Array($0.rawValue.utf8)) }
+        static let spellings: [(value: Key, utf8: [UInt8])] = allCases.map { ($0, Array($0.rawValue.utf8)) }
     }
 
     /// A key, matched on its bytes; `nil` for an unknown one, or one with escapes.
-    private mutating func key() -> Key? {
-        guard let range = stringBytes() else { return nil }
-        let name = UnsafeRawBufferPointer(rebasing: bytes[range])
-        for spelling in Key.spellings where spelling.utf8.count == name.count {
-            if spelling.utf8.withUnsafeBytes({ Self.same($0, name) }) { return spelling.key }
-        }
-        return nil
-    }
+    private mutating func key() -> Key? { oneOf(Key.spellings) }
 
     /// A node's kind, matched on its bytes.
-    private mutating func kind() -> HierarchyArchive.Node.Kind? {
+    private mutating func kind() -> HierarchyArchive.Node.Kind? { oneOf(Self.kinds) }
+
+    private static let kinds: [(value: HierarchyArchive.Node.Kind, utf8: [UInt8])] =
+        [HierarchyArchive.Node.Kind.plain, .navigation, .tabBar].map { ($0, Array($0.rawValue.utf8)) }
+
+    /// The value whose spelling the next string's bytes are, without making a string of them.
+    private mutating func oneOf<T>(_ spellings: [(value: T, utf8: [UInt8])]) -> T? {
         guard let range = stringBytes() else { return nil }
         let name = UnsafeRawBufferPointer(rebasing: bytes[range])
-        for spelling in Self.kinds where spelling.utf8.count == name.count {
-            if spelling.utf8.withUnsafeBytes({ Self.same($0, name) }) { return spelling.kind }
+        for spelling in spellings where spelling.utf8.withUnsafeBytes({ Self.same($0, name) }) {
+            return spelling.value
         }
         return nil
     }
-
-    private static let kinds: [(kind: HierarchyArchive.Node.Kind, utf8: [UInt8])] =
-        [HierarchyArchive.Node.Kind.plain, .navigation, .tabBar].map { ($0, Array($0.rawValue.utf8)) }
 
     /// Reads an object, calling `member` after each key and its colon to read the value;
     /// `false` when the object is malformed, a key is unknown, or `member` returned `false`.
@@ -259,6 +255,7 @@ struct ArchiveReader {
         return stringBytes(isASCII: &isASCII)
     }
 
+    /// The same, saying whether the bytes are all ASCII.
     private mutating func stringBytes(isASCII: inout Bool) -> Range<Int>? {
         guard take(UInt8(ascii: "\"")) else { return nil }
         let start = index
