@@ -68,6 +68,36 @@ struct ArchiveReaderTests {
         }
     }
 
+    /// Strings are scanned eight bytes at a time: a quote, a backslash, a control character,
+    /// DEL or a non-ASCII byte at any offset of a long name, the string's last byte included,
+    /// is read as JSONDecoder reads it (or left to it).
+    @Test func everyKindOfByteAtEveryOffsetOfALongName() throws {
+        let specials: [[UInt8]] = [
+            Array(#"\""#.utf8), Array(#"\\"#.utf8), Array(#"\u0041"#.utf8), [0x01], [0x1F], [0x20], [0x7F],
+            Array("é".utf8), Array("😀".utf8), [0xFF], [0x22],
+        ]
+        for special in specials {
+            for offset in 0...21 {
+                var name = Array("abcdefghijklmnopqrstu".utf8)
+                name.insert(contentsOf: special, at: offset)
+                var json = Array(#"{"format":2,"root":{"children":[],"kind":"plain","storyboardIdentifier":""#.utf8)
+                json += name
+                json += Array(#""}}"#.utf8)
+                let bytes = Data(json)
+                let decoded = try? JSONDecoder().decode(HierarchyArchive.self, from: bytes)
+                if let direct = ArchiveReader.read(bytes) {
+                    #expect(direct == decoded, "byte \(special) at \(offset)")
+                    #expect(direct.root?.storyboardIdentifier.map { Array($0.utf8) } == decoded?.root?.storyboardIdentifier.map { Array($0.utf8) })
+                } else {
+                    // Declined: escapes, raw control characters, invalid UTF-8 and a bare quote
+                    // (which ends the string early) are JSONDecoder's to judge.
+                    #expect(special.first == UInt8(ascii: "\\") || special.first! < 0x20 || special == [0xFF] || special == [0x22],
+                            "byte \(special) at \(offset)")
+                }
+            }
+        }
+    }
+
     @Test func whitespaceNullsAndAnyKeyOrderAreRead() throws {
         let json = """
             { "root" : { "presented" : null, "kind" : "plain", "children" : [ ], "storyboardIdentifier" : "a",

@@ -21,16 +21,33 @@ struct ControllerRegistry {
     }
 
     mutating func remove(_ controller: ViewController) {
-        entries.removeAll { $0.controller === controller || $0.controller == nil }
+        keep(dropping: controller)
     }
 
     /// The live controllers, oldest registration first.
     mutating func live() -> [ViewController] {
         prune()
-        return entries.compactMap(\.controller)
+        var controllers: [ViewController] = []
+        controllers.reserveCapacity(entries.count)
+        for entry in entries {
+            if let controller = entry.controller { controllers.append(controller) }
+        }
+        return controllers
     }
 
     private mutating func prune() {
-        entries.removeAll { $0.controller == nil }
+        keep(dropping: nil)
+    }
+
+    /// Keeps the live entries, in order, but `dropped`'s. A loop over the entries in place, not
+    /// `removeAll(where:)`: a main-actor closure checks its executor at each call, once per entry.
+    private mutating func keep(dropping dropped: ViewController?) {
+        var kept = 0
+        for index in entries.indices {
+            guard let controller = entries[index].controller, controller !== dropped else { continue }
+            if kept != index { entries[kept] = entries[index] }
+            kept += 1
+        }
+        entries.removeSubrange(kept...)
     }
 }

@@ -75,7 +75,7 @@ open class NavigationController: ViewController {
     /// callbacks (from the `viewWillAppear` of a controller being pushed, say) runs once
     /// that transition has finished.
     public func pushViewController(_ viewController: ViewController, animated: Bool) {
-        if children.contains(where: { $0 === viewController }) {
+        if children.containsIdentical(viewController) {
             reportViolation(nil, reason: "cannot push \(viewController.lifecycleName): it is already in the stack")
             return
         }
@@ -123,7 +123,7 @@ open class NavigationController: ViewController {
     /// an exception): nothing changes and the result is `nil`.
     @discardableResult
     public func popToViewController(_ viewController: ViewController, animated: Bool) -> [ViewController]? {
-        guard let index = children.firstIndex(where: { $0 === viewController }) else {
+        guard let index = children.firstIndexIdentical(viewController) else {
             reportViolation(nil, reason: "cannot pop to \(viewController.lifecycleName): it is not in the stack")
             return nil
         }
@@ -133,7 +133,7 @@ open class NavigationController: ViewController {
             return popped
         }
         settleTransitions()
-        guard let settledIndex = children.firstIndex(where: { $0 === viewController }) else { return nil }
+        guard let settledIndex = children.firstIndexIdentical(viewController) else { return nil }
         let settledPopped = Array(children[(settledIndex + 1)...])
         setViewControllers(Array(children[...settledIndex]), animated: animated)
         return settledPopped
@@ -145,9 +145,9 @@ open class NavigationController: ViewController {
     /// presented controller, a window's root, a ``NavigationController`` or a
     /// ``TabBarController`` is a ``LifecycleViolation`` and changes nothing.
     public func setViewControllers(_ newStack: [ViewController], animated: Bool) {
-        var seen = Set<ObjectIdentifier>()
+        var seen = ControllerIdentities(capacity: newStack.count)
         for controller in newStack {
-            guard seen.insert(ObjectIdentifier(controller)).inserted else {
+            guard seen.insert(controller) else {
                 reportViolation(nil, reason: "\(controller.lifecycleName) appears twice in the new stack")
                 return
             }
@@ -171,16 +171,14 @@ open class NavigationController: ViewController {
         TransitionQueue.run { replaceStack(with: newStack, seen: seen, animated: animated) }
     }
 
-    private func replaceStack(with newStack: [ViewController], seen: Set<ObjectIdentifier>, animated: Bool) {
+    private func replaceStack(with newStack: [ViewController], seen: ControllerIdentities, animated: Bool) {
         settleTransitions()
         // A controller that belongs to another container leaves it first.
         for controller in newStack where controller.parent != nil && controller.parent !== self {
             controller.removeFromParent()
         }
         let oldStack = children
-        let oldIDs = Set(oldStack.map(ObjectIdentifier.init))
-        let removed = oldStack.filter { !seen.contains(ObjectIdentifier($0)) }
-        let added = newStack.filter { !oldIDs.contains(ObjectIdentifier($0)) }
+        let (removed, added) = seen.change(from: oldStack, to: newStack)
         let oldTop = oldStack.last
         let newTop = newStack.last
 
@@ -195,8 +193,8 @@ open class NavigationController: ViewController {
 
         var shown: ViewController?
         if oldTop !== newTop, lifecycleState == .appeared, isInVisibleWindow {
-            let pushing = newTop.map { top in added.contains { $0 === top } } ?? false
-            let popping = oldTop.map { top in removed.contains { $0 === top } } ?? false
+            let pushing = added.containsIdentical(newTop)
+            let popping = removed.containsIdentical(oldTop)
             newTop?.isMovingToParent = pushing
             oldTop?.isMovingFromParent = popping
             if let newTop {
@@ -219,7 +217,7 @@ open class NavigationController: ViewController {
         for controller in added { controller.deliverDidMove(toParent: self) }
         if let shown { delegate?.navigationController(self, didShow: shown, animated: animated) }
 
-        if oldStack.map(ObjectIdentifier.init) != newStack.map(ObjectIdentifier.init) {
+        if !oldStack.hasSameIdentities(as: newStack) {
             window?.notifyHierarchyChange()
         }
     }

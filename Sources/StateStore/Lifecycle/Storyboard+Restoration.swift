@@ -37,23 +37,37 @@ extension Storyboard {
         of type: Controller.Type, _ make: @escaping @MainActor () -> Controller
     ) {
         restorationClassFactories[String(reflecting: type)] = { make() }
+        lastClassFactory = nil
     }
 
     /// Whether a factory is registered for the restoration identifier `identifier`.
     public func hasRestorationFactory(identifier: String) -> Bool { restorationFactories[identifier] != nil }
 
     /// Whether a factory is registered for the type named `typeName` (`String(reflecting:)`).
-    public func hasRestorationFactory(typeName: String) -> Bool { restorationClassFactories[typeName] != nil }
+    public func hasRestorationFactory(typeName: String) -> Bool { classFactory(named: typeName) != nil }
 
     /// Makes a code-built controller with the factory for `identifier`, else the one for
     /// `typeName`. Returns `nil` when neither is registered.
     func makeForRestoration(identifier: String?, typeName: String?) -> ViewController? {
-        let make = identifier.flatMap { restorationFactories[$0] } ?? typeName.flatMap { restorationClassFactories[$0] }
+        // `if let`, not `Optional.flatMap`: a main-actor closure checks its executor when called.
+        var make: (@MainActor () -> ViewController)?
+        if let identifier, !restorationFactories.isEmpty { make = restorationFactories[identifier] }
+        if make == nil, let typeName { make = classFactory(named: typeName) }
         guard let make else { return nil }
         let controller = make()
         if let application, controller.registeredApplication !== application {
             application.register(controller)
         }
         return controller
+    }
+
+    /// The factory registered for the type named `typeName`, if any. The last one found is
+    /// kept: a rebuild's siblings are mostly of one type, and the archive reader gives them one
+    /// string, which compares equal without reading its bytes.
+    private func classFactory(named typeName: String) -> (@MainActor () -> ViewController)? {
+        if let last = lastClassFactory, last.typeName == typeName { return last.make }
+        guard let make = restorationClassFactories[typeName] else { return nil }
+        lastClassFactory = (typeName, make)
+        return make
     }
 }

@@ -17,6 +17,8 @@ public final class Storyboard {
     var restorationFactories: [String: @MainActor () -> ViewController] = [:]
     /// Factories for controllers built in code, by type name (`String(reflecting:)`).
     var restorationClassFactories: [String: @MainActor () -> ViewController] = [:]
+    /// The entry of `restorationClassFactories` found last (see `classFactory(named:)`).
+    var lastClassFactory: (typeName: String, make: @MainActor () -> ViewController)?
 
     /// The application this storyboard belongs to; instantiated controllers register with it.
     weak var application: Application?

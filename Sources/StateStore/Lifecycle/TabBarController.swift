@@ -61,7 +61,7 @@ public final class TabBarController: ViewController {
         get { children.indices.contains(storedSelectedIndex) ? children[storedSelectedIndex] : nil }
         set {
             guard let newValue else { return }
-            guard let index = children.firstIndex(where: { $0 === newValue }) else {
+            guard let index = children.firstIndexIdentical(newValue) else {
                 reportViolation(nil, reason: "cannot select \(newValue.lifecycleName): it is not one of the tabs")
                 return
             }
@@ -80,9 +80,9 @@ public final class TabBarController: ViewController {
 
     private func replaceTabs(with newTabs: [ViewController], animated: Bool) {
         settleTransitionsInWindow()
-        var seen = Set<ObjectIdentifier>()
+        var seen = ControllerIdentities(capacity: newTabs.count)
         for controller in newTabs {
-            guard seen.insert(ObjectIdentifier(controller)).inserted else {
+            guard seen.insert(controller) else {
                 reportViolation(nil, reason: "\(controller.lifecycleName) appears twice in the new tabs")
                 return
             }
@@ -97,9 +97,7 @@ public final class TabBarController: ViewController {
             controller.removeFromParent()
         }
         let oldTabs = children
-        let oldIDs = Set(oldTabs.map(ObjectIdentifier.init))
-        let removed = oldTabs.filter { !seen.contains(ObjectIdentifier($0)) }
-        let added = newTabs.filter { !oldIDs.contains(ObjectIdentifier($0)) }
+        let (removed, added) = seen.change(from: oldTabs, to: newTabs)
         let oldSelected = selectedViewController
 
         for controller in removed { controller.deliverWillMove(toParent: nil) }
@@ -110,7 +108,7 @@ public final class TabBarController: ViewController {
             controller.parent = self
             controller.adopt(application)
         }
-        if let oldSelected, let index = newTabs.firstIndex(where: { $0 === oldSelected }) {
+        if let oldSelected, let index = newTabs.firstIndexIdentical(oldSelected) {
             storedSelectedIndex = index
         } else if !newTabs.indices.contains(storedSelectedIndex) {
             storedSelectedIndex = 0

@@ -58,7 +58,7 @@ open class View {
     /// Detaches the view from its superview.
     public func removeFromSuperview() {
         guard let superview else { return }
-        superview.subviews.removeAll { $0 === self }
+        superview.subviews.removeIdentical(self)
         self.superview = nil
         // Marked and not yet laid out, it may have counted on its superview's layout, which
         // it now leaves: it asks for a pass of its own.
@@ -112,5 +112,13 @@ open class View {
     func setNeedsLayoutRecursively() {
         setNeedsLayout()
         for subview in subviews { subview.setNeedsLayoutRecursively() }
+    }
+}
+
+extension Array where Element: AnyObject {
+    /// Removes `element` itself wherever it is. Nonisolated on purpose: the same closure written
+    /// in main-actor code would be isolated, and its executor checked once per element.
+    mutating func removeIdentical(_ element: Element) {
+        removeAll { $0 === element }
     }
 }

@@ -131,8 +131,10 @@ extension ViewController {
     /// A structural change asked for by one of these callbacks waits until the transition
     /// has finished (see `TransitionQueue`).
     static func transition(from outgoing: ViewController?, to incoming: ViewController?, animated: Bool, removeOutgoingView: Bool) {
-        transition(from: outgoing.map { [$0] } ?? [], to: incoming.map { [$0] } ?? [], animated: animated,
-                   removeOutgoingView: removeOutgoingView)
+        // `if`, not `Optional.map`: a main-actor closure checks its executor when called.
+        let from: [ViewController] = if let outgoing { [outgoing] } else { [] }
+        let to: [ViewController] = if let incoming { [incoming] } else { [] }
+        transition(from: from, to: to, animated: animated, removeOutgoingView: removeOutgoingView)
     }
 
     /// The same for several controllers on each side (presentation layers): every "will" of

@@ -80,7 +80,7 @@ extension ViewController {
             isMovingFromParent = false
         }
         loadedView?.removeFromSuperview()
-        parent.children.removeAll { $0 === self }
+        parent.children.removeIdentical(self)
         self.parent = nil
         deliverDidMove(toParent: nil)
         window?.notifyHierarchyChange()

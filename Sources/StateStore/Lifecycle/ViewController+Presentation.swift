@@ -100,8 +100,8 @@ extension ViewController {
         if onScreen {
             let after = ViewController.visibleLayers(from: presented)
             presented.isBeingPresented = true
-            ViewController.transition(from: before.filter { !after.containsIdentical($0) },
-                                      to: after.reversed().filter { !before.containsIdentical($0) },
+            ViewController.transition(from: before.notIn(after),
+                                      to: after.reversed().notIn(before),
                                       animated: animated, removeOutgoingView: false)
             presented.isBeingPresented = false
         }
@@ -149,9 +149,9 @@ extension ViewController {
         if top.lifecycleState.isVisibleOrAppearing, top.isInVisibleWindow {
             let before = ViewController.visibleLayers(from: top)
             let after = ViewController.visibleLayers(from: presenter)
-            let leaving = before.filter { !after.containsIdentical($0) }
+            let leaving = before.notIn(after)
             for controller in leaving { controller.isBeingDismissed = true }
-            ViewController.transition(from: leaving, to: after.reversed().filter { !before.containsIdentical($0) },
+            ViewController.transition(from: leaving, to: after.reversed().notIn(before),
                                       animated: animated, removeOutgoingView: false)
             for controller in leaving { controller.isBeingDismissed = false }
         }
@@ -195,9 +195,72 @@ extension ViewController {
     }
 }
 
+// Identity searches over controller arrays, nonisolated on purpose: a closure written in
+// main-actor code is isolated to it, and Swift checks the executor each time a generic
+// algorithm (`contains(where:)`, `filter`, `Optional.map`) calls such a closure; these
+// closures are not isolated, so the engine's hot paths pay no check per element.
 extension Array where Element == ViewController {
     /// Whether the array holds `controller` itself (not an equal one: controllers are identities).
-    func containsIdentical(_ controller: ViewController) -> Bool {
-        contains { $0 === controller }
+    func containsIdentical(_ controller: ViewController?) -> Bool {
+        guard let controller else { return false }
+        return contains { $0 === controller }
+    }
+
+    /// The index of `controller` itself, or `nil`.
+    func firstIndexIdentical(_ controller: ViewController) -> Int? {
+        firstIndex { $0 === controller }
+    }
+
+    /// Whether both arrays hold the same controllers in the same order.
+    func hasSameIdentities(as other: [ViewController]) -> Bool {
+        count == other.count && elementsEqual(other) { $0 === $1 }
+    }
+}
+
+extension Sequence where Element == ViewController {
+    /// The elements, in order, that `other` does not hold.
+    func notIn(_ other: [ViewController]) -> [ViewController] {
+        filter { !other.containsIdentical($0) }
+    }
+}
+
+/// Controllers by identity, for the checks of a structural change: a scan of a short array
+/// while few are held (a navigation stack, a tab bar's tabs), a hash set once many are (a
+/// rebuilt stack of thousands), so the usual change hashes and allocates a table for none.
+struct ControllerIdentities {
+    private var few: [ObjectIdentifier] = []
+    private var many: Set<ObjectIdentifier>?
+
+    init(capacity: Int) {
+        if capacity > 16 { many = Set(minimumCapacity: capacity) } else { few.reserveCapacity(capacity) }
+    }
+
+    /// Adds `controller`; `false` when it was already there.
+    mutating func insert(_ controller: ViewController) -> Bool {
+        let identity = ObjectIdentifier(controller)
+        if many != nil { return many!.insert(identity).inserted }
+        if few.contains(identity) { return false }
+        few.append(identity)
+        return true
+    }
+
+    func contains(_ controller: ViewController) -> Bool {
+        let identity = ObjectIdentifier(controller)
+        return many?.contains(identity) ?? few.contains(identity)
+    }
+}
+
+extension ControllerIdentities {
+    /// What replacing `old` by `new` (whose identities `self` holds) takes out and puts in:
+    /// the controllers of `old` not in `new`, and those of `new` not in `old`, each in order.
+    /// Loops, not `filter`: a main-actor closure checks its executor at every call.
+    func change(from old: [ViewController], to new: [ViewController]) -> (removed: [ViewController], added: [ViewController]) {
+        var removed: [ViewController] = []
+        for controller in old where !contains(controller) { removed.append(controller) }
+        var oldIdentities = ControllerIdentities(capacity: old.count)
+        for controller in old { _ = oldIdentities.insert(controller) }
+        var added: [ViewController] = []
+        for controller in new where !oldIdentities.contains(controller) { added.append(controller) }
+        return (removed, added)
     }
 }

@@ -41,6 +41,6 @@ extension ViewController {
         loadedView = newView
         // The replaced view is released after the assignment, not during it: a view's
         // `deinit` never runs inside an access to `loadedView`.
-        withExtendedLifetime(old) {}
+        extendLifetime(old)
     }
 }

@@ -166,7 +166,7 @@ public final class Window {
         root = nil
         withExtendedLifetime(closedRoot) {}
         if let application {
-            application.windows.removeAll { $0 === self }
+            application.windows.removeIdentical(self)
             if application.keyWindow === self { application.keyWindow = nil }
         }
         notifyHierarchyChange()

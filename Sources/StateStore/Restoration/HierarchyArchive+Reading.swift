@@ -260,6 +260,22 @@ struct ArchiveReader {
         guard take(UInt8(ascii: "\"")) else { return nil }
         let start = index
         var high: UInt8 = 0
+        // Eight bytes at a time while none of them is a quote, a backslash, a control
+        // character or non-ASCII (the usual identifier and class name); the byte loop below
+        // takes the word that holds one, and the tail.
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        while index + 8 <= bytes.count {
+            let word = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self))
+            let quote = word ^ (ones &* UInt64(UInt8(ascii: "\"")))
+            let backslash = word ^ (ones &* UInt64(UInt8(ascii: "\\")))
+            // A byte's high bit is set in each term when that byte is zero (the quote or
+            // backslash), below 0x20, or 0x80 and above (`word` itself).
+            let special = ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash)
+                | (word &- ones &* 0x20) | word
+            if special & highs != 0 { break }
+            index += 8
+        }
         while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {

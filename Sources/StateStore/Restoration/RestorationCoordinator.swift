@@ -503,9 +503,9 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         }
         let key = ObjectIdentifier(parent)
         if let duplicates = duplicateIdentifiersByParent[key] { return !duplicates.isEmpty && duplicates.contains(identifier) }
-        var seen = Set<String>()
+        var seen = Set<String>(minimumCapacity: children.count)
         var duplicates = Set<String>()
-        for child in parent.children {
+        for child in children {
             if let name = child.restorationIdentifier, !seen.insert(name).inserted { duplicates.insert(name) }
         }
         duplicateIdentifiersByParent[key] = duplicates
@@ -1021,7 +1021,8 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         let entries: [PathEntry] = inBatch {
             var entries: [PathEntry] = []
             forEachInPreorder(root) { controller in
-                guard controller is any StateRestoring else { return }
+                // The cached lookup, not `is any StateRestoring`: a conformance lookup per node.
+                guard restoringType(of: controller) != nil else { return }
                 // The record keeps the path found here, so the appearance only checks it.
                 guard let entry = pathEntry(for: controller, record: record(for: controller)), entry.latest == nil else { return }
                 entries.append(entry)

@@ -95,11 +95,18 @@ public struct RestorationPath: Hashable, Sendable, Comparable, Codable,
         // One pass over the bytes: in UTF-8 the byte of `/` is only ever `/`, and ASCII (the
         // usual identifier) needs no Unicode property lookup: its control characters
         // (general category Cc) are U+0000–U+001F and U+007F.
-        var ascii = true
-        for byte in component.utf8 {
-            if byte == UInt8(ascii: "/") { return "the component \"\(component)\" contains \"/\"" }
-            if byte < 0x20 || byte >= 0x7F { ascii = false }
+        func scan(_ bytes: some Sequence<UInt8>) -> (slash: Bool, ascii: Bool) {
+            var ascii = true
+            for byte in bytes {
+                if byte == UInt8(ascii: "/") { return (true, ascii) }
+                if byte < 0x20 || byte >= 0x7F { ascii = false }
+            }
+            return (false, ascii)
         }
+        // Over the contiguous bytes when there are (a native or small string): a raw buffer's
+        // loop, not the UTF-8 view's index arithmetic.
+        let (slash, ascii) = component.utf8.withContiguousStorageIfAvailable { scan($0) } ?? scan(component.utf8)
+        if slash { return "the component \"\(component)\" contains \"/\"" }
         if ascii { return nil }
         if component.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
             return "the component \(component.debugDescription) contains a control character"
