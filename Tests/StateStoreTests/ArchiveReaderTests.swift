@@ -143,6 +143,84 @@ struct ArchiveReaderTests {
     }
 }
 
+/// A relaunch compares the hierarchy it rebuilt with the archive it read without making an
+/// archive of it: the comparison must agree with the archives' own `==`.
+@Suite("Restoration: comparing a snapshot with a stored archive")
+struct SnapshotComparisonTests {
+    typealias Node = HierarchyArchive.Node
+
+    /// The snapshot whose archive is `archive`, entries in the order the capture writes them.
+    static func snapshot(of archive: HierarchyArchive) -> HierarchySnapshot {
+        var snapshot = HierarchySnapshot(orientation: archive.orientation)
+        func append(_ node: Node) {
+            snapshot.entries.append(.init(
+                storyboardIdentifier: node.storyboardIdentifier, restorationIdentifier: node.restorationIdentifier,
+                restorationClass: node.restorationClass, kind: node.kind, childCount: Int32(node.children.count),
+                selectedIndex: Int32(node.selectedIndex ?? -1), presents: node.presented != nil
+            ))
+            for child in node.children { append(child) }
+            if let presented = node.presented?.node { append(presented) }
+        }
+        if let root = archive.root { append(root) }
+        snapshot.unarchived = archive.unarchived
+        return snapshot
+    }
+
+    @Test func agreesWithEqualityOnRandomPairs() {
+        var generator = SplitMix(seed: 0xC0FFEE)
+        // Few values, so that random pairs are often equal or differ in one place only.
+        let names: [String?] = [nil, "a", "b", "\u{E9}", "e\u{301}"]
+        func pick() -> String? { names[Int(generator.next() % UInt64(names.count))] }
+        func node(depth: Int) -> Node {
+            let count = depth > 2 ? 0 : Int(generator.next() % 3)
+            let children = (0..<count).map { _ in node(depth: depth + 1) }
+            let selected = generator.next() % 3 == 0 ? Int(generator.next() % 2) : nil
+            let presented = depth < 2 && generator.next() % 4 == 0 ? node(depth: depth + 1) : nil
+            return Node(storyboardIdentifier: pick(), restorationIdentifier: pick(), restorationClass: pick(),
+                        kind: [.plain, .navigation][Int(generator.next() % 2)], children: children,
+                        selectedIndex: selected, presented: presented)
+        }
+        func archive() -> HierarchyArchive {
+            var archive = HierarchyArchive(orientation: pick(), root: generator.next() % 8 == 0 ? nil : node(depth: 0))
+            if generator.next() % 8 == 0 { archive.unarchived = [.init(path: "p", typeName: "T", reason: pick() ?? "")] }
+            if generator.next() % 16 == 0 { archive.format = 1 }
+            return archive
+        }
+        /// `node` with one member changed, in itself or in one of its descendants.
+        func mutate(_ node: Node) -> Node {
+            var node = node
+            if !node.children.isEmpty, generator.next() % 2 == 0 {
+                let index = Int(generator.next() % UInt64(node.children.count))
+                node.children[index] = mutate(node.children[index])
+                return node
+            }
+            switch generator.next() % 7 {
+            case 0: node.storyboardIdentifier = node.storyboardIdentifier == "a" ? "b" : "a"
+            case 1: node.restorationIdentifier = node.restorationIdentifier == nil ? "a" : nil
+            case 2: node.restorationClass = node.restorationClass == "\u{E9}" ? "e\u{301}" : "\u{E9}"
+            case 3: node.kind = node.kind == .plain ? .tabBar : .plain
+            case 4: node.selectedIndex = node.selectedIndex == nil ? 0 : nil
+            case 5: node.presented = node.presented == nil ? .init(Node(storyboardIdentifier: "a", kind: .plain)) : nil
+            default: node.children.append(Node(storyboardIdentifier: nil, kind: .plain))
+            }
+            return node
+        }
+        var equalPairs = 0
+        for _ in 0..<3000 {
+            let (left, right) = (archive(), archive())
+            var changed = left
+            if let root = left.root { changed.root = mutate(root) }
+            for (a, b) in [(left, right), (left, left), (right, right), (left, changed)] {
+                let snapshot = Self.snapshot(of: a)
+                #expect(snapshot.describes(b) == (snapshot.archive == b))
+                if snapshot.archive == b { equalPairs += 1 }
+            }
+        }
+        // Both answers were asked for many times.
+        #expect(equalPairs > 3000 && equalPairs < 12000)
+    }
+}
+
 /// The archive writer gives, byte for byte, what `JSONEncoder` with the library's options gives,
 /// so archives it writes compare equal to those stored before it (the writer skips an unchanged
 /// archive by its bytes) and read back directly.

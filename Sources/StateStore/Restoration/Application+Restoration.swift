@@ -172,7 +172,7 @@ extension Application {
             }
         }
         for controller in coordinator.preorder(root) {
-            (controller as? any StateRestoring)?.applicationFinishedRestoringState()
+            coordinator.finishRestoring(controller)
         }
         try guardrail.finishRestoration()
         return HierarchyRestoration(

@@ -44,4 +44,36 @@ struct HierarchySnapshot: Sendable {
             selectedIndex: entry.selectedIndex < 0 ? nil : Int(entry.selectedIndex), presented: presented
         )
     }
+
+    /// Whether ``archive`` would equal `stored`, found without making it: the entries are
+    /// compared with `stored`'s nodes in the same order. A relaunch compares the hierarchy it
+    /// rebuilt with the archive it read, node by node.
+    func describes(_ stored: HierarchyArchive) -> Bool {
+        guard stored.format == HierarchyArchive.currentFormat, stored.orientation == orientation,
+              stored.unarchived == unarchived
+        else { return false }
+        guard let root = stored.root else { return entries.isEmpty }
+        var index = 0
+        return matches(root, at: &index) && index == entries.count
+    }
+
+    /// Whether the entries from `index` on describe `node` and its descendants; `index` then
+    /// stands past them. The archive's depth is bounded (``HierarchyArchive/Limits``).
+    private func matches(_ node: HierarchyArchive.Node, at index: inout Int) -> Bool {
+        guard index < entries.count else { return false }
+        let entry = entries[index]
+        index += 1
+        guard entry.kind == node.kind, Int(entry.childCount) == node.children.count,
+              (entry.selectedIndex < 0 ? nil : Int(entry.selectedIndex)) == node.selectedIndex,
+              entry.presents == (node.presented != nil),
+              entry.storyboardIdentifier == node.storyboardIdentifier,
+              entry.restorationIdentifier == node.restorationIdentifier,
+              entry.restorationClass == node.restorationClass
+        else { return false }
+        for child in node.children {
+            guard matches(child, at: &index) else { return false }
+        }
+        if let presented = node.presented?.node { return matches(presented, at: &index) }
+        return true
+    }
 }

@@ -565,6 +565,16 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         return type
     }
 
+    /// Sends `applicationFinishedRestoringState()` to `controller` when it restores a state,
+    /// its conformance taken from the cache (a rebuild sends it to every node).
+    func finishRestoring(_ controller: ViewController) {
+        if let type = restoringType(of: controller) { finishRestoring(controller, as: type) }
+    }
+
+    private func finishRestoring<C: StateRestoring>(_ controller: ViewController, as _: C.Type) {
+        unsafeDowncast(controller, to: C.self).applicationFinishedRestoringState()
+    }
+
     private func restore<C: StateRestoring>(_ controller: ViewController, as _: C.Type) {
         restore(unsafeDowncast(controller, to: C.self))
     }
@@ -725,7 +735,8 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         if let window, window.application != nil {
             let scene = window.sceneIdentifier
             let archive = makeArchive(of: window)
-            if stored == nil || archive.archive != stored {
+            let alreadyStored = if let stored { archive.describes(stored) } else { false }
+            if !alreadyStored {
                 batch.archives = [(scene, scene == Window.defaultSceneIdentifier ? "" : scene, archive)]
             }
         }
