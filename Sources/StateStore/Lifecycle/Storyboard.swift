@@ -21,7 +21,8 @@ public final class Storyboard {
     var lastClassFactory: (typeName: String, make: @MainActor () -> ViewController)?
 
     /// The application this storyboard belongs to; instantiated controllers register with it.
-    weak var application: Application?
+    /// Set once, by the application: no exclusivity check.
+    @exclusivity(unchecked) weak var application: Application?
 
     /// Creates an empty storyboard.
     public init() {}

@@ -32,14 +32,16 @@ open class View {
     /// removal that calls nothing out: the runtime's exclusivity check is left out.
     @exclusivity(unchecked) public private(set) var subviews: [View] = []
 
-    /// The view that contains this one.
-    public private(set) weak var superview: View?
+    /// The view that contains this one. Only ``addSubview(_:)`` and ``removeFromSuperview()``
+    /// set it, by a plain assignment: the runtime's exclusivity check is left out.
+    @exclusivity(unchecked) public private(set) weak var superview: View?
 
     /// Whether a layout pass is pending.
     @exclusivity(unchecked) public private(set) var needsLayout = true
 
-    /// The controller whose ``ViewController/view`` this is.
-    weak var viewController: ViewController?
+    /// The controller whose ``ViewController/view`` this is (set by the controller as it
+    /// attaches or replaces its view, by a plain assignment: no exclusivity check).
+    @exclusivity(unchecked) weak var viewController: ViewController?
 
     /// Creates a view.
     public init(frame: Rect = .zero) {

@@ -134,8 +134,9 @@ open class ViewController {
     @exclusivity(unchecked) weak var presentingStorage: ViewController?
     /// Set on a window's root controller only.
     @exclusivity(unchecked) weak var hostingWindow: Window?
-    /// The application whose registry holds this controller.
-    weak var registeredApplication: Application?
+    /// The application whose registry holds this controller (a plain assignment as it
+    /// registers or is adopted: no exclusivity check).
+    @exclusivity(unchecked) weak var registeredApplication: Application?
     /// Made on first access of ``presentationController``.
     var storedPresentationController: PresentationController?
     /// Set on a child that ``transition(from:to:duration:animations:completion:)`` took off

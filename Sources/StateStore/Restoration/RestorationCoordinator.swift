@@ -416,6 +416,8 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
     /// a path met before (a screen shown again, a new page of a kind pushed before) shares its
     /// ``CachedPath``; no path is built or validated again.
     @exclusivity(unchecked) private var knownPaths: [PathKey: CachedPath] = [:]
+    /// The last paths found, newest first, looked through before ``knownPaths``.
+    @exclusivity(unchecked) private var recentPaths: [CachedPath] = []
     /// The most paths ``knownPaths`` holds before it starts afresh.
     static let knownPathsLimit = 4096
 
@@ -468,8 +470,14 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         let scene = node.hostingWindow?.sceneIdentifier
         // The cache serves the few paths a navigating app meets again and again; a rebuild or a
         // pass over many controllers (each path met once) neither reads nor fills it.
-        let key = batchDepth == 0 && !isRestoringHierarchy ? PathKey(leafFirst: components, scene: scene) : nil
-        if !shared, let key, let known = knownPaths[key] { return known }
+        let cacheable = batchDepth == 0 && !isRestoringHierarchy
+        // The few paths met last first (a new page of the kind just pushed): compared, not hashed.
+        if !shared, cacheable, let recent = recentPath(leafFirst: components, scene: scene) { return recent }
+        let key = cacheable ? PathKey(leafFirst: components, scene: scene) : nil
+        if !shared, let key, let known = knownPaths[key] {
+            remember(known)
+            return known
+        }
         let path: RestorationPath
         do {
             let prefix = try pathPrefix(of: scene)
@@ -487,8 +495,37 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         if let key {
             if knownPaths.count >= Self.knownPathsLimit { knownPaths = [:] }
             knownPaths[key] = found
+            remember(found)
         }
         return found
+    }
+
+    /// The path of ``recentPaths`` whose identifiers and scene are the same bytes as these.
+    private func recentPath(leafFirst components: [String], scene: String?) -> CachedPath? {
+        for cached in recentPaths where cached.leafFirst.count == components.count {
+            switch (cached.scene, scene) {
+            case (nil, nil): break
+            case let (cachedScene?, scene?) where Self.sameBytes(cachedScene, scene): break
+            default: continue
+            }
+            var same = true
+            for index in components.indices where !Self.sameBytes(components[index], cached.leafFirst[index]) {
+                same = false
+                break
+            }
+            guard same else { continue }
+            remember(cached)
+            return cached
+        }
+        return nil
+    }
+
+    /// Puts `path` first among ``recentPaths``, which keeps four.
+    private func remember(_ path: CachedPath) {
+        if let first = recentPaths.first, first === path { return }
+        recentPaths.removeIdentical(path)
+        if recentPaths.count == 4 { recentPaths.removeLast() }
+        recentPaths.insert(path, at: 0)
     }
 
     private func isShared(_ identifier: String, of controller: ViewController, in parent: ViewController) -> Bool {
@@ -607,6 +644,7 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
     public func applicationDidReceiveMemoryWarning(_ application: Application, level: MemoryPressureLevel) {
         // Recreatable: a path met again is found by its walk and validated again.
         knownPaths = [:]
+        recentPaths = []
         // An OOM kill may follow a critical warning: everything visible goes to disk now.
         if level == .critical {
             saveVisibleControllers(of: application)
