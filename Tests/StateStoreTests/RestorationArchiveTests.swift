@@ -62,6 +62,15 @@ struct RestorationArchiveTests {
         ))
         #expect(problem(chain) == nil)
 
+        // A location runs through presentations and children alike.
+        let deepInChain = HierarchyArchive(root: Node(
+            storyboardIdentifier: "tabs", kind: .tabBar, children: [inbox],
+            presented: Node(storyboardIdentifier: "compose", kind: .plain, children: [
+                Node(storyboardIdentifier: "picker", kind: .plain, children: [Node(storyboardIdentifier: nil, kind: .plain)]),
+            ])
+        ))
+        #expect(problem(deepInChain) == "at tabs ⤷ compose/picker/<unnamed>: the node names no storyboard identifier, restoration identifier or class")
+
         let wide = HierarchyArchive(root: Node(storyboardIdentifier: "box", kind: .plain, children: Array(repeating: inbox, count: 11)))
         #expect(problem(wide, limits: .init(maximumNodeCount: 10)) == "the archive holds more than 10 controllers, the most rebuilt")
         var deep = inbox
@@ -80,6 +89,23 @@ struct RestorationArchiveTests {
         // Braces inside strings do not count.
         let braces = #"{"format":2,"root":{"kind":"plain","storyboardIdentifier":"{{{[[[\"{","children":[]}}"#
         #expect(throws: Never.self) { try HierarchyArchive(decoding: Data(braces.utf8)) }
+    }
+
+    /// The limits' scan skips strings eight bytes at a time: an escaped quote or backslash at
+    /// any offset of a long string of brackets keeps the string going, and nesting after it
+    /// counts again.
+    @Test func theScanSkipsStringsWhateverTheirEscapesAndWhereverTheyFall() {
+        let limits = HierarchyArchive.Limits(maximumDepth: 1)  // six levels of JSON
+        for offset in 0...24 {
+            for escape in [#"\""#, #"\\"#, #"\u0041"#] {
+                var name = String(repeating: "{[", count: 12)
+                name.insert(contentsOf: escape, at: name.index(name.startIndex, offsetBy: offset))
+                let shallow = #"{"a":""# + name + #"","b":{"c":{}}}"#
+                #expect(ArchiveScan.scan(Data(shallow.utf8), limits: limits) == nil, "\(shallow)")
+                let deep = #"{"a":""# + name + #"","b":"# + String(repeating: "[", count: 7) + String(repeating: "]", count: 7) + "}"
+                #expect(ArchiveScan.scan(Data(deep.utf8), limits: limits)?.description == ArchiveScan.Problem.tooDeep(limit: 1).description, "\(deep)")
+            }
+        }
     }
 
     @Test func anArchiveWithAnImpossibleKindIsSetAsideWithTheReason() throws {

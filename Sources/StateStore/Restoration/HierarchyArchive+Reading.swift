@@ -143,7 +143,7 @@ struct ArchiveReader {
         case path, typeName, reason
 
         /// Each key's UTF-8, to match a key's bytes without making a string of them.
-        static let spellings: [(value: Key, utf8: [UInt8])] = allCases.map { ($0, Array($0.rawValue.utf8)) }
+        static let spellings = Spellings(allCases.map { ($0, $0.rawValue) })
     }
 
     /// A key, matched on its bytes; `nil` for an unknown one, or one with escapes.
@@ -152,17 +152,33 @@ struct ArchiveReader {
     /// A node's kind, matched on its bytes.
     private mutating func kind() -> HierarchyArchive.Node.Kind? { oneOf(Self.kinds) }
 
-    private static let kinds: [(value: HierarchyArchive.Node.Kind, utf8: [UInt8])] =
-        [HierarchyArchive.Node.Kind.plain, .navigation, .tabBar].map { ($0, Array($0.rawValue.utf8)) }
+    private static let kinds = Spellings([HierarchyArchive.Node.Kind.plain, .navigation, .tabBar].map { ($0, $0.rawValue) })
+
+    /// Values by their spellings' UTF-8, grouped by byte count: a name is compared only with the
+    /// spellings of its own length (one or two here), not with every one.
+    struct Spellings<T: Sendable>: Sendable {
+        private let byLength: [[(value: T, utf8: [UInt8])]]
+
+        init(_ spellings: [(T, String)]) {
+            var byLength = [[(value: T, utf8: [UInt8])]](repeating: [], count: (spellings.map(\.1.utf8.count).max() ?? 0) + 1)
+            for (value, spelling) in spellings { byLength[spelling.utf8.count].append((value, Array(spelling.utf8))) }
+            self.byLength = byLength
+        }
+
+        func value(spelled name: UnsafeRawBufferPointer) -> T? {
+            guard name.count < byLength.count else { return nil }
+            for candidate in byLength[name.count] {
+                let matches = candidate.utf8.withUnsafeBytes { memcmp($0.baseAddress!, name.baseAddress!, name.count) == 0 }
+                if matches { return candidate.value }
+            }
+            return nil
+        }
+    }
 
     /// The value whose spelling the next string's bytes are, without making a string of them.
-    private mutating func oneOf<T>(_ spellings: [(value: T, utf8: [UInt8])]) -> T? {
+    private mutating func oneOf<T>(_ spellings: Spellings<T>) -> T? {
         guard let range = stringBytes() else { return nil }
-        let name = UnsafeRawBufferPointer(rebasing: bytes[range])
-        for spelling in spellings where spelling.utf8.withUnsafeBytes({ Self.same($0, name) }) {
-            return spelling.value
-        }
-        return nil
+        return spellings.value(spelled: UnsafeRawBufferPointer(rebasing: bytes[range]))
     }
 
     /// Reads an object, calling `member` after each key and its colon to read the value;
@@ -263,17 +279,11 @@ struct ArchiveReader {
         // Eight bytes at a time while none of them is a quote, a backslash, a control
         // character or non-ASCII (the usual identifier and class name); the byte loop below
         // takes the word that holds one, and the tail.
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let highs: UInt64 = 0x8080_8080_8080_8080
         while index + 8 <= bytes.count {
-            let word = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self))
-            let quote = word ^ (ones &* UInt64(UInt8(ascii: "\"")))
-            let backslash = word ^ (ones &* UInt64(UInt8(ascii: "\\")))
-            // A byte's high bit is set in each term when that byte is zero (the quote or
-            // backslash), below 0x20, or 0x80 and above (`word` itself).
-            let special = ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash)
-                | (word &- ones &* 0x20) | word
-            if special & highs != 0 { break }
+            let word = bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            if ByteWord.has(UInt8(ascii: "\""), in: word) || ByteWord.has(UInt8(ascii: "\\"), in: word)
+                || ByteWord.hasControlOrNonASCII(in: word)
+            { break }
             index += 8
         }
         while index < bytes.count {
@@ -333,5 +343,27 @@ struct ArchiveReader {
             default: return
             }
         }
+    }
+}
+
+/// Eight bytes at once, in one 64-bit word (SWAR): each test is exact about whether some byte
+/// of the word qualifies (it may not say which one), so a scan moves on by whole words and
+/// takes a word that holds one byte by byte.
+enum ByteWord {
+    private static let ones: UInt64 = 0x0101_0101_0101_0101
+    private static let highs: UInt64 = 0x8080_8080_8080_8080
+
+    /// Whether some byte of `word` is `byte`.
+    @inline(__always) static func has(_ byte: UInt8, in word: UInt64) -> Bool {
+        let difference = word ^ (ones &* UInt64(byte))
+        // A byte's high bit is set here when that byte of `difference` is zero (below the
+        // lowest zero byte the borrows set none).
+        return (difference &- ones) & ~difference & highs != 0
+    }
+
+    /// Whether some byte of `word` is below 0x20 (a control character) or 0x80 and above
+    /// (not ASCII).
+    @inline(__always) static func hasControlOrNonASCII(in word: UInt64) -> Bool {
+        ((word &- ones &* 0x20) | word) & highs != 0
     }
 }

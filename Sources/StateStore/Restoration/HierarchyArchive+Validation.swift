@@ -50,12 +50,30 @@ extension HierarchyArchive {
     /// most one presentation per containment tree.
     public func validate(limits: Limits = .standard) throws(Problem) {
         guard let root else { return }
+        // Where each node met is, for messages: its name and its parent's step. A location is
+        // joined only for a problem, so a healthy archive builds no location strings.
+        struct Step { var parent: Int; var presented: Bool; var name: String }
+        var steps: [Step] = []
+        func location(_ step: Int) -> String {
+            var names: [(presented: Bool, name: String)] = []
+            var index = step
+            while index >= 0 {
+                names.append((steps[index].presented, steps[index].name))
+                index = steps[index].parent
+            }
+            var text = ""
+            for (offset, part) in names.reversed().enumerated() {
+                if offset > 0 { text += part.presented ? " ⤷ " : "/" }
+                text += part.name
+            }
+            return text
+        }
         // `pathBytes`: the UTF-8 length of the node's restoration path, `nil` below a node
         // without an identifier (nothing there is saved).
-        struct Item { var node: Node; var tree: Int; var depth: Int; var location: String; var pathBytes: Int? }
-        var stack = [Item(node: root, tree: 0, depth: 1, location: root.displayName,
+        struct Item { var node: Node; var tree: Int; var depth: Int; var parent: Int; var presented: Bool; var pathBytes: Int? }
+        var stack = [Item(node: root, tree: 0, depth: 1, parent: -1, presented: false,
                           pathBytes: root.effectiveRestorationIdentifier.map { $0.utf8.count })]
-        var presenters: [Int: String] = [:]
+        var presenters: [Int: Int] = [:]
         var trees = 1
         var count = 0
         while let item = stack.popLast() {
@@ -67,7 +85,9 @@ extension HierarchyArchive {
             if item.depth > limits.maximumDepth {
                 throw Problem(location: "", reason: "controllers nest more than \(limits.maximumDepth) levels deep, the most rebuilt")
             }
-            func fail(_ reason: String) -> Problem { Problem(location: item.location, reason: reason) }
+            steps.append(Step(parent: item.parent, presented: item.presented, name: node.displayName))
+            let here = steps.count - 1
+            func fail(_ reason: String) -> Problem { Problem(location: location(here), reason: reason) }
             if node.storyboardIdentifier == nil, node.restorationIdentifier == nil, node.restorationClass == nil {
                 throw fail("the node names no storyboard identifier, restoration identifier or class")
             }
@@ -89,15 +109,15 @@ extension HierarchyArchive {
             }
             if let presented = node.presented?.node {
                 if let other = presenters[item.tree] {
-                    throw fail("two controllers of one containment tree present (\(other) too); only one presentation per tree is possible")
+                    throw fail("two controllers of one containment tree present (\(location(other)) too); only one presentation per tree is possible")
                 }
-                presenters[item.tree] = item.location
-                stack.append(Item(node: presented, tree: trees, depth: item.depth + 1, location: item.location + " ⤷ " + presented.displayName,
+                presenters[item.tree] = here
+                stack.append(Item(node: presented, tree: trees, depth: item.depth + 1, parent: here, presented: true,
                                   pathBytes: Self.extend(item.pathBytes, with: presented)))
                 trees += 1
             }
             for child in node.children.reversed() {
-                stack.append(Item(node: child, tree: item.tree, depth: item.depth + 1, location: item.location + "/" + child.displayName,
+                stack.append(Item(node: child, tree: item.tree, depth: item.depth + 1, parent: here, presented: false,
                                   pathBytes: Self.extend(item.pathBytes, with: child)))
             }
         }
@@ -117,6 +137,12 @@ enum BuiltInContainer: CaseIterable {
     case plain, navigation, tabBar
 
     init?(typeName: String) {
+        // The byte counts first: a class name of another length (an app's own) is compared
+        // with none of the three.
+        let count = typeName.utf8.count
+        guard count == Self.plainName.utf8.count || count == Self.navigationName.utf8.count
+            || count == Self.tabBarName.utf8.count
+        else { return nil }
         switch typeName {
         case Self.plainName: self = .plain
         case Self.navigationName: self = .navigation
@@ -188,22 +214,26 @@ enum ArchiveScan {
         return data.withUnsafeBytes { (raw: UnsafeRawBufferPointer) -> Problem? in
             var depth = 0
             var objects = 0
-            var inString = false
-            var escaped = false
-            for byte in raw {
-                if inString {
-                    if escaped {
-                        escaped = false
-                    } else if byte == UInt8(ascii: "\\") {
-                        escaped = true
-                    } else if byte == UInt8(ascii: "\"") {
-                        inString = false
-                    }
-                    continue
-                }
+            var index = 0
+            while index < raw.count {
+                let byte = raw[index]
+                index += 1
                 switch byte {
                 case UInt8(ascii: "\""):
-                    inString = true
+                    // Past the string, eight bytes at a time while none is a quote or a
+                    // backslash; an escape's next byte is skipped, whatever it is.
+                    while true {
+                        while index + 8 <= raw.count {
+                            let word = raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                            if ByteWord.has(UInt8(ascii: "\""), in: word) || ByteWord.has(UInt8(ascii: "\\"), in: word) { break }
+                            index += 8
+                        }
+                        guard index < raw.count else { return nil }
+                        let inString = raw[index]
+                        index += 1
+                        if inString == UInt8(ascii: "\"") { break }
+                        if inString == UInt8(ascii: "\\") { index += 1 }
+                    }
                 case UInt8(ascii: "{"), UInt8(ascii: "["):
                     depth += 1
                     if depth > maximumDepth { return .tooDeep(limit: limits.maximumDepth) }
