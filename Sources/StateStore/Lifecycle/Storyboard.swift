@@ -21,7 +21,8 @@ public final class Storyboard {
     var lastClassFactory: (typeName: String, make: @MainActor () -> ViewController)?
 
     /// The application this storyboard belongs to; instantiated controllers register with it.
-    /// Set once, by the application: no exclusivity check.
+    /// Set by an application's initializer, by a plain assignment of a weak reference (which
+    /// runs no `deinit`): no exclusivity check.
     @exclusivity(unchecked) weak var application: Application?
 
     /// Creates an empty storyboard.

@@ -225,8 +225,9 @@ extension Sequence where Element == ViewController {
 }
 
 /// Controllers by identity, for the checks of a structural change: a scan of a short array
-/// while few are held (a navigation stack, a tab bar's tabs), a hash set once many are (a
+/// when made for few (a navigation stack, a tab bar's tabs), a hash set when made for many (a
 /// rebuilt stack of thousands), so the usual change hashes and allocates a table for none.
+/// The choice is made once, from the capacity asked for: callers ask for what they insert.
 struct ControllerIdentities {
     private var few: [ObjectIdentifier] = []
     private var many: Set<ObjectIdentifier>?

@@ -41,6 +41,10 @@ extension ViewController {
         loadedView = newView
         // The replaced view is released after the assignment, not during it: a view's
         // `deinit` never runs inside an access to `loadedView`.
+        #if compiler(>=6.2)
         extendLifetime(old)
+        #else
+        withExtendedLifetime(old) {}
+        #endif
     }
 }

@@ -155,7 +155,7 @@ struct ArchiveReader {
     private static let kinds = Spellings([HierarchyArchive.Node.Kind.plain, .navigation, .tabBar].map { ($0, $0.rawValue) })
 
     /// Values by their spellings' UTF-8, grouped by byte count: a name is compared only with the
-    /// spellings of its own length (one or two here), not with every one.
+    /// spellings of its own length (at most three here), not with every one.
     struct Spellings<T: Sendable>: Sendable {
         private let byLength: [[(value: T, utf8: [UInt8])]]
 

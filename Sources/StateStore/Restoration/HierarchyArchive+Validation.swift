@@ -51,7 +51,7 @@ extension HierarchyArchive {
     public func validate(limits: Limits = .standard) throws(Problem) {
         guard let root else { return }
         // Where each node met is, for messages: its name and its parent's step. A location is
-        // joined only for a problem, so a healthy archive builds no location strings.
+        // joined only for a problem, so a healthy archive joins no location strings.
         struct Step { var parent: Int; var presented: Bool; var name: String }
         var steps: [Step] = []
         func location(_ step: Int) -> String {
