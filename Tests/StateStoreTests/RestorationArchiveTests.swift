@@ -79,6 +79,41 @@ struct RestorationArchiveTests {
         #expect(problem(HierarchyArchive(root: deep), limits: .init(maximumDepth: 6)) == nil)
     }
 
+    /// The storyboard keeps the class factory it found last: names of two classes taken in
+    /// turn, and a factory replaced after a lookup, each make what is registered now.
+    @Test func classFactoriesFoundInTurnAndReplacedMakeWhatIsRegistered() {
+        final class First: ViewController {}
+        final class Second: ViewController {}
+        let storyboard = Storyboard()
+        storyboard.registerRestoration(of: First.self) {
+            let made = First()
+            made.restorationIdentifier = "first"
+            return made
+        }
+        storyboard.registerRestoration(of: Second.self) { Second() }
+        let (first, second) = (String(reflecting: First.self), String(reflecting: Second.self))
+        for name in [first, second, second, first, "Missing.Type", first] {
+            let made = storyboard.makeForRestoration(identifier: nil, typeName: name)
+            switch name {
+            case first: #expect(made is First && made?.restorationIdentifier == "first")
+            case second: #expect(made is Second)
+            default: #expect(made == nil)
+            }
+        }
+        #expect(storyboard.hasRestorationFactory(typeName: first) && !storyboard.hasRestorationFactory(typeName: "Missing.Type"))
+        // Replaced right after being found: the new factory makes the next one.
+        storyboard.registerRestoration(of: First.self) {
+            let made = First()
+            made.restorationIdentifier = "replaced"
+            return made
+        }
+        #expect(storyboard.makeForRestoration(identifier: nil, typeName: first)?.restorationIdentifier == "replaced")
+        // An identifier's factory comes before the class's.
+        storyboard.registerRestoration(identifier: "special") { Second() }
+        #expect(storyboard.makeForRestoration(identifier: "special", typeName: first) is Second)
+        #expect(storyboard.makeForRestoration(identifier: "other", typeName: first)?.restorationIdentifier == "replaced")
+    }
+
     @Test func anArchiveTooDeepToDecodeIsNamedAsSuchNotAsInvalidJSON() {
         let depth = 10_000
         let json = #"{"format":2,"root":"# + String(repeating: #"{"kind":"plain","storyboardIdentifier":"a","children":["#, count: depth)

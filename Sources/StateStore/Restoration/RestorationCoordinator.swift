@@ -470,10 +470,9 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         let scene = node.hostingWindow?.sceneIdentifier
         // The cache serves the few paths a navigating app meets again and again; a rebuild or a
         // pass over many controllers (each path met once) neither reads nor fills it.
-        let cacheable = batchDepth == 0 && !isRestoringHierarchy
+        let key = batchDepth == 0 && !isRestoringHierarchy ? PathKey(leafFirst: components, scene: scene) : nil
         // The few paths met last first (a new page of the kind just pushed): compared, not hashed.
-        if !shared, cacheable, let recent = recentPath(leafFirst: components, scene: scene) { return recent }
-        let key = cacheable ? PathKey(leafFirst: components, scene: scene) : nil
+        if !shared, let key, let recent = recentPath(matching: key) { return recent }
         if !shared, let key, let known = knownPaths[key] {
             remember(known)
             return known
@@ -500,20 +499,9 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         return found
     }
 
-    /// The path of ``recentPaths`` whose identifiers and scene are the same bytes as these.
-    private func recentPath(leafFirst components: [String], scene: String?) -> CachedPath? {
-        for cached in recentPaths where cached.leafFirst.count == components.count {
-            switch (cached.scene, scene) {
-            case (nil, nil): break
-            case let (cachedScene?, scene?) where Self.sameBytes(cachedScene, scene): break
-            default: continue
-            }
-            var same = true
-            for index in components.indices where !Self.sameBytes(components[index], cached.leafFirst[index]) {
-                same = false
-                break
-            }
-            guard same else { continue }
+    /// The path of ``recentPaths`` found by `key` (its identifiers and scene, byte for byte).
+    private func recentPath(matching key: PathKey) -> CachedPath? {
+        for cached in recentPaths where PathKey(leafFirst: cached.leafFirst, scene: cached.scene) == key {
             remember(cached)
             return cached
         }
