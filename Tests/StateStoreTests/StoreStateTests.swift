@@ -46,6 +46,35 @@ struct StoreStateTests {
         }
     }
 
+    /// The query's JSON list quotes any text as a JSON parser reads it back: every ASCII
+    /// character (control characters, quotes and backslashes included) alone and among
+    /// others, and UTF-8 beyond ASCII, as JSONDecoder and SQLite's own JSON functions read it.
+    @Test func theQuerysListQuotesAnyTextAsJSONReadsItBack() throws {
+        var texts = (0..<0x80).map { String(UnicodeScalar(UInt8($0))) }
+        texts += ["", "plain/path", "a\"b\\c\nd\u{1}e\u{1F}f\u{7F}", "caf\u{E9}/\u{1F600}", String(repeating: "\\\"", count: 40)]
+        texts.append(texts.joined())
+        func list(of texts: [String]) -> [UInt8] {
+            var list: [UInt8] = [UInt8(ascii: "[")]
+            for (index, text) in texts.enumerated() {
+                if index > 0 { list.append(UInt8(ascii: ",")) }
+                JSONString.appendQuoted(text, to: &list)
+            }
+            list.append(UInt8(ascii: "]"))
+            return list
+        }
+        #expect(try JSONDecoder().decode([String].self, from: Data(list(of: texts))) == texts)
+        // SQLite's JSON functions end a string's text at an escaped NUL (no path holds one:
+        // control characters are refused in identifiers).
+        let withoutNUL = texts.filter { !$0.utf8.contains(0) }
+        let connection = try Connection(path: path, options: .init())
+        let statement = try connection.cached("SELECT value FROM json_each(?1) ORDER BY key")
+        statement.bind(String(decoding: list(of: withoutNUL), as: UTF8.self), at: 1)
+        var read: [String] = []
+        while try statement.step() { read.append(statement.string(0)) }
+        statement.reset()
+        #expect(read == withoutNUL)
+    }
+
     struct Numbered: Codable, Sendable, Equatable { var index: Int }
 
     @Test func roundTripsACodableStruct() throws {

@@ -306,12 +306,16 @@ extension StateStore {
         at paths: [RestorationPath], waitingForWrites: Bool = true
     ) throws(StateStoreError) -> (rows: [RestorationPath: StoredState], present: Set<RestorationPath>) {
         guard !paths.isEmpty else { return ([:], []) }
-        var list = "["
+        // Built as bytes, one path after another: a rebuild asks for every node's path at once.
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(paths.count * 24 + 2)
+        bytes.append(UInt8(ascii: "["))
         for (index, path) in paths.enumerated() {
-            if index > 0 { list += "," }
-            list += JSONString.quoted(path.rawValue)
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            JSONString.appendQuoted(path.rawValue, to: &bytes)
         }
-        list += "]"
+        bytes.append(UInt8(ascii: "]"))
+        let list = String(decoding: bytes, as: UTF8.self)
         let limit = options.maximumStateSize
         return try withConnection(waitingForWrites: waitingForWrites) { (connection) throws(StateStoreError) -> ([RestorationPath: StoredState], Set<RestorationPath>) in
             // The list drives the join, each path one lookup in the primary key: `IN (SELECT …)`
@@ -343,28 +347,40 @@ extension StateStore {
 
 /// JSON string literals for the few places that build JSON by hand.
 enum JSONString {
-    static func quoted(_ text: String) -> String {
-        // Most text (every usual path) needs no escape: copied whole.
-        if text.utf8.allSatisfy({ $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) {
-            return "\"" + text + "\""
-        }
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if scalar.value < 0x20 {
-                    let hex = String(scalar.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    out.unicodeScalars.append(scalar)
+    /// Appends `text` as a JSON string literal, quotes included, to `out`: `"` and `\` escaped,
+    /// control characters as `\n`, `\r`, `\t` or `\u00XX`, everything else (UTF-8 included)
+    /// copied as it is.
+    static func appendQuoted(_ text: String, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        var text = text
+        text.withUTF8 { bytes in
+            // Most text (every usual path) needs no escape: copied whole.
+            var plain = true
+            for byte in bytes where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+                plain = false
+                break
+            }
+            if plain {
+                out.append(contentsOf: bytes)
+                return
+            }
+            for byte in bytes {
+                switch byte {
+                case UInt8(ascii: "\""): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
+                case UInt8(ascii: "\\"): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
+                case UInt8(ascii: "\n"): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
+                case UInt8(ascii: "\r"): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
+                case UInt8(ascii: "\t"): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+                case ..<0x20:
+                    let hex = Array("0123456789abcdef".utf8)
+                    out.append(contentsOf: Array("\\u00".utf8))
+                    out.append(hex[Int(byte >> 4)])
+                    out.append(hex[Int(byte & 0xF)])
+                default:
+                    out.append(byte)
                 }
             }
         }
-        return out + "\""
+        out.append(UInt8(ascii: "\""))
     }
 }
