@@ -71,9 +71,8 @@ extension Statectl {
             } catch {
                 throw CLIError.exporting(error, limit: limit.maximumStateSize)
             }
-            let text = String(decoding: data, as: UTF8.self)
             guard let target else {
-                let failure = Output.standardOutput(text)
+                let failure = Output.standardOutput(data)
                 // A reader that left (`| head`) is not a failure; a full disk or a closed stdout is.
                 if failure != 0 && failure != EPIPE {
                     throw CLIError(message: "Cannot write the document to stdout: \(String(cString: strerror(failure))). The export is incomplete.")
@@ -180,7 +179,7 @@ struct OutputTarget {
         case .replace:
             try AtomicFile.write(data, to: resolved)
         case .descriptor(let descriptor):
-            let failure = Output.write(String(decoding: data, as: UTF8.self), to: descriptor)
+            let failure = Output.write(data, to: descriptor)
             if failure != 0 { throw CLIError(message: "Cannot write \(path): \(String(cString: strerror(failure))). The document is incomplete.") }
         case .writeThrough:
             let descriptor = open(resolved, O_WRONLY | O_CLOEXEC | O_NOCTTY)
@@ -188,7 +187,7 @@ struct OutputTarget {
                 throw CLIError(message: "Cannot write \(path): \(String(cString: strerror(errno))).")
             }
             defer { close(descriptor) }
-            let failure = Output.write(String(decoding: data, as: UTF8.self), to: descriptor)
+            let failure = Output.write(data, to: descriptor)
             if failure != 0 { throw CLIError(message: "Cannot write \(path): \(String(cString: strerror(failure))). The document is incomplete.") }
         }
     }

@@ -47,6 +47,13 @@ enum Output {
         return write(text, to: STDOUT_FILENO)
     }
 
+    /// The same for bytes (a document as written), without a copy of them.
+    @discardableResult
+    static func standardOutput(_ data: Data) -> Int32 {
+        fflush(nil)
+        return write(data, to: STDOUT_FILENO)
+    }
+
     /// `text` on stderr, unbuffered.
     static func standardError(_ text: String) {
         write(text, to: STDERR_FILENO)
@@ -57,12 +64,20 @@ enum Output {
     /// `FileHandle.write` traps on such a failure). `SIGPIPE` is ignored from ``Statectl/main()``.
     @discardableResult
     static func write(_ text: String, to descriptor: Int32) -> Int32 {
-        let bytes = Array(text.utf8)
+        var text = text
+        return text.withUTF8 { write(UnsafeRawBufferPointer($0), to: descriptor) }
+    }
+
+    /// The same for bytes.
+    @discardableResult
+    static func write(_ data: Data, to descriptor: Int32) -> Int32 {
+        data.withUnsafeBytes { write($0, to: descriptor) }
+    }
+
+    private static func write(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32) -> Int32 {
         var offset = 0
         while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { raw in
-                Glibc.write(descriptor, raw.baseAddress! + offset, raw.count - offset)
-            }
+            let written = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
             if written > 0 {
                 offset += written
             } else if written < 0 && errno == EINTR {
