@@ -98,6 +98,36 @@ struct ArchiveReaderTests {
         }
     }
 
+    /// The word tests find the first byte that stops a scan exactly, whatever follows it: a
+    /// quote, a backslash, a control character or a non-ASCII byte, alone or several in a word,
+    /// at every offset, among random bytes (the bytes after the first may be flagged wrongly,
+    /// and nothing may depend on them).
+    @Test func theWordTestsFindTheFirstStoppingByteOfAnyWord() {
+        var generator = SystemRandomNumberGenerator()
+        let interesting: [UInt8] = [0x00, 0x01, 0x1F, 0x20, 0x21, 0x22, 0x5C, 0x5B, 0x5D, 0x7E, 0x7F, 0x80, 0xA0, 0xC3, 0xFF]
+        var checked = 0
+        for round in 0..<20_000 {
+            var bytes = (0..<8).map { _ in UInt8.random(in: 0x20...0x7E, using: &generator) }
+            // Up to three planted bytes, from the interesting ones or any value.
+            for _ in 0..<(round % 4) {
+                let value = Bool.random(using: &generator) ? interesting.randomElement(using: &generator)! : UInt8.random(in: 0...255, using: &generator)
+                bytes[Int.random(in: 0..<8, using: &generator)] = value
+            }
+            let word = bytes.withUnsafeBytes { ByteWord.load($0, at: 0) }
+            func first(_ stops: (UInt8) -> Bool) -> Int? { bytes.firstIndex(where: stops) }
+            func found(_ flags: UInt64) -> Int? { flags == 0 ? nil : ByteWord.firstFlagged(flags) }
+            let quote = ByteWord.matches(0x22, in: word), backslash = ByteWord.matches(0x5C, in: word)
+            let controlOrNonASCII = ByteWord.controlOrNonASCII(in: word)
+            #expect(found(quote) == first { $0 == 0x22 }, "\(bytes)")
+            #expect(found(backslash) == first { $0 == 0x5C }, "\(bytes)")
+            #expect(found(controlOrNonASCII) == first { $0 < 0x20 || $0 >= 0x80 }, "\(bytes)")
+            #expect(found(quote | backslash) == first { $0 == 0x22 || $0 == 0x5C }, "\(bytes)")
+            #expect(found(quote | backslash | controlOrNonASCII) == first { $0 == 0x22 || $0 == 0x5C || $0 < 0x20 || $0 >= 0x80 }, "\(bytes)")
+            checked += 1
+        }
+        #expect(checked == 20_000)
+    }
+
     @Test func whitespaceNullsAndAnyKeyOrderAreRead() throws {
         let json = """
             { "root" : { "presented" : null, "kind" : "plain", "children" : [ ], "storyboardIdentifier" : "a",

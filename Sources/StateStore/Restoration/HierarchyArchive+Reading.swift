@@ -280,11 +280,16 @@ struct ArchiveReader {
         // character or non-ASCII (the usual identifier and class name); the byte loop below
         // takes the word that holds one, and the tail.
         while index + 8 <= bytes.count {
-            let word = bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-            if ByteWord.has(UInt8(ascii: "\""), in: word) || ByteWord.has(UInt8(ascii: "\\"), in: word)
-                || ByteWord.hasControlOrNonASCII(in: word)
-            { break }
-            index += 8
+            let word = ByteWord.load(bytes, at: index)
+            let stops = ByteWord.matches(UInt8(ascii: "\""), in: word) | ByteWord.matches(UInt8(ascii: "\\"), in: word)
+                | ByteWord.controlOrNonASCII(in: word)
+            if stops == 0 {
+                index += 8
+                continue
+            }
+            // To the first byte that stops the word (the closing quote, usually).
+            index += ByteWord.firstFlagged(stops)
+            break
         }
         while index < bytes.count {
             let byte = bytes[index]
@@ -347,23 +352,35 @@ struct ArchiveReader {
 }
 
 /// Eight bytes at once, in one 64-bit word (SWAR): each test is exact about whether some byte
-/// of the word qualifies (it may not say which one), so a scan moves on by whole words and
-/// takes a word that holds one byte by byte.
+/// of the word qualifies, and about which is the first (the one at the lowest address); bytes
+/// after the first may be flagged wrongly. A scan moves on by whole words, and to the first
+/// flagged byte of a word that holds one.
 enum ByteWord {
     private static let ones: UInt64 = 0x0101_0101_0101_0101
     private static let highs: UInt64 = 0x8080_8080_8080_8080
 
-    /// Whether some byte of `word` is `byte`.
-    @inline(__always) static func has(_ byte: UInt8, in word: UInt64) -> Bool {
+    /// The eight bytes at `offset`, the first in the lowest byte of the word on any platform.
+    @inline(__always) static func load(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> UInt64 {
+        UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+    }
+
+    /// The high bits of the bytes of `word` that are `byte` (exact up to the first).
+    @inline(__always) static func matches(_ byte: UInt8, in word: UInt64) -> UInt64 {
         let difference = word ^ (ones &* UInt64(byte))
         // A byte's high bit is set here when that byte of `difference` is zero (below the
         // lowest zero byte the borrows set none).
-        return (difference &- ones) & ~difference & highs != 0
+        return (difference &- ones) & ~difference & highs
     }
 
-    /// Whether some byte of `word` is below 0x20 (a control character) or 0x80 and above
-    /// (not ASCII).
-    @inline(__always) static func hasControlOrNonASCII(in word: UInt64) -> Bool {
-        ((word &- ones &* 0x20) | word) & highs != 0
+    /// The high bits of the bytes of `word` below 0x20 (control characters) or 0x80 and above
+    /// (not ASCII), exact up to the first.
+    @inline(__always) static func controlOrNonASCII(in word: UInt64) -> UInt64 {
+        ((word &- ones &* 0x20) | word) & highs
+    }
+
+    /// The offset in its word of the first byte flagged in `flags` (not zero), from a word made
+    /// by ``load(_:at:)``.
+    @inline(__always) static func firstFlagged(_ flags: UInt64) -> Int {
+        flags.trailingZeroBitCount >> 3
     }
 }

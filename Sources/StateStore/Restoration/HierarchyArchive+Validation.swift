@@ -221,12 +221,18 @@ enum ArchiveScan {
                 switch byte {
                 case UInt8(ascii: "\""):
                     // Past the string, eight bytes at a time while none is a quote or a
-                    // backslash; an escape's next byte is skipped, whatever it is.
+                    // backslash, then to the first that is; an escape's next byte is skipped,
+                    // whatever it is.
                     while true {
                         while index + 8 <= raw.count {
-                            let word = raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-                            if ByteWord.has(UInt8(ascii: "\""), in: word) || ByteWord.has(UInt8(ascii: "\\"), in: word) { break }
-                            index += 8
+                            let word = ByteWord.load(raw, at: index)
+                            let stops = ByteWord.matches(UInt8(ascii: "\""), in: word) | ByteWord.matches(UInt8(ascii: "\\"), in: word)
+                            if stops == 0 {
+                                index += 8
+                                continue
+                            }
+                            index += ByteWord.firstFlagged(stops)
+                            break
                         }
                         guard index < raw.count else { return nil }
                         let inString = raw[index]
