@@ -340,6 +340,54 @@ struct RestorationArchiveTests {
         #expect(archive.root?.children.map(\.storyboardIdentifier) == ["a"])
     }
 
+    /// A capture asks each class once whether the engine can make it (kept for the class met
+    /// last), and each controller whether a factory is registered for its identifier: siblings
+    /// of several classes, in any order, are archived or reported each as its class and its
+    /// identifier say, and a factory registered between two captures counts in the second.
+    @Test func siblingsOfSeveralClassesAreArchivedEachAsItsClassAndIdentifierSay() throws {
+        let store = try StateStore(path: database)
+        let storyboard = storyboard()
+        storyboard.registerRestoration(of: NoteController.self) { NoteController() }
+        storyboard.registerRestoration(identifier: "byIdentifier") { LooseController() }
+        let application = Application(store: store, storyboard: storyboard)
+        var errors: [RestorationError] = []
+        application.restorationCoordinator?.errorHandler = { errors.append($0) }
+        let window = Window(size: Size(width: 400, height: 800), application: application)
+        let root = ViewController()
+        root.restorationIdentifier = "root"
+        window.rootViewController = root
+        window.makeKeyAndVisible()
+        let children: [(String, ViewController)] = [
+            ("n1", NoteController()), ("l1", LooseController()), ("byIdentifier", LooseController()), ("v1", ViewController()),
+            ("l2", LooseController()), ("n2", NoteController()), ("nav", NavigationController()), ("l3", LooseController()),
+        ]
+        for (identifier, child) in children {
+            child.restorationIdentifier = identifier
+            root.addChild(child)
+            root.view.addSubview(child.view)
+            child.didMove(toParent: root)
+        }
+        application.restorationCoordinator?.flush(archiving: window)
+        func archived() throws -> [String?] {
+            let archive = try HierarchyArchive(decoding: try #require(try store.hierarchyArchive()))
+            return try #require(archive.root).children.map(\.restorationIdentifier)
+        }
+        #expect(try archived() == ["n1", "byIdentifier", "v1", "n2", "nav"])
+        let omitted = errors.compactMap { error -> String? in
+            if case .notArchivable(let omission) = error { omission.path } else { nil }
+        }
+        #expect(omitted == ["root/l1", "root/l2", "root/l3"])
+        let archive = try HierarchyArchive(decoding: try #require(try store.hierarchyArchive()))
+        #expect(try #require(archive.root).children.map(\.restorationClass) == [
+            "StateStoreTests.NoteController", "StateStoreTests.LooseController", "StateStore.ViewController",
+            "StateStoreTests.NoteController", "StateStore.NavigationController",
+        ])
+        storyboard.registerRestoration(of: LooseController.self) { LooseController() }
+        application.restorationCoordinator?.flush(archiving: window)
+        #expect(try archived() == ["n1", "l1", "byIdentifier", "v1", "l2", "n2", "nav", "l3"])
+        application.terminate()
+    }
+
     @Test func anArchiveOverTheNodeLimitIsSetAsideBeforeItIsDecoded() throws {
         let store = try StateStore(path: database)
         let archive = HierarchyArchive(root: Node(
@@ -356,3 +404,6 @@ struct RestorationArchiveTests {
         #expect(try store.hierarchyArchive(scene: "main", setAside: true) == bytes)
     }
 }
+
+/// A controller built in code whose class has no factory unless a test registers one.
+final class LooseController: ViewController {}

@@ -17,7 +17,8 @@ extension RestorationCoordinator {
         if let controller = window.rootViewController {
             // Room for a navigation's usual depth: most captures then allocate once.
             snapshot.entries.reserveCapacity(8)
-            appendNode(for: controller, depth: 1, to: &snapshot.entries, omissions: &omissions)
+            var sources = ClassSources(storyboard: window.application?.storyboard)
+            appendNode(for: controller, depth: 1, to: &snapshot.entries, omissions: &omissions, sources: &sources)
         }
         for omission in omissions where reportedOmissions.insert(omission).inserted {
             report(.notArchivable(omission))
@@ -33,14 +34,31 @@ extension RestorationCoordinator {
         case unarchivable(reason: String)
     }
 
-    private func source(of controller: ViewController) -> Source {
+    /// What one capture learned of a controller class: its name and whether the engine can make
+    /// it (a factory registered for the class, or a built-in container). Kept for the class met
+    /// last, as siblings mostly share one, and only while the capture runs.
+    private struct ClassSources {
+        /// The storyboard of the window's application, which makes the window's controllers
+        /// again; `nil` when the window has no application (each controller's is asked then).
+        let storyboard: Storyboard?
+        var last: (type: ObjectIdentifier, typeName: String, makeable: Bool)?
+    }
+
+    private func source(of controller: ViewController, _ sources: inout ClassSources) -> Source {
         if let storyboardIdentifier = controller.storyboardIdentifier { return .storyboard(storyboardIdentifier) }
-        let typeName = StateCoding.typeName(type(of: controller))
-        let storyboard = controller.application?.storyboard
-        if let identifier = controller.restorationIdentifier, storyboard?.hasRestorationFactory(identifier: identifier) == true {
-            return .codeBuilt(restorationClass: typeName)
+        let storyboard = sources.storyboard ?? controller.application?.storyboard
+        let classID = ObjectIdentifier(type(of: controller))
+        let typeName: String
+        let makeable: Bool
+        if sources.storyboard != nil, let last = sources.last, last.type == classID {
+            (typeName, makeable) = (last.typeName, last.makeable)
+        } else {
+            typeName = StateCoding.typeName(type(of: controller))
+            makeable = storyboard?.hasRestorationFactory(typeName: typeName) == true || BuiltInContainer(controller) != nil
+            sources.last = (classID, typeName, makeable)
         }
-        if storyboard?.hasRestorationFactory(typeName: typeName) == true || BuiltInContainer(controller) != nil {
+        if makeable { return .codeBuilt(restorationClass: typeName) }
+        if let identifier = controller.restorationIdentifier, storyboard?.hasRestorationFactory(identifier: identifier) == true {
             return .codeBuilt(restorationClass: typeName)
         }
         return .unarchivable(reason: """
@@ -82,7 +100,7 @@ extension RestorationCoordinator {
     @discardableResult
     private func appendNode(
         for controller: ViewController, depth: Int, to entries: inout [HierarchySnapshot.Entry],
-        omissions: inout [HierarchyArchive.Omission]
+        omissions: inout [HierarchyArchive.Omission], sources: inout ClassSources
     ) -> Bool {
         var location: String { Self.location(of: controller) }
         guard let restorationIdentifier = controller.restorationIdentifier else {
@@ -98,7 +116,7 @@ extension RestorationCoordinator {
         }
         let storyboardIdentifier: String?
         let restorationClass: String?
-        switch source(of: controller) {
+        switch source(of: controller, &sources) {
         case .storyboard(let identifier):
             storyboardIdentifier = identifier
             restorationClass = nil
@@ -128,13 +146,13 @@ extension RestorationCoordinator {
             kind: kind
         ))
         var archivedChildren: Int32 = 0
-        for child in controller.children where appendNode(for: child, depth: depth + 1, to: &entries, omissions: &omissions) {
+        for child in controller.children where appendNode(for: child, depth: depth + 1, to: &entries, omissions: &omissions, sources: &sources) {
             if child === selected { entries[index].selectedIndex = archivedChildren }
             archivedChildren += 1
         }
         entries[index].childCount = archivedChildren
         if let modal = controller.presentedStorage, modal.presentingViewController === controller,
-           appendNode(for: modal, depth: depth + 1, to: &entries, omissions: &omissions) {
+           appendNode(for: modal, depth: depth + 1, to: &entries, omissions: &omissions, sources: &sources) {
             entries[index].presents = true
         }
         return true
