@@ -112,6 +112,14 @@ struct RestorationArchiveTests {
         storyboard.registerRestoration(identifier: "special") { Second() }
         #expect(storyboard.makeForRestoration(identifier: "special", typeName: first) is Second)
         #expect(storyboard.makeForRestoration(identifier: "other", typeName: first)?.restorationIdentifier == "replaced")
+        // A name found without a factory, then registered: the new factory makes the next one.
+        final class Third: ViewController {}
+        let third = String(reflecting: Third.self)
+        #expect(storyboard.makeForRestoration(identifier: nil, typeName: third) == nil)
+        #expect(!storyboard.hasRestorationFactory(typeName: third))
+        storyboard.registerRestoration(of: Third.self) { Third() }
+        #expect(storyboard.hasRestorationFactory(typeName: third))
+        #expect(storyboard.makeForRestoration(identifier: nil, typeName: third) is Third)
     }
 
     @Test func anArchiveTooDeepToDecodeIsNamedAsSuchNotAsInvalidJSON() {

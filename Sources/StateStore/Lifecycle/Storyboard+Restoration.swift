@@ -61,12 +61,13 @@ extension Storyboard {
         return controller
     }
 
-    /// The factory registered for the type named `typeName`, if any. The last one found is
-    /// kept: a rebuild's siblings are mostly of one type, and the archive reader gives them one
-    /// string, which compares equal without reading its bytes.
+    /// The factory registered for the type named `typeName`, if any. The last name looked up
+    /// is kept with what it found, a factory or none (a built-in container's name usually has
+    /// none): a rebuild's siblings are mostly of one type, and the archive reader gives them
+    /// one string, which compares equal without reading its bytes.
     private func classFactory(named typeName: String) -> (@MainActor () -> ViewController)? {
         if let last = lastClassFactory, last.typeName == typeName { return last.make }
-        guard let make = restorationClassFactories[typeName] else { return nil }
+        let make = restorationClassFactories[typeName]
         lastClassFactory = (typeName, make)
         return make
     }

@@ -17,8 +17,9 @@ public final class Storyboard {
     var restorationFactories: [String: @MainActor () -> ViewController] = [:]
     /// Factories for controllers built in code, by type name (`String(reflecting:)`).
     var restorationClassFactories: [String: @MainActor () -> ViewController] = [:]
-    /// The entry of `restorationClassFactories` found last (see `classFactory(named:)`).
-    var lastClassFactory: (typeName: String, make: @MainActor () -> ViewController)?
+    /// The type name looked up last in `restorationClassFactories` and what it found, `nil` for
+    /// none (see `classFactory(named:)`); forgotten when a class factory is registered.
+    var lastClassFactory: (typeName: String, make: (@MainActor () -> ViewController)?)?
 
     /// The application this storyboard belongs to; instantiated controllers register with it.
     /// Set by an application's initializer, by a plain assignment of a weak reference (which
