@@ -11,13 +11,15 @@ extension RestorationCoordinator {
     /// The shape of `window` now, as the snapshot the writer turns into its archive: its
     /// controllers and how to make each again, in their containers, with the controllers that
     /// have a restoration identifier but cannot be archived listed (and reported once each).
+    /// For a window that has an application (``submit(archiving:stored:releasingMemory:waking:)``
+    /// archives no other).
     func makeArchive(of window: Window) -> HierarchySnapshot {
         var omissions: [HierarchyArchive.Omission] = []
         var snapshot = HierarchySnapshot(orientation: window.orientation.rawValue)
         if let controller = window.rootViewController {
             // Room for a navigation's usual depth: most captures then allocate once.
             snapshot.entries.reserveCapacity(8)
-            var sources = ClassSources(storyboard: window.application?.storyboard)
+            var sources = ClassSources()
             appendNode(for: controller, depth: 1, to: &snapshot.entries, omissions: &omissions, sources: &sources)
         }
         for omission in omissions where reportedOmissions.insert(omission).inserted {
@@ -38,19 +40,26 @@ extension RestorationCoordinator {
     /// it (a factory registered for the class, or a built-in container). Kept for the class met
     /// last, as siblings mostly share one, and only while the capture runs.
     private struct ClassSources {
-        /// The storyboard of the window's application, which makes the window's controllers
-        /// again; `nil` when the window has no application (each controller's is asked then).
-        let storyboard: Storyboard?
+        /// The storyboard that makes the window's code-built controllers again, their
+        /// application's: asked of the first one met, as every controller of a window that has
+        /// an application (the only kind archived) reports to that application.
+        var storyboard: Storyboard??
         var last: (type: ObjectIdentifier, typeName: String, makeable: Bool)?
     }
 
     private func source(of controller: ViewController, _ sources: inout ClassSources) -> Source {
         if let storyboardIdentifier = controller.storyboardIdentifier { return .storyboard(storyboardIdentifier) }
-        let storyboard = sources.storyboard ?? controller.application?.storyboard
+        let storyboard: Storyboard?
+        if let known = sources.storyboard {
+            storyboard = known
+        } else {
+            storyboard = controller.application?.storyboard
+            sources.storyboard = .some(storyboard)
+        }
         let classID = ObjectIdentifier(type(of: controller))
         let typeName: String
         let makeable: Bool
-        if sources.storyboard != nil, let last = sources.last, last.type == classID {
+        if let last = sources.last, last.type == classID {
             (typeName, makeable) = (last.typeName, last.makeable)
         } else {
             typeName = StateCoding.typeName(type(of: controller))
