@@ -37,7 +37,6 @@ extension Storyboard {
         of type: Controller.Type, _ make: @escaping @MainActor () -> Controller
     ) {
         restorationClassFactories[String(reflecting: type)] = { make() }
-        lastClassFactory = nil
     }
 
     /// Whether a factory is registered for the restoration identifier `identifier`.

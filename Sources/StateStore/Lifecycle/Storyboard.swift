@@ -16,7 +16,9 @@ public final class Storyboard {
     /// Factories for controllers built in code, by restoration identifier (see `Storyboard+Restoration.swift`).
     var restorationFactories: [String: @MainActor () -> ViewController] = [:]
     /// Factories for controllers built in code, by type name (`String(reflecting:)`).
-    var restorationClassFactories: [String: @MainActor () -> ViewController] = [:]
+    var restorationClassFactories: [String: @MainActor () -> ViewController] = [:] {
+        didSet { lastClassFactory = nil }
+    }
     /// The type name looked up last in `restorationClassFactories` and what it found, `nil` for
     /// none (see `classFactory(named:)`); forgotten when a class factory is registered.
     var lastClassFactory: (typeName: String, make: (@MainActor () -> ViewController)?)?

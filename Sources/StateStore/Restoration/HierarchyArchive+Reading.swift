@@ -278,7 +278,8 @@ struct ArchiveReader {
         var high: UInt8 = 0
         // Eight bytes at a time while none of them is a quote, a backslash, a control
         // character or non-ASCII (the usual identifier and class name); the byte loop below
-        // takes the word that holds one, and the tail.
+        // takes the string on from the first byte that is (usually the closing quote), or the
+        // tail shorter than a word.
         while index + 8 <= bytes.count {
             let word = ByteWord.load(bytes, at: index)
             let stops = ByteWord.matches(UInt8(ascii: "\""), in: word) | ByteWord.matches(UInt8(ascii: "\\"), in: word)

@@ -38,7 +38,8 @@ extension RestorationCoordinator {
 
     /// What one capture learned of a controller class: its name and whether the engine can make
     /// it (a factory registered for the class, or a built-in container). Kept for the class met
-    /// last, as siblings mostly share one, and only while the capture runs.
+    /// last, as siblings mostly share one, and only while the capture runs: a factory registered
+    /// during a capture (by a `restorationIdentifier` getter) counts from the next one.
     private struct ClassSources {
         /// The storyboard that makes the window's code-built controllers again, their
         /// application's: asked of the first one met, as every controller of a window that has

@@ -345,7 +345,7 @@ extension StateStore {
     }
 }
 
-/// JSON string literals for the few places that build JSON by hand.
+/// JSON string literals for JSON built by hand (the list of paths one query reads).
 enum JSONString {
     /// Appends `text` as a JSON string literal, quotes included, to `out`: `"` and `\` escaped,
     /// control characters as `\n`, `\r`, `\t` or `\u00XX`, everything else (UTF-8 included)
@@ -365,22 +365,33 @@ enum JSONString {
                 return
             }
             for byte in bytes {
-                switch byte {
-                case UInt8(ascii: "\""): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
-                case UInt8(ascii: "\\"): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
-                case UInt8(ascii: "\n"): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
-                case UInt8(ascii: "\r"): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
-                case UInt8(ascii: "\t"): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
-                case ..<0x20:
-                    let hex = Array("0123456789abcdef".utf8)
-                    out.append(contentsOf: Array("\\u00".utf8))
-                    out.append(hex[Int(byte >> 4)])
-                    out.append(hex[Int(byte & 0xF)])
-                default:
+                let escaped: UInt8? = switch byte {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"): byte
+                case UInt8(ascii: "\n"): UInt8(ascii: "n")
+                case UInt8(ascii: "\r"): UInt8(ascii: "r")
+                case UInt8(ascii: "\t"): UInt8(ascii: "t")
+                default: nil
+                }
+                if let escaped {
+                    out.append(UInt8(ascii: "\\"))
+                    out.append(escaped)
+                } else if byte < 0x20 {
+                    // \u00XX, lowercase.
+                    out.append(UInt8(ascii: "\\"))
+                    out.append(UInt8(ascii: "u"))
+                    out.append(UInt8(ascii: "0"))
+                    out.append(UInt8(ascii: "0"))
+                    out.append(hexDigit(byte >> 4))
+                    out.append(hexDigit(byte & 0xF))
+                } else {
                     out.append(byte)
                 }
             }
         }
         out.append(UInt8(ascii: "\""))
+    }
+
+    private static func hexDigit(_ value: UInt8) -> UInt8 {
+        value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
     }
 }
