@@ -57,7 +57,7 @@ struct StoreStateTests {
             var list: [UInt8] = [UInt8(ascii: "[")]
             for (index, text) in texts.enumerated() {
                 if index > 0 { list.append(UInt8(ascii: ",")) }
-                JSONString.appendQuoted(text, to: &list)
+                JSON.writeString(text, to: &list)
             }
             list.append(UInt8(ascii: "]"))
             return list

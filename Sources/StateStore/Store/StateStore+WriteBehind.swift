@@ -312,7 +312,7 @@ extension StateStore {
         bytes.append(UInt8(ascii: "["))
         for (index, path) in paths.enumerated() {
             if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            JSONString.appendQuoted(path.rawValue, to: &bytes)
+            JSON.writeString(path.rawValue, to: &bytes)
         }
         bytes.append(UInt8(ascii: "]"))
         let list = String(decoding: bytes, as: UTF8.self)
@@ -342,56 +342,5 @@ extension StateStore {
             // A row whose path cannot be read could be any of them: none is known to be empty.
             return (result, unreadablePath ? Set(paths) : present)
         }
-    }
-}
-
-/// JSON string literals for JSON built by hand (the list of paths one query reads).
-enum JSONString {
-    /// Appends `text` as a JSON string literal, quotes included, to `out`: `"` and `\` escaped,
-    /// control characters as `\n`, `\r`, `\t` or `\u00XX`, everything else (UTF-8 included)
-    /// copied as it is.
-    static func appendQuoted(_ text: String, to out: inout [UInt8]) {
-        out.append(UInt8(ascii: "\""))
-        var text = text
-        text.withUTF8 { bytes in
-            // Most text (every usual path) needs no escape: copied whole.
-            var plain = true
-            for byte in bytes where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
-                plain = false
-                break
-            }
-            if plain {
-                out.append(contentsOf: bytes)
-                return
-            }
-            for byte in bytes {
-                let escaped: UInt8? = switch byte {
-                case UInt8(ascii: "\""), UInt8(ascii: "\\"): byte
-                case UInt8(ascii: "\n"): UInt8(ascii: "n")
-                case UInt8(ascii: "\r"): UInt8(ascii: "r")
-                case UInt8(ascii: "\t"): UInt8(ascii: "t")
-                default: nil
-                }
-                if let escaped {
-                    out.append(UInt8(ascii: "\\"))
-                    out.append(escaped)
-                } else if byte < 0x20 {
-                    // \u00XX, lowercase.
-                    out.append(UInt8(ascii: "\\"))
-                    out.append(UInt8(ascii: "u"))
-                    out.append(UInt8(ascii: "0"))
-                    out.append(UInt8(ascii: "0"))
-                    out.append(hexDigit(byte >> 4))
-                    out.append(hexDigit(byte & 0xF))
-                } else {
-                    out.append(byte)
-                }
-            }
-        }
-        out.append(UInt8(ascii: "\""))
-    }
-
-    private static func hexDigit(_ value: UInt8) -> UInt8 {
-        value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
     }
 }
