@@ -127,33 +127,54 @@ struct ProcessMemoryTests {
         #expect(rss < 1 << 40)
     }
 
-    /// Fill a cache with 64 MiB of distinct, touched arrays; a critical purge plus `malloc_trim`
-    /// must give at least 80 % of it back to the system. RSS is the whole process's, and the
-    /// suite's other tests run beside this one: one that allocates between the two readings
-    /// hides part of the release, so the fill and purge get three tries, and one must release
-    /// 80 % (a purge or trim that returns nothing fails all three).
+    /// Fill a cache with 64 MiB of distinct, touched arrays on malloc's heap; a critical purge
+    /// plus `malloc_trim` must give back at least 80 % of what the fill added to RSS.
+    ///
+    /// The fill is arranged so that only the trim can return it. Freeing a 16 MiB mmapped block
+    /// first raises glibc's mmap threshold above the 256 KiB blocks, so they come from an arena,
+    /// not from mmap (whose chunks `free` unmaps by itself). A 1 MiB array allocated after the
+    /// fill (too large for any free chunk the arena already has) and kept alive until the last
+    /// reading keeps the freed blocks out of the arena's top, which `free` trims by itself: they
+    /// land in malloc's bins, whose pages only `malloc_trim` hands back. With the trim left
+    /// out, the test fails.
+    ///
+    /// RSS is the whole process's, and the suite's other tests run beside this one:
+    /// - the fill can reuse memory that other tests freed and the allocator still holds
+    ///   resident. Such pages are neither added by the fill nor owed back by the trim, so the
+    ///   release is measured against what the fill added, and a fill that adds less than a
+    ///   quarter of its bytes does not count;
+    /// - a test that allocates between two readings hides part of the release.
+    /// So the fill and purge get three tries, and one must release 80 % of what its fill added.
+    /// `statectl soak` checks the same 80 % in a process of its own, after every critical warning.
     @Test func criticalPurgeAndTrimReturnMemory() throws {
         let megabytes = 64
         let size = megabytes << 20
         var outcomes: [String] = []
         for _ in 0..<3 {
+            do {
+                // Allocated, touched and freed: glibc raises its mmap threshold to this size.
+                let raise = [UInt8](repeating: 1, count: 16 << 20)
+                withExtendedLifetime(raise) {}
+            }
             ProcessMemory.trim()
+            let before = try #require(ProcessMemory.residentBytes())
             let cache = RecreatableCache<Int, [UInt8]>(name: "rss", registry: nil) { $0.count }
-            // 256 KiB blocks: above malloc's mmap threshold at first, below it once the threshold
-            // adapts, so this exercises both mmapped chunks and the heap that only trim returns.
             let block = 256 << 10
             for index in 0..<(size / block) {
                 cache[index] = [UInt8](repeating: UInt8(truncatingIfNeeded: index &+ 1), count: block)
             }
+            let fence = [UInt8](repeating: 2, count: 1 << 20)
             #expect(cache.totalCost == size)
             let filled = try #require(ProcessMemory.residentBytes())
             #expect(cache.purge(for: .critical) == size)
             ProcessMemory.trim()
             let trimmed = try #require(ProcessMemory.residentBytes())
+            withExtendedLifetime(fence) {}
+            let added = filled > before ? filled - before : 0
             let released = filled > trimmed ? filled - trimmed : 0
-            if released >= UInt64(size) * 8 / 10 { return }
-            outcomes.append("RSS \(filled >> 20) MiB → \(trimmed >> 20) MiB, released \(released >> 20) MiB")
+            if added >= UInt64(size) / 4, released >= added * 8 / 10 { return }
+            outcomes.append("RSS \(before >> 20) → \(filled >> 20) MiB filled → \(trimmed >> 20) MiB trimmed: added \(added >> 20), released \(released >> 20) MiB")
         }
-        Issue.record("a critical purge and trim released less than 80 % of \(megabytes) MiB three times: \(outcomes)")
+        Issue.record("a critical purge and trim did not give back 80 % of a 64 MiB fill's RSS in three tries: \(outcomes)")
     }
 }
