@@ -583,6 +583,35 @@ struct RestorationTests {
         #expect(application.restorationCoordinator?.recentErrors.contains(.duplicateRestorationIdentifier(path: "nav/a/twin")) == true)
     }
 
+    /// A path found once is kept for the next controllers met at it (a new page of the kind
+    /// just pushed); once two siblings share its identifier, neither gets it: the one that
+    /// disappears saves nothing and the one that appears restores nothing.
+    @Test func aPathMetBeforeIsNotReusedOnceSiblingsShareIt() throws {
+        let store = try StateStore(path: database)
+        let (application, _, navigation) = try launch(store)
+        func twin(_ text: String) -> NoteController {
+            let note = NoteController()
+            note.restorationIdentifier = "twin"
+            note.restorableState.text = text
+            return note
+        }
+        navigation.pushViewController(twin("first"), animated: false)
+        _ = navigation.popViewController(animated: false)
+        application.restorationCoordinator?.flush()
+        #expect(try store.restore(NoteController.State.self, for: "nav/twin")?.text == "first")
+
+        let shown = twin("")
+        navigation.pushViewController(shown, animated: false)
+        #expect(shown.stateInWillAppear?.text == "first")
+        shown.restorableState.text = "typed while alone"
+        let second = twin("second")
+        navigation.pushViewController(second, animated: false)
+        application.restorationCoordinator?.flush()
+        #expect(second.stateInWillAppear?.text == "second")
+        #expect(try store.restore(NoteController.State.self, for: "nav/twin")?.text == "first")
+        #expect(application.restorationCoordinator?.recentErrors.contains(.duplicateRestorationIdentifier(path: "nav/twin")) == true)
+    }
+
     @Test func aCriticalWarningSavesVisibleStatePurgesCachesAndIsRecorded() throws {
         let store = try StateStore(path: database)
         let (application, _, navigation) = try launch(store)

@@ -450,6 +450,18 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
     }
 
     private func findPath(of controller: ViewController) -> CachedPath? {
+        // The cache serves the few paths a navigating app meets again and again; a rebuild or a
+        // pass over many controllers (each path met once) neither reads nor fills it.
+        let usesCache = batchDepth == 0 && !isRestoringHierarchy
+        // The few paths met last first (a new page of the kind just pushed): each compared by a
+        // walk that stops at the first identifier that differs, with no list of identifiers
+        // built. A walk that meets a shared identifier matches none; the walk below reports it.
+        if usesCache {
+            for recent in recentPaths where isUnchanged(recent, for: controller) {
+                remember(recent)
+                return recent
+            }
+        }
         var components: [String] = []
         components.reserveCapacity(4)
         var shared = false
@@ -468,11 +480,7 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         }
         // The walk ended at the root of everything `controller` is in: its window's root.
         let scene = node.hostingWindow?.sceneIdentifier
-        // The cache serves the few paths a navigating app meets again and again; a rebuild or a
-        // pass over many controllers (each path met once) neither reads nor fills it.
-        let key = batchDepth == 0 && !isRestoringHierarchy ? PathKey(leafFirst: components, scene: scene) : nil
-        // The few paths met last first (a new page of the kind just pushed): compared, not hashed.
-        if !shared, let key, let recent = recentPath(matching: key) { return recent }
+        let key = usesCache ? PathKey(leafFirst: components, scene: scene) : nil
         if !shared, let key, let known = knownPaths[key] {
             remember(known)
             return known
@@ -497,15 +505,6 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
             remember(found)
         }
         return found
-    }
-
-    /// The path of ``recentPaths`` found by `key` (its identifiers and scene, byte for byte).
-    private func recentPath(matching key: PathKey) -> CachedPath? {
-        for cached in recentPaths where PathKey(leafFirst: cached.leafFirst, scene: cached.scene) == key {
-            remember(cached)
-            return cached
-        }
-        return nil
     }
 
     /// Puts `path` first among ``recentPaths``, which keeps four.
