@@ -76,6 +76,7 @@ struct MemoryCgroupLiveTests {
             cgroupPath: directory,
             warningPressureStallPercent: nil,       // grade by the cgroup's headroom only:
             criticalPressureStallPercent: nil,      // host-wide PSI is not what this test is about
+            repeatInterval: nil,                    // a slow step under load must not add a repeat
             usesPressureStallTriggers: false,
             usesSystemdPressureWatch: false
         ))
@@ -145,7 +146,7 @@ struct PressureStallTriggerLiveTests {
     func monitorOnTheRealSystemStartsAndStops() async throws {
         let monitor = MemoryPressureMonitor(configuration: .init(usesSystemdPressureWatch: false))
         monitor.start()
-        try await Task.sleep(for: .milliseconds(300))
+        for _ in 0..<3000 where monitor.lastSample == nil { try await Task.sleep(for: .milliseconds(10)) }
         let sample = try #require(monitor.lastSample)
         #expect(sample.effectiveTotal > 0)
         #expect(sample.pressure != nil)
@@ -199,15 +200,15 @@ struct SystemdPressureWatchTests {
         let folder = TemporaryFolder()
         let path = folder.file("pressure.fifo")
         #expect(mkfifo(path, 0o600) == 0)
-        let monitor = MemoryPressureMonitor(configuration: .init(minimumPollingInterval: .seconds(60), maximumPollingInterval: .seconds(60)))
+        var configuration = MemoryPressureMonitor.Configuration(minimumPollingInterval: .seconds(60), maximumPollingInterval: .seconds(60))
+        // The monitor's own environment, not the process's: other tests' child processes must not see it.
+        configuration.environment = ["MEMORY_PRESSURE_WATCH": path]
+        let monitor = MemoryPressureMonitor(configuration: configuration)
         let events = Mutex<[MemoryPressureEvent]>([])
         monitor.onEvent { event in events.withLock { $0.append(event) } }
-        // Read once, when the thread prepares its watches; unset right after.
-        setenv("MEMORY_PRESSURE_WATCH", path, 1)
         monitor.start()
         defer { monitor.stop() }
         for _ in 0..<3000 where !monitor.watchDescription.hasPrefix("systemd watch") { try await Task.sleep(for: .milliseconds(10)) }
-        unsetenv("MEMORY_PRESSURE_WATCH")
         #expect(monitor.watchDescription == "systemd watch \(path)")
         for _ in 0..<3000 where monitor.lastSample == nil { try await Task.sleep(for: .milliseconds(10)) }
         try #require(monitor.level == .normal, "the host is under memory pressure already; nothing to raise")

@@ -52,6 +52,10 @@ extension MemoryPressureMonitor {
         public var usesPressureStallTriggers: Bool
         /// Honour systemd's `$MEMORY_PRESSURE_WATCH` / `$MEMORY_PRESSURE_WRITE` (only with root `/`).
         public var usesSystemdPressureWatch: Bool
+        /// Where those two variables are read: the process's environment when `nil`. A test
+        /// hands its own, since setting the process's would reach every child process started
+        /// meanwhile (and `setenv` races with threads that read the environment).
+        var environment: [String: String]?
 
         public init(
             root: String = "/",

@@ -18,10 +18,11 @@ struct PressureWatch {
 
     /// Sets up the watches the configuration asks for and the kernel allows, with a description.
     static func make(configuration: MemoryPressureMonitor.Configuration, cgroup: CgroupMemory?) -> ([PressureWatch], String) {
+        let environment = configuration.environment ?? ProcessInfo.processInfo.environment
         if configuration.usesSystemdPressureWatch, configuration.root == "/", configuration.cgroupPath == nil,
-           let path = ProcessInfo.processInfo.environment["MEMORY_PRESSURE_WATCH"], !path.isEmpty {
+           let path = environment["MEMORY_PRESSURE_WATCH"], !path.isEmpty {
             if path == "/dev/null" { return ([], "polling (systemd disabled the pressure watch)") }
-            let write = ProcessInfo.processInfo.environment["MEMORY_PRESSURE_WRITE"].flatMap { Data(base64Encoded: $0) }
+            let write = environment["MEMORY_PRESSURE_WRITE"].flatMap { Data(base64Encoded: $0) }
             if let watch = systemd(path: path, write: write.map(Array.init)) { return ([watch], "systemd watch \(path)") }
         }
         guard configuration.usesPressureStallTriggers else { return ([], "polling") }
