@@ -45,6 +45,7 @@ import Testing
         let folder = TemporaryFolder()
         let path = folder.file("live.sqlite")
         var handle: OpaquePointer?
+        beforeRawSQLite()
         #expect(sqlite3_open(path, &handle) == SQLITE_OK)
         defer { sqlite3_close(handle) }
         for sql in ["PRAGMA journal_mode=WAL", "PRAGMA wal_autocheckpoint=0",

@@ -109,7 +109,9 @@ import Testing
         let elapsed = clock.now - start
         #expect(result.status == 0, "\(result)")
         #expect(result.stderr.isEmpty, "\(result)")
-        #expect(elapsed < .seconds(5), "demo took \(elapsed)")
+        // A guard against a demo that waits on a timer or hangs, not a speed target: a debug
+        // build with the whole suite running beside it.
+        #expect(elapsed < .seconds(30), "demo took \(elapsed)")
 
         let out = result.stdout
         #expect(out.hasPrefix("== Launch 1: open the inbox\n  tabs: awakeFromNib\n"), "\(result)")

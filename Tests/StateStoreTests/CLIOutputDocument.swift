@@ -144,7 +144,8 @@ enum CLIOutputDocument {
     }
 
     /// The document with what differs from run to run masked: times; memory numbers in the
-    /// demo's RSS lines and in rows that begin with a time (pressure events, monitor samples);
+    /// demo's RSS lines and in rows that begin with a time (pressure events, monitor samples),
+    /// and there also the `-` of a reading the machine lacks;
     /// of the monitor's JSON sample, only its keys. Runs of spaces count as one, since column
     /// widths follow the numbers.
     static func normalize(_ document: String) -> String {
@@ -158,6 +159,8 @@ enum CLIOutputDocument {
             if line.hasPrefix("<time>") {
                 line = line.replacing(quantity, with: "<n>")
                     .replacing(/\b(max|none)\b/, with: "<n>")
+                    // A reading the machine does not have (no PSI, no memory cgroup) prints `-`.
+                    .replacing(/\ -(?=\ |$)/, with: " <n>")
                     .replacing(/\b(normal|warning|critical)$/, with: "<level>")
             } else if line.contains("RSS ") {
                 line = line.replacing(quantity, with: "<n>")

@@ -14,9 +14,8 @@ struct CrashVFSTests {
         var handle: OpaquePointer?
 
         init(_ path: String, vfs: String? = "statestore-crash") throws {
-            // A store first: it sets up SQLite's log, which SQLite accepts only before it
-            // initialises (as registering a VFS does); the logging tests rely on it.
-            _ = try StateStore.inMemory()
+            // SQLite's log before registering a VFS initialises SQLite.
+            beforeRawSQLite()
             #expect(statestore_crashvfs_register(0) == SQLITE_OK)
             let code = sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, vfs)
             guard code == SQLITE_OK else { throw RawSQLFailure(message: "open \(path): \(code)") }

@@ -2,8 +2,16 @@ import StateStoreSQLite
 import Foundation
 @testable import StateStore
 
+/// Call before a test's own use of SQLite's C API: it sets up SQLite's log first, which SQLite
+/// accepts only before it initialises (a raw open initialises it), so the logging tests find
+/// it in place whichever test runs first.
+func beforeRawSQLite() {
+    _ = SQLiteLog.installed
+}
+
 /// Runs SQL on a database file with a separate raw connection, as another tool would.
 func rawSQL(_ path: String, _ sql: String) throws {
+    beforeRawSQLite()
     var handle: OpaquePointer?
     guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK else {
         throw RawSQLFailure(message: String(cString: sqlite3_errmsg(handle)))
