@@ -38,6 +38,16 @@ enum CLI {
         return package.appendingPathComponent(".build/debug/statectl").path
     }()
 
+    /// Whether this test process may run `statectl` as `nobody` with util-linux's setpriv: root,
+    /// setpriv present, and `nobody` able to reach the binary and the Swift runtime it loads (not
+    /// so when either sits under a folder only root may enter, such as `/root`). Probed once.
+    static let canRunAsNobody: Bool = {
+        guard geteuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") else { return false }
+        let probe = try? run(["--reuid=65534", "--regid=65534", "--clear-groups", executable, "--version"],
+                             executable: "/usr/bin/setpriv", directory: "/")
+        return probe?.status == 0
+    }()
+
     /// Runs `statectl arguments` with a clean environment (no `STATESTORE_DB`, XDG state in `home`),
     /// in `directory` when one is given.
     static func run(_ arguments: [String], home: String? = nil, environment extra: [String: String] = [:],

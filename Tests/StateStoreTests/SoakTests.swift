@@ -156,12 +156,9 @@ struct SoakTests {
         #expect(result.stdout.contains(#""interrupted": true"#), "\(result)")
     }
 
-    /// Whether this test process may drop to `nobody` with util-linux's setpriv.
-    static let canDropPrivileges: Bool = geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
-
     /// Unprivileged, outside any delegated subtree: the soak cannot make a cgroup and says why,
     /// naming each hierarchy it looked at, and what would work instead.
-    @Test(.enabled(if: canDropPrivileges, "needs root and /usr/bin/setpriv to run the soak as nobody"), .timeLimit(.minutes(10)))
+    @Test(.enabled(if: CLI.canRunAsNobody, "needs root, /usr/bin/setpriv and a statectl that nobody can run"), .timeLimit(.minutes(10)))
     func cgroupSoakWithoutPrivilegeNamesWhatIsMissing() throws {
         let result = try CLI.run(["-c", "cd / && exec /usr/bin/setpriv --reuid 65534 --regid 65534 --clear-groups \"$0\" soak --pressure cgroup --duration 5s",
                                   CLI.executable], executable: "/bin/sh")
