@@ -136,13 +136,17 @@ struct ProcessMemoryTests {
     /// fill (too large for any free chunk the arena already has) and kept alive until the last
     /// reading keeps the freed blocks out of the arena's top, which `free` trims by itself: they
     /// land in malloc's bins, whose pages only `malloc_trim` hands back. With the trim left
-    /// out, the test fails.
+    /// out, the test fails under glibc's default settings (a fixed `M_MMAP_THRESHOLD` at or
+    /// below 256 KiB, through `MALLOC_MMAP_THRESHOLD_` or `GLIBC_TUNABLES`, would mmap the
+    /// blocks, and `free` would return them itself).
     ///
     /// RSS is the whole process's, and the suite's other tests run beside this one:
     /// - the fill can reuse memory that other tests freed and the allocator still holds
     ///   resident. Such pages are neither added by the fill nor owed back by the trim, so the
     ///   release is measured against what the fill added, and a fill that adds less than a
     ///   quarter of its bytes does not count;
+    /// - a test that allocates during the fill adds to what the fill seems to add, so no more
+    ///   than the fill's own 64 MiB is asked back;
     /// - a test that allocates between two readings hides part of the release.
     /// So the fill and purge get three tries, and one must release 80 % of what its fill added.
     /// `statectl soak` checks the same 80 % in a process of its own, after every critical warning.
@@ -172,7 +176,7 @@ struct ProcessMemoryTests {
             withExtendedLifetime(fence) {}
             let added = filled > before ? filled - before : 0
             let released = filled > trimmed ? filled - trimmed : 0
-            if added >= UInt64(size) / 4, released >= added * 8 / 10 { return }
+            if added >= UInt64(size) / 4, released >= min(added, UInt64(size)) * 8 / 10 { return }
             outcomes.append("RSS \(before >> 20) → \(filled >> 20) MiB filled → \(trimmed >> 20) MiB trimmed: added \(added >> 20), released \(released >> 20) MiB")
         }
         Issue.record("a critical purge and trim did not give back 80 % of a 64 MiB fill's RSS in three tries: \(outcomes)")

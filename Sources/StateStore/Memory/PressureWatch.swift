@@ -18,8 +18,8 @@ struct PressureWatch {
 
     /// Sets up the watches the configuration asks for and the kernel allows, with a description.
     static func make(configuration: MemoryPressureMonitor.Configuration, cgroup: CgroupMemory?) -> ([PressureWatch], String) {
-        let environment = configuration.environment ?? ProcessInfo.processInfo.environment
         if configuration.usesSystemdPressureWatch, configuration.root == "/", configuration.cgroupPath == nil,
+           case let environment = configuration.environment ?? ProcessInfo.processInfo.environment,
            let path = environment["MEMORY_PRESSURE_WATCH"], !path.isEmpty {
             if path == "/dev/null" { return ([], "polling (systemd disabled the pressure watch)") }
             let write = environment["MEMORY_PRESSURE_WRITE"].flatMap { Data(base64Encoded: $0) }
