@@ -316,8 +316,7 @@ struct CgroupMemoryTests {
         if files.fileExists(atPath: "/sys/fs/cgroup/memory/memory.limit_in_bytes") { return true }
         guard files.fileExists(atPath: "/sys/fs/cgroup/cgroup.controllers") else { return false }
         if files.fileExists(atPath: "/sys/fs/cgroup/memory.current") { return true }
-        let own = (try? String(contentsOfFile: "/proc/self/cgroup", encoding: .utf8))?
-            .split(separator: "\n").first { $0.hasPrefix("0::") }?.dropFirst(3)
+        let own = (try? String(contentsOfFile: "/proc/self/cgroup", encoding: .utf8)).flatMap { CgroupMembership.parse($0).unifiedPath }
         return own.map { files.fileExists(atPath: "/sys/fs/cgroup\($0)/memory.current") } ?? false
     }
 
