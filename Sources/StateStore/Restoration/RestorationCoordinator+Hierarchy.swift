@@ -17,11 +17,13 @@ extension RestorationCoordinator {
         var omissions: [HierarchyArchive.Omission] = []
         var snapshot = HierarchySnapshot(orientation: window.orientation.rawValue)
         if let controller = window.rootViewController {
-            // Room for a navigation's usual depth: most captures then allocate once.
-            snapshot.entries.reserveCapacity(8)
+            // Room for as many controllers as the last capture met (at least a navigation's
+            // usual depth): a capture then allocates once.
+            snapshot.entries.reserveCapacity(max(8, lastCaptureCount))
             var sources = ClassSources()
             appendNode(for: controller, depth: 1, to: &snapshot.entries, omissions: &omissions, sources: &sources)
         }
+        lastCaptureCount = snapshot.entries.count
         for omission in omissions where reportedOmissions.insert(omission).inserted {
             report(.notArchivable(omission))
         }
@@ -156,9 +158,13 @@ extension RestorationCoordinator {
             kind: kind
         ))
         var archivedChildren: Int32 = 0
-        for child in controller.children where appendNode(for: child, depth: depth + 1, to: &entries, omissions: &omissions, sources: &sources) {
-            if child === selected { entries[index].selectedIndex = archivedChildren }
-            archivedChildren += 1
+        let children = controller.children
+        _ = children.allUnretained { child in
+            if appendNode(for: child, depth: depth + 1, to: &entries, omissions: &omissions, sources: &sources) {
+                if child === selected { entries[index].selectedIndex = archivedChildren }
+                archivedChildren += 1
+            }
+            return true
         }
         entries[index].childCount = archivedChildren
         if let modal = controller.presentedStorage, modal.presentingViewController === controller,

@@ -259,6 +259,8 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
     @exclusivity(unchecked) private var reportedDuplicates: Set<RestorationPath> = []
     /// Controllers already reported as not archivable, so each is reported once.
     @exclusivity(unchecked) var reportedOmissions: Set<HierarchyArchive.Omission> = []
+    /// How many controllers the last archive capture met: the room the next one reserves.
+    @exclusivity(unchecked) var lastCaptureCount = 0
     /// The restoration-path component of each scene seen (`""` for none), read once from the store.
     @exclusivity(unchecked) private var scenePrefixes: [String: String] = [:]
 
@@ -522,8 +524,7 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         // parent's duplicates are looked at once there too, not once per disappearing child
         // (100,000 children of one container took minutes to close).
         guard isRestoringHierarchy || batchDepth > 0 || isTerminating, children.count > 16 else {
-            for child in children where child !== controller && child.restorationIdentifier == identifier { return true }
-            return false
+            return !children.allUnretained { child in child === controller || child.restorationIdentifier != identifier }
         }
         let key = ObjectIdentifier(parent)
         if let duplicates = duplicateIdentifiersByParent[key] { return !duplicates.isEmpty && duplicates.contains(identifier) }
