@@ -17,9 +17,9 @@ extension RestorationCoordinator {
         var omissions: [HierarchyArchive.Omission] = []
         var snapshot = HierarchySnapshot(orientation: window.orientation.rawValue)
         if let controller = window.rootViewController {
-            // Room for as many controllers as the last capture met (at least a navigation's
-            // usual depth): a capture then allocates once.
-            snapshot.entries.reserveCapacity(max(8, lastCaptureCount))
+            // Room for the controllers the last capture met and a few more (a push or a
+            // presentation adds some): a capture then allocates once.
+            snapshot.entries.reserveCapacity(lastCaptureCount + 8)
             var sources = ClassSources()
             appendNode(for: controller, depth: 1, to: &snapshot.entries, omissions: &omissions, sources: &sources)
         }
