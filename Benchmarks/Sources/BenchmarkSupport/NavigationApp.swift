@@ -26,7 +26,11 @@ public final class NavigationApp {
     /// writer: the `wake` peer wakes an idle queue there (``IdleQueueWake``).
     public var afterPush: (@MainActor () -> Void)?
 
-    public init(store: StateStore?, stateSize: Int = 1000) {
+    /// With `tabs` above 1, the window's root is a tab bar of that many tabs, each a navigation
+    /// controller with a root page (identifiers `nav0`, `root0`, ...); the cycles run in the
+    /// first tab, and the others only make the window larger (how a structural change's cost
+    /// grows with the window it archives).
+    public init(store: StateStore?, stateSize: Int = 1000, tabs: Int = 1) {
         self.stateSize = stateSize
         // Controllers come from a storyboard, as in an app that restores its hierarchy: each
         // is archived by its storyboard identifier.
@@ -40,10 +44,29 @@ public final class NavigationApp {
         storyboard.register("nav") { NavigationController() }
         application = store.map { Application(store: $0, storyboard: storyboard) } ?? Application(storyboard: storyboard)
         window = Window(size: Size(width: 400, height: 800), orientation: .portrait, application: application)
-        root = try! storyboard.instantiateViewController(withIdentifier: "root") as! PageController
-        navigation = try! storyboard.instantiateViewController(withIdentifier: "nav") as! NavigationController
-        navigation.setViewControllers([root], animated: false)
-        window.rootViewController = navigation
+        storyboard.register("tabs") { TabBarController() }
+        var navigations: [NavigationController] = []
+        var roots: [PageController] = []
+        for tab in 0..<max(tabs, 1) {
+            let root = try! storyboard.instantiateViewController(withIdentifier: "root") as! PageController
+            let navigation = try! storyboard.instantiateViewController(withIdentifier: "nav") as! NavigationController
+            if tabs > 1 {
+                root.restorationIdentifier = "root\(tab)"
+                navigation.restorationIdentifier = "nav\(tab)"
+            }
+            navigation.setViewControllers([root], animated: false)
+            navigations.append(navigation)
+            roots.append(root)
+        }
+        root = roots[0]
+        navigation = navigations[0]
+        if tabs > 1 {
+            let tabBar = try! storyboard.instantiateViewController(withIdentifier: "tabs") as! TabBarController
+            tabBar.setViewControllers(navigations, animated: false)
+            window.rootViewController = tabBar
+        } else {
+            window.rootViewController = navigation
+        }
         window.makeKeyAndVisible()
     }
 

@@ -10,6 +10,7 @@
 //     .build/release/PushPopProbe paced store 500      # warm, 10 ms apart, as a person navigates
 //     .build/release/PushPopProbe busy store 20000     # warm, back to back without waiting for the writer
 //     valgrind --tool=callgrind --toggle-collect='*measuredCycle*' .build/release/PushPopProbe warm store 2000
+//     .build/release/PushPopProbe warm store 2000 20   # a tab bar of 20 tabs, the cycles in the first
 //
 // `wake` is lifecycle plus one empty job handed to an idle dispatch queue right after the push,
 // as the store hands the push to its sleeping writer: what that wake-up costs on this machine.
@@ -33,11 +34,11 @@ func scratchDatabase(_ name: String) -> String {
 }
 
 let arguments = CommandLine.arguments
-guard arguments.count == 4, ["warm", "first", "paced", "busy"].contains(arguments[1]), ["store", "lifecycle", "wake"].contains(arguments[2]),
-      arguments[1] != "first" || arguments[2] != "wake",
-      let count = Int(arguments[3])
+guard arguments.count == 4 || arguments.count == 5, ["warm", "first", "paced", "busy"].contains(arguments[1]),
+      ["store", "lifecycle", "wake"].contains(arguments[2]), arguments[1] != "first" || arguments[2] != "wake",
+      let count = Int(arguments[3]), let tabs = arguments.count == 5 ? Int(arguments[4]) : 1, tabs >= 1
 else {
-    FileHandle.standardError.write(Data("usage: PushPopProbe warm|busy|first|paced store|lifecycle|wake COUNT\n".utf8))
+    FileHandle.standardError.write(Data("usage: PushPopProbe warm|busy|first|paced store|lifecycle|wake COUNT [TABS]\n".utf8))
     exit(2)
 }
 let withStore = arguments[2] == "store"
@@ -84,7 +85,7 @@ func endTurn() {
 MainActor.assumeIsolated {
     if arguments[1] != "first" {
         let path = scratchDatabase("warm")
-        let app = NavigationApp(store: withStore ? try! StateStore(path: path) : nil, stateSize: 1000)
+        let app = NavigationApp(store: withStore ? try! StateStore(path: path) : nil, stateSize: 1000, tabs: tabs)
         let wake = IdleQueueWake()
         if arguments[2] == "wake" { app.afterPush = { wake.wake() } }
         app.cycle(-1, page: app.makePage())
@@ -139,7 +140,7 @@ MainActor.assumeIsolated {
                 done.wait()
             }
             let store = opened
-            let app = NavigationApp(store: store, stateSize: 1000)
+            let app = NavigationApp(store: store, stateSize: 1000, tabs: tabs)
             let page = app.makePage()
             page.restorableState.text = String(repeating: "p", count: 1000)
             let faultsBefore = minorFaults()
