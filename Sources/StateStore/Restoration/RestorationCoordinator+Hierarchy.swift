@@ -18,8 +18,9 @@ extension RestorationCoordinator {
         var snapshot = HierarchySnapshot(orientation: window.orientation.rawValue)
         if let controller = window.rootViewController {
             // Room for the controllers the last capture met and a few more (a push or a
-            // presentation adds some): a capture then allocates once.
-            snapshot.entries.reserveCapacity(lastCaptureCount + 8)
+            // presentation adds some), and at least a navigation's usual depth: a capture then
+            // allocates once.
+            snapshot.entries.reserveCapacity(max(8, lastCaptureCount + 4))
             var sources = ClassSources()
             appendNode(for: controller, depth: 1, to: &snapshot.entries, omissions: &omissions, sources: &sources)
         }
