@@ -8,12 +8,13 @@ extension Array where Element == ViewController {
     /// Calls `body` with each controller in order, without retaining it, until `body` returns
     /// `false`; returns whether every call returned `true`.
     ///
-    /// The list is a value of the caller's: while this runs, it holds each of its controllers,
-    /// whatever `body` does (a change to the parent's children, even made by a
+    /// The list is consumed: the call owns its own copy, which holds each of its controllers
+    /// whatever `body` does (a change to a parent's `children`, even made by a
     /// `restorationIdentifier` getter, copies the parent's list instead of touching this one).
-    /// So no controller can go away while `body` looks at it.
+    /// So no controller can go away while `body` looks at it, even when the caller passes a
+    /// stored property.
     @inline(__always)
-    func allUnretained(_ body: (ViewController) -> Bool) -> Bool {
+    consuming func allUnretained(_ body: (ViewController) -> Bool) -> Bool {
         withUnsafeBufferPointer { buffer in
             for index in buffer.indices {
                 let keepGoing = Unmanaged.passUnretained(buffer[index])._withUnsafeGuaranteedRef(body)

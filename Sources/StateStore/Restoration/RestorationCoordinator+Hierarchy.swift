@@ -19,8 +19,9 @@ extension RestorationCoordinator {
         if let controller = window.rootViewController {
             // Room for the controllers the last capture met and a few more (a push or a
             // presentation adds some), and at least a navigation's usual depth: a capture then
-            // allocates once.
-            snapshot.entries.reserveCapacity(max(8, lastCaptureCount + 4))
+            // allocates once. At most 1,024: the last capture may have been of another, much
+            // larger window, and a larger one grows as it always did.
+            snapshot.entries.reserveCapacity(min(max(8, lastCaptureCount + 4), 1024))
             var sources = ClassSources()
             appendNode(for: controller, depth: 1, to: &snapshot.entries, omissions: &omissions, sources: &sources)
         }
