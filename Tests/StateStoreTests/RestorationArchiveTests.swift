@@ -260,6 +260,42 @@ struct RestorationArchiveTests {
         #expect(large < .seconds(60), "20,000 children took \(large)")
     }
 
+    /// A `restorationIdentifier` getter may run any code, even code that changes the hierarchy
+    /// the capture (or a check of siblings) is walking: here the first child's getter removes
+    /// its sibling, which nothing else holds. The walk goes on over the children it started
+    /// with, and once the hierarchy has settled the archive names only what is left.
+    @Test func anIdentifierGetterThatRemovesASiblingDuringACaptureIsSurvived() throws {
+        let store = try StateStore(path: database)
+        let storyboard = Storyboard()
+        storyboard.register("root") { ViewController() }
+        storyboard.register("pruner") { SiblingPruningController() }
+        storyboard.register("victim") { ViewController() }
+        let application = Application(store: store, storyboard: storyboard)
+        let window = Window(size: Size(width: 390, height: 844), application: application)
+        let root = try storyboard.instantiateViewController(withIdentifier: "root")
+        let pruner = try #require(try storyboard.instantiateViewController(withIdentifier: "pruner") as? SiblingPruningController)
+        root.addChild(pruner)
+        do {
+            // Held only by `root` from here on.
+            let victim = try storyboard.instantiateViewController(withIdentifier: "victim")
+            root.addChild(victim)
+        }
+        window.rootViewController = root
+        window.makeKeyAndVisible()
+        application.restorationCoordinator?.flush()
+
+        pruner.prunesOnNextRead = true
+        application.restorationCoordinator?.flush(archiving: window)
+        #expect(root.children.count == 1 && root.children.first === pruner)
+        // The hierarchy has settled: the next capture sees the pruner alone.
+        application.restorationCoordinator?.flush(archiving: window)
+        let bytes = try #require(try store.hierarchyArchive(scene: window.sceneIdentifier))
+        let archive = try HierarchyArchive.decode(bytes)
+        #expect(archive.root?.children.map(\.storyboardIdentifier) == ["pruner"])
+        #expect(application.restorationCoordinator?.recentErrors.isEmpty == true)
+        application.terminate()
+    }
+
     @Test func anOversizedArchiveIsSetAsideUnreadAndTheStatesKept() throws {
         let store = try StateStore(path: database)
         try store.save(NoteController.State(text: "kept", edits: 1), for: "nav/a")
@@ -429,3 +465,20 @@ struct RestorationArchiveTests {
 
 /// A controller built in code whose class has no factory unless a test registers one.
 final class LooseController: ViewController {}
+
+
+/// Removes its siblings from its parent the first time its identifier is read after
+/// ``prunesOnNextRead`` is set, as a getter with side effects might.
+final class SiblingPruningController: ViewController {
+    var prunesOnNextRead = false
+    override var restorationIdentifier: String? {
+        get {
+            if prunesOnNextRead, let parent {
+                prunesOnNextRead = false
+                for sibling in parent.children where sibling !== self { sibling.removeFromParent() }
+            }
+            return super.restorationIdentifier
+        }
+        set { super.restorationIdentifier = newValue }
+    }
+}
