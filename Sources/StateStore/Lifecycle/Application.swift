@@ -1,6 +1,7 @@
 import CoreMetrics
 import Foundation
 import Logging
+import Synchronization
 
 /// The process's application object: owns the windows, the orientations the app allows,
 /// the lifecycle observers and trace, and delivers memory warnings to every live controller.
@@ -34,7 +35,9 @@ public final class Application {
     public internal(set) weak var keyWindow: Window?
 
     /// An opt-in recorder of every callback sent to this application's controllers.
-    public var trace: LifecycleTrace? {
+    // Read at every observed callback; its setter calls nothing out (the runtime's
+    // exclusivity check is left out, as for ``observers``).
+    @exclusivity(unchecked) public var trace: LifecycleTrace? {
         didSet { if trace != nil { Self.someApplicationTraces = true } }
     }
 
@@ -101,7 +104,16 @@ public final class Application {
         self.logger = logger
         storyboard.application = self
         Application.current = self
+        Self.instances.add(1, ordering: .relaxed)
     }
+
+    deinit { Self.instances.subtract(1, ordering: .relaxed) }
+
+    /// How many applications were made and not yet released. Counted up before an application
+    /// can be reached and down after it no longer can, so it never under-states the applications
+    /// a controller may belong to: at 1, a controller's registered application is the only one
+    /// its window can belong to (see ``ViewController/application``).
+    nonisolated static let instances = Atomic<Int>(0)
 
     // MARK: Observers
 

@@ -23,7 +23,10 @@ extension ViewController {
     /// The application that receives this controller's reports: its window's, else the one
     /// it registered with when created.
     public var application: Application? {
-        window?.application ?? registeredApplication
+        // With one application alive, the application the controller registered with (when
+        // still alive) is its window's too, or the window has none: no walk to the window.
+        if Application.instances.load(ordering: .relaxed) == 1, let registeredApplication { return registeredApplication }
+        return window?.application ?? registeredApplication
     }
 
     /// Whether the controller is in a window that is visible.

@@ -406,6 +406,10 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
 
     /// Whether two identifiers are the same bytes (not merely canonically equivalent).
     nonisolated static func sameBytes(_ a: String, _ b: String) -> Bool {
+        // The same representation (the same storage, or the same small-string bytes) holds the
+        // same bytes: the usual case, an identifier compared with the one read from the same
+        // controller before, costs two integer comparisons.
+        if unsafeBitCast(a, to: (UInt64, UInt64).self) == unsafeBitCast(b, to: (UInt64, UInt64).self) { return true }
         guard a.utf8.count == b.utf8.count else { return false }
         // Native strings are contiguous UTF-8: one memcmp, not a walk of two UTF-8 views.
         let compared = a.utf8.withContiguousStorageIfAvailable { x in
@@ -426,29 +430,34 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
     /// Whether the walk from `controller` to the root meets the identifiers of `cached`, none
     /// shared by a sibling, and ends in the same scene; no path is built.
     private func isUnchanged(_ cached: CachedPath, for controller: ViewController) -> Bool {
-        var node = controller
+        let leafFirst = cached.leafFirst
         var index = 0
-        while true {
-            guard index < cached.leafFirst.count, let identifier = node.restorationIdentifier,
-                  Self.sameBytes(identifier, cached.leafFirst[index])
-            else { return false }
+        // One level: whether it matches, and the level above it. `controller` is the caller's
+        // and is looked at as it is; each level above comes from a weak load, which gives the
+        // walk its own reference. No more is retained (a controller's retain and release take
+        // the runtime's slow path, as `allUnretained` explains).
+        func level(_ node: ViewController) -> (matches: Bool, next: ViewController?) {
+            guard index < leafFirst.count, let identifier = node.restorationIdentifier,
+                  Self.sameBytes(identifier, leafFirst[index])
+            else { return (false, nil) }
             index += 1
             if let parent = node.parent {
-                if isShared(identifier, of: node, in: parent) { return false }
-                node = parent
-            } else if let presenter = node.presentingStorage {
-                // Without a parent, `node` is its containment root: its presenter is `presentingViewController`.
-                node = presenter
-            } else {
-                break
+                return isShared(identifier, of: node, in: parent) ? (false, nil) : (true, parent)
+            }
+            // Without a parent, `node` is its containment root: its presenter is `presentingViewController`.
+            if let presenter = node.presentingStorage { return (true, presenter) }
+            guard index == leafFirst.count else { return (false, nil) }
+            switch (node.hostingWindow?.sceneIdentifier, cached.scene) {
+            case (nil, nil): return (true, nil)
+            case let (scene?, cachedScene?): return (Self.sameBytes(scene, cachedScene), nil)
+            default: return (false, nil)
             }
         }
-        guard index == cached.leafFirst.count else { return false }
-        switch (node.hostingWindow?.sceneIdentifier, cached.scene) {
-        case (nil, nil): return true
-        case let (scene?, cachedScene?): return Self.sameBytes(scene, cachedScene)
-        default: return false
+        var (matches, next) = level(controller)
+        while matches, let above = next {
+            (matches, next) = level(above)
         }
+        return matches
     }
 
     private func findPath(of controller: ViewController) -> CachedPath? {
