@@ -241,6 +241,26 @@ struct LifecycleRegistrationTests {
         #expect(Application.current == nil)
     }
 
+    @Test("a controller whose application is gone reports to none until it enters a window, then to that window's application")
+    func applicationAfterTheRegisteredOneIsReleased() {
+        let home = Application()
+        let window = Window(size: Size(width: 100, height: 100), application: home)
+        let controller: ViewController
+        do {
+            let other = Application()
+            controller = Probe("A")
+            #expect(controller.application === other)
+            other.terminate()
+        }
+        // The application it registered with is released; it is in no window yet.
+        #expect(controller.application == nil)
+        window.rootViewController = controller
+        #expect(controller.application === home)
+        window.rootViewController = nil
+        #expect(controller.application === home, "registered with the window's application when it entered it")
+        home.terminate()
+    }
+
     @Test("an interactive pop of a navigation controller that is not on screen")
     func interactivePopOffscreen() {
         let stage = Stage()
