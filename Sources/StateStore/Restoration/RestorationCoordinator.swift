@@ -409,7 +409,10 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         // The same representation (the same storage, or the same small-string bytes) holds the
         // same bytes: the usual case, an identifier compared with the one read from the same
         // controller before, costs two integer comparisons.
-        if unsafeBitCast(a, to: (UInt64, UInt64).self) == unsafeBitCast(b, to: (UInt64, UInt64).self) { return true }
+        if MemoryLayout<String>.size == 16,
+           unsafeBitCast(a, to: (UInt64, UInt64).self) == unsafeBitCast(b, to: (UInt64, UInt64).self) {
+            return true
+        }
         guard a.utf8.count == b.utf8.count else { return false }
         // Native strings are contiguous UTF-8: one memcmp, not a walk of two UTF-8 views.
         let compared = a.utf8.withContiguousStorageIfAvailable { x in
