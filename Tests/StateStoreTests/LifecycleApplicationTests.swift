@@ -261,6 +261,22 @@ struct LifecycleRegistrationTests {
         home.terminate()
     }
 
+    @Test("with two applications alive, a controller in one's window reports to it, whichever it registered with")
+    func theWindowsApplicationWinsWhileTwoAreAlive() {
+        let home = Application()
+        let window = Window(size: Size(width: 100, height: 100), application: home)
+        let other = Application()
+        let controller = Probe("A")
+        window.rootViewController = controller
+        // Registered with the other application after entering the window (a storyboard of
+        // the other one handing out a controller already on screen).
+        other.register(controller)
+        #expect(controller.registeredApplication === other)
+        #expect(controller.application === home)
+        other.terminate()
+        home.terminate()
+    }
+
     @Test("an interactive pop of a navigation controller that is not on screen")
     func interactivePopOffscreen() {
         let stage = Stage()

@@ -98,13 +98,13 @@ public final class Application {
         logger: Logger = Logger(label: "StateStore", factory: { _ in SwiftLogNoOpLogHandler() }),
         metricsFactory: (any MetricsFactory)? = nil
     ) {
+        Self.instances.add(1, ordering: .relaxed)
         metrics = ApplicationMetrics(factory: metricsFactory ?? MetricsSystem.factory)
         self.storyboard = storyboard
         self.supportedOrientations = supportedOrientations
         self.logger = logger
         storyboard.application = self
         Application.current = self
-        Self.instances.add(1, ordering: .relaxed)
     }
 
     deinit { Self.instances.subtract(1, ordering: .relaxed) }
@@ -150,8 +150,9 @@ public final class Application {
     }
 
     // Across every application, and never reset, so they only ever over-state: while a
-    // callback is in neither, delivering it skips finding the controller's application (a
-    // walk up its parents and presenters to its window).
+    // callback is in neither, delivering it skips finding the controller's application
+    // (while more than one application is alive, a walk up its parents and presenters to its
+    // window).
 
     /// Whether any application ever had a ``trace``.
     @exclusivity(unchecked) static private(set) var someApplicationTraces = false
