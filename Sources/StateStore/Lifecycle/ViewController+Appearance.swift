@@ -33,8 +33,11 @@ extension ViewController {
             deliverAppearance(.viewWillDisappear, animated: animated)
         }
         guard forwardsAppearance else { return }
-        for child in forwardedChildren where child.lifecycleState.isVisibleOrAppearing != appearing {
-            child.beginAppearanceTree(appearing: appearing, animated: animated)
+        _ = forwardedChildren.allUnretained { child in
+            if child.lifecycleState.isVisibleOrAppearing != appearing {
+                child.beginAppearanceTree(appearing: appearing, animated: animated)
+            }
+            return true
         }
     }
 
@@ -44,8 +47,9 @@ extension ViewController {
         deliverAppearance(appearing ? .viewDidAppear : .viewDidDisappear, animated: animated)
         guard forwardsAppearance else { return }
         let pending: LifecycleState = appearing ? .appearing : .disappearing
-        for child in forwardedChildren where child.lifecycleState == pending {
-            child.endAppearanceTree(appearing: appearing, animated: animated)
+        _ = forwardedChildren.allUnretained { child in
+            if child.lifecycleState == pending { child.endAppearanceTree(appearing: appearing, animated: animated) }
+            return true
         }
     }
 
@@ -85,7 +89,10 @@ extension ViewController {
         guard let view = loadedView else { return }
         if let frame = containerFrame { view.frame = frame }
         view.layoutIfNeeded()
-        for controller in visibleTree { controller.prepareToAppearIfNeeded() }
+        _ = visibleTree.allUnretained { controller in
+            controller.prepareToAppearIfNeeded()
+            return true
+        }
     }
 
     /// Sends an appearing controller its trait change and `viewIsAppearing`, once per appearance.
@@ -102,10 +109,11 @@ extension ViewController {
     /// between `viewWillLayoutSubviews` and `viewDidLayoutSubviews`.
     func positionChildViews() {
         guard let parentView = loadedView else { return }
-        for child in onScreenChildren {
+        _ = onScreenChildren.allUnretained { child in
             if let childView = child.loadedView, childView.superview === parentView {
                 childView.frame = frame(forChild: child)
             }
+            return true
         }
     }
 
@@ -119,8 +127,9 @@ extension ViewController {
     /// Appends ``visibleTree`` to `result`: one array for the whole tree, not one per controller.
     private func appendVisibleTree(to result: inout [ViewController]) {
         result.append(self)
-        for child in onScreenChildren {
+        _ = onScreenChildren.allUnretained { child in
             child.appendVisibleTree(to: &result)
+            return true
         }
     }
 
