@@ -124,18 +124,19 @@ extension ViewController {
             for child in newChildren { addChild(child) }
             return
         }
-        for child in newChildren {
+        _ = newChildren.allUnretained { child in
             guard child !== self, child.parent == nil, child.presentingStorage == nil, child.hostingWindow == nil,
                   child.children.isEmpty || !isDescendant(of: child)
             else {
                 addChild(child)
-                continue
+                return true
             }
             child.deliverWillMove(toParent: self)
             children.append(child)
             child.parent = self
             child.adopt(application)
             child.deliverDidMove(toParent: self)
+            return true
         }
     }
 }

@@ -348,7 +348,11 @@ extension RestorationCoordinator {
                 continue
             }
             body(child)
-            frames.append(Frame(node: child, children: child.children))
+            // A leaf (most controllers of a large hierarchy) needs no frame of its own.
+            let grandchildren = child.children
+            if !grandchildren.isEmpty || child.presentedStorage != nil {
+                frames.append(Frame(node: child, children: grandchildren))
+            }
         }
     }
 }
