@@ -7,6 +7,7 @@
 //     swift build -c release --product PushPopProbe   # in Benchmarks/
 //     .build/release/PushPopProbe warm store 20000     # or lifecycle, or wake; cycles on one warm app
 //     .build/release/PushPopProbe first store 300      # each cycle on a new app and store (opened off the main thread)
+//     .build/release/PushPopProbe first opened 300     # the same, the app without the store it opened
 //     .build/release/PushPopProbe paced store 500      # warm, 10 ms apart, as a person navigates
 //     .build/release/PushPopProbe busy store 20000     # warm, back to back without waiting for the writer
 //     valgrind --tool=callgrind --toggle-collect='*measuredCycle*' .build/release/PushPopProbe warm store 2000
@@ -35,10 +36,11 @@ func scratchDatabase(_ name: String) -> String {
 
 let arguments = CommandLine.arguments
 guard arguments.count == 4 || arguments.count == 5, ["warm", "first", "paced", "busy"].contains(arguments[1]),
-      ["store", "lifecycle", "wake"].contains(arguments[2]), arguments[1] != "first" || arguments[2] != "wake",
+      ["store", "lifecycle", "wake", "opened"].contains(arguments[2]), arguments[1] != "first" || arguments[2] != "wake",
+      arguments[1] == "first" || arguments[2] != "opened",
       let count = Int(arguments[3]), let tabs = arguments.count == 5 ? Int(arguments[4]) : 1, tabs >= 1
 else {
-    FileHandle.standardError.write(Data("usage: PushPopProbe warm|busy|first|paced store|lifecycle|wake COUNT [TABS]\n".utf8))
+    FileHandle.standardError.write(Data("usage: PushPopProbe warm|busy|paced store|lifecycle|wake COUNT [TABS], or first store|lifecycle|opened COUNT [TABS]\n".utf8))
     exit(2)
 }
 let withStore = arguments[2] == "store"
@@ -129,9 +131,10 @@ MainActor.assumeIsolated {
     } else {
         for index in 0..<count {
             let path = scratchDatabase("first\(index)")
-            // Opened on a pool thread, as the harness opens it off the main actor.
+            // Opened on a pool thread, as the harness opens it off the main actor. `opened`
+            // keeps it open, unused, until the cycle has run.
             nonisolated(unsafe) var opened: StateStore?
-            if withStore {
+            if withStore || arguments[2] == "opened" {
                 let done = DispatchSemaphore(value: 0)
                 DispatchQueue.global().async {
                     opened = try! StateStore(path: path)
@@ -139,7 +142,7 @@ MainActor.assumeIsolated {
                 }
                 done.wait()
             }
-            let store = opened
+            let store = withStore ? opened : nil
             let app = NavigationApp(store: store, stateSize: 1000, tabs: tabs)
             let page = app.makePage()
             page.restorableState.text = String(repeating: "p", count: 1000)
@@ -151,6 +154,7 @@ MainActor.assumeIsolated {
             samples.append(elapsed)
             faults += minorFaults() - faultsBefore
             app.application.terminate()
+            withExtendedLifetime(opened) {}
             endTurn()
             for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
         }
