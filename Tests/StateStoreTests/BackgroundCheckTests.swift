@@ -211,4 +211,104 @@ struct BackgroundCheckTests {
         do { try StateStore(path: path, options: .init(backgroundCheck: .off)).save("after", for: "root/after") }
         #expect(!FileManager.default.fileExists(atPath: path + "-wal"))
     }
+
+    @Test func aFilePutInTheStoresPlaceIsNotCheckedForIt() throws {
+        // Another database, damaged, to be put where the store's file was.
+        let other = folder.file("other.sqlite")
+        try populate(300)
+        _ = try damageStatesRootPage()
+        try FileManager.default.moveItem(atPath: path, toPath: other)
+        try populate(300)
+        let store = try StateStore(path: path, options: .init(backgroundCheck: .quick(after: .seconds(2))))
+        let lock = Mutex<[StateStoreError]>([])
+        store.observeBackgroundCheck { error in lock.withLock { $0.append(error) } }
+        // Before the check begins: the store's file moves away and the damaged one takes its name.
+        try FileManager.default.moveItem(atPath: path, toPath: folder.file("moved.sqlite"))
+        try FileManager.default.moveItem(atPath: other, toPath: path)
+        let status = store.waitForBackgroundCheck(timeout: .seconds(60))
+        // Not the other file's damage: the path no longer names the file the store opened.
+        #expect(status == .failed(.fileReplaced(file: path)), "\(status)")
+        #expect(lock.withLock { $0 } == [.fileReplaced(file: path)])
+        #expect(StateStoreError.fileReplaced(file: path).description.contains("moved, replaced or removed after the open"))
+        // The store goes on with the file it opened.
+        try store.save("after", for: "root/after")
+        #expect(try store.restore(String.self, for: "root/after") == "after")
+    }
+
+    @Test func aRelativePathIsCheckedAsTheFileItNamedAtOpen() throws {
+        try populate(30)
+        // The same file by a path relative to the working directory.
+        let working = FileManager.default.currentDirectoryPath
+        let relative = String(repeating: "../", count: working.split(separator: "/").count) + String(path.dropFirst())
+        let store = try StateStore(path: relative, options: .init(backgroundCheck: .quick(after: .zero)))
+        let checker = try #require(store.backgroundChecker)
+        #expect(checker.path == working + "/" + relative)
+        #expect(checker.identity == FileIdentity(of: path))
+        guard case .passed = store.waitForBackgroundCheck(timeout: .seconds(60)) else {
+            Issue.record("expected a pass, got \(store.backgroundCheckStatus)")
+            return
+        }
+    }
+
+    @Test func anEndedCheckKeepsNoObserver() throws {
+        final class Token: Sendable {}
+        try populate(30)
+        let store = try StateStore(path: path, options: .init(backgroundCheck: .quick(after: .milliseconds(200))))
+        // Observed while the check runs: kept until it ends, then let go.
+        weak var early: Token?
+        do {
+            let token = Token()
+            early = token
+            store.observeBackgroundCheck { _ in _ = token }
+        }
+        #expect(early != nil)
+        guard case .passed = store.waitForBackgroundCheck(timeout: .seconds(60)) else {
+            Issue.record("expected a pass, got \(store.backgroundCheckStatus)")
+            return
+        }
+        #expect(early == nil)
+        // Observed after it passed: nothing is kept (a coordinator made later adds none).
+        weak var late: Token?
+        do {
+            let token = Token()
+            late = token
+            store.observeBackgroundCheck { _ in _ = token }
+        }
+        #expect(late == nil)
+    }
+
+    @Test func damageFoundAfterOpenIsMovedAsideAsItsMessageSays() throws {
+        try populate(300)
+        _ = try damageStatesRootPage()
+        let status = try StateStore(path: path).waitForBackgroundCheck(timeout: .seconds(60))
+        guard case .damaged(let error) = status else {
+            Issue.record("expected damage, got \(status)")
+            return
+        }
+        // What the message tells the app to do, done.
+        #expect(error.description.contains("StateStore.openOrRecover with openCheck: .quick"))
+        let (store, recovery) = try StateStore.openOrRecover(path: path, options: .init(openCheck: .quick))
+        let moved = try #require(recovery).movedTo
+        #expect(FileManager.default.fileExists(atPath: moved))
+        #expect(try store.restore(String.self, for: "root/item1") == nil)
+    }
+
+    @Test func checkNamesTheDamageWhenTheRowsCannotBeRead() throws {
+        try populate(300)
+        let damaged = try damageStatesRootPage()
+        let store = try StateStore(path: path, options: .init(readOnly: true, backgroundCheck: .off))
+        #expect { try store.check() } throws: { error in
+            guard case StateStoreError.corrupt(let file, let failure) = error else { return false }
+            // integrity_check's findings (the damaged tree and its pages), not only "malformed".
+            return file == path && failure.sql == "PRAGMA integrity_check(100)"
+                && failure.message.contains("*** in database main ***") && failure.message.contains("Page")
+        }
+        _ = consume store
+        #expect(FileSnapshot(path) == FileSnapshot(bytes: damaged))
+        // `statectl check` says the same, exit 1, the file unchanged.
+        let result = try CLI.run(["check", "--db", path])
+        #expect(result.status == 1, "\(result)")
+        #expect(result.stdout.contains("Problems found:") && result.stdout.contains("*** in database main ***"), "\(result)")
+        #expect(FileSnapshot(path) == FileSnapshot(bytes: damaged))
+    }
 }

@@ -181,6 +181,21 @@ final class Connection {
         return result
     }
 
+    /// The messages of an integrity pragma (`quick_check`, `integrity_check`). SQLite can stop
+    /// one with `SQLITE_CORRUPT` after its first messages (a damaged tree met on a later pass):
+    /// the messages so far are returned then, the error's own last. With none yet, it throws.
+    func integrityMessages(_ sql: String) throws(StateStoreError) -> [String] {
+        let statement = try Statement(connection: self, sql: sql, persistent: false)
+        var result: [String] = []
+        do throws(StateStoreError) {
+            while try statement.step() { result.append(statement.string(0)) }
+        } catch {
+            guard case .corrupt(_, let failure) = error, !result.isEmpty else { throw error }
+            result.append(failure.message)
+        }
+        return result
+    }
+
     // MARK: Transactions
 
     /// Runs `body` in a `BEGIN IMMEDIATE` transaction: the write lock is taken up

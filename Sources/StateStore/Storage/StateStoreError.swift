@@ -70,6 +70,10 @@ public enum StateStoreError: Error, Sendable, Hashable, CustomStringConvertible 
     /// The path exists but is not a regular file (a directory, a FIFO, a device, a socket).
     /// Nothing was opened: reading a FIFO or a device could block or never end.
     case notARegularFile(file: String, kind: String)
+    /// The path no longer names the database file the store opened: the file was moved,
+    /// replaced or removed after the open. The store keeps using the file it opened; nothing
+    /// was changed. (Found by the integrity check after open, which then checks nothing.)
+    case fileReplaced(file: String)
     /// The file is an SQLite database that belongs to another program: it is not marked with
     /// StateStore's `PRAGMA application_id` and holds tables of its own. It was not modified.
     case notAStateStore(file: String, reason: String)
@@ -130,7 +134,7 @@ public enum StateStoreError: Error, Sendable, Hashable, CustomStringConvertible 
         case .notADatabase(let file, _):
             "\(file) is not an SQLite database. It was left untouched; move it aside (or point --db elsewhere) to start a new store."
         case .corrupt(let file, let failure):
-            "The state database at \(file) is damaged (\(failure.message)). It was left untouched; restore a backup, or use StateStore.openOrRecover to move it aside and start fresh."
+            "The state database at \(file) is damaged (\(failure.message)). It was left untouched; restore a backup, or use StateStore.openOrRecover with openCheck: .quick to move it aside and start fresh."
         case .schemaTooNew(let file, let found, let supported):
             "The state database at \(file) has schema version \(found), newer than the \(supported) this build knows. It was left untouched; run a newer build of the app or statectl."
         case .walMissing(let file, let frames):
@@ -159,6 +163,8 @@ public enum StateStoreError: Error, Sendable, Hashable, CustomStringConvertible 
             "\(path.debugDescription) is not a database file path: \(reason)."
         case .notARegularFile(let file, let kind):
             "\(file) is \(kind), not a database file. Nothing was opened or changed; point --db (or the path) at a regular file, or at a path that does not exist yet."
+        case .fileReplaced(let file):
+            "\(file) is no longer the state database this store opened: it was moved, replaced or removed after the open. Nothing was changed; the store keeps writing to the file it opened, which the next launch will not find at this path unless it is put back."
         case .notAStateStore(let file, let reason):
             "\(file) is an SQLite database of another program (\(reason)). It was left untouched; point --db (or the path) at a StateStore database or at a new file."
         case .schemaMismatch(let file, let detail):

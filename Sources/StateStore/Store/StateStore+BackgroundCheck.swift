@@ -36,7 +36,9 @@ extension StateStore {
         /// failure's message (at most ten). Also sent to the logger and to every
         /// ``RestorationCoordinator/errorHandler`` on the store.
         case damaged(StateStoreError)
-        /// The check could not finish for another reason (an I/O error, the file unreadable).
+        /// The check could not finish for another reason: an I/O error, the file unreadable, or
+        /// ``StateStoreError/fileReplaced(file:)`` when the path no longer names the file the
+        /// store opened (nothing is checked then). Also sent to the logger and the error handlers.
         case failed(StateStoreError)
         /// The store was released before the check finished.
         case cancelled
@@ -106,7 +108,13 @@ final class BackgroundChecker: Sendable {
     private let state = Mutex(State())
     /// Signalled when the check ends (wakes ``wait(timeout:)``).
     private let finished = DispatchSemaphore(value: 0)
+    /// The database's path, made absolute at open: a relative path names the same file after
+    /// the process changes its working directory.
     let path: String
+    /// The opened file's device and inode, as the path named it at open (`nil` when it could
+    /// not be read): the check reads a file by its path, so it makes sure the path still names
+    /// the store's file before and after it reads.
+    let identity: FileIdentity?
     let pragma: String
     let options: StateStore.Options
 
@@ -127,7 +135,8 @@ final class BackgroundChecker: Sendable {
         case .quick(let after): (pragma, delay) = ("PRAGMA quick_check(10)", after)
         case .full(let after): (pragma, delay) = ("PRAGMA integrity_check(10)", after)
         }
-        let checker = BackgroundChecker(path: path, pragma: pragma, options: options)
+        let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        let checker = BackgroundChecker(path: absolute, identity: FileIdentity(of: absolute), pragma: pragma, options: options)
         // Weak: a store released before the delay passed leaves nothing behind (its
         // write-behind thread ends with it, the action unrun).
         let scheduled = writeBehind.schedule(after: .nanoseconds(Self.nanoseconds(delay))) { [weak checker] in
@@ -178,8 +187,9 @@ final class BackgroundChecker: Sendable {
         return Int(clamping: max(0, total))
     }
 
-    private init(path: String, pragma: String, options: StateStore.Options) {
+    private init(path: String, identity: FileIdentity?, pragma: String, options: StateStore.Options) {
         self.path = path
+        self.identity = identity
         self.pragma = pragma
         self.options = options
     }
@@ -192,12 +202,16 @@ final class BackgroundChecker: Sendable {
     var isCancelled: Bool { state.withLock { $0.cancelled } }
     var threadID: Int32? { state.withLock { $0.threadID } }
 
+    /// Calls `handler` with the damage or failure the check finds, at once when it already
+    /// found one. Kept only while the check runs: a check that ended otherwise calls nothing.
     func observe(_ handler: @escaping @Sendable (StateStoreError) -> Void) {
         let ended: StateStoreError? = state.withLock { state in
             switch state.status {
             case .damaged(let error), .failed(let error): return error
-            default:
+            case .running:
                 state.observers.append(handler)
+                return nil
+            case .off, .passed, .cancelled:
                 return nil
             }
         }
@@ -238,6 +252,7 @@ final class BackgroundChecker: Sendable {
         defer { finished.signal() }
         if state.withLock({ $0.cancelled }) { return end(.cancelled) }
         let started = ContinuousClock.now
+        if let replaced = replacedFile() { return end(.failed(replaced)) }
         var readOnly = options
         readOnly.readOnly = true
         let connection: Connection
@@ -261,7 +276,7 @@ final class BackgroundChecker: Sendable {
         }, Unmanaged.passUnretained(self).toOpaque())
         let outcome: StateStore.BackgroundCheckStatus
         do {
-            let problems = try connection.strings(pragma)
+            let problems = try connection.integrityMessages(pragma)
             if problems == ["ok"] {
                 outcome = .passed(duration: ContinuousClock.now - started)
             } else {
@@ -281,12 +296,23 @@ final class BackgroundChecker: Sendable {
         // No interrupt may reach the handle once it is closed.
         state.withLock { $0.handle = nil }
         withExtendedLifetime(connection) {}
+        // A file put in the store's place while the check read: what it found is not the store's.
+        if outcome != .cancelled, let replaced = replacedFile() { return end(.failed(replaced)) }
         end(outcome)
+    }
+
+    /// ``StateStoreError/fileReplaced(file:)`` when the path no longer names the file the store
+    /// opened (moved, replaced or removed since), else `nil`.
+    private func replacedFile() -> StateStoreError? {
+        guard let identity, FileIdentity(of: path) != identity else { return nil }
+        return .fileReplaced(file: path)
     }
 
     private func end(_ outcome: StateStore.BackgroundCheckStatus) {
         let observers = state.withLock { state in
             state.status = outcome
+            // Called once, below; a later ``observe(_:)`` is answered from the status.
+            defer { state.observers = [] }
             return state.observers
         }
         let metadata: Logger.Metadata = ["statestore.database": "\(path)", "statestore.check": "\(pragma)"]
@@ -304,5 +330,19 @@ final class BackgroundChecker: Sendable {
         case .off, .running:
             break
         }
+    }
+}
+
+/// A file's device and inode: which file a path names, whatever its name.
+struct FileIdentity: Hashable, Sendable {
+    let device: UInt64
+    let inode: UInt64
+
+    /// The identity of the file `path` names (following symbolic links), or `nil` when there is none.
+    init?(of path: String) {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        device = UInt64(info.st_dev)
+        inode = UInt64(info.st_ino)
     }
 }

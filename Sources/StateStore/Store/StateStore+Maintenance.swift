@@ -40,47 +40,64 @@ extension StateStore {
     /// header's schema version, and the counts. (The schema itself was verified at open.) Every
     /// sealed state whose key ``Options/sealer`` holds is opened; the others are counted.
     /// Reads only; safe while other connections write.
+    ///
+    /// Damage that stops the rows from being read throws ``StateStoreError/corrupt(file:_:)``
+    /// with what `integrity_check` found (at most ten of its messages) as the failure's message.
     public func check() throws(StateStoreError) -> Health {
         try withConnection { (connection) throws(StateStoreError) -> Health in
             try connection.readTransaction { () throws(StateStoreError) -> Health in
-                let integrity = try connection.strings("PRAGMA integrity_check(100)")
-                var mismatches: [RestorationPath] = [], exhausted: [RestorationPath] = [], unopenable: [RestorationPath] = []
-                var sealed: [String: Int] = [:]
-                let rows = try Statement(
-                    connection: connection,
-                    sql: "SELECT path, checksum, bytes, generation, key_id, type_name, version FROM states", persistent: false
-                )
-                while try rows.step() {
-                    guard case .success(let path) = RestorationPath.stored(in: rows, column: 0) else { continue }
-                    let bytes = try rows.data(2)
-                    let intact = Checksum.stored(bytes) == rows.int64(1)
-                    if !intact { mismatches.append(path) }
-                    if !(1...StoredState.maximumGeneration).contains(rows.int64(3)) { exhausted.append(path) }
-                    guard !rows.isNull(4) else { continue }
-                    let keyID = rows.string(4)
-                    sealed[keyID, default: 0] += 1
-                    if intact, let sealer = options.sealer, sealer.canOpen(keyID: keyID) {
-                        let identity = SealedRowIdentity(path: path, typeName: rows.string(5), version: Int(rows.int64(6)))
-                        if (try? sealer.open(bytes, keyID: keyID, identity: identity)) == nil { unopenable.append(path) }
-                    }
+                let integrity = try connection.integrityMessages("PRAGMA integrity_check(100)")
+                do throws(StateStoreError) {
+                    return try health(connection, integrity: integrity)
+                } catch {
+                    guard case .corrupt(let file, let failure) = error, integrity != ["ok"] else { throw error }
+                    // The rows cannot be read: the pragma's findings say where the damage is,
+                    // where the failed read only says that there is some.
+                    let shown = integrity.prefix(10).joined(separator: "; ")
+                        + (integrity.count > 10 ? "; and \(integrity.count - 10) more" : "")
+                    throw .corrupt(file: file, SQLiteFailure(extendedResultCode: failure.extendedResultCode, message: shown, sql: "PRAGMA integrity_check(100)"))
                 }
-                return Health(
-                    integrity: integrity,
-                    schemaVersion: schemaVersion,
-                    latestSchemaVersion: Self.latestSchemaVersion,
-                    journalMode: try connection.strings("PRAGMA journal_mode").first ?? "unknown",
-                    stateCount: Int(try connection.scalarInt("SELECT count(*) FROM states") ?? 0),
-                    quarantineCount: Int(try connection.scalarInt("SELECT count(*) FROM quarantine") ?? 0),
-                    pressureEventCount: Int(try connection.scalarInt("SELECT count(*) FROM pressure_events") ?? 0),
-                    checksumMismatches: mismatches,
-                    invalidRows: try connection.invalidRows(),
-                    exhaustedGenerations: exhausted,
-                    headerSchemaVersion: Int(try connection.scalarInt("PRAGMA user_version") ?? 0),
-                    sealedStates: sealed,
-                    unopenableStates: unopenable
-                )
             }
         }
+    }
+
+    /// ``check()`` after its `integrity_check`, inside its read transaction.
+    private func health(_ connection: Connection, integrity: [String]) throws(StateStoreError) -> Health {
+        var mismatches: [RestorationPath] = [], exhausted: [RestorationPath] = [], unopenable: [RestorationPath] = []
+        var sealed: [String: Int] = [:]
+        let rows = try Statement(
+            connection: connection,
+            sql: "SELECT path, checksum, bytes, generation, key_id, type_name, version FROM states", persistent: false
+        )
+        while try rows.step() {
+            guard case .success(let path) = RestorationPath.stored(in: rows, column: 0) else { continue }
+            let bytes = try rows.data(2)
+            let intact = Checksum.stored(bytes) == rows.int64(1)
+            if !intact { mismatches.append(path) }
+            if !(1...StoredState.maximumGeneration).contains(rows.int64(3)) { exhausted.append(path) }
+            guard !rows.isNull(4) else { continue }
+            let keyID = rows.string(4)
+            sealed[keyID, default: 0] += 1
+            if intact, let sealer = options.sealer, sealer.canOpen(keyID: keyID) {
+                let identity = SealedRowIdentity(path: path, typeName: rows.string(5), version: Int(rows.int64(6)))
+                if (try? sealer.open(bytes, keyID: keyID, identity: identity)) == nil { unopenable.append(path) }
+            }
+        }
+        return Health(
+            integrity: integrity,
+            schemaVersion: schemaVersion,
+            latestSchemaVersion: Self.latestSchemaVersion,
+            journalMode: try connection.strings("PRAGMA journal_mode").first ?? "unknown",
+            stateCount: Int(try connection.scalarInt("SELECT count(*) FROM states") ?? 0),
+            quarantineCount: Int(try connection.scalarInt("SELECT count(*) FROM quarantine") ?? 0),
+            pressureEventCount: Int(try connection.scalarInt("SELECT count(*) FROM pressure_events") ?? 0),
+            checksumMismatches: mismatches,
+            invalidRows: try connection.invalidRows(),
+            exhaustedGenerations: exhausted,
+            headerSchemaVersion: Int(try connection.scalarInt("PRAGMA user_version") ?? 0),
+            sealedStates: sealed,
+            unopenableStates: unopenable
+        )
     }
 
     /// The migrations a database at `path` still needs, without changing it.

@@ -341,11 +341,11 @@ public final class StateStore: Sendable {
     }
 
     /// SQLite opens any file and fails only on the first statement; read the schema
-    /// (and, by default, every page) now so a bad file is reported at open, untouched.
+    /// (and, with `openCheck: .quick`, every page) now so a bad file is reported at open, untouched.
     private static func probe(_ connection: Connection, check: Options.OpenCheck) throws(StateStoreError) {
         _ = try connection.scalarInt("SELECT count(*) FROM sqlite_schema")
         guard check == .quick else { return }
-        let problems = try connection.strings("PRAGMA quick_check(5)")
+        let problems = try connection.integrityMessages("PRAGMA quick_check(5)")
         if problems != ["ok"] {
             throw .corrupt(file: connection.path, SQLiteFailure(
                 extendedResultCode: .corrupt, message: problems.joined(separator: "; "), sql: "PRAGMA quick_check(5)"

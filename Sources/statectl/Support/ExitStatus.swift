@@ -20,7 +20,8 @@ enum ExitStatus: Int32 {
              .invalidDatabasePath, .notARegularFile, .notAStateStore, .schemaMismatch:
             .cannotOpen
         case .readOnly, .diskFull, .busy, .decodingFailed, .encodingFailed, .checksumMismatch,
-             .stateTooLarge, .invalidPath, .invalidState, .sqlite, .keyMismatch, .sealedStateUnopenable, .keyRequired, .invalidKeyID:
+             .stateTooLarge, .invalidPath, .invalidState, .sqlite, .keyMismatch, .sealedStateUnopenable, .keyRequired, .invalidKeyID,
+             .fileReplaced:
             .problemFound
         }
     }
