@@ -26,6 +26,9 @@
 //                                                answer "ok MIB" after each; EOF frees everything and exits
 //     statestore-worker contend DB SECONDS NAME   save and restore shared and own paths for SECONDS;
 //                                                print "done SAVES RESTORES ERRORS", and each error
+//     statestore-worker check-after-chdir FIRST SECOND NAME   open NAME (a relative path) in folder FIRST,
+//                                                move to folder SECOND, wait for the check after open;
+//                                                print "status=..." (what it checked: the file opened)
 //
 // Every line is flushed as soon as it is written, so a parent reading the pipe
 // knows exactly which saves were acknowledged before it killed the worker.
@@ -311,6 +314,18 @@ case "ballast":
 case "contend":
     guard arguments.count >= 4, let seconds = Double(arguments[2]) else { fail("usage: contend DB SECONDS NAME") }
     contend(database: arguments[1], seconds: seconds, name: arguments[3])
+case "check-after-chdir":
+    guard arguments.count >= 4 else { fail("usage: check-after-chdir FIRST SECOND NAME") }
+    guard chdir(arguments[1]) == 0 else { fail("cannot enter \(arguments[1])") }
+    do {
+        let store = try StateStore(path: arguments[3], options: .init(backgroundCheck: .quick(after: .milliseconds(300))))
+        // At once: the check begins 300 ms after the open, in the second folder.
+        guard chdir(arguments[2]) == 0 else { fail("cannot enter \(arguments[2])") }
+        emit("status=\(store.waitForBackgroundCheck(timeout: .seconds(60)))")
+    } catch {
+        fail("\(error)")
+    }
+    exit(0)
 default:
     fail("usage: statestore-worker save-loop DB [PATHS] | app-session DB [kill|sigterm] | app-report DB | ballast | contend DB SECONDS NAME")
 }

@@ -219,7 +219,8 @@ struct BackgroundCheckTests {
         _ = try damageStatesRootPage()
         try FileManager.default.moveItem(atPath: path, toPath: other)
         try populate(300)
-        let store = try StateStore(path: path, options: .init(backgroundCheck: .quick(after: .seconds(2))))
+        // The delay leaves the moves below ample time, however busy the machine.
+        let store = try StateStore(path: path, options: .init(backgroundCheck: .quick(after: .seconds(10))))
         let lock = Mutex<[StateStoreError]>([])
         store.observeBackgroundCheck { error in lock.withLock { $0.append(error) } }
         // Before the check begins: the store's file moves away and the damaged one takes its name.
@@ -235,39 +236,51 @@ struct BackgroundCheckTests {
         #expect(try store.restore(String.self, for: "root/after") == "after")
     }
 
-    @Test func aRelativePathIsCheckedAsTheFileItNamedAtOpen() throws {
+    @Test func aFileRemovedBeforeTheCheckIsReportedAsSuch() throws {
         try populate(30)
-        // The same file by a path relative to the working directory.
-        let working = FileManager.default.currentDirectoryPath
-        let relative = String(repeating: "../", count: working.split(separator: "/").count) + String(path.dropFirst())
-        let store = try StateStore(path: relative, options: .init(backgroundCheck: .quick(after: .zero)))
-        let checker = try #require(store.backgroundChecker)
-        #expect(checker.path == working + "/" + relative)
-        #expect(checker.identity == FileIdentity(of: path))
-        guard case .passed = store.waitForBackgroundCheck(timeout: .seconds(60)) else {
-            Issue.record("expected a pass, got \(store.backgroundCheckStatus)")
-            return
-        }
+        let store = try StateStore(path: path, options: .init(backgroundCheck: .quick(after: .seconds(10))))
+        for suffix in ["", "-wal", "-shm"] { unlink(path + suffix) }
+        #expect(store.waitForBackgroundCheck(timeout: .seconds(60)) == .failed(.fileReplaced(file: path)))
+    }
+
+    @Test func aRelativePathIsCheckedAsTheFileItNamedAtOpenAfterAChangeOfFolder() throws {
+        // The same name in two folders: the store's file, intact, and another one, damaged.
+        let first = folder.file("first"), second = folder.file("second")
+        for place in [first, second] { try FileManager.default.createDirectory(atPath: place, withIntermediateDirectories: true) }
+        try populate(300)
+        _ = try damageStatesRootPage()
+        try FileManager.default.moveItem(atPath: path, toPath: second + "/state.sqlite")
+        try populate(300)
+        try FileManager.default.moveItem(atPath: path, toPath: first + "/state.sqlite")
+        // A process that opens "state.sqlite" in the first folder, then moves to the second.
+        let (status, output) = try runProgram(try builtProduct("statestore-worker"), ["check-after-chdir", first, second, "state.sqlite"])
+        #expect(status == 0, "\(output)")
+        #expect(output.hasPrefix("status=passed"), "\(output)")
     }
 
     @Test func anEndedCheckKeepsNoObserver() throws {
         final class Token: Sendable {}
         try populate(30)
-        let store = try StateStore(path: path, options: .init(backgroundCheck: .quick(after: .milliseconds(200))))
-        // Observed while the check runs: kept until it ends, then let go.
+        // Observed while the check waits for its start: kept until it ends (here, cancelled by
+        // the store's release), then let go, though the checker itself lives on.
+        var waiting: StateStore? = try StateStore(path: path, options: .init(backgroundCheck: .quick(after: .seconds(Int64.max))))
+        let checker = try #require(waiting?.backgroundChecker)
         weak var early: Token?
         do {
             let token = Token()
             early = token
-            store.observeBackgroundCheck { _ in _ = token }
+            waiting?.observeBackgroundCheck { _ in _ = token }
         }
         #expect(early != nil)
+        waiting = nil
+        #expect(checker.status == .cancelled)
+        #expect(early == nil)
+        // Observed after a check passed: nothing is kept (a coordinator made later adds none).
+        let store = try StateStore(path: path, options: .init(backgroundCheck: .quick(after: .zero)))
         guard case .passed = store.waitForBackgroundCheck(timeout: .seconds(60)) else {
             Issue.record("expected a pass, got \(store.backgroundCheckStatus)")
             return
         }
-        #expect(early == nil)
-        // Observed after it passed: nothing is kept (a coordinator made later adds none).
         weak var late: Token?
         do {
             let token = Token()

@@ -181,6 +181,13 @@ final class Connection {
         return result
     }
 
+    /// The name SQLite opened the main database by (absolute; its `-wal` and `-shm` are named
+    /// after it), or `nil` for a database in memory.
+    var fileName: String? {
+        guard let name = sqlite3_db_filename(handle, "main"), name.pointee != 0 else { return nil }
+        return String(cString: name)
+    }
+
     /// The messages of an integrity pragma (`quick_check`, `integrity_check`). SQLite can stop
     /// one with `SQLITE_CORRUPT` after its first messages (a damaged tree met on a later pass):
     /// the messages so far are returned then, the error's own last. With none yet, it throws.

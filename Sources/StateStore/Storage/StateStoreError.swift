@@ -70,9 +70,9 @@ public enum StateStoreError: Error, Sendable, Hashable, CustomStringConvertible 
     /// The path exists but is not a regular file (a directory, a FIFO, a device, a socket).
     /// Nothing was opened: reading a FIFO or a device could block or never end.
     case notARegularFile(file: String, kind: String)
-    /// The path no longer names the database file the store opened: the file was moved,
+    /// The name the store opened its database file by no longer names that file: it was moved,
     /// replaced or removed after the open. The store keeps using the file it opened; nothing
-    /// was changed. (Found by the integrity check after open, which then checks nothing.)
+    /// was changed. (Found by the integrity check after open, which then reports nothing else.)
     case fileReplaced(file: String)
     /// The file is an SQLite database that belongs to another program: it is not marked with
     /// StateStore's `PRAGMA application_id` and holds tables of its own. It was not modified.

@@ -24,9 +24,10 @@ extension StateStore.Options {
 extension StateStore {
     /// Where the integrity check that runs after open (``Options/backgroundCheck``) stands.
     public enum BackgroundCheckStatus: Sendable, Hashable, CustomStringConvertible {
-        /// No check: ``Options/BackgroundCheck/off``, a store in memory, or a check whose thread
-        /// could not be made (logged at info; a store that could not make its write-behind
-        /// thread, which ``StateStore/warnings`` says, does not try).
+        /// No check: ``Options/BackgroundCheck/off``, a store in memory, a file that could not be
+        /// looked at by its name as it was opened, or a check whose thread could not be made
+        /// (both logged at info; a store that could not make its write-behind thread, which
+        /// ``StateStore/warnings`` says, does not try).
         case off
         /// Waiting for its start, or reading the file.
         case running
@@ -37,8 +38,9 @@ extension StateStore {
         /// ``RestorationCoordinator/errorHandler`` on the store.
         case damaged(StateStoreError)
         /// The check could not finish for another reason: an I/O error, the file unreadable, or
-        /// ``StateStoreError/fileReplaced(file:)`` when the path no longer names the file the
-        /// store opened (nothing is checked then). Also sent to the logger and the error handlers.
+        /// ``StateStoreError/fileReplaced(file:)`` when the file's name no longer names the file
+        /// the store opened (what the check read, if anything, is not reported). Also sent to
+        /// the logger and the error handlers.
         case failed(StateStoreError)
         /// The store was released before the check finished.
         case cancelled
@@ -108,35 +110,45 @@ final class BackgroundChecker: Sendable {
     private let state = Mutex(State())
     /// Signalled when the check ends (wakes ``wait(timeout:)``).
     private let finished = DispatchSemaphore(value: 0)
-    /// The database's path, made absolute at open: a relative path names the same file after
-    /// the process changes its working directory.
+    /// The name SQLite opened the store's file by (absolute: a relative path names the same
+    /// file after the process changes its working directory).
     let path: String
-    /// The opened file's device and inode, as the path named it at open (`nil` when it could
-    /// not be read): the check reads a file by its path, so it makes sure the path still names
-    /// the store's file before and after it reads.
-    let identity: FileIdentity?
+    /// The device and inode of the file SQLite opened, taken as it opened it: the check reads a
+    /// file by its name, so it makes sure the name still names the store's file before and
+    /// after it reads.
+    let identity: FileIdentity
     let pragma: String
     let options: StateStore.Options
 
     /// The thread's name, as `/proc/self/task/*/comm` shows it (at most 15 bytes).
     static let threadName = "statestore-chk"
 
-    /// Schedules the check described by `options.backgroundCheck` on `writeBehind`'s thread,
+    /// Schedules the check of `file` (the name SQLite opened the store's file by; `identity`,
+    /// which file that was) described by `options.backgroundCheck` on `writeBehind`'s thread,
     /// or returns `nil` when it is off. Nothing of the check runs at open: its thread is made
     /// once the delay has passed, by the write-behind thread (whose timed sleep is the timer),
     /// so a launch pays for no thread and shares its cores with nothing of the check's. No
     /// libdispatch timer: its first use makes a thread of libdispatch's own, and at the
     /// process's thread limit libdispatch retries that for ever, blocking the open. Without a
     /// write-behind thread there is no check (`nil`).
-    static func start(path: String, options: StateStore.Options, on writeBehind: WriteBehindQueue) -> BackgroundChecker? {
+    static func start(
+        file: String, identity: Result<FileIdentity, FileIdentity.Failure>, options: StateStore.Options, on writeBehind: WriteBehindQueue
+    ) -> BackgroundChecker? {
         let pragma: String, delay: Duration
         switch options.backgroundCheck {
         case .off: return nil
         case .quick(let after): (pragma, delay) = ("PRAGMA quick_check(10)", after)
         case .full(let after): (pragma, delay) = ("PRAGMA integrity_check(10)", after)
         }
-        let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
-        let checker = BackgroundChecker(path: absolute, identity: FileIdentity(of: absolute), pragma: pragma, options: options)
+        guard case .success(let identity) = identity else {
+            // The file SQLite has just opened cannot be looked at by its name: no check can be
+            // sure to read that file.
+            options.logger.info("integrity check: not run, the file could not be looked at", metadata: [
+                "statestore.database": "\(file)", "statestore.errno": "\(identity.failureErrno)",
+            ])
+            return nil
+        }
+        let checker = BackgroundChecker(path: file, identity: identity, pragma: pragma, options: options)
         // Weak: a store released before the delay passed leaves nothing behind (its
         // write-behind thread ends with it, the action unrun).
         let scheduled = writeBehind.schedule(after: .nanoseconds(Self.nanoseconds(delay))) { [weak checker] in
@@ -187,7 +199,7 @@ final class BackgroundChecker: Sendable {
         return Int(clamping: max(0, total))
     }
 
-    private init(path: String, identity: FileIdentity?, pragma: String, options: StateStore.Options) {
+    private init(path: String, identity: FileIdentity, pragma: String, options: StateStore.Options) {
         self.path = path
         self.identity = identity
         self.pragma = pragma
@@ -252,14 +264,15 @@ final class BackgroundChecker: Sendable {
         defer { finished.signal() }
         if state.withLock({ $0.cancelled }) { return end(.cancelled) }
         let started = ContinuousClock.now
-        if let replaced = replacedFile() { return end(.failed(replaced)) }
+        if let problem = fileProblem() { return end(.failed(problem)) }
         var readOnly = options
         readOnly.readOnly = true
         let connection: Connection
         do {
             connection = try StateStore.connect(to: path, options: readOnly)
         } catch {
-            return end(.failed(error))
+            // Gone since the look above: say so, not only that it cannot be opened.
+            return end(.failed(fileProblem() ?? error))
         }
         let handle = UInt(bitPattern: connection.handle)
         let registered = state.withLock { state in
@@ -297,15 +310,23 @@ final class BackgroundChecker: Sendable {
         state.withLock { $0.handle = nil }
         withExtendedLifetime(connection) {}
         // A file put in the store's place while the check read: what it found is not the store's.
-        if outcome != .cancelled, let replaced = replacedFile() { return end(.failed(replaced)) }
+        if outcome != .cancelled, let problem = fileProblem() { return end(.failed(problem)) }
         end(outcome)
     }
 
-    /// ``StateStoreError/fileReplaced(file:)`` when the path no longer names the file the store
-    /// opened (moved, replaced or removed since), else `nil`.
-    private func replacedFile() -> StateStoreError? {
-        guard let identity, FileIdentity(of: path) != identity else { return nil }
-        return .fileReplaced(file: path)
+    /// `nil` when the name still names the file the store opened; else
+    /// ``StateStoreError/fileReplaced(file:)`` when another file has the name or none has (it
+    /// was moved, replaced or removed since), or ``StateStoreError/fileSystem(_:)`` when it
+    /// cannot be looked at (an I/O error, a folder made unreadable).
+    private func fileProblem() -> StateStoreError? {
+        switch FileIdentity.of(path) {
+        case .success(let now):
+            return now == identity ? nil : .fileReplaced(file: path)
+        case .failure(let failure) where failure.errno == ENOENT || failure.errno == ENOTDIR:
+            return .fileReplaced(file: path)
+        case .failure(let failure):
+            return .fileSystem(FileSystemFailure(operation: .stat, path: path, errno: failure.errno))
+        }
     }
 
     private func end(_ outcome: StateStore.BackgroundCheckStatus) {
@@ -338,11 +359,22 @@ struct FileIdentity: Hashable, Sendable {
     let device: UInt64
     let inode: UInt64
 
-    /// The identity of the file `path` names (following symbolic links), or `nil` when there is none.
-    init?(of path: String) {
+    /// Why a path's file could not be looked at: `stat`'s `errno`.
+    struct Failure: Error, Hashable {
+        let errno: Int32
+    }
+
+    /// The identity of the file `path` names (following symbolic links).
+    static func of(_ path: String) -> Result<FileIdentity, Failure> {
         var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
-        device = UInt64(info.st_dev)
-        inode = UInt64(info.st_ino)
+        guard stat(path, &info) == 0 else { return .failure(Failure(errno: errno)) }
+        return .success(FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino)))
+    }
+}
+
+extension Result where Failure == FileIdentity.Failure {
+    /// The `errno` of a failure, 0 for a success.
+    var failureErrno: Int32 {
+        if case .failure(let failure) = self { failure.errno } else { 0 }
     }
 }

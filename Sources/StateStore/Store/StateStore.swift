@@ -206,6 +206,9 @@ public final class StateStore: Sendable {
         let companions = isMemory ? [] : Self.newCompanions(of: path)
         defer { if !accepted { for companion in companions { unlink(companion) } } }
         let connection = try Self.connect(to: path, options: options)
+        // The file SQLite opened, by the name it opened it by, and which file that is, taken
+        // now: the check after open reads it again by that name, and makes sure it still names it.
+        let openedFile = connection.fileName.map { (name: $0, identity: FileIdentity.of($0)) }
         let migrator = Migrator()
         // The header's user_version first: a newer build's schema may use SQL this SQLite
         // cannot parse, which the probe would report as damage.
@@ -291,7 +294,13 @@ public final class StateStore: Sendable {
         for warning in warnings { options.logger.info("\(warning)", metadata: ["statestore.database": "\(path)"]) }
         self.warnings = warnings
         self.connection = Mutex(connection)
-        backgroundChecker = isMemory ? nil : BackgroundChecker.start(path: path, options: options, on: writeBehind)
+        if let openedFile {
+            backgroundChecker = BackgroundChecker.start(
+                file: openedFile.name, identity: openedFile.identity, options: options, on: writeBehind
+            )
+        } else {
+            backgroundChecker = nil
+        }
         accepted = true
     }
 
