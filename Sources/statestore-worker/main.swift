@@ -318,8 +318,8 @@ case "check-after-chdir":
     guard arguments.count >= 4 else { fail("usage: check-after-chdir FIRST SECOND NAME") }
     guard chdir(arguments[1]) == 0 else { fail("cannot enter \(arguments[1])") }
     do {
-        let store = try StateStore(path: arguments[3], options: .init(backgroundCheck: .quick(after: .milliseconds(300))))
-        // At once: the check begins 300 ms after the open, in the second folder.
+        let store = try StateStore(path: arguments[3], options: .init(backgroundCheck: .quick(after: .seconds(2))))
+        // At once: the check begins 2 s after the open, in the second folder.
         guard chdir(arguments[2]) == 0 else { fail("cannot enter \(arguments[2])") }
         emit("status=\(store.waitForBackgroundCheck(timeout: .seconds(60)))")
     } catch {
