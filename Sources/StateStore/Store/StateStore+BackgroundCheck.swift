@@ -132,7 +132,7 @@ final class BackgroundChecker: Sendable {
     /// process's thread limit libdispatch retries that for ever, blocking the open. Without a
     /// write-behind thread there is no check (`nil`).
     static func start(
-        file: String, identity: Result<FileIdentity, FileIdentity.Failure>, options: StateStore.Options, on writeBehind: WriteBehindQueue
+        file: String, identity opened: Result<FileIdentity, FileIdentity.Failure>, options: StateStore.Options, on writeBehind: WriteBehindQueue
     ) -> BackgroundChecker? {
         let pragma: String, delay: Duration
         switch options.backgroundCheck {
@@ -140,11 +140,15 @@ final class BackgroundChecker: Sendable {
         case .quick(let after): (pragma, delay) = ("PRAGMA quick_check(10)", after)
         case .full(let after): (pragma, delay) = ("PRAGMA integrity_check(10)", after)
         }
-        guard case .success(let identity) = identity else {
+        let identity: FileIdentity
+        switch opened {
+        case .success(let found):
+            identity = found
+        case .failure(let failure):
             // The file SQLite has just opened cannot be looked at by its name: no check can be
             // sure to read that file.
             options.logger.info("integrity check: not run, the file could not be looked at", metadata: [
-                "statestore.database": "\(file)", "statestore.errno": "\(identity.failureErrno)",
+                "statestore.database": "\(file)", "statestore.errno": "\(failure.errno)",
             ])
             return nil
         }
@@ -369,12 +373,5 @@ struct FileIdentity: Hashable, Sendable {
         var info = stat()
         guard stat(path, &info) == 0 else { return .failure(Failure(errno: errno)) }
         return .success(FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino)))
-    }
-}
-
-extension Result where Failure == FileIdentity.Failure {
-    /// The `errno` of a failure, 0 for a success.
-    var failureErrno: Int32 {
-        if case .failure(let failure) = self { failure.errno } else { 0 }
     }
 }

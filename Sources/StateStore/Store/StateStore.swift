@@ -208,7 +208,9 @@ public final class StateStore: Sendable {
         let connection = try Self.connect(to: path, options: options)
         // The file SQLite opened, by the name it opened it by, and which file that is, taken
         // now: the check after open reads it again by that name, and makes sure it still names it.
-        let openedFile = connection.fileName.map { (name: $0, identity: FileIdentity.of($0)) }
+        // Without a check, nothing is looked at.
+        let openedFile = options.backgroundCheck == .off
+            ? nil : connection.fileName.map { (name: $0, identity: FileIdentity.of($0)) }
         let migrator = Migrator()
         // The header's user_version first: a newer build's schema may use SQL this SQLite
         // cannot parse, which the probe would report as damage.
