@@ -477,6 +477,11 @@ import Testing
         let inspect = try CLI.run(["inspect", "--db", db])
         #expect(!inspect.stdout.contains("\u{1B}"), "\(inspect)")
         #expect(inspect.stdout.contains(#"A\nB\u{1B}[2J"#), "\(inspect)")
+        // So it is in the view of one state, where it stays on its `Type:` line.
+        let one = try CLI.run(["inspect", "--db", db, "tabs/compose"])
+        #expect(one.status == 0, "\(one)")
+        #expect(!one.stdout.contains("\u{1B}"), "\(one)")
+        #expect(one.stdout.split(separator: "\n").contains { $0.hasPrefix("Type:") && $0.hasSuffix(#"A\nB\u{1B}[2J"#) }, "\(one)")
     }
 
     // MARK: A third pass: archives and descriptors

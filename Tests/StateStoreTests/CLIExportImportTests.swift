@@ -142,7 +142,7 @@ import Testing
             ("not an object", "[1, 2, 3]", 1, "the top level is an array, not an object"),
             ("not an export", #"{"schema": 1, "kind": "entries"}"#, 1, "\"kind\" is not \"export\""),
             ("newer database schema", document(states: "", databaseSchema: StateStore.latestSchemaVersion + 1), 3,
-             "has schema version \(StateStore.latestSchemaVersion + 1), newer than the \(StateStore.latestSchemaVersion) this build knows"),
+             "import.json: the states come from a database with schema version \(StateStore.latestSchemaVersion + 1), newer than the \(StateStore.latestSchemaVersion) this build knows; import them with a newer statectl. Nothing was imported."),
             ("newer document format", document(states: "", schema: 2), 3, "the document format is version 2, newer than the 1 this build reads"),
             ("deep state", document(states: #"{"path": "root/deep", "type_name": "T", "version": 1, "encoding": "json", "value": \#(deepValue)}"#),
              1, "nesting deeper than 64 levels"),

@@ -43,9 +43,7 @@ extension CLIError {
         let problem: String
         switch error.problem {
         case .databaseSchemaTooNew(let found, let supported):
-            let refusal = StateStoreError.schemaTooNew(file: file, found: found, supported: supported)
-            self.init(message: refusal.description + " Nothing was imported.", status: .cannotOpen)
-            return
+            problem = "the states come from a database with schema version \(found), newer than the \(supported) this build knows; import them with a newer statectl"
         case .formatTooNew(let found, let supported):
             problem = "the document format is version \(found), newer than the \(supported) this build reads; use a newer statectl"
         case .invalidBase64(let limit):

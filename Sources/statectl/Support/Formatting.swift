@@ -83,7 +83,7 @@ struct Table {
     static func keyValue(_ rows: [(String, String)]) -> String {
         var table = Table(["", ""])
         table.showsHeader = false
-        table.rows = rows.map { [$0.0, $0.1] }
+        for (label, value) in rows { table.append([label, value]) }
         return table.render()
     }
 
