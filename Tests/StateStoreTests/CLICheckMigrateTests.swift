@@ -156,6 +156,7 @@ import Testing
               "header_schema_version": 5,
               "invalid_rows": [],
               "exhausted_generations": [],
+              "times_out_of_range": [],
               "sealed_states": {},
               "unopened_key_ids": [],
               "unopenable_states": []

@@ -18,6 +18,10 @@ extension StateStore {
         /// Rows whose generation is past ``StoredState/maximumGeneration`` (written outside the
         /// store): the next save of each moves it to quarantine and starts the path at generation 1.
         public var exhaustedGenerations: [RestorationPath] = []
+        /// Rows whose update time is outside the years 0000–9999 (written outside the store):
+        /// the store reads them, but an export document cannot carry them, so
+        /// ``StateExport/encoded()`` refuses the export until each is saved again or removed.
+        public var timesOutOfRange: [RestorationPath] = []
         /// `PRAGMA user_version`, the schema version in the file's header; equal to
         /// ``schemaVersion`` unless the header was reset by hand.
         public var headerSchemaVersion: Int = 0
@@ -32,11 +36,11 @@ extension StateStore {
         public var isHealthy: Bool {
             integrity == ["ok"] && checksumMismatches.isEmpty && quarantineCount == 0
                 && schemaVersion == latestSchemaVersion && invalidRows.isEmpty && exhaustedGenerations.isEmpty
-                && headerSchemaVersion == schemaVersion && unopenableStates.isEmpty
+                && timesOutOfRange.isEmpty && headerSchemaVersion == schemaVersion && unopenableStates.isEmpty
         }
     }
 
-    /// A full check: `PRAGMA integrity_check`, every row's checksum, path and generation, the
+    /// A full check: `PRAGMA integrity_check`, every row's checksum, path, generation and update time, the
     /// header's schema version, and the counts. (The schema itself was verified at open.) Every
     /// sealed state whose key ``Options/sealer`` holds is opened; the others are counted.
     /// Reads only; safe while other connections write.
@@ -64,10 +68,11 @@ extension StateStore {
     /// ``check()`` after its `integrity_check`, inside its read transaction.
     private func health(_ connection: Connection, integrity: [String]) throws(StateStoreError) -> Health {
         var mismatches: [RestorationPath] = [], exhausted: [RestorationPath] = [], unopenable: [RestorationPath] = []
+        var undated: [RestorationPath] = []
         var sealed: [String: Int] = [:]
         let rows = try Statement(
             connection: connection,
-            sql: "SELECT path, checksum, bytes, generation, key_id, type_name, version FROM states", persistent: false
+            sql: "SELECT path, checksum, bytes, generation, key_id, type_name, version, updated_at FROM states", persistent: false
         )
         while try rows.step() {
             guard case .success(let path) = RestorationPath.stored(in: rows, column: 0) else { continue }
@@ -75,6 +80,7 @@ extension StateStore {
             let intact = Checksum.stored(bytes) == rows.int64(1)
             if !intact { mismatches.append(path) }
             if !(1...StoredState.maximumGeneration).contains(rows.int64(3)) { exhausted.append(path) }
+            if !TextFormat.representableMilliseconds.contains(rows.int64(7)) { undated.append(path) }
             guard !rows.isNull(4) else { continue }
             let keyID = rows.string(4)
             sealed[keyID, default: 0] += 1
@@ -94,6 +100,7 @@ extension StateStore {
             checksumMismatches: mismatches,
             invalidRows: try connection.invalidRows(),
             exhaustedGenerations: exhausted,
+            timesOutOfRange: undated,
             headerSchemaVersion: Int(try connection.scalarInt("PRAGMA user_version") ?? 0),
             sealedStates: sealed,
             unopenableStates: unopenable
