@@ -348,6 +348,25 @@ import Testing
         #expect(pruned.stdout.contains("tabs/mail/inbox"), "\(pruned)")
     }
 
+    @Test func aTypeNameThatIsNotUTF8IsNamedByCheckAndRemovable() throws {
+        let folder = TemporaryFolder()
+        let db = try Self.demoDatabase(in: folder)
+        try rawSQL(db, "UPDATE states SET type_name = CAST(X'41FF42' AS TEXT) WHERE path = 'tabs/compose'")
+        let before = try CLI.dump(db)
+        // Reading the state refuses it, saying what to do.
+        Self.expectOneLine(try CLI.run(["inspect", "--db", db, "tabs/compose"]), 1, containing: "The state at tabs/compose cannot be used: its type name is not valid UTF-8")
+        Self.expectOneLine(try CLI.run(["export", "--db", db]), 1, containing: "`statectl prune --path`")
+        // check says so rather than calling the database healthy.
+        let check = try CLI.run(["check", "--db", db, "--json"])
+        #expect(check.status == 1, "\(check)")
+        #expect(check.stdout.contains(#""invalid_type_names": ["#) && check.stdout.contains(#""tabs/compose""#), "\(check)")
+        #expect(try CLI.dump(db) == before)
+        // The remedy the messages give works.
+        #expect(try CLI.run(["prune", "--db", db, "--path", "tabs/compose"]).status == 0)
+        #expect(try CLI.run(["check", "--db", db]).status == 0)
+        #expect(try CLI.run(["export", "--db", db]).status == 0)
+    }
+
     @Test func exportNeverWritesOverItsOwnDatabaseAndAppendsThroughStdout() throws {
         let folder = TemporaryFolder()
         let db = try Self.demoDatabase(in: folder)

@@ -157,6 +157,7 @@ import Testing
               "invalid_rows": [],
               "exhausted_generations": [],
               "times_out_of_range": [],
+              "invalid_type_names": [],
               "sealed_states": {},
               "unopened_key_ids": [],
               "unopenable_states": []

@@ -170,7 +170,7 @@ public enum StateStoreError: Error, Sendable, Hashable, CustomStringConvertible 
         case .schemaMismatch(let file, let detail):
             "The state database at \(file) does not have the schema StateStore wrote (\(detail)); it was changed outside StateStore. Nothing was written; restore a backup, or use StateStore.openOrRecover (or move the file aside) to start fresh."
         case .invalidState(let path, let reason):
-            "The state at \(path) cannot be stored: \(reason)."
+            "The state at \(path) cannot be used: \(reason)."
         case .keyMismatch(let path, let found, let configured):
             "The state at \(path) is sealed with key \(found), and this store "
                 + (configured.map { "was given key \($0)" } ?? "was given no key")

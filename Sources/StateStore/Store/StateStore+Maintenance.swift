@@ -22,6 +22,10 @@ extension StateStore {
         /// the store reads them, but an export document cannot carry them, so
         /// ``StateExport/encoded()`` refuses the export until each is saved again or removed.
         public var timesOutOfRange: [RestorationPath] = []
+        /// Rows whose type name is not valid UTF-8 (written outside the store): reading one
+        /// throws ``StateStoreError/invalidState(path:reason:)``, so the app cannot restore it
+        /// and an export refuses it until it is saved again or removed.
+        public var invalidTypeNames: [RestorationPath] = []
         /// `PRAGMA user_version`, the schema version in the file's header; equal to
         /// ``schemaVersion`` unless the header was reset by hand.
         public var headerSchemaVersion: Int = 0
@@ -36,11 +40,11 @@ extension StateStore {
         public var isHealthy: Bool {
             integrity == ["ok"] && checksumMismatches.isEmpty && quarantineCount == 0
                 && schemaVersion == latestSchemaVersion && invalidRows.isEmpty && exhaustedGenerations.isEmpty
-                && timesOutOfRange.isEmpty && headerSchemaVersion == schemaVersion && unopenableStates.isEmpty
+                && timesOutOfRange.isEmpty && invalidTypeNames.isEmpty && headerSchemaVersion == schemaVersion && unopenableStates.isEmpty
         }
     }
 
-    /// A full check: `PRAGMA integrity_check`, every row's checksum, path, generation and update time, the
+    /// A full check: `PRAGMA integrity_check`, every row's checksum, path, type name, generation and update time, the
     /// header's schema version, and the counts. (The schema itself was verified at open.) Every
     /// sealed state whose key ``Options/sealer`` holds is opened; the others are counted.
     /// Reads only; safe while other connections write.
@@ -68,7 +72,7 @@ extension StateStore {
     /// ``check()`` after its `integrity_check`, inside its read transaction.
     private func health(_ connection: Connection, integrity: [String]) throws(StateStoreError) -> Health {
         var mismatches: [RestorationPath] = [], exhausted: [RestorationPath] = [], unopenable: [RestorationPath] = []
-        var undated: [RestorationPath] = []
+        var undated: [RestorationPath] = [], unnamed: [RestorationPath] = []
         var sealed: [String: Int] = [:]
         let rows = try Statement(
             connection: connection,
@@ -81,6 +85,7 @@ extension StateStore {
             if !intact { mismatches.append(path) }
             if !(1...StoredState.maximumGeneration).contains(rows.int64(3)) { exhausted.append(path) }
             if !TextFormat.representableMilliseconds.contains(rows.int64(7)) { undated.append(path) }
+            if rows.validText(5) == nil { unnamed.append(path) }
             guard !rows.isNull(4) else { continue }
             let keyID = rows.string(4)
             sealed[keyID, default: 0] += 1
@@ -101,6 +106,7 @@ extension StateStore {
             invalidRows: try connection.invalidRows(),
             exhaustedGenerations: exhausted,
             timesOutOfRange: undated,
+            invalidTypeNames: unnamed,
             headerSchemaVersion: Int(try connection.scalarInt("PRAGMA user_version") ?? 0),
             sealedStates: sealed,
             unopenableStates: unopenable

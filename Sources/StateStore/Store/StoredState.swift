@@ -99,7 +99,7 @@ extension StoredState {
         }
         let bytes = try statement.data(first + 6)
         guard let typeName = statement.validText(first) else {
-            throw .invalidState(path: path, reason: "its type name is not valid UTF-8 (it was written outside StateStore)")
+            throw .invalidState(path: path, reason: "its type name is not valid UTF-8 (it was written outside StateStore); save it again from the app, or remove it (`statectl prune --path`)")
         }
         self.init(
             path: path,

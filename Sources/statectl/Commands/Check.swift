@@ -19,7 +19,7 @@ extension Statectl {
                 Exit status: 0 when healthy; 1 when a problem is found (integrity errors, \
                 damage met while reading, tables or triggers changed outside StateStore, checksum \
                 mismatches, sealed states that do not open with their key, invalid paths, exhausted \
-                generations, update times outside the years 0000–9999, quarantined rows, a schema older \
+                generations, update times outside the years 0000–9999, type names that are not UTF-8, quarantined rows, a schema older \
                 than this build's); 3 when the file cannot be opened (missing, not a regular file, \
                 not a database, another program's database, newer schema).
 
@@ -31,7 +31,7 @@ extension Statectl {
                 "integrity": [..], "schema_version", "latest_schema_version", "journal_mode", \
                 "state_count", "quarantine_count", "pressure_event_count", "checksum_mismatches": [paths], \
                 "header_schema_version", "invalid_rows": [{"rowid", "path", "reason", "byte_count", \
-                "updated_at"}], "exhausted_generations": [paths], "times_out_of_range": [paths], "sealed_states": {key id: count}, \
+                "updated_at"}], "exhausted_generations": [paths], "times_out_of_range": [paths], "invalid_type_names": [paths], "sealed_states": {key id: count}, \
                 "unopened_key_ids": [key ids not given], "unopenable_states": [paths]}
                 """
         )
@@ -87,6 +87,9 @@ extension Statectl {
             if !health.timesOutOfRange.isEmpty {
                 problems.append("\(health.timesOutOfRange.count) state(s) have an update time outside the years 0000–9999, written outside StateStore (\(health.timesOutOfRange.map(\.rawValue).joined(separator: ", "))); `statectl export` refuses them until each is saved again or removed (`statectl prune --path`)")
             }
+            if !health.invalidTypeNames.isEmpty {
+                problems.append("\(health.invalidTypeNames.count) state(s) have a type name that is not valid UTF-8, written outside StateStore (\(health.invalidTypeNames.map(\.rawValue).joined(separator: ", "))); the app cannot restore them and `statectl export` refuses them until each is saved again or removed (`statectl prune --path`)")
+            }
             if output.json {
                 Output.json(kind: "check", [
                     ("database", .string(path)),
@@ -104,6 +107,7 @@ extension Statectl {
                     ("invalid_rows", .array(health.invalidRows.map(EntryOutput.json))),
                     ("exhausted_generations", .strings(health.exhaustedGenerations.map(\.rawValue))),
                     ("times_out_of_range", .strings(health.timesOutOfRange.map(\.rawValue))),
+                    ("invalid_type_names", .strings(health.invalidTypeNames.map(\.rawValue))),
                     ("sealed_states", .object(health.sealedStates.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) })),
                     ("unopened_key_ids", .strings(unopened(health, keyring: keyring))),
                     ("unopenable_states", .strings(health.unopenableStates.map(\.rawValue))),
