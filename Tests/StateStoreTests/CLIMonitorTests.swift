@@ -152,4 +152,23 @@ import Testing
             #expect(result.status == 2, "\(arguments): \(result)")
         }
     }
+
+    /// A reader that goes away ends the watch quietly, and a closed stdout or stderr never traps.
+    @Test func aClosedOutputEndsTheWatchWithoutATrap() throws {
+        let tree = try Self.hostTree()
+        // 10 % available: critical, so --events raises an event at once.
+        try MemoryFixtures.write("MemTotal: 1000000 kB\nMemAvailable: 100000 kB\n", to: "/proc/meminfo", in: tree.path)
+        let statectl = CLI.executable
+        func shell(_ script: String) throws -> CLIResult {
+            try CLI.run(["-c", script], executable: "/bin/bash")
+        }
+        // Samples every 10 ms into `head -1`: statectl stops once head has gone, well within 20 s.
+        let piped = try shell("timeout 20 '\(statectl)' monitor --root '\(tree.path)' --interval 10ms | head -1 >/dev/null; echo ${PIPESTATUS[0]}")
+        #expect(piped.stdout == "0\n", "\(piped)")
+        for redirect in [">&-", "2>&-"] {
+            let closed = try shell("timeout 20 '\(statectl)' monitor --events --root '\(tree.path)' --count 1 \(redirect); echo $?")
+            #expect(closed.stdout.hasSuffix("0\n") && !closed.stdout.contains("watching"), "\(redirect): \(closed)")
+            #expect(!closed.stderr.contains("Fatal error"), "\(redirect): \(closed)")
+        }
+    }
 }

@@ -101,7 +101,8 @@ extension Statectl {
                     if taken == 0 { text = Self.header + "\n" }
                     text += Self.line(sample, at: now) + "\n"
                 }
-                Output.standardOutput(text)
+                // A reader that went away (`monitor | head`) ends the watch: nothing reads on.
+                if Output.standardOutput(text) != 0 { break }
                 taken += 1
                 if let limit, taken >= limit { break }
                 try await Task.sleep(for: pause)
@@ -118,14 +119,14 @@ extension Statectl {
             let stream = monitor.events
             monitor.start()
             defer { monitor.stop() }
-            if !output.json { FileHandle.standardError.write(Data("watching: \(monitor.watchDescription)\n".utf8)) }
+            if !output.json { Output.standardError("watching: \(monitor.watchDescription)\n") }
             var taken = 0
             for await event in stream {
                 let sample = monitor.lastSample
                 let line = output.json
                     ? Self.eventJSON(event, sample: sample, watch: monitor.watchDescription).serialized()
                     : Self.eventLine(event)
-                FileHandle.standardOutput.write(Data((line + "\n").utf8))
+                if Output.standardOutput(line + "\n") != 0 { break }
                 taken += 1
                 if let count, taken >= count { break }
             }
