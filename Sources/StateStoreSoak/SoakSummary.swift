@@ -30,7 +30,7 @@ package struct SoakSummary {
     package let database: String
     package let databaseKept: Bool
     package let cgroupVersion: CgroupMemory.Version?
-    package let reportPath: String?
+    package var reportPath: String?
 
     /// The most RSS − cache may grow (fitted) over the second half of the run, MiB.
     static let trendLimit = 8.0

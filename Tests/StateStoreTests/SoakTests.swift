@@ -170,6 +170,42 @@ struct SoakTests {
         #expect(result.stderr.contains("Delegate=yes") && result.stderr.contains("--pressure synthetic"), "\(result)")
     }
 
+    /// An interrupted run's text summary ends with what held for the part that ran, or with the
+    /// names of what broke: never with an empty list.
+    @Test(.timeLimit(.minutes(10)))
+    func interruptedTextSummaryEndsWithWhatHeld() throws {
+        let result = try CLI.run(["-c", "exec timeout --preserve-status -k 20 4 \"$0\" soak --duration 60s --pressure synthetic --controllers 50",
+                                  CLI.executable], executable: "/bin/sh")
+        #expect(result.status == 130, "\(result)")
+        let last = try #require(result.stdout.split(separator: "\n").last.map(String.init), "\(result)")
+        let broken = result.stdout.split(separator: "\n").filter { $0.hasPrefix("  BROKEN ") }
+        if broken.isEmpty {
+            #expect(last == "Interrupted: the invariants held for the part that ran.", "\(result)")
+        } else {
+            #expect(last.hasPrefix("Invariants broke: ") && last.count > "Invariants broke: ".count, "\(result)")
+        }
+    }
+
+    /// A --db that is not a database, or a --report that cannot be written, fails before the run
+    /// (not after a minute of it) with the reason, and the file named is left as it was.
+    @Test func whatWouldFailAtTheEndFailsBeforeTheRun() throws {
+        let folder = TemporaryFolder("soak-bad-paths")
+        let garbage = folder.file("notes.txt")
+        let text = String(repeating: "not a database, a shopping list\n", count: 200)
+        try text.write(toFile: garbage, atomically: true, encoding: .utf8)
+        let started = Date()
+        let notADatabase = try CLI.run(["soak", "--duration", "60s", "--pressure", "synthetic", "--db", garbage])
+        #expect(notADatabase.status == 3, "\(notADatabase)")
+        #expect(notADatabase.stderr.hasPrefix("statectl: ") && notADatabase.stderr.contains(garbage), "\(notADatabase)")
+        #expect(try String(contentsOfFile: garbage, encoding: .utf8) == text)
+        for report in [folder.file("missing/timeline.svg"), folder.path] {
+            let unwritable = try CLI.run(["soak", "--duration", "60s", "--pressure", "synthetic", "--report", report])
+            #expect(unwritable.status == 1, "\(unwritable)")
+            #expect(unwritable.stderr.hasPrefix("statectl: Cannot write the report") && unwritable.stdout.isEmpty, "\(unwritable)")
+        }
+        #expect(Date().timeIntervalSince(started) < 30, "a refused soak ran: \(Date().timeIntervalSince(started)) s")
+    }
+
     @Test func badArgumentsAreUsageErrors() throws {
         #expect(try CLI.run(["soak", "--duration", "soon"]).status == 2)
         #expect(try CLI.run(["soak", "--memory-limit", "1MiB"]).status == 2)

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Glibc
+import StateStore
 import StateStoreSoak
 
 extension SoakPressure: ExpressibleByArgument {}
@@ -134,6 +135,13 @@ extension Statectl {
         }
 
         private func runSupervisor() throws {
+            // What would fail at the end of the run fails before it instead, with the reason.
+            if let db {
+                // Opens (creating and migrating a new file) as the harness will: a file that is
+                // not a usable database exits 3 with the store's own message.
+                _ = try StateStore(path: db, options: .init(backgroundCheck: .off))
+            }
+            if let report { try Self.requireWritable(report) }
             let mode = pressure ?? (SoakCgroup.writableParent() != nil ? .cgroup : .synthetic)
             let work = NSTemporaryDirectory() + "statectl-soak-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
             try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
@@ -151,14 +159,18 @@ extension Statectl {
                 supervisor.progress = { progress in Output.standardError("\r\u{1B}[K" + (progress?.line ?? "")) }
             }
             let run = try supervisor.execute()
-            let summary = SoakSummary(plan: plan, run: run, database: db ?? databasePath, databaseKept: db != nil,
+            var summary = SoakSummary(plan: plan, run: run, database: db ?? databasePath, databaseKept: db != nil,
                                       cgroupVersion: run.cgroupVersion,
                                       reportPath: report)
+            var reportFailed = false
             if let report {
                 do {
                     try SoakReport.svg(summary: summary, run: run).write(toFile: report, atomically: true, encoding: .utf8)
                 } catch {
+                    // The folder changed during the run: the summary does not list a report that is not there.
                     Output.error("statectl: cannot write the report \(report): \(error.localizedDescription)")
+                    summary.reportPath = nil
+                    reportFailed = true
                 }
             }
             if json {
@@ -173,7 +185,21 @@ extension Statectl {
                 Output.error(String(format: "statectl: soak interrupted after %.0f s; the summary covers that part, the fresh-process check did not run", run.end - run.start))
                 throw ExitCode(130)
             }
-            if !summary.ok { throw ExitCode(ExitStatus.problemFound.rawValue) }
+            if !summary.ok || reportFailed { throw ExitCode(ExitStatus.problemFound.rawValue) }
+        }
+
+        /// Throws unless `path` can be written: an existing file writable, or a new one's folder.
+        static func requireWritable(_ path: String) throws {
+            let folder = (path as NSString).deletingLastPathComponent
+            var info = stat()
+            let exists = stat(path, &info) == 0
+            if exists && (info.st_mode & S_IFMT) == S_IFDIR {
+                throw CLIError(message: "Cannot write the report \(Format.word(path)): it is a folder; give --report a file path. Nothing was run.")
+            }
+            let target = exists ? path : (folder.isEmpty ? "." : folder)
+            if access(target, W_OK | (exists ? 0 : X_OK)) != 0 {
+                throw CLIError(message: "Cannot write the report \(Format.word(path)): \(String(cString: strerror(errno))); give --report a path in a writable folder. Nothing was run.")
+            }
         }
     }
 }

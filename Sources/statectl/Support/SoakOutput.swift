@@ -165,7 +165,12 @@ extension SoakSummary {
         for invariant in invariants {
             lines.append("  \(invariant.ok ? "ok    " : "BROKEN") \(invariant.name): \(invariant.detail)")
         }
-        lines.append(ok ? "All invariants held." : "Invariants broke: " + invariants.filter { !$0.ok }.map(\.name).joined(separator: ", "))
+        let broken = invariants.filter { !$0.ok }.map(\.name)
+        if !broken.isEmpty {
+            lines.append("Invariants broke: " + broken.joined(separator: ", "))
+        } else {
+            lines.append(run.interrupted ? "Interrupted: the invariants held for the part that ran." : "All invariants held.")
+        }
         return lines.joined(separator: "\n")
     }
 
