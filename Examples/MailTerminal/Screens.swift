@@ -74,7 +74,18 @@ final class MessageScreen: ViewController, StateRestoring, TerminalScreen {
         var line = 0
     }
     var restorableState = State()
+    /// The message the user opened, when the screen was pushed for it (not rebuilt at launch).
+    var opening: String?
     var message: MailMessage? { MailMessage.find(restorableState.messageID) }
+
+    override func viewWillAppear(_ animated: Bool) {
+        super.viewWillAppear(animated)
+        // Restored already. The state found at this place is kept only when it is about the
+        // message opened: another instance of the app may have left another one there.
+        if let opening, restorableState.messageID != opening {
+            restorableState = State(messageID: opening, line: 0)
+        }
+    }
 
     var title: String { "Inbox › \(message?.subject ?? "?")" }
     var help: String { "↑/↓ scroll · r reply · ← back · q quit" }
@@ -121,6 +132,8 @@ final class ComposeScreen: ViewController, StateRestoring, TerminalScreen {
         var body = ""
         /// The cursor, in characters from the start of the body.
         var cursor = 0
+        /// The message answered (its ``MailMessage/id``).
+        var inReplyTo: String?
     }
     var restorableState = Draft()
     /// The message being answered, set before the sheet is first presented.
@@ -131,9 +144,11 @@ final class ComposeScreen: ViewController, StateRestoring, TerminalScreen {
 
     override func viewWillAppear(_ animated: Bool) {
         super.viewWillAppear(animated)
-        // Restored already: a relaunch brings its draft back; a new reply starts addressed.
-        if restorableState.to.isEmpty, let replyingTo {
-            restorableState = Draft(to: replyingTo.from, subject: "Re: \(replyingTo.subject)", body: "", cursor: 0)
+        // Restored already: a relaunch brings its draft back. A new reply starts addressed,
+        // and keeps a restored draft only when that draft answers the same message (another
+        // instance of the app may have left one for another message at this place).
+        if let replyingTo, restorableState.to.isEmpty || restorableState.inReplyTo != replyingTo.id {
+            restorableState = Draft(to: replyingTo.from, subject: "Re: \(replyingTo.subject)", inReplyTo: replyingTo.id)
         }
         restorableState.cursor = min(max(0, restorableState.cursor), restorableState.body.count)
     }

@@ -43,12 +43,13 @@ enum Terminal {
         return (Int(size.ws_col), Int(size.ws_row))
     }
 
-    /// Writes `text` to standard output, all of it.
-    static func write(_ text: String) {
+    /// Writes all of `text` to `descriptor` (standard output by default); gives up quietly
+    /// when it cannot (a terminal that went away), as Foundation's `FileHandle.write` would not.
+    static func write(_ text: String, to descriptor: Int32 = 1) {
         var bytes = Array(text.utf8)
         var offset = 0
         while offset < bytes.count {
-            let written = bytes.withUnsafeMutableBytes { Glibc.write(1, $0.baseAddress! + offset, $0.count - offset) }
+            let written = bytes.withUnsafeMutableBytes { Glibc.write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
             if written < 0 { if errno == EINTR { continue }; return }
             offset += written
         }

@@ -34,6 +34,9 @@ final class TerminalMailApp {
     /// What the status line says last happened.
     private var notice = ""
     private var draftEdits = 0
+    /// The last problem the store reported, and how many it has reported.
+    private var lastError: RestorationError?
+    private var errorCount = 0
 
     init(database: String, monitor: MemoryPressureMonitor) throws {
         databasePath = database
@@ -48,7 +51,14 @@ final class TerminalMailApp {
         application = Application(store: try StateStore(path: database), storyboard: storyboard, memoryMonitor: monitor)
         let (columns, rows) = Terminal.size()
         window = Window(size: Self.size(columns: columns, rows: rows), orientation: .portrait, application: application)
-        application.restorationCoordinator?.errorHandler = { [weak self] error in self?.notice = "error: \(error)" }
+        application.restorationCoordinator?.errorHandler = { [weak self] error in
+            guard let self else { return }
+            errorCount += 1
+            lastError = error
+            notice = "error: \(error)"
+            // Drawn once what reported it has finished with the hierarchy.
+            DispatchQueue.main.async { [weak self] in MainActor.assumeIsolated { self?.draw() } }
+        }
         application.addObserver(WarningObserver(app: self))
     }
 
@@ -123,7 +133,7 @@ final class TerminalMailApp {
 
     func open(_ message: MailMessage) {
         guard let mail, let screen = try? make("message", as: MessageScreen.self) else { return }
-        screen.restorableState = MessageScreen.State(messageID: message.id, line: 0)
+        screen.opening = message.id
         mail.pushViewController(screen, animated: false)
     }
 
@@ -131,11 +141,25 @@ final class TerminalMailApp {
         _ = mail?.popViewController(animated: false)
     }
 
+    /// Saves what is visible and tears the hierarchy down. Returns the exit status: 0, or 1
+    /// after saying on stderr (once the terminal is back) what could not be saved.
+    func quit() -> Int32 {
+        let errors = errorCount
+        application.terminate()
+        guard errorCount > errors, let lastError else { return 0 }
+        Terminal.restore()
+        Terminal.write("mail: the last changes could not be saved: \(lastError)\n", to: 2)
+        return 1
+    }
+
     func reply(to screen: MessageScreen) {
         guard let tabs, let compose = try? make("compose", as: ComposeScreen.self) else { return }
         compose.replyingTo = screen.message
         compose.modalPresentationStyle = .pageSheet
         tabs.present(compose, animated: false)
+        // The new draft, addressed, is saved with the sheet: a relaunch before the first
+        // keystroke's autosave opens the reply to the same message, not a blank sheet.
+        application.saveVisibleState()
     }
 
     func closeCompose(sent: Bool) {
@@ -158,8 +182,10 @@ final class TerminalMailApp {
         DispatchQueue.main.asyncAfter(deadline: .now() + .milliseconds(autosaveDelay)) { [weak self] in
             MainActor.assumeIsolated {
                 guard let self, self.draftEdits == edits, self.compose != nil else { return }
+                let errors = self.errorCount
                 self.application.saveVisibleState()
-                self.notice = "draft saved"
+                // A save that failed leaves its error on the status line, not "draft saved".
+                if self.errorCount == errors { self.notice = "draft saved" }
                 self.draw()
             }
         }

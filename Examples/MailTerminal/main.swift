@@ -22,13 +22,13 @@ if let index = arguments.firstIndex(of: "--db"), index + 1 < arguments.count {
     arguments.removeSubrange(index...index + 1)
 }
 guard arguments.isEmpty else {
-    FileHandle.standardError.write(Data("usage: mail [--db PATH]\n".utf8))
+    Terminal.write("usage: mail [--db PATH]\n", to: 2)
     exit(2)
 }
 
 MainActor.assumeIsolated {
     guard Terminal.enterRawMode() else {
-        FileHandle.standardError.write(Data("mail: standard input is not a terminal; run it in one\n".utf8))
+        Terminal.write("mail: standard input is not a terminal; run it in one\n", to: 2)
         exit(2)
     }
     let app: TerminalMailApp
@@ -38,7 +38,7 @@ MainActor.assumeIsolated {
         try app.launch()
     } catch {
         Terminal.restore()
-        FileHandle.standardError.write(Data("mail: \(error)\n".utf8))
+        Terminal.write("mail: \(error)\n", to: 2)
         exit(1)
     }
     // SIGTERM, SIGINT (ctrl-c reaches the app as a key, and is raised as SIGINT) and SIGHUP
@@ -55,10 +55,7 @@ MainActor.assumeIsolated {
     /// and a thread-directed one would wait there forever.
     @MainActor func handle(_ keys: [Key]) {
         let interrupt = keys.firstIndex(of: .control("c"))
-        if !app.handle(Array(keys[..<(interrupt ?? keys.endIndex)])) {
-            app.application.terminate()
-            exit(0)
-        }
+        if !app.handle(Array(keys[..<(interrupt ?? keys.endIndex)])) { exit(app.quit()) }
         if interrupt != nil { kill(getpid(), SIGINT) }
     }
     let escapeDelay = Int(ProcessInfo.processInfo.environment["MAIL_ESCAPE_MS"] ?? "") ?? 50
@@ -71,8 +68,7 @@ MainActor.assumeIsolated {
             let count = read(0, &buffer, buffer.count)
             guard count > 0 else {
                 // End of input: the terminal is gone.
-                app.application.terminate()
-                exit(0)
+                exit(app.quit())
             }
             reads += 1
             handle(decoder.decode(Array(buffer.prefix(count))))
