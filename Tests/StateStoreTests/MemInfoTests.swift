@@ -83,6 +83,14 @@ struct MemInfoTests {
         #expect(error?.description.contains("line 2") == true)
     }
 
+    @Test func aValueTooLargeIsNamedSoNotCalledNonNumeric() {
+        for text in ["MemTotal: 18014398509481984 kB\n", "MemTotal: 99999999999999999999\n"] {
+            let error = #expect(throws: MemoryError.self) { try MemInfo.parse(text, file: "meminfo") }
+            #expect(error?.description.contains("too large to hold in 64 bits") == true, "\(String(describing: error))")
+            #expect(error?.description.contains("non-numeric") == false)
+        }
+    }
+
     @Test(arguments: [
         "",
         "\n\n  \n",

@@ -12,7 +12,8 @@ public enum MemoryError: Error, Sendable, Equatable, CustomStringConvertible {
     case empty(file: String)
     /// A required key (such as `MemTotal` in `/proc/meminfo`) is missing.
     case missingKey(file: String, key: String)
-    /// A value that must be a number is not one.
+    /// A value that must be a number is not one, or is a number too large to hold (`text` is
+    /// then its digits).
     case invalidNumber(file: String, line: Int, key: String, text: String)
     /// A line does not have the shape the format requires.
     case malformedLine(file: String, line: Int, text: String)
@@ -32,6 +33,10 @@ public enum MemoryError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .missingKey(file, key):
             return "\(file) has no \(key) line; it is not a complete kernel file (or the kernel is unsupported)"
         case let .invalidNumber(file, line, key, text):
+            // Digits alone: a number too large to hold (as bytes, for a kB value).
+            if !text.isEmpty, text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) {
+                return "\(file) line \(line): \(key) has the value \(text), too large to hold in 64 bits; the file is corrupt or not what it claims to be"
+            }
             return "\(file) line \(line): \(key) has the non-numeric value \(quoted(text)); the file is corrupt or not what it claims to be"
         case let .malformedLine(file, line, text):
             return "\(file) line \(line): cannot parse \(quoted(text)); the file is corrupt or in an unknown format"
