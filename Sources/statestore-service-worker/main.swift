@@ -8,6 +8,9 @@
 //                                                      state service is refused (its error on stderr, exit 1)
 //     statestore-service-worker handlers-during DB     installTerminationHandlers() while the group runs: prints
 //                                                      "installed=false" and the error reported, then "ready"
+//     statestore-service-worker two-groups DB          a second group, with an application of its own (DB-second),
+//                                                      runs and shuts down while the first runs; then as
+//                                                      handlers-during: its release leaves the first group's claim
 import Foundation
 import Logging
 import MailExample
@@ -18,11 +21,11 @@ import StateStoreServiceLifecycle
 /// Prints "ready" once it runs (the group traps its signals before it starts any service),
 /// after `prepare`, then waits for shutdown.
 struct ReadyService: Service {
-    let prepare: @MainActor @Sendable () -> Void
+    let prepare: @Sendable () async -> Void
     func run() async throws {
         // Services start concurrently: wait for the state service's claim on the signals.
         while TerminationSignalClaim.owner == nil { try? await Task.sleep(for: .milliseconds(1)) }
-        await MainActor.run { prepare() }
+        await prepare()
         emit("ready")
         try? await gracefulShutdown()
     }
@@ -38,8 +41,8 @@ func emit(_ line: String) {
 struct ServiceWorker {
     static func main() async {
         let arguments = Array(CommandLine.arguments.dropFirst())
-        guard arguments.count == 2, ["session", "handlers-first", "handlers-during"].contains(arguments[0]) else {
-            FileHandle.standardError.write(Data("usage: statestore-service-worker session|handlers-first|handlers-during DB\n".utf8))
+        guard arguments.count == 2, ["session", "handlers-first", "handlers-during", "two-groups"].contains(arguments[0]) else {
+            FileHandle.standardError.write(Data("usage: statestore-service-worker session|handlers-first|handlers-during|two-groups DB\n".utf8))
             exit(2)
         }
         let mode = arguments[0]
@@ -56,14 +59,29 @@ struct ServiceWorker {
             app.compose?.editor.text = "Hello, world"
             if mode == "handlers-first" { app.application.installTerminationHandlers() }
             let application = app.application
-            let ready = ReadyService {
-                guard mode == "handlers-during" else { return }
-                // The state service has claimed the signals by now (see `run()`'s wait).
-                emit("installed=\(application.installTerminationHandlers())")
-                for error in application.restorationCoordinator?.recentErrors ?? [] { emit("error=\(error)") }
-            }
             var logger = Logger(label: "statestore-service-worker")
             logger.logLevel = .critical
+            let second = mode == "two-groups"
+                ? MailApp(store: try StateStore(path: arguments[1] + "-second"), memoryMonitor: monitor).application : nil
+            let ready = ReadyService { [logger] in
+                guard mode == "handlers-during" || mode == "two-groups" else { return }
+                if let second {
+                    // Another group's state service claims the signals too, and releases its claim
+                    // when that group shuts down, while this one still runs.
+                    let other = ServiceGroup(configuration: .init(
+                        services: [.init(service: ApplicationStateService(application: second))], logger: logger))
+                    async let otherRun: Void = other.run()
+                    try? await Task.sleep(for: .milliseconds(50))
+                    await other.triggerGracefulShutdown()
+                    try? await otherRun
+                    emit("second terminated=\(await second.isTerminated)")
+                }
+                // The state service has claimed the signals by now (see `run()`'s wait).
+                await MainActor.run {
+                    emit("installed=\(application.installTerminationHandlers())")
+                    for error in application.restorationCoordinator?.recentErrors ?? [] { emit("error=\(error)") }
+                }
+            }
             let group = ServiceGroup(configuration: .init(
                 services: [
                     .init(service: MemoryPressureMonitorService(monitor: monitor)),

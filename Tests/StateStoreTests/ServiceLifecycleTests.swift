@@ -84,6 +84,16 @@ struct ServiceLifecycleProcessTests {
         #expect(try relaunch()["compose"] == "grace@example.org|Hello, world")
     }
 
+    /// Two groups, each with a state service: the one shut down first releases its claim, and
+    /// the signals stay with the group still running.
+    @Test func aSecondGroupEndingLeavesTheSignalsWithTheGroupStillRunning() throws {
+        let run = try run("two-groups", signal: SIGTERM)
+        #expect(run.lines.first == "second terminated=true", "\(run)")
+        #expect(run.lines.dropFirst().first == "installed=false", "\(run)")
+        #expect(run.reason == .exit && run.status == 0, "\(run)")
+        #expect(try relaunch()["compose"] == "grace@example.org|Hello, world")
+    }
+
     struct Draft: Codable, Sendable { var body: String }
 }
 

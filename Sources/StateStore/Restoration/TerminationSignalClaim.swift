@@ -36,29 +36,36 @@ public struct TerminationSignalsClaimedError: Error, Sendable, Hashable, CustomS
 ///
 /// ``Application/installTerminationHandlers(signals:)`` and `ApplicationStateService` claim the
 /// signals here before they take them; the second, different claimant is refused with a
-/// ``TerminationSignalsClaimedError`` instead of racing the first.
+/// ``TerminationSignalsClaimedError`` instead of racing the first. Claims are counted: with two
+/// services claiming for their groups, the signals stay the groups' until both have released them.
 public enum TerminationSignalClaim {
-    private static let current = Mutex<TerminationSignalOwner?>(nil)
+    private static let current = Mutex<(owner: TerminationSignalOwner, claims: Int)?>(nil)
 
     /// Who handles the signals now, if anyone claimed them.
-    public static var owner: TerminationSignalOwner? { current.withLock { $0 } }
+    public static var owner: TerminationSignalOwner? { current.withLock { $0?.owner } }
 
-    /// Claims the signals for `owner`. Claiming again for the same owner succeeds.
+    /// Claims the signals for `owner`. Claiming again for the same owner succeeds, and counts:
+    /// each claim is released once.
     ///
     /// - Throws: ``TerminationSignalsClaimedError`` when another owner holds them.
     public static func claim(_ owner: TerminationSignalOwner) throws(TerminationSignalsClaimedError) {
         let holder: TerminationSignalOwner? = current.withLock { current in
-            if let holder = current, holder != owner { return holder }
-            current = owner
+            guard let held = current else {
+                current = (owner, 1)
+                return nil
+            }
+            if held.owner != owner { return held.owner }
+            current = (owner, held.claims + 1)
             return nil
         }
         if let holder { throw TerminationSignalsClaimedError(owner: holder, claimant: owner) }
     }
 
-    /// Gives the signals up, when `owner` holds them.
+    /// Releases one claim of `owner`; once none is left, the signals are free to claim.
     public static func release(_ owner: TerminationSignalOwner) {
         current.withLock { current in
-            if current == owner { current = nil }
+            guard let held = current, held.owner == owner else { return }
+            current = held.claims > 1 ? (owner, held.claims - 1) : nil
         }
     }
 }
