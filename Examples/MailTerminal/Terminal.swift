@@ -9,14 +9,18 @@ import Glibc
 enum Terminal {
     /// The settings found at start, put back at exit.
     nonisolated(unsafe) private static var saved = termios()
+    /// The app's settings, put back when the process continues after a stop.
+    nonisolated(unsafe) private static var raw = termios()
     nonisolated(unsafe) private static var isRaw = false
+    /// Stopped by ``suspend()``, until ``resumed()``.
+    nonisolated(unsafe) private static var isSuspended = false
 
     /// Switches standard input to raw mode (no echo, no line editing, no signals from keys),
     /// shows the alternate screen and hides nothing else. Returns `false` when standard input
     /// is not a terminal.
     static func enterRawMode() -> Bool {
         guard isatty(0) == 1, tcgetattr(0, &saved) == 0 else { return false }
-        var raw = saved
+        raw = saved
         raw.c_iflag &= ~tcflag_t(BRKINT | ICRNL | INPCK | ISTRIP | IXON)
         raw.c_oflag &= ~tcflag_t(OPOST)
         raw.c_cflag |= tcflag_t(CS8)
@@ -26,6 +30,28 @@ enum Terminal {
         atexit { Terminal.restore() }
         write("\u{1B}[?1049h\u{1B}[H\u{1B}[2J")
         return true
+    }
+
+    /// Ctrl-z, which raw mode reads as a key: the terminal goes back to the shell as it was
+    /// found, and the process stops (SIGTSTP), as a program in cooked mode would; `fg` continues
+    /// it, and ``resumed()`` takes the terminal again.
+    static func suspend() {
+        guard isRaw else { return }
+        restore()
+        isSuspended = true
+        kill(getpid(), SIGTSTP)
+    }
+
+    /// The process continued (SIGCONT: `fg`, `kill -CONT`), or a suspend did not stop it (a
+    /// process group without job control ignores SIGTSTP): raw mode again, and the app's screen
+    /// after a suspend. Raw mode is set again after any stop: a shell may reset the terminal
+    /// while the process is stopped. The caller redraws.
+    static func resumed() {
+        guard isRaw || isSuspended else { return }
+        _ = tcsetattr(0, TCSADRAIN, &raw)
+        if isSuspended { write("\u{1B}[?1049h\u{1B}[H\u{1B}[2J") }
+        isSuspended = false
+        isRaw = true
     }
 
     /// Leaves the alternate screen and puts the terminal's settings back. Safe to call twice.

@@ -9,8 +9,9 @@
 // $MAIL_ESCAPE_MS how long a lone ESC waits for the rest of an arrow or Alt+key (default 50).
 //
 // Everything arrives on the main queue under dispatchMain(): keys (standard input's
-// readability), SIGWINCH (a resize), and SIGTERM, SIGINT and SIGHUP (through
-// Application.installTerminationHandlers, which saves what is visible and exits). Nothing polls.
+// readability), SIGWINCH (a resize), SIGCONT (continued after ctrl-z), and SIGTERM, SIGINT
+// and SIGHUP (through Application.installTerminationHandlers, which saves what is visible and
+// exits). Nothing polls.
 import Dispatch
 import Foundation
 import StateStore
@@ -50,13 +51,30 @@ MainActor.assumeIsolated {
     resize.setEventHandler { MainActor.assumeIsolated { app.terminalResized() } }
     resize.resume()
 
+    // SIGCONT: the process continues after a stop (ctrl-z then `fg`, or `kill -STOP`/`-CONT`):
+    // the terminal is taken again and the screen redrawn (at its size now).
+    signal(SIGCONT, SIG_IGN)
+    let continued = DispatchSource.makeSignalSource(signal: SIGCONT, queue: .main)
+    continued.setEventHandler { MainActor.assumeIsolated { Terminal.resumed(); app.terminalResized() } }
+    continued.resume()
+
     /// Keys in the order they were typed. Those before a ctrl-c are handled first; then SIGINT,
     /// process-directed, not raise(): under dispatchMain() the main thread may block signals,
     /// and a thread-directed one would wait there forever.
+    /// Ctrl-z the same way: the keys before it are handled, then the app suspends.
     @MainActor func handle(_ keys: [Key]) {
-        let interrupt = keys.firstIndex(of: .control("c"))
+        let interrupt = keys.firstIndex { $0 == .control("c") || $0 == .control("z") }
         if !app.handle(Array(keys[..<(interrupt ?? keys.endIndex)])) { exit(app.quit()) }
-        if interrupt != nil { kill(getpid(), SIGINT) }
+        guard let interrupt else { return }
+        if keys[interrupt] == .control("c") { kill(getpid(), SIGINT); return }
+        // What is visible is saved first: a stopped process may never be continued.
+        app.application.saveVisibleState()
+        Terminal.suspend()
+        // Stopped by now, and this runs once continued. Without job control SIGTSTP is
+        // discarded and nothing stopped: the app takes its screen back.
+        DispatchQueue.main.asyncAfter(deadline: .now() + .milliseconds(50)) {
+            MainActor.assumeIsolated { Terminal.resumed(); app.terminalResized() }
+        }
     }
     let escapeDelay = Int(ProcessInfo.processInfo.environment["MAIL_ESCAPE_MS"] ?? "") ?? 50
     nonisolated(unsafe) var decoder = KeyDecoder()

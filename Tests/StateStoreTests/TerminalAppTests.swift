@@ -342,4 +342,53 @@ struct TerminalAppTests {
         try terminal.press("C-q")
         #expect(try terminal.waitForExit(of: "again").status == 0)
     }
+
+    /// Ctrl-z gives the terminal back to the shell as it found it and stops the app; `fg`
+    /// continues it in raw mode on its own screen, with the draft as it was.
+    @Test func ctrlZSuspendsAndFgResumesInRawMode() throws {
+        let terminal = try TerminalSession(folder: folder)
+        try terminal.run(try command(autosaveMilliseconds: 600_000), as: "app")
+        try terminal.waitForScreen(containing: "> Status report #1")
+        try terminal.press("Enter")
+        try terminal.waitForScreen(containing: "Subject: Status report #1")
+        try terminal.press("r")
+        try terminal.waitForScreen(containing: "Compose › Re: Status report #1")
+        try terminal.type("before the stop")
+        try terminal.waitForScreen(containing: "cursor 15 of 15")
+        try terminal.press("C-z")
+        // The shell has its terminal back, as it was, while the app is stopped.
+        let stopped = try terminal.waitForExit(of: "app")
+        #expect(stopped.status == 128 + Int(SIGTSTP))
+        #expect(stopped.terminalRestored)
+        try terminal.waitForScreen(containing: "Stopped")
+
+        try terminal.type("fg")
+        try terminal.press("C-j")
+        try terminal.waitForScreen(containing: "before the stop")
+        // Each key reaches the app as it is typed (raw): the app's own status line counts it.
+        try terminal.type("!")
+        try terminal.waitForScreen(containing: "cursor 16 of 16")
+        try terminal.press("C-q")
+        try terminal.waitForScreen("the shell's prompt after the app quit") { !$0.contains("cursor 16 of 16") }
+        // The terminal the next command finds is the one the app found.
+        try terminal.run("true", as: "next")
+        let next = try terminal.waitForExit(of: "next")
+        #expect(next.status == 0)
+        let read = { (name: String) in (try? String(contentsOfFile: self.folder.file(name), encoding: .utf8)) ?? "" }
+        #expect(!read("app.before").isEmpty && read("app.before") == read("next.before"))
+
+        // What is visible is saved at the suspend: a stopped app killed there loses nothing.
+        try terminal.run(try command(autosaveMilliseconds: 600_000), as: "again", preparing: "clear")
+        try terminal.waitForScreen(containing: "cursor 16 of 16")
+        try terminal.type("?")
+        try terminal.waitForScreen(containing: "cursor 17 of 17")
+        try terminal.press("C-z")
+        #expect(try terminal.waitForExit(of: "again").status == 128 + Int(SIGTSTP))
+        try terminal.run("kill -9 %1; wait", as: "kill")
+        _ = try terminal.waitForExit(of: "kill")
+        try terminal.run(try command(), as: "last", preparing: "clear")
+        try terminal.waitForScreen(containing: "before the stop!?")
+        try terminal.press("C-q")
+        #expect(try terminal.waitForExit(of: "last").status == 0)
+    }
 }
