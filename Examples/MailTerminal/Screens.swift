@@ -8,7 +8,7 @@ protocol TerminalScreen: AnyObject {
     var title: String { get }
     /// The keys this screen takes, for the help line.
     var help: String { get }
-    /// The content, at most `height` lines of at most `width` characters.
+    /// The content, at most `height` lines of at most `width` columns.
     func draw(width: Int, height: Int, traits: TraitCollection) -> [String]
     /// Handles `key`; returns whether it did.
     func handle(_ key: Key, in app: TerminalMailApp) -> Bool
@@ -18,11 +18,6 @@ protocol TerminalScreen: AnyObject {
 
 extension TerminalScreen {
     func cursor(width: Int) -> (row: Int, column: Int)? { nil }
-}
-
-/// Cuts `text` to `width` characters.
-func fit(_ text: String, _ width: Int) -> String {
-    text.count <= width ? text : String(text.prefix(max(0, width - 1))) + "…"
 }
 
 /// The message list. State: the selected row and the first row shown.
@@ -94,10 +89,21 @@ final class MessageScreen: ViewController, StateRestoring, TerminalScreen {
     func wrapped(_ width: Int) -> [String] {
         guard let message else { return [] }
         return TerminalMailApp.wrapped.value(forKey: "\(message.id)@\(width)") {
-            var lines: [String] = [], line = ""
-            for word in message.body.split(separator: " ") {
-                if !line.isEmpty, line.count + 1 + word.count > width { lines.append(line); line = "" }
-                line += (line.isEmpty ? "" : " ") + word
+            var lines: [String] = [], line = "", lineWidth = 0
+            for var word in message.body.split(separator: " ") {
+                // A word wider than the screen is cut across lines of its own.
+                while TextWidth.of(word) > width {
+                    if !line.isEmpty { lines.append(line); line = ""; lineWidth = 0 }
+                    let head = TextWidth.prefix(word, columns: width)
+                    lines.append(String(head))
+                    word = word[head.endIndex...]
+                }
+                if word.isEmpty { continue }
+                let wordWidth = TextWidth.of(word)
+                if !line.isEmpty, lineWidth + 1 + wordWidth > width { lines.append(line); line = ""; lineWidth = 0 }
+                if !line.isEmpty { line += " "; lineWidth += 1 }
+                line += word
+                lineWidth += wordWidth
             }
             if !line.isEmpty { lines.append(line) }
             return lines
@@ -106,7 +112,7 @@ final class MessageScreen: ViewController, StateRestoring, TerminalScreen {
 
     func draw(width: Int, height: Int, traits: TraitCollection) -> [String] {
         guard let message else { return ["(this message is no longer in the mailbox)"] }
-        let body = wrapped(max(10, width))
+        let body = wrapped(max(1, width))
         restorableState.line = min(restorableState.line, max(0, body.count - (height - 3)))
         let header = [fit("From: \(message.from)", width), fit("Subject: \(message.subject)", width), ""]
         return header + body.dropFirst(restorableState.line).prefix(max(0, height - 3))
@@ -153,24 +159,34 @@ final class ComposeScreen: ViewController, StateRestoring, TerminalScreen {
         restorableState.cursor = min(max(0, restorableState.cursor), restorableState.body.count)
     }
 
-    /// The body cut into lines of `width`, each with the offset of its first character.
+    /// The first body line shown: the body scrolls to keep the cursor's line in view.
+    private var top = 0
+    /// The cursor's place on screen, from the last ``draw(width:height:traits:)``.
+    private var cursorPlace = (row: 3, column: 0)
+
+    /// The body cut into lines of at most `width` columns, each with the offset (in
+    /// characters) of its first character.
     private func layout(_ width: Int) -> [(offset: Int, text: String)] {
         var lines: [(offset: Int, text: String)] = []
-        var start = 0, offset = 0, current = ""
+        var start = 0, offset = 0, current = "", currentWidth = 0
         for character in restorableState.body {
             if character == "\n" {
                 lines.append((start, current))
                 offset += 1
                 start = offset
                 current = ""
+                currentWidth = 0
                 continue
             }
-            if current.count == width {
+            let characterWidth = TextWidth.of(character)
+            if currentWidth + characterWidth > width, !current.isEmpty {
                 lines.append((start, current))
                 start = offset
                 current = ""
+                currentWidth = 0
             }
             current.append(character)
+            currentWidth += characterWidth
             offset += 1
         }
         lines.append((start, current))
@@ -179,30 +195,48 @@ final class ComposeScreen: ViewController, StateRestoring, TerminalScreen {
 
     func draw(width: Int, height: Int, traits: TraitCollection) -> [String] {
         let header = [fit("To: \(restorableState.to)", width), fit("Subject: \(restorableState.subject)", width), String(repeating: "─", count: width)]
-        return header + layout(max(1, width)).map(\.text).prefix(max(0, height - 4))
-            + ["", fit("cursor \(restorableState.cursor) of \(restorableState.body.count)", width)]
-    }
-
-    func cursor(width: Int) -> (row: Int, column: Int)? {
+        // Three header lines, the body, a blank line and the cursor's line.
+        let rows = max(1, height - 5)
         let lines = layout(max(1, width))
         let cursor = restorableState.cursor
         let index = lines.lastIndex { $0.offset <= cursor } ?? 0
-        return (3 + index, min(width - 1, cursor - lines[index].offset))
+        if index < top { top = index }
+        if index >= top + rows { top = index - rows + 1 }
+        top = min(top, max(0, lines.count - rows))
+        let line = lines[index]
+        cursorPlace = (3 + index - top, min(width - 1, TextWidth.of(line.text.prefix(cursor - line.offset))))
+        let body = lines[top..<min(lines.count, top + rows)].map(\.text)
+        return header + body + Array(repeating: "", count: rows - body.count)
+            + ["", fit("cursor \(restorableState.cursor) of \(restorableState.body.count)", width)]
+    }
+
+    func cursor(width: Int) -> (row: Int, column: Int)? { cursorPlace }
+
+    /// Types `text` at the cursor: a key, or a run of them (a paste arrives as one read), in
+    /// one edit. The cursor ends after what was typed, counted after it joined the body: a
+    /// combining mark joins the character before it and does not move the cursor.
+    func insert(_ text: String, in app: TerminalMailApp) {
+        var draft = restorableState
+        let body = Array(draft.body)
+        let cursor = min(max(0, draft.cursor), body.count)
+        let before = String(body[..<cursor]) + text
+        draft.body = before + String(body[cursor...])
+        draft.cursor = min(before.count, draft.body.count)
+        restorableState = draft
+        app.draftChanged()
     }
 
     func handle(_ key: Key, in app: TerminalMailApp) -> Bool {
         var draft = restorableState
         let body = Array(draft.body)
-        // A combining mark joins the character before it, so the count can grow by less than a
-        // key: the cursor is kept within the body's characters before any indexing.
         draft.cursor = min(max(0, draft.cursor), body.count)
         switch key {
         case .character(let character):
-            draft.body = String(body[..<draft.cursor]) + String(character) + String(body[draft.cursor...])
-            draft.cursor += 1
+            insert(String(character), in: app)
+            return true
         case .enter:
-            draft.body = String(body[..<draft.cursor]) + "\n" + String(body[draft.cursor...])
-            draft.cursor += 1
+            insert("\n", in: app)
+            return true
         case .backspace:
             guard draft.cursor > 0 else { return true }
             draft.body = String(body[..<(draft.cursor - 1)]) + String(body[draft.cursor...])

@@ -115,8 +115,18 @@ final class TerminalMailApp {
 
     /// Returns `false` when the key asks to quit.
     func handle(_ keys: [Key]) -> Bool {
-        for key in keys {
+        var index = keys.startIndex
+        while index < keys.endIndex {
+            let key = keys[index]
+            index += 1
             if key == .control("q") { return false }
+            if let compose, let text = Self.typed(key) {
+                // A run of typed keys (a paste arrives as one read) is one edit, not one a key.
+                var run = text
+                while index < keys.endIndex, let more = Self.typed(keys[index]) { run += more; index += 1 }
+                compose.insert(run, in: self)
+                continue
+            }
             if let front, front.handle(key, in: self) { continue }
             switch key {
             case .character("q"): return false
@@ -129,6 +139,15 @@ final class TerminalMailApp {
         }
         draw()
         return true
+    }
+
+    /// The text a key types in compose, if it types any.
+    private static func typed(_ key: Key) -> String? {
+        switch key {
+        case .character(let character): String(character)
+        case .enter: "\n"
+        default: nil
+        }
     }
 
     func open(_ message: MailMessage) {
@@ -209,9 +228,9 @@ final class TerminalMailApp {
         lines.append(fit(tabTitles.joined(separator: " ") + "   StateStore mail", columns))
         // The title, and on the right what last happened.
         let title = front?.title ?? ""
-        let room = columns - title.count - 2
+        let room = columns - TextWidth.of(title) - 2
         lines.append(notice.isEmpty || room < 8 ? fit(title, columns)
-            : title + String(repeating: " ", count: max(2, room - min(notice.count, room) + 2)) + fit(notice, room))
+            : title + String(repeating: " ", count: max(2, room - min(TextWidth.of(notice), room) + 2)) + fit(notice, room))
         let height = max(0, rows - 4)
         var content = front?.draw(width: columns, height: height, traits: traits) ?? []
         content = Array(content.prefix(height))
@@ -221,7 +240,7 @@ final class TerminalMailApp {
         var screen = "\u{1B}[?25l\u{1B}[H"
         for (index, line) in lines.prefix(rows).enumerated() {
             let style = index == 0 || index == rows - 1 ? "\u{1B}[7m" : ""
-            screen += style + line + String(repeating: " ", count: max(0, columns - line.count)) + "\u{1B}[0m"
+            screen += style + line + String(repeating: " ", count: max(0, columns - TextWidth.of(line))) + "\u{1B}[0m"
             if index < rows - 1 { screen += "\r\n" }
         }
         if let front, let cursor = front.cursor(width: columns), 2 + cursor.row < rows - 2 {

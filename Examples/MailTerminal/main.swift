@@ -27,6 +27,7 @@ guard arguments.isEmpty else {
     exit(2)
 }
 
+TextWidth.prepare()
 MainActor.assumeIsolated {
     guard Terminal.enterRawMode() else {
         Terminal.write("mail: standard input is not a terminal; run it in one\n", to: 2)

@@ -391,4 +391,57 @@ struct TerminalAppTests {
         try terminal.press("C-q")
         #expect(try terminal.waitForExit(of: "last").status == 0)
     }
+
+    /// Text as a terminal draws it: wide characters take two columns, a combining mark joins the
+    /// character before it, a long body scrolls with the cursor, a paste is one edit, and a
+    /// narrow window keeps every line within its width.
+    @Test func textIsMeasuredInColumnsAndTheBodyScrollsWithTheCursor() throws {
+        let terminal = try TerminalSession(folder: folder, columns: 40, rows: 16)
+        try terminal.run(try command(autosaveMilliseconds: 600_000), as: "app")
+        try terminal.waitForScreen(containing: "> Status report #1")
+        try terminal.press("Enter")
+        try terminal.waitForScreen(containing: "Subject: Status report #1")
+        try terminal.press("r")
+        try terminal.waitForScreen(containing: "Compose › Re: Status report #1")
+        // 30 characters, 60 columns: 20 on the first line of 40 columns, 10 on the second.
+        try terminal.type(String(repeating: "日本語", count: 10))
+        let wide = try terminal.waitForScreen("30 characters typed") { $0.contains("cursor 30 of 30") }
+        let lines = wide.split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(lines.count > 6 && lines[5] == String(repeating: "日本語", count: 6) + "日本", "\(wide)")
+        #expect(try terminal.cursor() == [20, 6])
+
+        // A combining acute typed between "a" and "b" makes "á" and leaves the cursor after it.
+        try terminal.type("ab")
+        try terminal.waitForScreen(containing: "cursor 32 of 32")
+        try terminal.press("Left")
+        try terminal.waitForScreen(containing: "cursor 31 of 32")
+        try terminal.type("\u{301}")
+        try terminal.waitForScreen(containing: "cursor 31 of 32")
+        #expect(try terminal.screen().contains("a\u{301}b") || terminal.screen().contains("\u{E1}b"))
+        #expect(try terminal.cursor() == [21, 6])
+
+        // More lines than the sheet shows: the body scrolls, the cursor's line stays in view.
+        try terminal.press("Right")
+        for _ in 0..<20 { try terminal.press("Enter") }
+        try terminal.type("last line")
+        let scrolled = try terminal.waitForScreen("the last line typed") { $0.contains("cursor 61 of 61") }
+        #expect(scrolled.contains("last line"), "\(scrolled)")
+        let cursor = try terminal.cursor()
+        #expect(cursor.first == 9 && (cursor.last ?? 99) < 14, "\(cursor)")
+
+        // A paste of 20,000 characters (five tmux commands) arrives in a few reads, each one edit.
+        for _ in 0..<5 { try terminal.type(String(repeating: "x", count: 4000)) }
+        try terminal.waitForScreen(containing: "cursor 20061 of 20061")
+
+        // Back to the message in a window of 8 columns: every line fits, nothing scrolls away.
+        try terminal.press("Escape")
+        try terminal.waitForScreen(containing: "Subject: Status report #1")
+        try terminal.resize(columns: 8, rows: 12)
+        let narrow = try terminal.waitForScreen("the message at 8 columns") { $0.contains("8×12") }
+        let rows = narrow.split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(rows.first?.hasPrefix("[Mail]") == true, "\(narrow)")
+        #expect(rows.filter { !$0.isEmpty }.last?.hasPrefix("8×12") == true, "\(narrow)")
+        try terminal.press("q")
+        #expect(try terminal.waitForExit(of: "app").status == 0)
+    }
 }
