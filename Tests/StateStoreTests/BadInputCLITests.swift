@@ -1,5 +1,6 @@
 import Foundation
 import StateStore
+import StateStoreSQLite
 import Testing
 
 /// `statectl` at its edges, run as the built binary: closed descriptors, numbers out of range,
@@ -42,6 +43,29 @@ import Testing
     }
 
     // MARK: Crashes
+
+    /// A database another process keeps locked past the busy timeout: one line that says to run
+    /// the command again (statectl has no busy timeout to raise), exit 1, nothing changed.
+    @Test func aLockHeldElsewhereSaysToRunTheCommandAgain() throws {
+        let folder = TemporaryFolder("cli-busy")
+        let path = folder.file("state.sqlite")
+        do {
+            let store = try StateStore(path: path)
+            try store.save("kept", for: "root/a")
+        }
+        beforeRawSQLite()
+        var handle: OpaquePointer?
+        try #require(sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK)
+        defer { sqlite3_close_v2(handle) }
+        try #require(sqlite3_exec(handle, "BEGIN IMMEDIATE", nil, nil, nil) == SQLITE_OK)
+        let result = try CLI.run(["prune", "--db", path, "--path", "root/a"])
+        try #require(sqlite3_exec(handle, "ROLLBACK", nil, nil, nil) == SQLITE_OK)
+        #expect(result.status == 1, "\(result)")
+        #expect(result.stderr.hasPrefix("statectl: the state database stayed locked by another process for longer than 5 s"), "\(result)")
+        #expect(result.stderr.contains("Run the command again") && !result.stderr.contains("Options"), "\(result)")
+        #expect(result.stderr.split(separator: "\n").count == 1, "\(result)")
+        #expect(try StateStore(path: path, options: .init(readOnly: true)).restore(String.self, for: "root/a") == "kept")
+    }
 
     @Test func reportingSurvivesClosedDescriptors() throws {
         let folder = TemporaryFolder()

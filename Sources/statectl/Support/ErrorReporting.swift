@@ -8,6 +8,11 @@ extension ExitStatus {
     /// The exit code and the one stderr line (already prefixed) for any error a command throws.
     static func describe(_ error: any Error, command: ParsableCommand.Type) -> (Int32, String?) {
         switch error {
+        case .busy(let failure) as StateStoreError:
+            // The store's own advice (raise Options.busyTimeout) is for an application's code.
+            let timeout = StateStore.Options().busyTimeout
+            return (forStoreError(.busy(failure)).rawValue,
+                    "statectl: the state database stayed locked by another process for longer than \(timeout.components.seconds) s (\(failure.message)); nothing was changed. Run the command again once the application holding it is idle, or stopped.")
         case let error as StateStoreError:
             return (forStoreError(error).rawValue, "statectl: " + sentence(oneLine(error.description)))
         case let error as CLIError:
