@@ -162,7 +162,7 @@ final class ComposeScreen: ViewController, StateRestoring, TerminalScreen {
     /// The first body line shown: the body scrolls to keep the cursor's line in view.
     private var top = 0
     /// The cursor's place on screen, from the last ``draw(width:height:traits:)``.
-    private var cursorPlace = (row: 3, column: 0)
+    private var cursorPlace = (row: 0, column: 0)
 
     /// The body cut into lines of at most `width` columns, each with the offset (in
     /// characters) of its first character.
@@ -190,13 +190,19 @@ final class ComposeScreen: ViewController, StateRestoring, TerminalScreen {
             offset += 1
         }
         lines.append((start, current))
+        // A last line that fills the width: the cursor after it is at the start of the next.
+        if currentWidth >= width { lines.append((offset, "")) }
         return lines
     }
 
     func draw(width: Int, height: Int, traits: TraitCollection) -> [String] {
-        let header = [fit("To: \(restorableState.to)", width), fit("Subject: \(restorableState.subject)", width), String(repeating: "─", count: width)]
-        // Three header lines, the body, a blank line and the cursor's line.
-        let rows = max(1, height - 5)
+        // Three header lines, the body, a blank line and the cursor's line; on a short screen
+        // the body keeps at least two lines, and the header and then the status make room.
+        let header = height >= 7
+            ? [fit("To: \(restorableState.to)", width), fit("Subject: \(restorableState.subject)", width), String(repeating: "─", count: width)]
+            : []
+        let status = height - header.count >= 4 ? ["", fit("cursor \(restorableState.cursor) of \(restorableState.body.count)", width)] : []
+        let rows = max(1, height - header.count - status.count)
         let lines = layout(max(1, width))
         let cursor = restorableState.cursor
         let index = lines.lastIndex { $0.offset <= cursor } ?? 0
@@ -204,10 +210,9 @@ final class ComposeScreen: ViewController, StateRestoring, TerminalScreen {
         if index >= top + rows { top = index - rows + 1 }
         top = min(top, max(0, lines.count - rows))
         let line = lines[index]
-        cursorPlace = (3 + index - top, min(width - 1, TextWidth.of(line.text.prefix(cursor - line.offset))))
+        cursorPlace = (header.count + index - top, min(width - 1, TextWidth.of(line.text.prefix(cursor - line.offset))))
         let body = lines[top..<min(lines.count, top + rows)].map(\.text)
-        return header + body + Array(repeating: "", count: rows - body.count)
-            + ["", fit("cursor \(restorableState.cursor) of \(restorableState.body.count)", width)]
+        return header + body + Array(repeating: "", count: rows - body.count) + status
     }
 
     func cursor(width: Int) -> (row: Int, column: Int)? { cursorPlace }

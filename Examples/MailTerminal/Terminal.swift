@@ -12,8 +12,17 @@ enum Terminal {
     /// The app's settings, put back when the process continues after a stop.
     nonisolated(unsafe) private static var raw = termios()
     nonisolated(unsafe) private static var isRaw = false
-    /// Stopped by ``suspend()``, until ``resumed()``.
-    nonisolated(unsafe) private static var isSuspended = false
+    /// Suspended by ``suspend()``, until ``resumed()`` finds the app in the foreground again.
+    /// Nothing is drawn meanwhile: the terminal is the shell's.
+    nonisolated(unsafe) private(set) static var isSuspended = false
+
+    /// Whether the app's process group is the terminal's foreground group: what `fg` makes it,
+    /// and `bg` or a `kill -CONT` from elsewhere does not. A terminal that is not the
+    /// process's controlling terminal (`setsid`) has no foreground group: the app is its only user.
+    static var isForeground: Bool {
+        let group = tcgetpgrp(0)
+        return group == -1 || group == getpgrp()
+    }
 
     /// Switches standard input to raw mode (no echo, no line editing, no signals from keys),
     /// shows the alternate screen and hides nothing else. Returns `false` when standard input
@@ -28,37 +37,54 @@ enum Terminal {
         guard tcsetattr(0, TCSAFLUSH, &raw) == 0 else { return false }
         isRaw = true
         atexit { Terminal.restore() }
-        write("\u{1B}[?1049h\u{1B}[H\u{1B}[2J")
+        write(enterScreen)
         return true
     }
 
+    /// The alternate screen, cleared, with bracketed paste on (a paste arrives between
+    /// `ESC [200~` and `ESC [201~`, so its control characters are text, not commands).
+    private static let enterScreen = "\u{1B}[?1049h\u{1B}[?2004h\u{1B}[H\u{1B}[2J"
+
     /// Ctrl-z, which raw mode reads as a key: the terminal goes back to the shell as it was
-    /// found, and the process stops (SIGTSTP), as a program in cooked mode would; `fg` continues
-    /// it, and ``resumed()`` takes the terminal again.
+    /// found, and the job stops (SIGTSTP to the process group, a wrapping script included, as
+    /// the terminal's own ctrl-z would); `fg` continues it, and ``resumed()`` takes the
+    /// terminal again.
     static func suspend() {
         guard isRaw else { return }
         restore()
         isSuspended = true
-        kill(getpid(), SIGTSTP)
+        kill(0, SIGTSTP)
     }
 
-    /// The process continued (SIGCONT: `fg`, `kill -CONT`), or a suspend did not stop it (a
-    /// process group without job control ignores SIGTSTP): raw mode again, and the app's screen
-    /// after a suspend. Raw mode is set again after any stop: a shell may reset the terminal
-    /// while the process is stopped. The caller redraws.
-    static func resumed() {
-        guard isRaw || isSuspended else { return }
+    /// The process continued (SIGCONT), or a suspend did not stop it (a process group without
+    /// job control ignores SIGTSTP). In the foreground (`fg`): raw mode again, set after any
+    /// stop since a shell may reset the terminal meanwhile, and the app's screen after a
+    /// suspend; returns `true`, and the caller redraws. In the background (`bg`, a `kill -CONT`
+    /// while the shell has the terminal): the process stops again (SIGTTOU, as a program that
+    /// writes to the terminal from the background does) and the terminal stays the shell's.
+    @discardableResult
+    static func resumed() -> Bool {
+        guard isRaw || isSuspended else { return false }
+        guard isForeground else {
+            if isRaw {
+                restore()
+                isSuspended = true
+            }
+            kill(getpid(), SIGTTOU)
+            return false
+        }
         _ = tcsetattr(0, TCSADRAIN, &raw)
-        if isSuspended { write("\u{1B}[?1049h\u{1B}[H\u{1B}[2J") }
+        if isSuspended { write(enterScreen) }
         isSuspended = false
         isRaw = true
+        return true
     }
 
     /// Leaves the alternate screen and puts the terminal's settings back. Safe to call twice.
     static func restore() {
         guard isRaw else { return }
         isRaw = false
-        write("\u{1B}[0m\u{1B}[?25h\u{1B}[?1049l")
+        write("\u{1B}[0m\u{1B}[?25h\u{1B}[?2004l\u{1B}[?1049l")
         _ = tcsetattr(0, TCSAFLUSH, &saved)
     }
 
@@ -88,6 +114,9 @@ enum Key: Equatable {
     case up, down, left, right
     case enter, backspace, tab, escape
     case control(Character)
+    /// Text pasted (bracketed paste): newlines as `\n`, a tab as four spaces, other control
+    /// characters dropped.
+    case paste(String)
 
 }
 
@@ -99,9 +128,12 @@ enum Key: Equatable {
 struct KeyDecoder {
     /// The bytes of a sequence the last read ended in.
     private(set) var pending: [UInt8] = []
+    /// Inside a bracketed paste, until `ESC [201~`.
+    private var inPaste = false
+    private static let pasteEnd: [UInt8] = Array("\u{1B}[201~".utf8)
 
     /// Whether what is kept is a lone ESC: the caller calls ``flush()`` if nothing follows soon.
-    var endsInEscape: Bool { pending == [0x1B] }
+    var endsInEscape: Bool { !inPaste && pending == [0x1B] }
 
     mutating func decode(_ read: [UInt8]) -> [Key] {
         let bytes = pending + read
@@ -109,6 +141,28 @@ struct KeyDecoder {
         var keys: [Key] = []
         var index = 0
         while index < bytes.count {
+            if inPaste {
+                // Up to the end marker; without one yet, all but what may begin it or a
+                // character cut by the read's end, which wait for the next read.
+                var end = bytes.count
+                var found = false
+                if let marker = Self.find(Self.pasteEnd, in: bytes, from: index) {
+                    end = marker
+                    found = true
+                } else {
+                    end = max(index, bytes.count - (Self.pasteEnd.count - 1))
+                    while end > index, (0x80...0xBF).contains(bytes[end]) { end -= 1 }
+                }
+                if end > index { keys.append(.paste(Self.pasted(bytes[index..<end]))) }
+                if found {
+                    inPaste = false
+                    index = end + Self.pasteEnd.count
+                } else {
+                    pending = Array(bytes[end...])
+                    return keys
+                }
+                continue
+            }
             let byte = bytes[index]
             switch byte {
             case 0x1B:
@@ -134,7 +188,9 @@ struct KeyDecoder {
                     pending = Array(bytes[index...])
                     return keys
                 }
-                if end == index + 2 {
+                if bytes[index + 1...end].elementsEqual("[200~".utf8) {
+                    inPaste = true
+                } else if end == index + 2 {
                     switch bytes[end] {
                     case UInt8(ascii: "A"): keys.append(.up)
                     case UInt8(ascii: "B"): keys.append(.down)
@@ -167,6 +223,33 @@ struct KeyDecoder {
             index += 1
         }
         return keys
+    }
+
+    /// Where `needle` begins in `bytes` at or after `start`.
+    private static func find(_ needle: [UInt8], in bytes: [UInt8], from start: Int) -> Int? {
+        guard bytes.count - start >= needle.count else { return nil }
+        for offset in start...(bytes.count - needle.count) where bytes[offset] == needle[0] {
+            if bytes[offset..<offset + needle.count].elementsEqual(needle) { return offset }
+        }
+        return nil
+    }
+
+    /// Pasted bytes as text for the draft.
+    private static func pasted(_ bytes: ArraySlice<UInt8>) -> String {
+        var text = ""
+        var previousWasReturn = false
+        for scalar in String(decoding: bytes, as: UTF8.self).unicodeScalars {
+            defer { previousWasReturn = scalar == "\r" }
+            switch scalar {
+            case "\r": text.unicodeScalars.append("\n")
+            case "\n": if !previousWasReturn { text.unicodeScalars.append("\n") }
+            case "\t": text += "    "
+            default:
+                if scalar.properties.generalCategory == .control { continue }
+                text.unicodeScalars.append(scalar)
+            }
+        }
+        return text
     }
 
     /// What is kept, as keys now: a lone ESC is the Escape key; an incomplete sequence is dropped.

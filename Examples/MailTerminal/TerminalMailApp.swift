@@ -56,6 +56,8 @@ final class TerminalMailApp {
             errorCount += 1
             lastError = error
             notice = "error: \(error)"
+            // Reported at exit when it is the final save's (see `reportUnsavedAtExit`).
+            if application.isTerminated { Self.unsavedAtExit = "mail: the last changes could not be saved: \(error)\n" }
             // Drawn once what reported it has finished with the hierarchy.
             DispatchQueue.main.async { [weak self] in MainActor.assumeIsolated { self?.draw() } }
         }
@@ -146,6 +148,7 @@ final class TerminalMailApp {
         switch key {
         case .character(let character): String(character)
         case .enter: "\n"
+        case .paste(let text): text
         default: nil
         }
     }
@@ -160,15 +163,26 @@ final class TerminalMailApp {
         _ = mail?.popViewController(animated: false)
     }
 
+    /// What the final save could not save, said on stderr at exit.
+    nonisolated(unsafe) private static var unsavedAtExit: String?
+
+    /// Says on stderr, once the terminal is back, what the final save could not save, on every
+    /// way out that terminates the application: quitting, and SIGTERM, SIGINT (ctrl-c) or
+    /// SIGHUP through the termination handlers. Registered after raw mode is entered, so it
+    /// runs first at exit.
+    static func reportUnsavedAtExit() {
+        atexit {
+            guard let report = TerminalMailApp.unsavedAtExit else { return }
+            Terminal.restore()
+            Terminal.write(report, to: 2)
+        }
+    }
+
     /// Saves what is visible and tears the hierarchy down. Returns the exit status: 0, or 1
-    /// after saying on stderr (once the terminal is back) what could not be saved.
+    /// when the final save failed (the reason is said at exit).
     func quit() -> Int32 {
-        let errors = errorCount
         application.terminate()
-        guard errorCount > errors, let lastError else { return 0 }
-        Terminal.restore()
-        Terminal.write("mail: the last changes could not be saved: \(lastError)\n", to: 2)
-        return 1
+        return Self.unsavedAtExit == nil ? 0 : 1
     }
 
     func reply(to screen: MessageScreen) {
@@ -220,6 +234,8 @@ final class TerminalMailApp {
     // MARK: Drawing
 
     func draw() {
+        // Suspended (ctrl-z): the terminal is the shell's until `fg`, which redraws.
+        if Terminal.isSuspended { return }
         let (columns, rows) = Terminal.size()
         let traits = TraitCollection(windowSize: window.size)
         var lines: [String] = []

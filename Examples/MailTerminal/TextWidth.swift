@@ -16,16 +16,35 @@ enum TextWidth {
     private typealias WideCharacterWidth = @convention(c) (wchar_t) -> Int32
     private static let wcwidth: WideCharacterWidth? = dlsym(nil, "wcwidth").map { unsafeBitCast($0, to: WideCharacterWidth.self) }
 
-    /// The columns one character takes: the widest of its scalars, two when an emoji variation
-    /// selector asks for the emoji form; one for anything `wcwidth` does not know.
+    /// The columns one character takes, as tmux and glibc count them: each scalar's
+    /// `wcwidth`, added up (a flag's two regional indicators take two columns, an emoji and its
+    /// skin-tone modifier four), except that what follows a zero-width joiner is drawn in the
+    /// cells of what it joins, combining marks, format characters (U+200B, U+FE0F) and
+    /// controls take none, and a scalar `wcwidth` does not know takes one.
     static func of(_ character: Character) -> Int {
         if character.isASCII { return 1 }
         var width = 0
+        var joined = false
         for scalar in character.unicodeScalars {
-            if scalar.value == 0xFE0F { return 2 }
-            width = max(width, Int(wcwidth?(wchar_t(bitPattern: scalar.value)) ?? 1))
+            if scalar.value == 0x200D {
+                joined = true
+                continue
+            }
+            if joined {
+                joined = false
+                continue
+            }
+            let measured = Int(wcwidth?(wchar_t(bitPattern: scalar.value)) ?? 1)
+            if measured >= 0 {
+                width += measured
+            } else {
+                switch scalar.properties.generalCategory {
+                case .control, .format: break
+                default: width += 1
+                }
+            }
         }
-        return width < 1 ? 1 : width
+        return width
     }
 
     /// The columns `text` takes.

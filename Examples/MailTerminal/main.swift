@@ -38,6 +38,7 @@ MainActor.assumeIsolated {
         let root = ProcessInfo.processInfo.environment["MAIL_MONITOR_ROOT"] ?? "/"
         app = try TerminalMailApp(database: database, monitor: MemoryPressureMonitor(configuration: .init(root: root)))
         try app.launch()
+        TerminalMailApp.reportUnsavedAtExit()
     } catch {
         Terminal.restore()
         Terminal.write("mail: \(error)\n", to: 2)
@@ -56,7 +57,7 @@ MainActor.assumeIsolated {
     // the terminal is taken again and the screen redrawn (at its size now).
     signal(SIGCONT, SIG_IGN)
     let continued = DispatchSource.makeSignalSource(signal: SIGCONT, queue: .main)
-    continued.setEventHandler { MainActor.assumeIsolated { Terminal.resumed(); app.terminalResized() } }
+    continued.setEventHandler { MainActor.assumeIsolated { if Terminal.resumed() { app.terminalResized() } } }
     continued.resume()
 
     /// Keys in the order they were typed. Those before a ctrl-c are handled first; then SIGINT,
@@ -74,7 +75,7 @@ MainActor.assumeIsolated {
         // Stopped by now, and this runs once continued. Without job control SIGTSTP is
         // discarded and nothing stopped: the app takes its screen back.
         DispatchQueue.main.asyncAfter(deadline: .now() + .milliseconds(50)) {
-            MainActor.assumeIsolated { Terminal.resumed(); app.terminalResized() }
+            MainActor.assumeIsolated { if Terminal.resumed() { app.terminalResized() } }
         }
     }
     let escapeDelay = Int(ProcessInfo.processInfo.environment["MAIL_ESCAPE_MS"] ?? "") ?? 50
@@ -85,6 +86,13 @@ MainActor.assumeIsolated {
         MainActor.assumeIsolated {
             var buffer = [UInt8](repeating: 0, count: 4096)
             let count = read(0, &buffer, buffer.count)
+            if count < 0 && (errno == EINTR || errno == EAGAIN) { return }
+            if count < 0 && errno == EIO && !Terminal.isForeground {
+                // Read from the background (the job was continued with `bg`): wait stopped
+                // for `fg`, as a program reading its terminal from the background does.
+                kill(getpid(), SIGTTIN)
+                return
+            }
             guard count > 0 else {
                 // End of input: the terminal is gone.
                 exit(app.quit())

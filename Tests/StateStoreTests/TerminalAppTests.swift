@@ -299,8 +299,9 @@ struct TerminalAppTests {
     /// A disk that fills while the app runs: the failed save's error stays on the status line
     /// (not "draft saved"), quitting says on stderr what was not saved and exits 1, and what was
     /// saved before is all there at the next launch.
-    @Test(.enabled(if: FaultFileTests.canMountTmpfs, "needs to mount a small tmpfs (root, and a mount the system allows)"))
-    func aFullDiskIsShownAndQuittingSaysWhatWasNotSaved() throws {
+    @Test(.enabled(if: FaultFileTests.canMountTmpfs, "needs to mount a small tmpfs (root, and a mount the system allows)"),
+          arguments: [("C-q", 1), ("C-c", 128 + Int(SIGINT))])
+    func aFullDiskIsShownAndQuittingSaysWhatWasNotSaved(key: String, status: Int) throws {
         let mountPoint = folder.file("tmpfs")
         try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
         let mounted = try runProgram("/bin/mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", mountPoint])
@@ -325,9 +326,9 @@ struct TerminalAppTests {
         try terminal.type(String(repeating: "no room for this draft ", count: 40))
         try terminal.waitForScreen(containing: "error:")
         #expect(try !terminal.screen().contains("draft saved"))
-        try terminal.press("C-q")
+        try terminal.press(key)
         let quit = try terminal.waitForExit(of: "full")
-        #expect(quit.status == 1)
+        #expect(quit.status == status)
         #expect(quit.terminalRestored)
         try terminal.waitForScreen(containing: "mail: the last changes could not be saved:")
 
@@ -361,6 +362,12 @@ struct TerminalAppTests {
         #expect(stopped.status == 128 + Int(SIGTSTP))
         #expect(stopped.terminalRestored)
         try terminal.waitForScreen(containing: "Stopped")
+
+        // `bg` continues it in the background: it stops again at once, the terminal stays the shell's.
+        try terminal.type("clear; bg; sleep 1; jobs")
+        try terminal.press("C-j")
+        let background = try terminal.waitForScreen("the job stopped again") { $0.contains("Stopped (tty output)") }
+        #expect(!background.contains("Compose ›"), "\(background)")
 
         try terminal.type("fg")
         try terminal.press("C-j")
@@ -442,6 +449,49 @@ struct TerminalAppTests {
         #expect(rows.first?.hasPrefix("[Mail]") == true, "\(narrow)")
         #expect(rows.filter { !$0.isEmpty }.last?.hasPrefix("8×12") == true, "\(narrow)")
         try terminal.press("q")
+        #expect(try terminal.waitForExit(of: "app").status == 0)
+    }
+
+    /// Under a wrapping script, ctrl-z stops the whole job (as the terminal's own ctrl-z
+    /// would), so the shell gets its prompt back; `fg` continues both.
+    @Test func ctrlZUnderAScriptStopsTheJob() throws {
+        let terminal = try TerminalSession(folder: folder)
+        try terminal.run("sh -c '\(try command()); echo wrapped'", as: "script")
+        try terminal.waitForScreen(containing: "> Status report #1")
+        try terminal.press("C-z")
+        #expect(try terminal.waitForExit(of: "script").status == 128 + Int(SIGTSTP))
+        try terminal.waitForScreen("the shell's prompt with the job stopped") { $0.contains("Stopped") && !$0.contains("> Status report #1") }
+        try terminal.type("fg")
+        try terminal.press("C-j")
+        try terminal.waitForScreen(containing: "> Status report #1")
+        try terminal.press("q")
+        // The script goes on after the app, and no job is left.
+        try terminal.waitForScreen(containing: "wrapped")
+        let jobs = folder.file("jobs.txt")
+        try terminal.run("jobs > \(jobs)", as: "jobs", preparing: "clear")
+        _ = try terminal.waitForExit(of: "jobs")
+        #expect(try String(contentsOfFile: jobs, encoding: .utf8).isEmpty)
+    }
+
+    /// A paste (bracketed: tmux's `paste-buffer -p`) is text, whatever it holds: a tab, a
+    /// ctrl-s or a ctrl-z inside it never sends, suspends or quits. And a flag takes two columns.
+    @Test func aPasteIsTextAndAFlagTakesTwoColumns() throws {
+        let terminal = try TerminalSession(folder: folder, columns: 40, rows: 16)
+        try terminal.run(try command(autosaveMilliseconds: 600_000), as: "app")
+        try terminal.waitForScreen(containing: "> Status report #1")
+        try terminal.press("Enter")
+        try terminal.waitForScreen(containing: "Subject: Status report #1")
+        try terminal.press("r")
+        try terminal.waitForScreen(containing: "Compose › Re: Status report #1")
+        try terminal.tmux(["set-buffer", "one\ttwo\u{13}three\u{1A}four q\nfive"])
+        try terminal.tmux(["paste-buffer", "-p"])
+        let pasted = try terminal.waitForScreen("the paste in the draft") { $0.contains("cursor 26 of 26") }
+        #expect(pasted.contains("one    twothreefour q") && pasted.contains("five") && pasted.contains("Compose ›"), "\(pasted)")
+        // Ten flags after "five": 4 + 20 columns.
+        try terminal.type(String(repeating: "\u{1F1FA}\u{1F1F8}", count: 10))
+        try terminal.waitForScreen(containing: "cursor 36 of 36")
+        #expect(try terminal.cursor() == [24, 6])
+        try terminal.press("C-q")
         #expect(try terminal.waitForExit(of: "app").status == 0)
     }
 }
