@@ -169,7 +169,9 @@ final class ComposeScreen: ViewController, StateRestoring, TerminalScreen {
     private func layout(_ width: Int) -> [(offset: Int, text: String)] {
         var lines: [(offset: Int, text: String)] = []
         var start = 0, offset = 0, current = "", currentWidth = 0
+        var previous: Character?
         for character in restorableState.body {
+            defer { previous = character }
             if character == "\n" {
                 lines.append((start, current))
                 offset += 1
@@ -178,7 +180,7 @@ final class ComposeScreen: ViewController, StateRestoring, TerminalScreen {
                 currentWidth = 0
                 continue
             }
-            let characterWidth = TextWidth.of(character)
+            let characterWidth = TextWidth.of(character, after: previous)
             if currentWidth + characterWidth > width, !current.isEmpty {
                 lines.append((start, current))
                 start = offset

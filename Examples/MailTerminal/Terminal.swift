@@ -4,8 +4,9 @@ import Glibc
 ///
 /// Raw mode is left on every exit the process controls: ``enterRawMode()`` registers
 /// ``restore()`` with `atexit`, so a quit, the termination handlers' `exit(128 + signal)` and
-/// an error's `exit(1)` all put the terminal back as they found it. Only `kill -9` cannot; then
-/// `reset` (or `stty sane`) in the shell brings it back.
+/// an error's `exit(1)` all put the terminal back as they found it. A death the process cannot
+/// catch (`kill -9`, a crash, SIGQUIT's core dump) cannot; then `reset` (or `stty sane`) in the
+/// shell brings it back.
 enum Terminal {
     /// The settings found at start, put back at exit.
     nonisolated(unsafe) private static var saved = termios()
@@ -67,7 +68,8 @@ enum Terminal {
         guard isRaw || isSuspended else { return false }
         guard isForeground else {
             if isRaw {
-                restore()
+                // Keeps what the user typed at the shell meanwhile.
+                restore(discardingInput: false)
                 isSuspended = true
             }
             kill(getpid(), SIGTTOU)
@@ -80,12 +82,13 @@ enum Terminal {
         return true
     }
 
-    /// Leaves the alternate screen and puts the terminal's settings back. Safe to call twice.
-    static func restore() {
+    /// Leaves the alternate screen and puts the terminal's settings back, by default discarding
+    /// keys typed for the app and not yet read, so they do not reach the shell. Safe to call twice.
+    static func restore(discardingInput: Bool = true) {
         guard isRaw else { return }
         isRaw = false
         write("\u{1B}[0m\u{1B}[?25h\u{1B}[?2004l\u{1B}[?1049l")
-        _ = tcsetattr(0, TCSAFLUSH, &saved)
+        _ = tcsetattr(0, discardingInput ? TCSAFLUSH : TCSADRAIN, &saved)
     }
 
     /// The terminal's size in columns and rows (80 × 24 when it cannot say).
@@ -128,8 +131,10 @@ enum Key: Equatable {
 struct KeyDecoder {
     /// The bytes of a sequence the last read ended in.
     private(set) var pending: [UInt8] = []
-    /// Inside a bracketed paste, until `ESC [201~`.
-    private var inPaste = false
+    /// Inside a bracketed paste, until `ESC [201~` (or ``endPaste()``).
+    private(set) var inPaste = false
+    /// Whether the paste's text so far ended in a carriage return (its line feed may come next).
+    private var pasteEndedInReturn = false
     private static let pasteEnd: [UInt8] = Array("\u{1B}[201~".utf8)
 
     /// Whether what is kept is a lone ESC: the caller calls ``flush()`` if nothing follows soon.
@@ -153,7 +158,7 @@ struct KeyDecoder {
                     end = max(index, bytes.count - (Self.pasteEnd.count - 1))
                     while end > index, (0x80...0xBF).contains(bytes[end]) { end -= 1 }
                 }
-                if end > index { keys.append(.paste(Self.pasted(bytes[index..<end]))) }
+                if end > index { keys.append(.paste(pasted(bytes[index..<end]))) }
                 if found {
                     inPaste = false
                     index = end + Self.pasteEnd.count
@@ -183,13 +188,19 @@ struct KeyDecoder {
                 }
                 // ESC [ or ESC O, parameters (0x20–0x3F), then the final byte (0x40–0x7E).
                 var end = index + 2
-                while end < bytes.count, !(0x40...0x7E).contains(bytes[end]) { end += 1 }
+                while end < bytes.count, !(0x40...0x7E).contains(bytes[end]), bytes[end] != 0x1B { end += 1 }
                 guard end < bytes.count else {
                     pending = Array(bytes[index...])
                     return keys
                 }
+                // An ESC before the final byte: the sequence was cut off; the ESC starts anew.
+                if bytes[end] == 0x1B {
+                    index = end
+                    continue
+                }
                 if bytes[index + 1...end].elementsEqual("[200~".utf8) {
                     inPaste = true
+                    pasteEndedInReturn = false
                 } else if end == index + 2 {
                     switch bytes[end] {
                     case UInt8(ascii: "A"): keys.append(.up)
@@ -206,12 +217,20 @@ struct KeyDecoder {
             case 0x09: keys.append(.tab)
             case 0x01...0x1A: keys.append(.control(Character(Unicode.Scalar(byte + 0x60))))
             case 0x20...0x7E: keys.append(.character(Character(Unicode.Scalar(byte))))
-            case 0xC0...0xFF:
-                // One UTF-8 character: its lead byte says how many follow.
+            case 0xC2...0xF4:
+                // One UTF-8 character: its lead byte says how many follow. A byte that does not
+                // continue it (not UTF-8: Latin-1 typed in a UTF-8 terminal) drops the lead
+                // byte alone, and what follows is read as it is.
                 let length = byte >= 0xF0 ? 4 : byte >= 0xE0 ? 3 : 2
-                guard index + length <= bytes.count else {
-                    pending = Array(bytes[index...])
-                    return keys
+                var available = index + 1
+                while available < min(bytes.count, index + length), (0x80...0xBF).contains(bytes[available]) { available += 1 }
+                if available < index + length {
+                    if available == bytes.count {
+                        pending = Array(bytes[index...])
+                        return keys
+                    }
+                    index += 1
+                    continue
                 }
                 if let text = String(validating: bytes[index..<index + length], as: UTF8.self), let character = text.first {
                     keys.append(.character(character))
@@ -234,12 +253,12 @@ struct KeyDecoder {
         return nil
     }
 
-    /// Pasted bytes as text for the draft.
-    private static func pasted(_ bytes: ArraySlice<UInt8>) -> String {
+    /// Pasted bytes as text for the draft; a CR LF split between two reads is one newline.
+    private mutating func pasted(_ bytes: ArraySlice<UInt8>) -> String {
         var text = ""
-        var previousWasReturn = false
         for scalar in String(decoding: bytes, as: UTF8.self).unicodeScalars {
-            defer { previousWasReturn = scalar == "\r" }
+            let previousWasReturn = pasteEndedInReturn
+            pasteEndedInReturn = scalar == "\r"
             switch scalar {
             case "\r": text.unicodeScalars.append("\n")
             case "\n": if !previousWasReturn { text.unicodeScalars.append("\n") }
@@ -250,6 +269,17 @@ struct KeyDecoder {
             }
         }
         return text
+    }
+
+    /// Ends a paste whose end marker never came (a terminal that lost it): what is kept is
+    /// pasted, and keys are keys again.
+    mutating func endPaste() -> [Key] {
+        guard inPaste else { return [] }
+        defer { pending = [] }
+        inPaste = false
+        let text = pasted(pending[...])
+        pasteEndedInReturn = false
+        return text.isEmpty ? [] : [.paste(text)]
     }
 
     /// What is kept, as keys now: a lone ESC is the Escape key; an incomplete sequence is dropped.

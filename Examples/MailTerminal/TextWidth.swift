@@ -18,13 +18,15 @@ enum TextWidth {
 
     /// The columns one character takes, as tmux and glibc count them: each scalar's
     /// `wcwidth`, added up (a flag's two regional indicators take two columns, an emoji and its
-    /// skin-tone modifier four), except that what follows a zero-width joiner is drawn in the
-    /// cells of what it joins, combining marks, format characters (U+200B, U+FE0F) and
-    /// controls take none, and a scalar `wcwidth` does not know takes one.
-    static func of(_ character: Character) -> Int {
-        if character.isASCII { return 1 }
+    /// skin-tone modifier four), except that a non-ASCII scalar right after a zero-width joiner
+    /// is drawn in the cells of what it joins (in this character, or ending `previous`: Swift
+    /// ends a character after a joiner in some scripts, tmux joins all the same), combining
+    /// marks, format characters (U+200B, U+FE0F) and controls take none, and a scalar
+    /// `wcwidth` does not know takes one.
+    static func of(_ character: Character, after previous: Character? = nil) -> Int {
+        var joined = previous?.unicodeScalars.last?.value == 0x200D
+        if character.isASCII && !joined { return 1 }
         var width = 0
-        var joined = false
         for scalar in character.unicodeScalars {
             if scalar.value == 0x200D {
                 joined = true
@@ -32,7 +34,7 @@ enum TextWidth {
             }
             if joined {
                 joined = false
-                continue
+                if !scalar.isASCII { continue }
             }
             let measured = Int(wcwidth?(wchar_t(bitPattern: scalar.value)) ?? 1)
             if measured >= 0 {
@@ -50,7 +52,11 @@ enum TextWidth {
     /// The columns `text` takes.
     static func of(_ text: some StringProtocol) -> Int {
         var width = 0
-        for character in text { width += of(character) }
+        var previous: Character?
+        for character in text {
+            width += of(character, after: previous)
+            previous = character
+        }
         return width
     }
 
@@ -60,7 +66,7 @@ enum TextWidth {
         var width = 0
         var end = text.startIndex
         while end < text.endIndex {
-            let next = of(text[end])
+            let next = of(text[end], after: end > text.startIndex ? text[text.index(before: end)] : nil)
             if width + next > columns && end > text.startIndex { break }
             width += next
             end = text.index(after: end)

@@ -99,7 +99,16 @@ MainActor.assumeIsolated {
             }
             reads += 1
             handle(decoder.decode(Array(buffer.prefix(count))))
-            if decoder.endsInEscape {
+            if decoder.inPaste {
+                // A paste whose end marker does not come within a second ends there, so the
+                // keys after it (ctrl-q, Escape) are keys again.
+                let read = reads
+                DispatchQueue.main.asyncAfter(deadline: .now() + .seconds(1)) {
+                    MainActor.assumeIsolated {
+                        if reads == read { handle(decoder.endPaste()) }
+                    }
+                }
+            } else if decoder.endsInEscape {
                 // Escape, unless the rest of an arrow or Alt+key arrives in time.
                 let read = reads
                 DispatchQueue.main.asyncAfter(deadline: .now() + .milliseconds(escapeDelay)) {

@@ -491,6 +491,22 @@ struct TerminalAppTests {
         try terminal.type(String(repeating: "\u{1F1FA}\u{1F1F8}", count: 10))
         try terminal.waitForScreen(containing: "cursor 36 of 36")
         #expect(try terminal.cursor() == [24, 6])
+        // Sinhala "Sri" (a joiner ends one Swift character, tmux joins what follows it) takes
+        // one column: with 39 more, the line is exactly full and nothing wraps.
+        let sri = "\u{DC1}\u{DCA}\u{200D}\u{DBB}\u{DD3}"
+        try terminal.press("Enter")
+        try terminal.type(sri + String(repeating: "a", count: 39))
+        let joined = try terminal.waitForScreen("the line with the joiner") { $0.contains(String(repeating: "a", count: 39)) }
+        let rows = joined.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        #expect(rows.count > 8 && rows[7] == sri + String(repeating: "a", count: 39) && rows[8].isEmpty, "\(joined)")
+        // Latin-1 typed into a UTF-8 terminal: the stray byte is dropped, not what follows it.
+        try terminal.press("Enter")
+        try terminal.press("-H", "42", "e9", "74", "43")
+        try terminal.waitForScreen(containing: "BtC")
+        // A paste whose end never comes ends after a second; then ctrl-q quits again.
+        try terminal.press("-H", "1b", "5b", "32", "30", "30", "7e")
+        try terminal.type("zz")
+        try terminal.waitForScreen(containing: "BtCzz")
         try terminal.press("C-q")
         #expect(try terminal.waitForExit(of: "app").status == 0)
     }
