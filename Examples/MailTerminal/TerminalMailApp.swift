@@ -34,8 +34,7 @@ final class TerminalMailApp {
     /// What the status line says last happened.
     private var notice = ""
     private var draftEdits = 0
-    /// The last problem the store reported, and how many it has reported.
-    private var lastError: RestorationError?
+    /// How many problems the store has reported.
     private var errorCount = 0
 
     init(database: String, monitor: MemoryPressureMonitor) throws {
@@ -54,7 +53,6 @@ final class TerminalMailApp {
         application.restorationCoordinator?.errorHandler = { [weak self] error in
             guard let self else { return }
             errorCount += 1
-            lastError = error
             notice = "error: \(error)"
             // Reported at exit when it is the final save's (see `reportUnsavedAtExit`).
             if application.isTerminated { Self.unsavedAtExit = "mail: the last changes could not be saved: \(error)\n" }

@@ -101,6 +101,16 @@ final class TerminalSession {
         try waitForScreen("“\(text)”", sourceLocation: sourceLocation) { $0.contains(text) }
     }
 
+    /// From the inbox as launched, the first message selected: opens message `number` and
+    /// replies to it, waiting for each screen as a person would.
+    func openReply(to number: Int, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        try waitForScreen(containing: "> Status report #1", sourceLocation: sourceLocation)
+        try tmux(["send-keys"] + Array(repeating: "Down", count: number - 1) + ["Enter"])
+        try waitForScreen(containing: "Subject: Status report #\(number)", sourceLocation: sourceLocation)
+        try press("r")
+        try waitForScreen(containing: "Compose › Re: Status report #\(number)", sourceLocation: sourceLocation)
+    }
+
     /// Waits until the command started by ``run(_:as:)`` ended; returns its exit status and
     /// whether the terminal's settings after it are the ones before it.
     func waitForExit(of name: String) throws -> (status: Int?, terminalRestored: Bool) {
@@ -148,11 +158,7 @@ struct TerminalAppTests {
     @Test func aDraftTypedAtTheTerminalSurvivesKill9WithItsCursor() throws {
         let terminal = try TerminalSession(folder: folder)
         try terminal.run(try command(), as: "first")
-        try terminal.waitForScreen(containing: "> Status report #1")
-        try terminal.press("Down", "Down", "Enter")
-        try terminal.waitForScreen(containing: "Subject: Status report #3")
-        try terminal.press("r")
-        try terminal.waitForScreen(containing: "Compose › Re: Status report #3")
+        try terminal.openReply(to: 3)
         try terminal.type("Hello half a dra")
         try terminal.press("Left", "Left")
         // Saved after the cursor moved: an earlier autosave (a pause between keys on a busy
@@ -191,11 +197,7 @@ struct TerminalAppTests {
         // A lone ESC waits 2 s for what may follow: each half below is a tmux process of its
         // own, which a loaded machine may start late.
         try terminal.run(try command(escapeMilliseconds: 2000), as: "app")
-        try terminal.waitForScreen(containing: "> Status report #1")
-        try terminal.press("Enter")
-        try terminal.waitForScreen(containing: "Subject: Status report #1")
-        try terminal.press("r")
-        try terminal.waitForScreen(containing: "Compose › Re: Status report #1")
+        try terminal.openReply(to: 1)
         try terminal.type("ab")
         try terminal.waitForScreen(containing: "cursor 2 of 2")
         // An arrow whose ESC ends one read and whose "[D" starts the next (two tmux calls, a
@@ -243,11 +245,7 @@ struct TerminalAppTests {
         let terminal = try TerminalSession(folder: folder)
         // No autosave within the test: only the signal's flush can save the draft.
         try terminal.run(try command(autosaveMilliseconds: 600_000), as: "app")
-        try terminal.waitForScreen(containing: "> Status report #1")
-        try terminal.press("Enter")
-        try terminal.waitForScreen(containing: "Subject: Status report #1")
-        try terminal.press("r")
-        try terminal.waitForScreen(containing: "Compose › Re: Status report #1")
+        try terminal.openReply(to: 1)
         // Typed and never saved (no pause, no disappearance): the signal's flush saves it.
         try terminal.type("signed off by \(name)")
         try terminal.waitForScreen(containing: "signed off by \(name)")
@@ -276,18 +274,11 @@ struct TerminalAppTests {
         try reading.waitForScreen(containing: "> Status report #1")
         let writing = try TerminalSession(folder: folder)
         try writing.run(try command(autosaveMilliseconds: 100), as: "writing")
-        try writing.waitForScreen(containing: "> Status report #1")
-        try writing.press("Down", "Down", "Enter")
-        try writing.waitForScreen(containing: "Subject: Status report #3")
-        try writing.press("r")
-        try writing.waitForScreen(containing: "Compose › Re: Status report #3")
+        try writing.openReply(to: 3)
         try writing.type("meant for three")
         try writing.waitForScreen(containing: "draft saved")
 
-        try reading.press("Enter")
-        try reading.waitForScreen(containing: "Subject: Status report #1")
-        try reading.press("r")
-        try reading.waitForScreen(containing: "Compose › Re: Status report #1")
+        try reading.openReply(to: 1)
         let screen = try reading.screen()
         #expect(screen.contains("To: ") && !screen.contains("meant for three") && screen.contains("cursor 0 of 0"), "\(screen)")
         for (terminal, name) in [(reading, "reading"), (writing, "writing")] {
@@ -310,11 +301,7 @@ struct TerminalAppTests {
         let app = try command(autosaveMilliseconds: 100).replacingOccurrences(of: "MAIL_DB=\(database)", with: "MAIL_DB=\(mountPoint)/mail.sqlite")
         let terminal = try TerminalSession(folder: folder)
         try terminal.run(app, as: "full")
-        try terminal.waitForScreen(containing: "> Status report #1")
-        try terminal.press("Down", "Enter")
-        try terminal.waitForScreen(containing: "Subject: Status report #2")
-        try terminal.press("r")
-        try terminal.waitForScreen(containing: "Compose › Re: Status report #2")
+        try terminal.openReply(to: 2)
 
         // Every free block taken beside the database.
         let filler = open(mountPoint + "/filler", O_WRONLY | O_CREAT, 0o600)
@@ -349,11 +336,7 @@ struct TerminalAppTests {
     @Test func ctrlZSuspendsAndFgResumesInRawMode() throws {
         let terminal = try TerminalSession(folder: folder)
         try terminal.run(try command(autosaveMilliseconds: 600_000), as: "app")
-        try terminal.waitForScreen(containing: "> Status report #1")
-        try terminal.press("Enter")
-        try terminal.waitForScreen(containing: "Subject: Status report #1")
-        try terminal.press("r")
-        try terminal.waitForScreen(containing: "Compose › Re: Status report #1")
+        try terminal.openReply(to: 1)
         try terminal.type("before the stop")
         try terminal.waitForScreen(containing: "cursor 15 of 15")
         try terminal.press("C-z")
@@ -405,11 +388,7 @@ struct TerminalAppTests {
     @Test func textIsMeasuredInColumnsAndTheBodyScrollsWithTheCursor() throws {
         let terminal = try TerminalSession(folder: folder, columns: 40, rows: 16)
         try terminal.run(try command(autosaveMilliseconds: 600_000), as: "app")
-        try terminal.waitForScreen(containing: "> Status report #1")
-        try terminal.press("Enter")
-        try terminal.waitForScreen(containing: "Subject: Status report #1")
-        try terminal.press("r")
-        try terminal.waitForScreen(containing: "Compose › Re: Status report #1")
+        try terminal.openReply(to: 1)
         // 30 characters, 60 columns: 20 on the first line of 40 columns, 10 on the second.
         try terminal.type(String(repeating: "日本語", count: 10))
         let wide = try terminal.waitForScreen("30 characters typed") { $0.contains("cursor 30 of 30") }
@@ -478,11 +457,7 @@ struct TerminalAppTests {
     @Test func aPasteIsTextAndAFlagTakesTwoColumns() throws {
         let terminal = try TerminalSession(folder: folder, columns: 40, rows: 16)
         try terminal.run(try command(autosaveMilliseconds: 600_000), as: "app")
-        try terminal.waitForScreen(containing: "> Status report #1")
-        try terminal.press("Enter")
-        try terminal.waitForScreen(containing: "Subject: Status report #1")
-        try terminal.press("r")
-        try terminal.waitForScreen(containing: "Compose › Re: Status report #1")
+        try terminal.openReply(to: 1)
         try terminal.tmux(["set-buffer", "one\ttwo\u{13}three\u{1A}four q\nfive"])
         try terminal.tmux(["paste-buffer", "-p"])
         let pasted = try terminal.waitForScreen("the paste in the draft") { $0.contains("cursor 26 of 26") }

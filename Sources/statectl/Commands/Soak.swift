@@ -168,7 +168,7 @@ extension Statectl {
                     try SoakReport.svg(summary: summary, run: run).write(toFile: report, atomically: true, encoding: .utf8)
                 } catch {
                     // The folder changed during the run: the summary does not list a report that is not there.
-                    Output.error("statectl: cannot write the report \(report): \(error.localizedDescription)")
+                    Output.error("statectl: Cannot write the report \(Format.word(report)): \(error.localizedDescription)")
                     summary.reportPath = nil
                     reportFailed = true
                 }
