@@ -28,7 +28,8 @@ public struct StateKey: Sendable, CustomStringConvertible {
     /// HMAC-SHA256 key for the synthetic nonce.
     let nonce: SymmetricKey
 
-    /// The fewest bytes of key material accepted: 32 (256 bits).
+    /// The fewest bytes of key material accepted: 32. Random bytes are 256 bits; a text key
+    /// counts its characters, so 64 hex digits (`openssl rand -hex 32`) hold as many.
     public static let minimumByteCount = 32
     /// The most bytes a key file or credential may hold: 4096.
     public static let maximumByteCount = 4096
@@ -63,12 +64,14 @@ public struct StateKey: Sendable, CustomStringConvertible {
     /// or write (mode `0600` or `0400`): ``StateKeyError/readableByOthers(path:mode:)`` and
     /// ``StateKeyError/wrongOwner(path:owner:expected:)`` otherwise, before a byte is read.
     public static func file(_ path: String) throws(StateKeyError) -> StateKey {
-        try StateKey(material: secret(at: path), source: "key file \(path)")
+        try StateKey(material: secret(at: path, provider: .user), source: "key file \(path)")
     }
 
     /// The systemd credential `name`: the file `$CREDENTIALS_DIRECTORY/name` that systemd
-    /// provides to a service with `LoadCredential=` or `LoadCredentialEncrypted=`, with the same
-    /// checks as ``file(_:)``.
+    /// provides to a service with `LoadCredential=` or `LoadCredentialEncrypted=`. It is checked
+    /// as systemd writes it: a regular file owned by this process's user or by root (systemd,
+    /// which grants a service running as another user its read through an ACL), that others
+    /// cannot read and the group cannot write.
     ///
     /// - Parameter environment: where `CREDENTIALS_DIRECTORY` is read; the process's by default.
     public static func credential(
@@ -80,15 +83,15 @@ public struct StateKey: Sendable, CustomStringConvertible {
         guard let directory = environment["CREDENTIALS_DIRECTORY"], !directory.isEmpty else {
             throw .noCredentialsDirectory(name: name)
         }
-        return try StateKey(material: secret(at: directory + "/" + name), source: "credential \(name)")
+        return try StateKey(material: secret(at: directory + "/" + name, provider: .systemd), source: "credential \(name)")
     }
 
     public var description: String { "StateKey(\(id), \(source))" }
 
     /// The file's key material; the buffer it was read into is overwritten once it is copied
     /// into the key (whose own storage swift-crypto clears when it is released).
-    private static func secret(at path: String) throws(StateKeyError) -> SymmetricKey {
-        var bytes = try readSecret(at: path)
+    private static func secret(at path: String, provider: Provider) throws(StateKeyError) -> SymmetricKey {
+        var bytes = try readSecret(at: path, provider: provider)
         defer { clear(&bytes) }
         return SymmetricKey(data: bytes)
     }
@@ -99,9 +102,20 @@ public struct StateKey: Sendable, CustomStringConvertible {
         }
     }
 
-    /// The file's bytes, after checking that it is a regular file of this user's that nobody
-    /// else can read or write; one trailing newline removed.
-    private static func readSecret(at path: String) throws(StateKeyError) -> [UInt8] {
+    /// Who put a key file where it is read from, which decides who may own it.
+    private enum Provider {
+        /// A key file the user made: theirs, mode 0600 or 0400.
+        case user
+        /// A credential systemd wrote for the service: owned by root (systemd) and mode 0400,
+        /// with a POSIX ACL granting the service's user read access when the service runs as
+        /// another user (`User=`, `DynamicUser=`), which shows as a group read bit (the ACL's
+        /// mask); owned by the service's user where the file system has no ACLs.
+        case systemd
+    }
+
+    /// The file's bytes, after checking that it is a regular file of this user's (or, for a
+    /// systemd credential, systemd's) that nobody else can read or write; one trailing newline removed.
+    private static func readSecret(at path: String, provider: Provider) throws(StateKeyError) -> [UInt8] {
         // O_NONBLOCK: a FIFO at the path must not block the open; it is refused below.
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
         guard fd >= 0 else {
@@ -113,8 +127,18 @@ public struct StateKey: Sendable, CustomStringConvertible {
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw .unreadable(path: path, reason: String(cString: strerror(errno))) }
         guard info.st_mode & S_IFMT == S_IFREG else { throw .unreadable(path: path, reason: "it is not a regular file") }
-        guard info.st_uid == geteuid() else { throw .wrongOwner(path: path, owner: info.st_uid, expected: geteuid()) }
-        guard info.st_mode & 0o077 == 0 else { throw .readableByOthers(path: path, mode: UInt32(info.st_mode & 0o7777)) }
+        switch provider {
+        case .user:
+            guard info.st_uid == geteuid() else { throw .wrongOwner(path: path, owner: info.st_uid, expected: geteuid()) }
+            guard info.st_mode & 0o077 == 0 else { throw .readableByOthers(path: path, mode: UInt32(info.st_mode & 0o7777)) }
+        case .systemd:
+            // The group read bit is the mask of the ACL that grants this service its read;
+            // write access for the group, or any access for others, is never systemd's.
+            guard info.st_uid == geteuid() || info.st_uid == 0 else {
+                throw .wrongOwner(path: path, owner: info.st_uid, expected: geteuid())
+            }
+            guard info.st_mode & 0o027 == 0 else { throw .readableByOthers(path: path, mode: UInt32(info.st_mode & 0o7777)) }
+        }
         guard Int(info.st_size) <= maximumByteCount else {
             throw .unreadable(path: path, reason: "it holds \(info.st_size) bytes, over the \(maximumByteCount) a key file may hold")
         }

@@ -2,7 +2,7 @@
 #define STATESTORE_LINUX_SHIM_H
 
 // The few Linux and glibc calls Swift's Glibc module does not import (<malloc.h>,
-// <sys/vfs.h>, <sys/prctl.h>), declared here so they are linked like any other C function:
+// <sys/vfs.h>, <sys/prctl.h>, <sys/xattr.h>), declared here so they are linked like any other C function:
 // looking them up with dlsym at run time finds nothing in a statically linked executable.
 
 #include <malloc.h>
@@ -12,6 +12,7 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/vfs.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 /// `malloc_trim(pad)`: 1 when memory was returned to the system.

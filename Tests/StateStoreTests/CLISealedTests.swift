@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import StateStore
 import StateStoreCrypto
+import StateStoreLinux
 
 /// `statectl` on sealed databases: `rekey` seals, rotates and unseals; `inspect`, `check`,
 /// `export` and `import` with and without the key.
@@ -82,7 +83,7 @@ struct CLISealedTests {
         let clearDocument = folder.file("clear.json")
         try clearExport.stdout.write(toFile: clearDocument, atomically: true, encoding: .utf8)
         let keyless = try CLI.run(["import", "--db", db, clearDocument])
-        #expect(keyless.status == 1 && keyless.stderr.contains("is sealed (key \(idTwo)) and this store was given no key"), "\(keyless)")
+        #expect(keyless.status == 1 && keyless.stderr.contains("is sealed with key \(idTwo), which this store was not given"), "\(keyless)")
         #expect(try CLI.run(["import", "--db", db, clearDocument, "--key-file", two]).status == 0)
         #expect(try CLI.tool("sqlite3", [db, "SELECT count(*) FROM states WHERE key_id IS NULL"]) == "0\n")
 
@@ -115,6 +116,60 @@ struct CLISealedTests {
         #expect(result.stderr == "statectl: The key file \(open) has mode 644, so other users can read or change it; it was not read. Run `chmod 600 \(open)`, and make a new key if others may have read this one.\n")
         #expect(try CLI.tool("sqlite3", [db, "SELECT count(key_id) FROM states"]) == "0\n")
         #expect(try CLI.run(["inspect", "--db", db, "--key-file", open, "--credential", "x"]).status == 2)
+    }
+
+    /// A systemd credential for a service that runs as another user (`User=`, `DynamicUser=`):
+    /// systemd writes it owned by root, mode 0400, and grants the service's user its read with a
+    /// POSIX ACL (which `ls` shows as mode 0440), in a directory of the same kind.
+    @Test(.enabled(if: CLI.canRunAsNobody, "needs root, /usr/bin/setpriv and a statectl that nobody can run"))
+    func aCredentialSystemdGrantsTheServiceUserOpensTheStates() throws {
+        try Fixture.populate(db, quarantine: false)
+        let key = keyFile("one.key", seed: 1)
+        #expect(try CLI.run(["rekey", "--db", db, "--new-key-file", key]).status == 0)
+        // The service's own folder and database, as `StateDirectory=` makes them.
+        #expect(chmod(folder.path, 0o755) == 0 && chown(folder.path, 65534, 65534) == 0 && chown(db, 65534, 65534) == 0)
+        let binary = folder.file("statectl")
+        try FileManager.default.copyItem(atPath: CLI.executable, toPath: binary)
+        #expect(chmod(binary, 0o755) == 0)
+        let credentials = folder.file("credentials"), credential = credentials + "/app-state-key"
+        #expect(mkdir(credentials, 0o500) == 0)
+        try FileManager.default.copyItem(atPath: key, toPath: credential)
+        #expect(chmod(credential, 0o400) == 0)
+        #expect(grantRead(to: 65534, credential, execute: false) && grantRead(to: 65534, credentials, execute: true))
+        var info = stat()
+        #expect(stat(credential, &info) == 0 && info.st_uid == 0 && info.st_mode & 0o777 == 0o440)
+        func asService(_ arguments: [String]) throws -> CLIResult {
+            try CLI.run(["--reuid=65534", "--regid=65534", "--clear-groups", binary] + arguments,
+                        environment: ["CREDENTIALS_DIRECTORY": credentials], executable: "/usr/bin/setpriv", directory: "/")
+        }
+        let shown = try asService(["inspect", "--db", db, "root/inbox", "--json", "--credential", "app-state-key"])
+        #expect(shown.status == 0 && shown.stdout.contains(#""unread": 2"#), "\(shown)")
+        // Named as a key file, the same file is not the user's own: refused.
+        let asFile = try asService(["inspect", "--db", db, "root/inbox", "--key-file", credential])
+        #expect(asFile.status == 1 && asFile.stderr.contains("belongs to user 0, not to this process's user 65534"), "\(asFile)")
+        // A credential others can read is not one systemd wrote: refused, nothing read.
+        #expect(chmod(credential, 0o444) == 0)
+        let open = try asService(["inspect", "--db", db, "root/inbox", "--credential", "app-state-key"])
+        #expect(open.status == 1 && open.stderr.contains("has mode 444, so other users can read or change it"), "\(open)")
+    }
+
+    /// Adds `user:UID:r` (`r-x` with `execute`) to the file's POSIX ACL, as systemd does, by
+    /// writing the `system.posix_acl_access` attribute (the kernel's format: a version, then
+    /// tag, permissions and id per entry); the owner keeps its mode bits, group and others none.
+    func grantRead(to uid: UInt32, _ path: String, execute: Bool) -> Bool {
+        let read: UInt16 = execute ? 5 : 4
+        var info = stat()
+        guard stat(path, &info) == 0 else { return false }
+        let owner = UInt16((info.st_mode >> 6) & 7)
+        var bytes: [UInt8] = []
+        func append<T: FixedWidthInteger>(_ value: T) { withUnsafeBytes(of: value.littleEndian) { bytes += $0 } }
+        append(UInt32(2))
+        let unspecified = UInt32.max
+        for (tag, permissions, id) in [(UInt16(0x01), owner, unspecified), (0x02, read, uid), (0x04, 0, unspecified),
+                                       (0x10, read, unspecified), (0x20, 0, unspecified)] {
+            append(tag); append(permissions); append(id)
+        }
+        return setxattr(path, "system.posix_acl_access", bytes, bytes.count, 0) == 0
     }
 
     /// A rekey killed half-way through its transaction leaves every state as it was; run again,

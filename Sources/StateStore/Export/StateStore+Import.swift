@@ -36,7 +36,9 @@ extension StateStore {
     /// exported generation. Other stored states stay, unless `replace` is set. Sealed states are
     /// written sealed, as exported; clear ones are sealed when the store has an
     /// ``Options/sealer`` (and refused, ``StateStoreError/keyRequired(file:keyID:)``, by a store
-    /// without one on a database that records it is sealed). With `replace`, a stored state sealed
+    /// that cannot open the key a sealed database records). Sealed states imported into a
+    /// database that records no key make it record theirs (``sealedWith``), as the first store
+    /// that seals it would. With `replace`, a stored state sealed
     /// with a key the store cannot open is never removed: ``StateStoreError/keyMismatch(path:found:configured:)``.
     ///
     /// ```swift
@@ -71,6 +73,18 @@ extension StateStore {
             for state in export.states {
                 try transaction.insert(verbatim: state)
                 if existing.contains(Array(state.path.rawValue.utf8)) { result.replaced += 1 } else { result.created += 1 }
+            }
+            // Sealed states restored into a database that records no key make it a sealed one,
+            // as the first store that seals it would: a store without the key then writes
+            // nothing clear beside them. Recorded once every row is in, so the clear rows of an
+            // export taken half-way through a sealing are restored as they were. The key most
+            // of them are sealed with is the one recorded.
+            if sealedWith == nil {
+                var counts: [String: Int] = [:]
+                for state in export.states { if let keyID = state.keyID { counts[keyID, default: 0] += 1 } }
+                if let key = counts.max(by: { $0.value < $1.value || ($0.value == $1.value && $0.key > $1.key) })?.key {
+                    try transaction.setMetadata(Self.sealedWithKey, to: key)
+                }
             }
             return result
         }

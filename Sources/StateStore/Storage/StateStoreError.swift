@@ -90,8 +90,9 @@ public enum StateStoreError: Error, Sendable, Hashable, CustomStringConvertible 
     /// The state at `path` is sealed with the configured key `keyID`, but its bytes do not
     /// authenticate: they were altered, or copied from another row, outside StateStore.
     case sealedStateUnopenable(path: RestorationPath, keyID: String)
-    /// The database records that its states are sealed (with key `keyID`), and this store was
-    /// given no key: it writes no clear state into it. Nothing was written.
+    /// The database records that its states are sealed with key `keyID`, and this store was not
+    /// given that key (no key at all, or a keyring without it): it writes nothing into the
+    /// database. Nothing was written.
     case keyRequired(file: String, keyID: String)
     /// A sealer's key id is not 1 to 64 printable ASCII characters other than `,`.
     case invalidKeyID(String)
@@ -176,7 +177,7 @@ public enum StateStoreError: Error, Sendable, Hashable, CustomStringConvertible 
                 + (configured.map { "was given key \($0)" } ?? "was given no key")
                 + ". It was left untouched and will not be saved over; start again with the key it was sealed with (StateStore.Options.sealer, or statectl's --key-file / --credential)."
         case .keyRequired(let file, let keyID):
-            "The state database at \(file) is sealed (key \(keyID)) and this store was given no key, so nothing clear is written into it; nothing was written. Start again with the key (StateStore.Options.sealer, or statectl's --key-file / --credential), or make the database clear first (`statectl rekey --clear`)."
+            "The state database at \(file) is sealed with key \(keyID), which this store was not given, so it writes nothing into it; nothing was written. Start again with that key (StateStore.Options.sealer, or statectl's --key-file / --credential; a new key beside it: StateKeyring(new, previous: [old])), or change the database's key first (`statectl rekey`)."
         case .invalidKeyID(let keyID):
             "The sealer's key id \(keyID.debugDescription) is not 1 to 64 printable ASCII characters other than \",\"; nothing was opened."
         case .sealedStateUnopenable(let path, let keyID):

@@ -143,7 +143,8 @@ extension StateStore {
 
     /// Reads the database's sealing record and, for a store that seals, writes its key id there
     /// when the record is missing or names a key the sealer also opens (a rotation). A store
-    /// given another key leaves the record as it is: it does not claim the database.
+    /// given another key leaves the record as it is: it does not claim the database, and writes
+    /// nothing into it (``requireRecordedKey()``).
     static func recordSealing(_ connection: Connection, sealer: (any StateSealer)?, readOnly: Bool) throws(StateStoreError) -> String? {
         let read = try connection.cached("SELECT value FROM metadata WHERE key = ?1")
         read.bind(sealedWithKey, at: 1)
@@ -161,10 +162,14 @@ extension StateStore {
         return sealer.keyID
     }
 
-    /// Throws ``StateStoreError/keyRequired(file:keyID:)`` when this store has no sealer and the
-    /// database records that its states are sealed: a clear state is never written into it.
-    func requireSealerForClearWrite() throws(StateStoreError) {
-        if options.sealer == nil, let sealedWith { throw .keyRequired(file: path, keyID: sealedWith) }
+    /// Throws ``StateStoreError/keyRequired(file:keyID:)`` when the database records that its
+    /// states are sealed with a key this store cannot open (it has no sealer, or one without
+    /// that key): it writes nothing into it. Without a key, a clear state would leave a user's
+    /// draft readable in the file; with another key, a path saved once would from then on be
+    /// sealed with a key the right one does not open, and refused to the app started again with it.
+    func requireRecordedKey() throws(StateStoreError) {
+        guard let sealedWith, !(options.sealer?.canOpen(keyID: sealedWith) ?? false) else { return }
+        throw .keyRequired(file: path, keyID: sealedWith)
     }
 
     /// ``StateSealer/openableKeyIDs`` as the save statement matches them: `,id1,id2,` (`,` without a sealer).

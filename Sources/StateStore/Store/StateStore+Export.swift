@@ -65,20 +65,19 @@ extension StateStore.WriteTransaction {
     /// ``StateStoreError/checksumMismatch(path:)`` when `state.checksum` does not match its bytes.
     /// A sealed state (``StoredState/keyID`` set) is written sealed, as it is; a clear one is sealed
     /// when the store has a sealer, and refused with ``StateStoreError/keyRequired(file:keyID:)``
-    /// when it has none and the database records that it is sealed. A stored row sealed
+    /// when the database records that it is sealed with a key the store cannot open. A stored row sealed
     /// with a key the store cannot open is replaced only by one sealed with the same key, else
     /// ``StateStoreError/keyMismatch(path:found:configured:)``.
     public func insert(verbatim state: StoredState) throws(StateStoreError) {
         var state = state
         if state.keyID == nil {
-            // A clear state lands sealed in a store that seals; without a sealer, never in a
-            // database that records it is sealed. A sealed one is written as it is.
+            // A clear state lands sealed in a store that seals, and never in a database sealed
+            // with a key the store cannot open. A sealed one is written as it is.
             guard state.checksumIsValid else { throw .checksumMismatch(path: state.path) }
+            try store.requireRecordedKey()
             if store.isSealed {
                 (state.bytes, state.keyID) = try store.sealed(state.bytes, identity: state.sealedIdentity)
                 state.checksum = Checksum.stored(state.bytes)
-            } else {
-                try store.requireSealerForClearWrite()
             }
         }
         let limit = store.options.maximumStateSize

@@ -161,5 +161,8 @@ extension StateStore.WriteTransaction {
             statement.bind(key, at: 1)
             try statement.run()
         }
+        // The store's copy of its sealing record follows its own writes of it (and is put back
+        // when the transaction does not commit: ``StateStore/write(_:)``).
+        if key == StateStore.sealedWithKey { store.recordedSeal.withLock { $0 = value } }
     }
 }

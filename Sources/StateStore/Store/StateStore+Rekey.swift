@@ -49,7 +49,10 @@ extension StateStore {
         options.sealer = current
         options.backgroundCheck = .off
         options.readOnly = false
-        let store = try StateStore(path: path, options: options)
+        try validateDatabasePath(path)
+        // Opened without recording `current` as the database's key: a rekey that is refused
+        // (a state too large once sealed, a key missing) leaves the record as it found it.
+        let store = try StateStore(location: path, inMemory: false, options: options, recordingSeal: false)
         return try store.write { (transaction) throws(StateStoreError) -> RekeyResult in
             let result = try transaction.rekey(to: target)
             // The database records what it is now: sealed with the target key, or clear.

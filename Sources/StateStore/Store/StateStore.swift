@@ -156,9 +156,12 @@ public final class StateStore: Sendable {
     /// States removed at open because they were older than ``Options/retention``.
     public let prunedAtOpen: Int
     /// The key id the database records that its states are sealed with (`metadata`
-    /// `statestore.sealed_with`), or `nil` for a clear database. A store without a sealer writes
-    /// no clear state into a database that records one: ``StateStoreError/keyRequired(file:keyID:)``.
-    public let sealedWith: String?
+    /// `statestore.sealed_with`), or `nil` for a clear database. A store that cannot open that
+    /// key (it was given no sealer, or one without the key) writes nothing into the database:
+    /// ``StateStoreError/keyRequired(file:keyID:)``. Read at open; this store's own writes of
+    /// the record (an import of sealed states into a clear database, a rekey) update it.
+    public var sealedWith: String? { recordedSeal.withLock { $0 } }
+    let recordedSeal: Mutex<String?>
 
     /// Things found at open that the store could not put right itself, in words: a file
     /// owned by another user that others may read, a folder that others may write to, a
@@ -183,7 +186,9 @@ public final class StateStore: Sendable {
         try self.init(location: path, inMemory: false, options: options)
     }
 
-    private init(location path: String, inMemory isMemory: Bool, options: Options) throws(StateStoreError) {
+    /// `recordingSeal: false` opens without writing the sealer's key id as the database's record
+    /// (``sealedWith``): a rekey records what it made only when it commits.
+    init(location path: String, inMemory isMemory: Bool, options: Options, recordingSeal: Bool = true) throws(StateStoreError) {
         self.path = path
         self.options = options
         if let sealer = options.sealer, let invalid = sealer.openableKeyIDs.first(where: { !StoredState.isValidKeyID($0) }) {
@@ -275,7 +280,7 @@ public final class StateStore: Sendable {
         } else {
             prunedAtOpen = 0
         }
-        sealedWith = try Self.recordSealing(connection, sealer: options.sealer, readOnly: options.readOnly)
+        recordedSeal = Mutex(try Self.recordSealing(connection, sealer: options.sealer, readOnly: options.readOnly || !recordingSeal))
         noStatesAtChangeCount = Self.noStatesAtChangeCount(connection)
         publishedChangeCount.store(connection.changeCount, ordering: .releasing)
         // The file is accepted: from now on a clean close checkpoints and removes the WAL,
@@ -401,8 +406,15 @@ public final class StateStore: Sendable {
     /// ```
     public func write<T: Sendable>(_ body: (WriteTransaction) throws(StateStoreError) -> T) throws(StateStoreError) -> T {
         try withConnection { (connection) throws(StateStoreError) -> T in
-            try connection.writeTransaction { () throws(StateStoreError) -> T in
-                try body(WriteTransaction(connection: connection, store: self))
+            let recorded = sealedWith
+            do throws(StateStoreError) {
+                return try connection.writeTransaction { () throws(StateStoreError) -> T in
+                    try body(WriteTransaction(connection: connection, store: self))
+                }
+            } catch {
+                // A sealing record the transaction wrote went with it.
+                recordedSeal.withLock { $0 = recorded }
+                throw error
             }
         }
     }
