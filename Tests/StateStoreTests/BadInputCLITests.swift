@@ -176,6 +176,68 @@ import Testing
 
     // MARK: Silent loss
 
+    /// A rollback journal another database left beside a StateStore file (copied or renamed
+    /// there; the store's own files use a WAL and never have one): SQLite would play it back
+    /// into the file at the first read. Every command refuses before that, exit 3, the file byte
+    /// for byte as it was; moved away as the message says, the database is whole.
+    @Test func aJournalFromAnotherDatabaseIsNeverPlayedBack() throws {
+        let folder = TemporaryFolder()
+        let db = try Self.demoDatabase(in: folder)
+        // Another database half-way through a transaction that spilled into its journal.
+        let other = folder.file("other.sqlite")
+        beforeRawSQLite()
+        var handle: OpaquePointer?
+        try #require(sqlite3_open_v2(other, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil) == SQLITE_OK)
+        defer { sqlite3_close_v2(handle) }
+        try #require(sqlite3_exec(handle, """
+            PRAGMA journal_mode = DELETE; PRAGMA cache_size = 2; CREATE TABLE t(x);
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 200) INSERT INTO t SELECT randomblob(500) FROM n;
+            BEGIN; UPDATE t SET x = randomblob(500);
+            """, nil, nil, nil) == SQLITE_OK)
+        try FileManager.default.copyItem(atPath: other + "-journal", toPath: db + "-journal")
+        try #require(sqlite3_exec(handle, "ROLLBACK", nil, nil, nil) == SQLITE_OK)
+        let before = FileSnapshot(db)
+        let document = folder.file("empty.json")
+        try Data(#"{"schema":1,"kind":"export","database_schema_version":1,"states":[]}"#.utf8).write(to: URL(fileURLWithPath: document))
+        for arguments in [["inspect"], ["check"], ["export"], ["prune", "--path", "x/y"], ["migrate"], ["migrate", "--repair"],
+                          ["import", document], ["rekey", "--clear"]] {
+            let result = try CLI.run([arguments[0], "--db", db] + arguments.dropFirst())
+            Self.expectOneLine(result, 3, containing: "lies a rollback journal, \(db)-journal, that is not its own")
+            #expect(result.stderr.contains("Move \(db)-journal out of the folder"), "\(result)")
+            #expect(FileSnapshot(db) == before, "\(arguments)")
+            #expect(FileManager.default.fileExists(atPath: db + "-journal"))
+        }
+        try FileManager.default.moveItem(atPath: db + "-journal", toPath: folder.file("moved-journal"))
+        let checked = try CLI.run(["check", "--db", db])
+        #expect(checked.status == 0 && checked.stdout.hasSuffix("Healthy.\n"), "\(checked)")
+    }
+
+    /// A copy that lost its `-wal` beside the `-shm` that lists its pages: refused by every
+    /// command, `migrate` and `migrate --dry-run` included, and through a symbolic link to the
+    /// file (SQLite names the companions after the link's target). The first connection to open
+    /// it would have reset the index that says so, and the older file would have been read, and
+    /// then written, as if whole.
+    @Test func aLostWALIsRefusedByEveryCommandAndThroughALink() throws {
+        let folder = TemporaryFolder()
+        let live = folder.file("live.sqlite"), copy = folder.file("copy.sqlite"), link = folder.file("link.sqlite")
+        let store = try StateStore(path: live)
+        try store.save("only in the WAL", for: "root/compose")
+        for suffix in ["", "-shm"] { try FileManager.default.copyItem(atPath: live + suffix, toPath: copy + suffix) }
+        #expect(symlink(copy, link) == 0)
+        let document = folder.file("one.json")
+        try Data(#"{"schema":1,"kind":"export","database_schema_version":1,"states":[{"path":"root/a","type_name":"T","version":1,"encoding":"json","value":{}}]}"#.utf8)
+            .write(to: URL(fileURLWithPath: document))
+        let file = FileSnapshot(copy), index = FileSnapshot(copy + "-shm")
+        for (database, arguments) in [(copy, ["migrate", "--dry-run"]), (copy, ["migrate"]), (link, ["inspect"]), (link, ["migrate"]),
+                                      (link, ["prune", "--path", "root/compose"]), (link, ["import", document])] {
+            let result = try CLI.run([arguments[0], "--db", database] + arguments.dropFirst())
+            Self.expectOneLine(result, 3, containing: "The write-ahead log")
+            #expect(FileSnapshot(copy) == file && FileSnapshot(copy + "-shm") == index, "\(database) \(arguments)")
+            #expect(!FileManager.default.fileExists(atPath: copy + "-wal"))
+        }
+        withExtendedLifetime(store) {}
+    }
+
     @Test func importRefusesDuplicateKeysAndOutOfRangeFields() throws {
         let folder = TemporaryFolder()
         let db = try Self.demoDatabase(in: folder)

@@ -44,6 +44,10 @@ public enum StateStoreError: Error, Sendable, Hashable, CustomStringConvertible 
     /// The `-wal` file is missing while the `-shm` index says it held `frames` committed
     /// pages not yet in the database file. Nothing was opened or changed.
     case walMissing(file: String, frames: Int)
+    /// A rollback journal, `journal`, lies beside a database that uses a WAL and so never has
+    /// one of its own: it came from another database. SQLite would play it back into this file.
+    /// Nothing was opened or changed.
+    case strayJournal(file: String, journal: String)
     /// A read-only open met a database whose schema this build would first have to migrate.
     case schemaTooOld(file: String, found: Int, required: Int)
     /// A write was attempted on a database opened read-only, or on a read-only file.
@@ -140,6 +144,8 @@ public enum StateStoreError: Error, Sendable, Hashable, CustomStringConvertible 
             "The state database at \(file) has schema version \(found), newer than the \(supported) this build knows. It was left untouched; run a newer build of the app or statectl."
         case .walMissing(let file, let frames):
             "The write-ahead log \(file)-wal is missing, but \(file)-shm shows \(frames) committed pages that were only in it. Nothing was changed: put the -wal file back beside the database, or use StateStore.openOrRecover to set the files aside and start fresh."
+        case .strayJournal(let file, let journal):
+            "Beside the state database at \(file) lies a rollback journal, \(journal), that is not its own: the database uses a write-ahead log, so the journal came from another database (a file copied or renamed beside it), and SQLite would play it back into this one. Nothing was opened or changed. Move \(journal) out of the folder (keep it with the database it belongs to), then run again."
         case .schemaTooOld(let file, let found, let required):
             "The state database at \(file) has schema version \(found) and this build reads version \(required). Run `statectl migrate --db \(file)` first."
         case .readOnly(let file, _):

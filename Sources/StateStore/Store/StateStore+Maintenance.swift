@@ -121,6 +121,8 @@ extension StateStore {
         try validateDatabasePath(path)
         try requireRegularFileOrNothing(at: path, readOnly: true)
         try requireStateStoreBeforeOpening(path)
+        // Before any connection: the first one would reset the index that says the WAL is lost.
+        try refuseLostWAL(at: path)
         let companions = newCompanions(of: path)
         do {
             let connection = try connect(to: path, options: .init(readOnly: true))

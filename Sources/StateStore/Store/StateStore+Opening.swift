@@ -54,11 +54,35 @@ extension StateStore {
                 throw .fileSystem(FileSystemFailure(operation: .createFile, path: path, errno: errno))
             }
         }
+        let base = companionBase(of: path)
         for companion in ["-wal", "-shm", "-journal"] {
-            guard lstat(path + companion, &info) == 0 else { continue }
-            if info.st_mode & S_IFMT == S_IFLNK { throw .notARegularFile(file: path + companion, kind: "a symbolic link") }
-            if let kind = FileKind.nonRegular(info.st_mode) { throw .notARegularFile(file: path + companion, kind: kind) }
+            guard lstat(base + companion, &info) == 0 else { continue }
+            if info.st_mode & S_IFMT == S_IFLNK { throw .notARegularFile(file: base + companion, kind: "a symbolic link") }
+            if let kind = FileKind.nonRegular(info.st_mode) { throw .notARegularFile(file: base + companion, kind: kind) }
         }
+    }
+
+    /// The name SQLite gives the database's `-wal`, `-shm` and `-journal` files: the file's own
+    /// path with symbolic links resolved (as SQLite resolves them), so a database opened through
+    /// a link is checked by the companions SQLite will use; the path as given when nothing is
+    /// there yet.
+    static func companionBase(of path: String) -> String {
+        guard let resolved = realpath(path, nil) else { return path }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    /// Throws ``StateStoreError/strayJournal(file:journal:)`` when a rollback journal lies
+    /// beside a database whose header says it uses a WAL (bytes 18 and 19 are 2). Such a file
+    /// never has a journal of its own, so that one came from another database, copied or renamed
+    /// beside it; SQLite would play it back into this file at the first read, before anything
+    /// could be checked, and destroy it. An empty journal holds nothing to play back.
+    static func refuseStrayJournal(at path: String, header: [UInt8]) throws(StateStoreError) {
+        guard header.count >= 20, header[18] == 2, header[19] == 2 else { return }
+        let journal = companionBase(of: path) + "-journal"
+        var info = stat()
+        guard lstat(journal, &info) == 0, info.st_size > 0 else { return }
+        throw .strayJournal(file: path, journal: journal)
     }
 
     /// Decides from the file alone, before SQLite opens it for real, whether it is another
@@ -71,8 +95,16 @@ extension StateStore {
               header.prefix(16).elementsEqual(Array("SQLite format 3\0".utf8))
         else { return }
         let id = header[68..<72].reduce(Int32(0)) { $0 << 8 | Int32($1) }
+        if id != 0, id != applicationID { throw notOurs(path, applicationID: id) }
+        do {
+            try refuseStrayJournal(at: path, header: header)
+        } catch {
+            // Another program's unmarked file is reported as that: the immutable look below
+            // plays back no journal.
+            if id == 0 { try requireStateStore(try Connection(path: path, options: .init(readOnly: true, create: false, immutable: true))) }
+            throw error
+        }
         if id == applicationID { return }
-        if id != 0 { throw notOurs(path, applicationID: id) }
         // With committed pages in a -wal (another connection has the file open, or it was not
         // checkpointed) of a file in WAL mode (header bytes 18 and 19 are 2), the file's own
         // header and tables may predate them: a store made a moment ago still shows
@@ -81,8 +113,9 @@ extension StateStore {
         // real connection, which reads through the WAL, decide. Not with a -journal beside it:
         // SQLite would roll a hot journal back into the file before anything is checked.
         var wal = stat(), journal = stat()
-        if header[18] == 2, header[19] == 2, stat(path + "-wal", &wal) == 0, wal.st_size > 0,
-           lstat(path + "-journal", &journal) != 0 {
+        let base = companionBase(of: path)
+        if header[18] == 2, header[19] == 2, stat(base + "-wal", &wal) == 0, wal.st_size > 0,
+           lstat(base + "-journal", &journal) != 0 {
             return
         }
         let peek = try Connection(path: path, options: .init(readOnly: true, create: false, immutable: true))
@@ -152,7 +185,8 @@ extension StateStore {
     /// The `-wal` and `-shm` that do not exist yet: SQLite may create them even while opening a
     /// file it then refuses, and a refused file must get nothing new beside it.
     static func newCompanions(of path: String) -> [String] {
-        [path + "-wal", path + "-shm"].filter { access($0, F_OK) != 0 }
+        let base = companionBase(of: path)
+        return [base + "-wal", base + "-shm"].filter { access($0, F_OK) != 0 }
     }
 
     /// Creates `folder` and any missing parents with mode 0700 (`mkdir -p`), keeping `errno`.

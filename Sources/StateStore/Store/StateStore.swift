@@ -343,7 +343,8 @@ public final class StateStore: Sendable {
     /// WAL can be put back. See <https://www.sqlite.org/walformat.html#the_wal_index_file_format>.
     static func refuseLostWAL(at path: String) throws(StateStoreError) {
         var wal = stat()
-        guard lstat(path + "-wal", &wal) != 0, let header = FileKind.readPrefix(of: path + "-shm", count: 104), header.count == 104
+        let base = companionBase(of: path)
+        guard lstat(base + "-wal", &wal) != 0, let header = FileKind.readPrefix(of: base + "-shm", count: 104), header.count == 104
         else { return }
         func word(_ offset: Int) -> UInt32 {
             header.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset, as: UInt32.self) }

@@ -16,7 +16,7 @@ enum ExitStatus: Int32 {
     /// opened is ``cannotOpen``; the rest (a refused write, a bad state) is ``problemFound``.
     static func forStoreError(_ error: StateStoreError) -> ExitStatus {
         switch error {
-        case .cannotOpen, .fileSystem, .notADatabase, .corrupt, .schemaTooNew, .schemaTooOld, .walMissing,
+        case .cannotOpen, .fileSystem, .notADatabase, .corrupt, .schemaTooNew, .schemaTooOld, .walMissing, .strayJournal,
              .invalidDatabasePath, .notARegularFile, .notAStateStore, .schemaMismatch:
             .cannotOpen
         case .readOnly, .diskFull, .busy, .decodingFailed, .encodingFailed, .checksumMismatch,
