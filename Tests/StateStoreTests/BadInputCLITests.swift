@@ -453,6 +453,31 @@ import Testing
         #expect(try CLI.run(["export", "--db", db]).status == 0)
     }
 
+    /// What an export document cannot carry, another tool can write: a type name with a control
+    /// character or over 4096 bytes, a version outside 0...Int32.max. `check` names each row
+    /// rather than calling the database healthy, and the remedy it gives makes `export` work.
+    @Test(arguments: [
+        ("type_name = 'Mail' || char(9) || 'Draft'", "invalid_type_names"),
+        ("type_name = printf('%.4097c', 'T')", "invalid_type_names"),
+        ("version = 1099511627776", "versions_out_of_range"),
+    ])
+    func whatAnExportCannotCarryIsNamedByCheck(_ change: String, _ list: String) throws {
+        let folder = TemporaryFolder()
+        let db = try Self.demoDatabase(in: folder)
+        try rawSQL(db, "UPDATE states SET \(change) WHERE path = 'tabs/compose'")
+        let before = try CLI.dump(db)
+        #expect(try CLI.run(["export", "--db", db]).status == 1)
+        let check = try CLI.run(["check", "--db", db, "--json"])
+        #expect(check.status == 1, "\(check)")
+        #expect(check.stdout.contains("\"\(list)\": [\n    \"tabs/compose\"\n  ]"), "\(check)")
+        let text = try CLI.run(["check", "--db", db])
+        #expect(text.status == 1 && text.stdout.contains("`statectl prune --path`") && !text.stdout.contains("Healthy."), "\(text)")
+        #expect(try CLI.dump(db) == before)
+        #expect(try CLI.run(["prune", "--db", db, "--path", "tabs/compose"]).status == 0)
+        #expect(try CLI.run(["check", "--db", db]).status == 0)
+        #expect(try CLI.run(["export", "--db", db]).status == 0)
+    }
+
     @Test func exportNeverWritesOverItsOwnDatabaseAndAppendsThroughStdout() throws {
         let folder = TemporaryFolder()
         let db = try Self.demoDatabase(in: folder)

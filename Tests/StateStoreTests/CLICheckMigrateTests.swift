@@ -158,6 +158,7 @@ import Testing
               "exhausted_generations": [],
               "times_out_of_range": [],
               "invalid_type_names": [],
+              "versions_out_of_range": [],
               "sealed_states": {},
               "unopened_key_ids": [],
               "unopenable_states": []

@@ -90,7 +90,7 @@ extension StateExport {
             throw refuse(.invalidPath(joined, reason: reason))
         }
         guard let typeName = item["type_name"].flatMap(string) else { throw refuse(.missingTypeName) }
-        guard !typeName.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }), typeName.utf8.count <= 4096 else {
+        guard StoredState.isCarried(typeName: typeName) else {
             throw refuse(.invalidTypeName)
         }
         guard let version = item["version"].flatMap(integer), (0...StoredState.maximumVersion).contains(version) else {

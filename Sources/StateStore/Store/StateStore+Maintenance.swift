@@ -22,10 +22,14 @@ extension StateStore {
         /// the store reads them, but an export document cannot carry them, so
         /// ``StateExport/encoded()`` refuses the export until each is saved again or removed.
         public var timesOutOfRange: [RestorationPath] = []
-        /// Rows whose type name is not valid UTF-8 (written outside the store): reading one
-        /// throws ``StateStoreError/invalidState(path:reason:)``, so the app cannot restore it
-        /// and an export refuses it until it is saved again or removed.
+        /// Rows whose type name is not valid UTF-8, holds a control character or is over 4096
+        /// bytes (written outside the store; a Swift type name is none of these): the app cannot
+        /// restore them (one that is not UTF-8 throws ``StateStoreError/invalidState(path:reason:)``
+        /// when read), and an export refuses them until each is saved again or removed.
         public var invalidTypeNames: [RestorationPath] = []
+        /// Rows whose version is outside 0...``StoredState/maximumVersion`` (written outside the
+        /// store): an export refuses them until each is saved again or removed.
+        public var versionsOutOfRange: [RestorationPath] = []
         /// `PRAGMA user_version`, the schema version in the file's header; equal to
         /// ``schemaVersion`` unless the header was reset by hand.
         public var headerSchemaVersion: Int = 0
@@ -40,7 +44,8 @@ extension StateStore {
         public var isHealthy: Bool {
             integrity == ["ok"] && checksumMismatches.isEmpty && quarantineCount == 0
                 && schemaVersion == latestSchemaVersion && invalidRows.isEmpty && exhaustedGenerations.isEmpty
-                && timesOutOfRange.isEmpty && invalidTypeNames.isEmpty && headerSchemaVersion == schemaVersion && unopenableStates.isEmpty
+                && timesOutOfRange.isEmpty && invalidTypeNames.isEmpty && versionsOutOfRange.isEmpty
+                && headerSchemaVersion == schemaVersion && unopenableStates.isEmpty
         }
     }
 
@@ -72,7 +77,7 @@ extension StateStore {
     /// ``check()`` after its `integrity_check`, inside its read transaction.
     private func health(_ connection: Connection, integrity: [String]) throws(StateStoreError) -> Health {
         var mismatches: [RestorationPath] = [], exhausted: [RestorationPath] = [], unopenable: [RestorationPath] = []
-        var undated: [RestorationPath] = [], unnamed: [RestorationPath] = []
+        var undated: [RestorationPath] = [], unnamed: [RestorationPath] = [], unversioned: [RestorationPath] = []
         var sealed: [String: Int] = [:]
         let rows = try Statement(
             connection: connection,
@@ -85,7 +90,8 @@ extension StateStore {
             if !intact { mismatches.append(path) }
             if !(1...StoredState.maximumGeneration).contains(rows.int64(3)) { exhausted.append(path) }
             if !TextFormat.representableMilliseconds.contains(rows.int64(7)) { undated.append(path) }
-            if rows.validText(5) == nil { unnamed.append(path) }
+            if !(rows.validText(5).map(StoredState.isCarried(typeName:)) ?? false) { unnamed.append(path) }
+            if !(0...Int64(StoredState.maximumVersion)).contains(rows.int64(6)) { unversioned.append(path) }
             guard !rows.isNull(4) else { continue }
             let keyID = rows.string(4)
             sealed[keyID, default: 0] += 1
@@ -107,6 +113,7 @@ extension StateStore {
             exhaustedGenerations: exhausted,
             timesOutOfRange: undated,
             invalidTypeNames: unnamed,
+            versionsOutOfRange: unversioned,
             headerSchemaVersion: Int(try connection.scalarInt("PRAGMA user_version") ?? 0),
             sealedStates: sealed,
             unopenableStates: unopenable

@@ -36,6 +36,17 @@ public struct StoredState: Sendable, Hashable {
 
     /// The largest version the store accepts from outside: `Int32.max`.
     public static let maximumVersion = Int(Int32.max)
+
+    /// The longest type name, in bytes of UTF-8, an export document carries.
+    static let maximumTypeNameLength = 4096
+
+    /// Whether an export document carries `typeName`: no control character, and at most
+    /// ``maximumTypeNameLength`` bytes. A Swift type name has neither; only another tool
+    /// writes such a row.
+    static func isCarried(typeName: String) -> Bool {
+        typeName.utf8.count <= maximumTypeNameLength
+            && !typeName.unicodeScalars.contains { $0.properties.generalCategory == .control }
+    }
 }
 
 extension StateStore {

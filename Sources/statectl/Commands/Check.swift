@@ -31,7 +31,7 @@ extension Statectl {
                 "integrity": [..], "schema_version", "latest_schema_version", "journal_mode", \
                 "state_count", "quarantine_count", "pressure_event_count", "checksum_mismatches": [paths], \
                 "header_schema_version", "invalid_rows": [{"rowid", "path", "reason", "byte_count", \
-                "updated_at"}], "exhausted_generations": [paths], "times_out_of_range": [paths], "invalid_type_names": [paths], "sealed_states": {key id: count}, \
+                "updated_at"}], "exhausted_generations": [paths], "times_out_of_range": [paths], "invalid_type_names": [paths], "versions_out_of_range": [paths], "sealed_states": {key id: count}, \
                 "unopened_key_ids": [key ids not given], "unopenable_states": [paths]}
                 """
         )
@@ -88,7 +88,10 @@ extension Statectl {
                 problems.append("\(health.timesOutOfRange.count) state(s) have an update time outside the years 0000–9999, written outside StateStore (\(health.timesOutOfRange.map(\.rawValue).joined(separator: ", "))); `statectl export` refuses them until each is saved again or removed (`statectl prune --path`)")
             }
             if !health.invalidTypeNames.isEmpty {
-                problems.append("\(health.invalidTypeNames.count) state(s) have a type name that is not valid UTF-8, written outside StateStore (\(health.invalidTypeNames.map(\.rawValue).joined(separator: ", "))); the app cannot restore them and `statectl export` refuses them until each is saved again or removed (`statectl prune --path`)")
+                problems.append("\(health.invalidTypeNames.count) state(s) have a type name that is not valid UTF-8, holds a control character or is over 4096 bytes, written outside StateStore (\(health.invalidTypeNames.map(\.rawValue).joined(separator: ", "))); the app cannot restore them and `statectl export` refuses them until each is saved again or removed (`statectl prune --path`)")
+            }
+            if !health.versionsOutOfRange.isEmpty {
+                problems.append("\(health.versionsOutOfRange.count) state(s) have a version outside 0–\(StoredState.maximumVersion), written outside StateStore (\(health.versionsOutOfRange.map(\.rawValue).joined(separator: ", "))); `statectl export` refuses them until each is saved again or removed (`statectl prune --path`)")
             }
             if output.json {
                 Output.json(kind: "check", [
@@ -108,6 +111,7 @@ extension Statectl {
                     ("exhausted_generations", .strings(health.exhaustedGenerations.map(\.rawValue))),
                     ("times_out_of_range", .strings(health.timesOutOfRange.map(\.rawValue))),
                     ("invalid_type_names", .strings(health.invalidTypeNames.map(\.rawValue))),
+                    ("versions_out_of_range", .strings(health.versionsOutOfRange.map(\.rawValue))),
                     ("sealed_states", .object(health.sealedStates.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) })),
                     ("unopened_key_ids", .strings(unopened(health, keyring: keyring))),
                     ("unopenable_states", .strings(health.unopenableStates.map(\.rawValue))),
