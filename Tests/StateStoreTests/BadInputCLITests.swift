@@ -597,6 +597,30 @@ import Testing
         #expect(check.status == 1 && check.stdout.contains("schema_migrations is missing") && check.stdout.contains("migrate --repair"), "\(check)")
     }
 
+    /// Version records set back by hand to an older version, the tables left as they are: the
+    /// writing commands refuse in one line pointing at the repair (not SQLite's error on the
+    /// next migration's first table, with that migration's whole text), and the repair works.
+    @Test func versionRecordsSetBackPointAtTheRepair() throws {
+        let folder = TemporaryFolder()
+        let db = try Self.demoDatabase(in: folder)
+        try rawSQL(db, "PRAGMA user_version = 3; DELETE FROM schema_migrations WHERE version > 3")
+        let before = try CLI.dump(db), file = FileSnapshot(db)
+        let document = folder.file("empty.json")
+        try Data(#"{"schema":1,"kind":"export","database_schema_version":1,"states":[]}"#.utf8).write(to: URL(fileURLWithPath: document))
+        for command in [["migrate"], ["migrate", "--dry-run"], ["import", document], ["prune", "--path", "tabs/compose"]] {
+            let result = try CLI.run([command[0], "--db", db] + command.dropFirst())
+            // import and prune first read the file, as they can, with a warning saying the same.
+            #expect(result.status == 3 && result.stderrLines.count <= 2, "\(result)")
+            #expect(result.stderrLines.last?.contains("its schema version records say 3, but its tables are schema \(StateStore.latestSchemaVersion)'s exactly") == true, "\(result)")
+            #expect(result.stderr.contains("statectl migrate --repair") && !result.stderr.contains("CREATE"), "\(result)")
+            #expect(FileSnapshot(db) == file)
+        }
+        #expect(try CLI.dump(db) == before)
+        #expect(try CLI.run(["migrate", "--repair", "--db", db]).status == 0)
+        #expect(try CLI.run(["check", "--db", db]).status == 0)
+        #expect(try CLI.run(["prune", "--db", db, "--path", "tabs/compose"]).status == 0)
+    }
+
     @Test func oddNamesStayOnOneLineAndEmptyFilesAreNotPruned() throws {
         let folder = TemporaryFolder()
         let wide = folder.file("wide\nfolder")

@@ -49,11 +49,20 @@ struct Migrator {
     }
 
     /// Throws ``StateStoreError/schemaMismatch(file:detail:)`` when the database has StateStore's
-    /// tables but records no schema version: `user_version` and `schema_migrations` were both
-    /// cleared by hand, and applying 0001 again would fail half-way on "table states already exists".
+    /// tables but records no schema version (`user_version` and `schema_migrations` both cleared
+    /// by hand: applying 0001 again would fail on "table states already exists"), or records an
+    /// older version than its tables, which are the current schema's (the records set back by
+    /// hand: the next migration would fail on a table it creates). Either is repairable.
     func requireRecordedVersion(_ connection: Connection, applied: Int? = nil) throws(StateStoreError) {
         let version: Int
         if let applied { version = applied } else { version = try appliedVersion(of: connection) }
+        if version > 0, version < latestVersion, try StateStore.schemaRecords(of: connection).isRepairable {
+            throw .schemaMismatch(
+                file: connection.path,
+                detail: "its schema version records say \(version), but its tables are schema \(latestVersion)'s exactly: "
+                    + "`statectl migrate --repair` (StateStore.repairSchemaVersion(at:)) re-records the version"
+            )
+        }
         if version == 0, try connection.scalarInt("SELECT count(*) FROM sqlite_schema WHERE name = 'states'") ?? 0 > 0 {
             let repair = try StateStore.schemaRecords(of: connection).isRepairable
                 ? "; its tables match schema \(latestVersion) exactly: `statectl migrate --repair` (StateStore.repairSchemaVersion(at:)) re-records the version"
@@ -79,7 +88,17 @@ struct Migrator {
                 }
                 guard applied < migration.version else { return }
                 try connection.execute(Self.bookkeeping)
-                try connection.execute(migration.sql)
+                do throws(StateStoreError) {
+                    try connection.execute(migration.sql)
+                } catch {
+                    // A migration written for the recorded version fails only on tables that are
+                    // not that version's: changed outside StateStore. Rolled back whole.
+                    guard case .sqlite(let failure) = error, failure.extendedResultCode == .error else { throw error }
+                    throw .schemaMismatch(
+                        file: connection.path,
+                        detail: "migration \(String(format: "%04d", migration.version))_\(migration.name).sql could not be applied to the schema version \(applied) it records: \(failure.message)"
+                    )
+                }
                 let record = try connection.cached(
                     "INSERT INTO schema_migrations(version, name, applied_at) VALUES (?1, ?2, ?3)"
                 )
