@@ -44,9 +44,9 @@ public enum StateStoreError: Error, Sendable, Hashable, CustomStringConvertible 
     /// The `-wal` file is missing while the `-shm` index says it held `frames` committed
     /// pages not yet in the database file. Nothing was opened or changed.
     case walMissing(file: String, frames: Int)
-    /// A rollback journal, `journal`, lies beside a database that uses a WAL and so never has
-    /// one of its own: it came from another database. SQLite would play it back into this file.
-    /// Nothing was opened or changed.
+    /// A rollback journal, `journal`, lies beside a database that uses a WAL and has none of its
+    /// own once created: it came from another database, and SQLite would play it back into this
+    /// file. Nothing was opened or changed.
     case strayJournal(file: String, journal: String)
     /// A read-only open met a database whose schema this build would first have to migrate.
     case schemaTooOld(file: String, found: Int, required: Int)

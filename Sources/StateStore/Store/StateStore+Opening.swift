@@ -72,16 +72,25 @@ extension StateStore {
         return String(cString: resolved)
     }
 
-    /// Throws ``StateStoreError/strayJournal(file:journal:)`` when a rollback journal lies
-    /// beside a database whose header says it uses a WAL (bytes 18 and 19 are 2). Such a file
-    /// never has a journal of its own, so that one came from another database, copied or renamed
-    /// beside it; SQLite would play it back into this file at the first read, before anything
-    /// could be checked, and destroy it. An empty journal holds nothing to play back.
+    /// Throws ``StateStoreError/strayJournal(file:journal:)`` when a rollback journal that
+    /// SQLite would play back lies beside a database whose header says it uses a WAL (bytes 18
+    /// and 19 are 2): it came from another database, copied or renamed beside it, and SQLite
+    /// would play it into this file at the first read, before anything could be checked.
+    ///
+    /// A store's file has one transaction in rollback mode, ever: the switch of a new, empty
+    /// database to WAL, before any migration marks it as StateStore's. A power cut during it
+    /// leaves a journal of its own, which records an empty database (its original size, bytes
+    /// 16–19 of the journal's header, is 0 pages) beside a header not yet marked; that one is
+    /// played back, as it must be. A journal without its header's magic number is not played back.
     static func refuseStrayJournal(at path: String, header: [UInt8]) throws(StateStoreError) {
-        guard header.count >= 20, header[18] == 2, header[19] == 2 else { return }
+        guard header.count >= 72, header[18] == 2, header[19] == 2 else { return }
         let journal = companionBase(of: path) + "-journal"
-        var info = stat()
-        guard lstat(journal, &info) == 0, info.st_size > 0 else { return }
+        guard let start = FileKind.readPrefix(of: journal, count: 28), start.count == 28,
+              start.prefix(8).elementsEqual([0xD9, 0xD5, 0x05, 0xF9, 0x20, 0xA1, 0x63, 0xD7])
+        else { return }
+        let originalPages = start[16..<20].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+        let marked = header[68..<72].contains { $0 != 0 }
+        if originalPages == 0, !marked { return }
         throw .strayJournal(file: path, journal: journal)
     }
 
