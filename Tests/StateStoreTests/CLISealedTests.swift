@@ -55,6 +55,10 @@ struct CLISealedTests {
         #expect(checked.stdout.contains("Sealed states:        4 (key \(idOne): 4, opened)"), "\(checked)")
         let unchecked = try CLI.run(["check", "--db", db, "--json"])
         #expect(unchecked.stdout.contains("\"unopened_key_ids\": [\n    \"\(idOne)\"\n  ]"), "\(unchecked)")
+        // Given a key that opens none of them (a backup key being tried), check does not call it healthy.
+        let wrongKey = try CLI.run(["check", "--db", db, "--key-file", two])
+        #expect(wrongKey.status == 1 && !wrongKey.stdout.contains("Healthy."), "\(wrongKey)")
+        #expect(wrongKey.stdout.contains("4 sealed state(s) are sealed with a key the key given (\(idTwo)) does not open (\(idOne))"), "\(wrongKey)")
 
         // Rotation needs the current key, and changes nothing without it.
         let before = try CLI.tool("sqlite3", [db, "SELECT hex(bytes), key_id FROM states ORDER BY path"])

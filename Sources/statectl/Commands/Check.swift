@@ -81,6 +81,15 @@ extension Statectl {
             if !health.unopenableStates.isEmpty {
                 problems.append("\(health.unopenableStates.count) sealed state(s) do not open with their key (\(health.unopenableStates.map(\.rawValue).joined(separator: ", "))): altered or copied outside StateStore; an application quarantines each when it reads it")
             }
+            if let keyring {
+                // A key given to check the sealed states with that does not open some of them:
+                // a wrong key (or a backup key being tried) is not a healthy check.
+                let skipped = unopened(health, keyring: keyring)
+                if !skipped.isEmpty {
+                    let count = skipped.reduce(0) { $0 + health.sealedStates[$1, default: 0] }
+                    problems.append("\(count) sealed state(s) are sealed with \(skipped.count == 1 ? "a key" : "keys") the key given (\(keyring.keyID)) does not open (\(skipped.joined(separator: ", "))), so they were not checked; give the key they were sealed with")
+                }
+            }
             if !health.exhaustedGenerations.isEmpty {
                 problems.append("\(health.exhaustedGenerations.count) state(s) have a generation past \(StoredState.maximumGeneration) and cannot rise (\(health.exhaustedGenerations.map(\.rawValue).joined(separator: ", "))); the next save of each moves the old row to quarantine, bytes intact, and starts the path again at generation 1")
             }
