@@ -38,7 +38,8 @@ struct Statectl: AsyncParsableCommand {
               2  usage error (unknown option, invalid argument)
               3  the database cannot be opened: missing file, not a database,
                  damaged at open, schema newer than this build (or not migrated
-                 yet, for inspect and export); import: a document from a newer schema;
+                 yet, for inspect and export), a lost -wal, another database's
+                 -journal beside it; import: a document from a newer schema;
                  monitor: /proc/meminfo cannot be read or parsed
 
             Errors are one line on stderr: "statectl: <what went wrong and what to do>".
