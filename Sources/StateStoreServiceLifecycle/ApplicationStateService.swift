@@ -51,12 +51,35 @@ public struct ApplicationStateService: Service {
     ///
     /// - Throws: ``StateStore/TerminationSignalsClaimedError`` when it claims the signals and
     ///   ``StateStore/Application/installTerminationHandlers(signals:)`` owns them; nothing is
-    ///   terminated then.
+    ///   terminated then. ``UnsavedStateError`` when the final save did not reach the database
+    ///   (a full disk, a lock another process held past the busy timeout, twice): the group's
+    ///   `run()` then throws it, so the program does not end as if everything had been saved.
     public func run() async throws {
         if claimsTerminationSignals { try TerminationSignalClaim.claim(.serviceGroup) }
         defer { if claimsTerminationSignals { TerminationSignalClaim.release(.serviceGroup) } }
         // Returns at graceful shutdown, throws at cancellation: either way, flush.
         try? await gracefulShutdown()
-        await MainActor.run { application.terminate() }
+        let unsaved: UnsavedStateError? = await MainActor.run {
+            application.terminate()
+            guard let coordinator = application.restorationCoordinator, coordinator.hasUnsavedWrites else { return nil }
+            return UnsavedStateError(problem: coordinator.recentErrors.last)
+        }
+        if let unsaved { throw unsaved }
+    }
+}
+
+/// The application's final save at shutdown did not reach the database: what changed since
+/// its last save is lost when the process ends. ``ApplicationStateService/run()`` throws it.
+public struct UnsavedStateError: Error, Sendable, CustomStringConvertible {
+    /// What the final save met, as the coordinator reported it to its `errorHandler`.
+    public let problem: RestorationError?
+
+    public init(problem: RestorationError?) {
+        self.problem = problem
+    }
+
+    public var description: String {
+        "The application's state could not be saved at shutdown, so what changed since its last save is lost"
+            + (problem.map { ": \($0)" } ?? ".")
     }
 }

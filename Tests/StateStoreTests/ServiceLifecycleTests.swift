@@ -4,6 +4,7 @@ import ServiceLifecycleTestKit
 import StateStoreServiceLifecycle
 import Testing
 @testable import StateStore
+import StateStoreSQLite
 
 /// The mail app run by a real `ServiceGroup` in a real process (`statestore-service-worker`):
 /// the group owns SIGTERM and SIGINT, and its graceful shutdown flushes the application.
@@ -131,6 +132,48 @@ struct ServiceLifecycleServiceTests {
         #expect(try reader.restore(NoteController.State.self, for: entry.path)?.text == "typed, never saved")
     }
 
+    /// Another process holds the database's write lock past the busy timeout: the final save
+    /// fails, and `run()` throws rather than return as if it had been made.
+    @Test func aFinalSaveThatFailsIsThrownFromRun() async throws {
+        let database = folder.file("locked.sqlite")
+        let application = try await MainActor.run {
+            let storyboard = Storyboard()
+            storyboard.register("note") { NoteController() }
+            let store = try StateStore(path: database, options: .init(busyTimeout: .milliseconds(50)))
+            let application = Application(store: store, storyboard: storyboard)
+            let window = Window(size: Size(width: 400, height: 800), orientation: .portrait, application: application)
+            let note = try #require(try storyboard.instantiateViewController(withIdentifier: "note") as? NoteController)
+            window.rootViewController = note
+            window.makeKeyAndVisible()
+            application.restorationCoordinator?.flush()
+            note.uncommittedText = "typed, never saved"
+            return application
+        }
+        beforeRawSQLite()
+        var handle: OpaquePointer?
+        try #require(sqlite3_open_v2(database, &handle, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK)
+        defer { sqlite3_close_v2(handle) }
+        try #require(sqlite3_exec(handle, "BEGIN IMMEDIATE", nil, nil, nil) == SQLITE_OK)
+        await #expect {
+            try await testGracefulShutdown { trigger in
+                async let running: Void = ApplicationStateService(application: application, claimsTerminationSignals: false).run()
+                trigger.triggerGracefulShutdown()
+                try await running
+            }
+        } throws: { error in
+            guard let unsaved = error as? UnsavedStateError, case .store(.busy) = unsaved.problem else { return false }
+            return "\(unsaved)".hasPrefix("The application's state could not be saved at shutdown, so what changed since its last save is lost: ")
+        }
+        #expect(await application.isTerminated)
+        // Read while the lock is still held (a reader of a WAL database is not blocked): the
+        // edit is not in the database. (Released, a retry the writer still has queued may land.)
+        let reader = try StateStore(path: database, options: .init(readOnly: true))
+        for entry in try reader.entries() where entry.typeName.contains("NoteController") {
+            #expect(try reader.restore(NoteController.State.self, for: entry.path)?.text != "typed, never saved")
+        }
+        try #require(sqlite3_exec(handle, "ROLLBACK", nil, nil, nil) == SQLITE_OK)
+    }
+
     @Test func theMonitorServiceStopsAndJoinsTheMonitorAtGracefulShutdown() async throws {
         let monitor = MemoryPressureMonitor(configuration: try MonitorThreads.fixture(in: folder))
         let thread = try await testGracefulShutdown { trigger in
@@ -178,3 +221,4 @@ enum MonitorThreads {
         return false
     }
 }
+

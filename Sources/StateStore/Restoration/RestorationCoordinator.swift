@@ -94,6 +94,13 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         /// path another connection may have changed). Zero in the steady state.
         public var restoreQueries = 0
     }
+    /// Whether states or archives handed to the writer wait for a retry after a failure that
+    /// may pass (a full disk, a lock held past the busy timeout): written by a later batch or
+    /// flush point if the failure passes, lost if the process ends first. After ``flush(archiving:)``
+    /// or ``StateStore/Application/terminate()``, whether they left anything unsaved (each
+    /// failure went to ``errorHandler``).
+    public var hasUnsavedWrites: Bool { writer.hasCarriedWork }
+
     /// What the coordinator did. Reading it waits for the writer (a flush point), so the
     /// counts include every state handed over so far.
     public var statistics: Statistics {
