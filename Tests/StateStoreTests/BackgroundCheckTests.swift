@@ -74,6 +74,26 @@ struct BackgroundCheckTests {
         #expect(FileSnapshot(path) == FileSnapshot(bytes: damaged))
     }
 
+    /// The schema page damaged after the store opened and before its check: the check's own
+    /// open meets it, and it is damage, as when the check's pragma meets it.
+    @Test func damageTheCheckMeetsAsItOpensIsDamage() throws {
+        try populate(300)
+        let log = RecordingLogHandler()
+        let store = try StateStore(path: path, options: .init(logger: log.logger(), backgroundCheck: .quick(after: .milliseconds(200))))
+        // Page 1's b-tree header starts at byte 100: 0 is no page type.
+        let handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
+        try handle.seek(toOffset: 100)
+        handle.write(Data([0]))
+        try handle.close()
+        let status = store.waitForBackgroundCheck(timeout: .seconds(60))
+        guard case .damaged(.corrupt(let file, _)) = status else {
+            Issue.record("expected damage, got \(status)")
+            return
+        }
+        #expect(file == path)
+        #expect(log.records.contains { $0.message == "integrity check found damage" })
+    }
+
     @Test func theFullCheckNamesItsPragma() throws {
         try populate(300)
         _ = try damageStatesRootPage()

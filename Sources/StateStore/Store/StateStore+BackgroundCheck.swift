@@ -34,7 +34,9 @@ extension StateStore {
         /// The whole file was read and no damage found; `duration` is the time it read for.
         case passed(duration: Duration)
         /// Damage was found: ``StateStoreError/corrupt(file:_:)`` with SQLite's findings as the
-        /// failure's message (at most ten). Also sent to the logger and to every
+        /// failure's message (at most ten), or what SQLite said when the check's own open met it
+        /// (a damaged schema page; ``StateStoreError/notADatabase(file:_:)`` for a header
+        /// overwritten since the store opened the file). Also sent to the logger and to every
         /// ``RestorationCoordinator/errorHandler`` on the store.
         case damaged(StateStoreError)
         /// The check could not finish for another reason: an I/O error, the file unreadable, or
@@ -276,7 +278,13 @@ final class BackgroundChecker: Sendable {
             connection = try StateStore.connect(to: path, options: readOnly)
         } catch {
             // Gone since the look above: say so, not only that it cannot be opened.
-            return end(.failed(fileProblem() ?? error))
+            if let problem = fileProblem() { return end(.failed(problem)) }
+            // Opening reads the schema page: damage there (or to the header, since the store
+            // opened the file) is what the check is for, whichever read met it.
+            switch error {
+            case .corrupt, .notADatabase: return end(.damaged(error))
+            default: return end(.failed(error))
+            }
         }
         let handle = UInt(bitPattern: connection.handle)
         let registered = state.withLock { state in
