@@ -212,6 +212,39 @@ import Testing
         #expect(checked.status == 0 && checked.stdout.hasSuffix("Healthy.\n"), "\(checked)")
     }
 
+    /// A store cut before its first checkpoint (its file one unmarked page, everything in the
+    /// WAL) beside the journal of another database's first transaction (which records an empty
+    /// database, as a new store's own switch to WAL does): played back, it would cut the file
+    /// to nothing and SQLite would then delete the WAL. Refused; the files stay as they were.
+    @Test func aJournalBesideAStoreWhoseDataIsInItsWALIsNeverPlayedBack() throws {
+        let folder = TemporaryFolder()
+        let live = folder.file("live.sqlite"), db = folder.file("copy.sqlite")
+        let store = try StateStore(path: live)
+        try store.save("only in the WAL", for: "root/compose")
+        for suffix in ["", "-wal", "-shm"] { try FileManager.default.copyItem(atPath: live + suffix, toPath: db + suffix) }
+        withExtendedLifetime(store) {}
+        let other = folder.file("other.sqlite")
+        beforeRawSQLite()
+        var handle: OpaquePointer?
+        try #require(sqlite3_open_v2(other, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil) == SQLITE_OK)
+        defer { sqlite3_close_v2(handle) }
+        try #require(sqlite3_exec(handle, """
+            PRAGMA journal_mode = DELETE; PRAGMA cache_size = 2;
+            BEGIN; CREATE TABLE t(x);
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 200) INSERT INTO t SELECT randomblob(500) FROM n;
+            """, nil, nil, nil) == SQLITE_OK)
+        try FileManager.default.copyItem(atPath: other + "-journal", toPath: db + "-journal")
+        try #require(sqlite3_exec(handle, "ROLLBACK", nil, nil, nil) == SQLITE_OK)
+        let file = FileSnapshot(db), wal = FileSnapshot(db + "-wal")
+        for arguments in [["inspect"], ["rekey", "--clear"], ["migrate"]] {
+            let result = try CLI.run([arguments[0], "--db", db] + arguments.dropFirst())
+            Self.expectOneLine(result, 3, containing: "lies a rollback journal, \(db)-journal, that is not its own")
+            #expect(FileSnapshot(db) == file && FileSnapshot(db + "-wal") == wal, "\(arguments)")
+        }
+        try FileManager.default.removeItem(atPath: db + "-journal")
+        #expect(try StateStore(path: db).restore(String.self, for: "root/compose") == "only in the WAL")
+    }
+
     /// A copy that lost its `-wal` beside the `-shm` that lists its pages: refused by every
     /// command, `migrate` and `migrate --dry-run` included, and through a symbolic link to the
     /// file (SQLite names the companions after the link's target). The first connection to open

@@ -78,19 +78,27 @@ extension StateStore {
     /// would play it into this file at the first read, before anything could be checked.
     ///
     /// A store's file has one transaction in rollback mode, ever: the switch of a new, empty
-    /// database to WAL, before any migration marks it as StateStore's. A power cut during it
-    /// leaves a journal of its own, which records an empty database (its original size, bytes
-    /// 16–19 of the journal's header, is 0 pages) beside a header not yet marked; that one is
-    /// played back, as it must be. A journal without its header's magic number is not played back.
+    /// database to WAL, before any migration marks it as StateStore's and before any WAL
+    /// exists. A power cut during it leaves a journal of its own: it records an empty database
+    /// (its original size, bytes 16–19 of the journal's header, is 0 pages) with the header's
+    /// page size (bytes 24–27), beside a header not yet marked and no WAL. That one is played
+    /// back, as it must be. Any other (a WAL holding the data of a store cut before its first
+    /// checkpoint, say) is refused: played back, it would cut the file to nothing. A journal
+    /// without its header's magic number is not played back.
     static func refuseStrayJournal(at path: String, header: [UInt8]) throws(StateStoreError) {
         guard header.count >= 72, header[18] == 2, header[19] == 2 else { return }
-        let journal = companionBase(of: path) + "-journal"
+        let base = companionBase(of: path), journal = base + "-journal"
         guard let start = FileKind.readPrefix(of: journal, count: 28), start.count == 28,
               start.prefix(8).elementsEqual([0xD9, 0xD5, 0x05, 0xF9, 0x20, 0xA1, 0x63, 0xD7])
         else { return }
-        let originalPages = start[16..<20].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+        func bigEndian(_ bytes: ArraySlice<UInt8>) -> UInt32 { bytes.reduce(UInt32(0)) { $0 << 8 | UInt32($1) } }
+        let originalPages = bigEndian(start[16..<20]), journalPageSize = bigEndian(start[24..<28])
+        let headerPageSize = UInt32(header[16]) << 8 | UInt32(header[17])
+        let pageSize = headerPageSize == 1 ? 65536 : headerPageSize
         let marked = header[68..<72].contains { $0 != 0 }
-        if originalPages == 0, !marked { return }
+        var wal = stat()
+        let walHolds = lstat(base + "-wal", &wal) == 0 && wal.st_size > 0
+        if originalPages == 0, journalPageSize == pageSize, !marked, !walHolds { return }
         throw .strayJournal(file: path, journal: journal)
     }
 
