@@ -52,17 +52,26 @@ public struct ApplicationStateService: Service {
     /// - Throws: ``StateStore/TerminationSignalsClaimedError`` when it claims the signals and
     ///   ``StateStore/Application/installTerminationHandlers(signals:)`` owns them; nothing is
     ///   terminated then. ``UnsavedStateError`` when the final save did not reach the database
-    ///   (a full disk, a lock another process held past the busy timeout, twice): the group's
-    ///   `run()` then throws it, so the program does not end as if everything had been saved.
+    ///   (a full disk, a lock another process held past the busy timeout, twice, a key the
+    ///   store was not given): the group's `run()` then throws it, so the program does not end
+    ///   as if everything had been saved.
     public func run() async throws {
         if claimsTerminationSignals { try TerminationSignalClaim.claim(.serviceGroup) }
         defer { if claimsTerminationSignals { TerminationSignalClaim.release(.serviceGroup) } }
         // Returns at graceful shutdown, throws at cancellation: either way, flush.
         try? await gracefulShutdown()
         let unsaved: UnsavedStateError? = await MainActor.run {
+            let coordinator = application.restorationCoordinator
+            let before = coordinator?.reportedCount ?? 0
             application.terminate()
-            guard let coordinator = application.restorationCoordinator, coordinator.hasUnsavedWrites else { return nil }
-            return UnsavedStateError(problem: coordinator.recentErrors.last)
+            guard let coordinator else { return nil }
+            // A write the final save kept for a retry, or one it dropped (a failure that cannot
+            // pass, such as a key the store was not given): either way, not in the database.
+            let recent = coordinator.recentErrors
+            let new = min(coordinator.reportedCount - before, recent.count)
+            let failed = recent.suffix(new).last { if case .store = $0 { true } else { false } }
+            guard coordinator.hasUnsavedWrites || failed != nil else { return nil }
+            return UnsavedStateError(problem: failed)
         }
         if let unsaved { throw unsaved }
     }
@@ -71,7 +80,8 @@ public struct ApplicationStateService: Service {
 /// The application's final save at shutdown did not reach the database: what changed since
 /// its last save is lost when the process ends. ``ApplicationStateService/run()`` throws it.
 public struct UnsavedStateError: Error, Sendable, CustomStringConvertible {
-    /// What the final save met, as the coordinator reported it to its `errorHandler`.
+    /// What the final save met, as the coordinator reported it to its `errorHandler`
+    /// (`nil` when it was reported before the shutdown and is still waiting for a retry).
     public let problem: RestorationError?
 
     public init(problem: RestorationError?) {

@@ -1,6 +1,7 @@
 import Foundation
 import ServiceLifecycle
 import ServiceLifecycleTestKit
+import StateStoreCrypto
 import StateStoreServiceLifecycle
 import Testing
 @testable import StateStore
@@ -172,6 +173,36 @@ struct ServiceLifecycleServiceTests {
             #expect(try reader.restore(NoteController.State.self, for: entry.path)?.text != "typed, never saved")
         }
         try #require(sqlite3_exec(handle, "ROLLBACK", nil, nil, nil) == SQLITE_OK)
+    }
+
+    /// A final save refused for good (the database records a key the store was not given) is
+    /// not carried for a retry, and is thrown as well.
+    @Test func aFinalSaveRefusedForGoodIsThrownFromRun() async throws {
+        let database = folder.file("sealed.sqlite")
+        let key = try testKey(1)
+        try StateStore.rekey(at: database, from: nil, to: StateKeyring(key))
+        let application = try await MainActor.run {
+            let storyboard = Storyboard()
+            storyboard.register("note") { NoteController() }
+            let application = Application(store: try StateStore(path: database), storyboard: storyboard)
+            let window = Window(size: Size(width: 400, height: 800), orientation: .portrait, application: application)
+            let note = try #require(try storyboard.instantiateViewController(withIdentifier: "note") as? NoteController)
+            window.rootViewController = note
+            window.makeKeyAndVisible()
+            note.uncommittedText = "typed, never saved"
+            return application
+        }
+        await #expect {
+            try await testGracefulShutdown { trigger in
+                async let running: Void = ApplicationStateService(application: application, claimsTerminationSignals: false).run()
+                trigger.triggerGracefulShutdown()
+                try await running
+            }
+        } throws: { error in
+            guard let unsaved = error as? UnsavedStateError, case .store(.keyRequired(_, let keyID)) = unsaved.problem else { return false }
+            return keyID == key.id
+        }
+        #expect(try StateStore(path: database, options: .init(readOnly: true)).entries().isEmpty)
     }
 
     @Test func theMonitorServiceStopsAndJoinsTheMonitorAtGracefulShutdown() async throws {

@@ -69,6 +69,8 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         return errors
     }
     @exclusivity(unchecked) private var errors: [RestorationError] = []
+    /// How many problems went to ``errorHandler`` so far; ``recentErrors`` keeps the last 100.
+    package private(set) var reportedCount = 0
 
     /// Counts of what the coordinator did; useful in tests, soak runs and benchmarks.
     public struct Statistics: Sendable, Hashable {
@@ -336,6 +338,7 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
     }
 
     func report(_ error: RestorationError) {
+        reportedCount += 1
         errors.append(error)
         if errors.count > 100 { errors.removeFirst(errors.count - 100) }
         errorHandler(error)
