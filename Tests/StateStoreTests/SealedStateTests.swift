@@ -114,6 +114,19 @@ struct SealedStateTests {
         #expect(try rotating.state(at: "mail/outbox")?.keyID == next.id)
     }
 
+    @Test func aKeyRecordedByAnotherConnectionCountsFromTheNextWrite() throws {
+        let key = try testKey(1)
+        let open = try store(nil)
+        try open.save(draft, for: "mail/draft")
+        // Sealed by another connection (statectl rekey, in another process) while this one is open.
+        try StateStore.rekey(at: database, from: nil, to: StateKeyring(key))
+        #expect(throws: StateStoreError.keyRequired(file: database, keyID: key.id)) {
+            try open.save(Draft(to: [], subject: "the secret plan B", body: ""), for: "mail/new")
+        }
+        #expect(open.sealedWith == key.id)
+        #expect(try open.statesByKey() == [key.id: 1])
+    }
+
     @Test func aRefusedRekeyLeavesTheDatabaseClear() throws {
         let key = try testKey(1)
         try store(nil).save(draft, for: "mail/draft")

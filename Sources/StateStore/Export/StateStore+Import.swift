@@ -79,7 +79,7 @@ extension StateStore {
             // nothing clear beside them. Recorded once every row is in, so the clear rows of an
             // export taken half-way through a sealing are restored as they were. The key most
             // of them are sealed with is the one recorded.
-            if sealedWith == nil {
+            if try transaction.recordedSeal() == nil {
                 var counts: [String: Int] = [:]
                 for state in export.states { if let keyID = state.keyID { counts[keyID, default: 0] += 1 } }
                 if let key = counts.max(by: { $0.value < $1.value || ($0.value == $1.value && $0.key > $1.key) })?.key {

@@ -141,15 +141,21 @@ extension StateStore {
     /// The `metadata` key that records the key a database's states are sealed with.
     static let sealedWithKey = "statestore.sealed_with"
 
+    /// The key id the database records (`metadata` `statestore.sealed_with`), or `nil` for a
+    /// clear database.
+    static func readSealingRecord(_ connection: Connection) throws(StateStoreError) -> String? {
+        let read = try connection.cached("SELECT value FROM metadata WHERE key = ?1")
+        defer { read.reset() }
+        read.bind(sealedWithKey, at: 1)
+        return try read.step() ? read.string(0) : nil
+    }
+
     /// Reads the database's sealing record and, for a store that seals, writes its key id there
     /// when the record is missing or names a key the sealer also opens (a rotation). A store
     /// given another key leaves the record as it is: it does not claim the database, and writes
-    /// nothing into it (``requireRecordedKey()``).
+    /// nothing into it (``WriteTransaction/requireRecordedKey()``).
     static func recordSealing(_ connection: Connection, sealer: (any StateSealer)?, readOnly: Bool) throws(StateStoreError) -> String? {
-        let read = try connection.cached("SELECT value FROM metadata WHERE key = ?1")
-        read.bind(sealedWithKey, at: 1)
-        let recorded = try read.step() ? read.string(0) : nil
-        read.reset()
+        let recorded = try readSealingRecord(connection)
         guard let sealer, !readOnly, recorded != sealer.keyID, recorded.map(sealer.canOpen(keyID:)) ?? true else {
             return recorded
         }
@@ -162,16 +168,6 @@ extension StateStore {
         return sealer.keyID
     }
 
-    /// Throws ``StateStoreError/keyRequired(file:keyID:)`` when the database records that its
-    /// states are sealed with a key this store cannot open (it has no sealer, or one without
-    /// that key): it writes nothing into it. Without a key, a clear state would leave a user's
-    /// draft readable in the file; with another key, a path saved once would from then on be
-    /// sealed with a key the right one does not open, and refused to the app started again with it.
-    func requireRecordedKey() throws(StateStoreError) {
-        guard let sealedWith, !(options.sealer?.canOpen(keyID: sealedWith) ?? false) else { return }
-        throw .keyRequired(file: path, keyID: sealedWith)
-    }
-
     /// ``StateSealer/openableKeyIDs`` as the save statement matches them: `,id1,id2,` (`,` without a sealer).
     static func openableKeyList(_ sealer: (any StateSealer)?) -> String {
         "," + (sealer?.openableKeyIDs ?? []).map { $0 + "," }.joined()
@@ -182,5 +178,26 @@ extension StateStore {
     func mayReplace(rowSealedWith keyID: String?) -> Bool {
         guard let keyID else { return true }
         return options.sealer?.canOpen(keyID: keyID) ?? false
+    }
+}
+
+extension StateStore.WriteTransaction {
+    /// The key the database records its states are sealed with, read under this transaction's
+    /// write lock, so a record another process wrote since the store opened (a rekey, an import,
+    /// a first sealing) counts; the store's ``StateStore/sealedWith`` follows it.
+    func recordedSeal() throws(StateStoreError) -> String? {
+        let recorded = try StateStore.readSealingRecord(connection)
+        store.recordedSeal.withLock { $0 = recorded }
+        return recorded
+    }
+
+    /// Throws ``StateStoreError/keyRequired(file:keyID:)`` when the database records that its
+    /// states are sealed with a key this store cannot open (it has no sealer, or one without
+    /// that key): it writes nothing into it. Without a key, a clear state would leave a user's
+    /// draft readable in the file; with another key, a path saved once would from then on be
+    /// sealed with a key the right one does not open, and refused to the app started again with it.
+    func requireRecordedKey() throws(StateStoreError) {
+        guard let recorded = try recordedSeal(), !(store.options.sealer?.canOpen(keyID: recorded) ?? false) else { return }
+        throw .keyRequired(file: store.path, keyID: recorded)
     }
 }

@@ -74,7 +74,7 @@ extension StateStore.WriteTransaction {
             // A clear state lands sealed in a store that seals, and never in a database sealed
             // with a key the store cannot open. A sealed one is written as it is.
             guard state.checksumIsValid else { throw .checksumMismatch(path: state.path) }
-            try store.requireRecordedKey()
+            try requireRecordedKey()
             if store.isSealed {
                 (state.bytes, state.keyID) = try store.sealed(state.bytes, identity: state.sealedIdentity)
                 state.checksum = Checksum.stored(state.bytes)

@@ -158,8 +158,9 @@ public final class StateStore: Sendable {
     /// The key id the database records that its states are sealed with (`metadata`
     /// `statestore.sealed_with`), or `nil` for a clear database. A store that cannot open that
     /// key (it was given no sealer, or one without the key) writes nothing into the database:
-    /// ``StateStoreError/keyRequired(file:keyID:)``. Read at open; this store's own writes of
-    /// the record (an import of sealed states into a clear database, a rekey) update it.
+    /// ``StateStoreError/keyRequired(file:keyID:)``. Read at open, and again by every write
+    /// that depends on it (a save, an import), under the write lock: a key another process
+    /// recorded since (a rekey, an import) counts from its next write.
     public var sealedWith: String? { recordedSeal.withLock { $0 } }
     let recordedSeal: Mutex<String?>
 
@@ -407,14 +408,13 @@ public final class StateStore: Sendable {
     /// ```
     public func write<T: Sendable>(_ body: (WriteTransaction) throws(StateStoreError) -> T) throws(StateStoreError) -> T {
         try withConnection { (connection) throws(StateStoreError) -> T in
-            let recorded = sealedWith
             do throws(StateStoreError) {
                 return try connection.writeTransaction { () throws(StateStoreError) -> T in
                     try body(WriteTransaction(connection: connection, store: self))
                 }
             } catch {
-                // A sealing record the transaction wrote went with it.
-                recordedSeal.withLock { $0 = recorded }
+                // A sealing record the transaction wrote went with it: the copy follows the file.
+                if let recorded = try? Self.readSealingRecord(connection) { recordedSeal.withLock { $0 = recorded } }
                 throw error
             }
         }

@@ -40,7 +40,7 @@ extension StateStore {
                 throw .invalidState(path: path, reason: "its version \(version) is outside 0...\(StoredState.maximumVersion)")
             }
             let (bytes, keyID) = try store.sealed(plaintext, identity: SealedRowIdentity(path: path, typeName: typeName, version: version))
-            try store.requireRecordedKey()
+            try requireRecordedKey()
             guard bytes.count <= limit else {
                 // What a read accepts is the stored length: the seal's 28 bytes count.
                 throw .stateTooLarge(path: path, byteCount: bytes.count, limit: limit)
