@@ -69,6 +69,7 @@ let package = Package(
             name: "StateStoreCrypto",
             dependencies: [
                 "StateStore",
+                "StateStoreLinux",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import StateStore
+import StateStoreLinux
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -102,6 +103,29 @@ public struct StateKey: Sendable, CustomStringConvertible {
         }
     }
 
+    /// Whether the file open at `fd` has a POSIX ACL (`system.posix_acl_access`: a version, then
+    /// 8-byte entries of tag, permissions and id, little-endian) in which no named user but this
+    /// process's, no group and no other may read, and nobody but the owner may write: what
+    /// systemd writes for a service that runs as another user.
+    private static func aclGrantsReadToThisUserAlone(_ fd: Int32) -> Bool {
+        var bytes = [UInt8](repeating: 0, count: 4 + 8 * 64)
+        let count = bytes.withUnsafeMutableBytes { fgetxattr(fd, "system.posix_acl_access", $0.baseAddress, $0.count) }
+        guard count >= 4, (count - 4) % 8 == 0, bytes[0] == 2, bytes[1...3].allSatisfy({ $0 == 0 }) else { return false }
+        func field(_ offset: Int, _ size: Int) -> UInt32 {
+            (0..<size).reduce(UInt32(0)) { $0 | UInt32(bytes[offset + $1]) << (8 * $1) }
+        }
+        let me = UInt32(geteuid())
+        for entry in stride(from: 4, to: count, by: 8) {
+            let tag = field(entry, 2), permissions = field(entry + 2, 2), id = field(entry + 4, 4)
+            switch tag {
+            case 0x01, 0x10: continue  // the owner's own entry, and the mask
+            case 0x02: if permissions & 2 != 0 || (permissions & 4 != 0 && id != me) { return false }  // a named user
+            default: if permissions & 6 != 0 { return false }  // the owning group, a named group, others
+            }
+        }
+        return true
+    }
+
     /// Who put a key file where it is read from, which decides who may own it.
     private enum Provider {
         /// A key file the user made: theirs, mode 0600 or 0400.
@@ -109,7 +133,8 @@ public struct StateKey: Sendable, CustomStringConvertible {
         /// A credential systemd wrote for the service: owned by root (systemd) and mode 0400,
         /// with a POSIX ACL granting the service's user read access when the service runs as
         /// another user (`User=`, `DynamicUser=`), which shows as a group read bit (the ACL's
-        /// mask); owned by the service's user where the file system has no ACLs.
+        /// mask, checked against the ACL itself); owned by the service's user where the file
+        /// system has no ACLs.
         case systemd
     }
 
@@ -132,12 +157,14 @@ public struct StateKey: Sendable, CustomStringConvertible {
             guard info.st_uid == geteuid() else { throw .wrongOwner(path: path, owner: info.st_uid, expected: geteuid()) }
             guard info.st_mode & 0o077 == 0 else { throw .readableByOthers(path: path, mode: UInt32(info.st_mode & 0o7777)) }
         case .systemd:
-            // The group read bit is the mask of the ACL that grants this service its read;
-            // write access for the group, or any access for others, is never systemd's.
             guard info.st_uid == geteuid() || info.st_uid == 0 else {
                 throw .wrongOwner(path: path, owner: info.st_uid, expected: geteuid())
             }
-            guard info.st_mode & 0o027 == 0 else { throw .readableByOthers(path: path, mode: UInt32(info.st_mode & 0o7777)) }
+            // A group read bit is taken only as the mask of an ACL that grants read to this
+            // process's user alone; write access for the group, or any access for others, never.
+            guard info.st_mode & 0o027 == 0, info.st_mode & 0o040 == 0 || aclGrantsReadToThisUserAlone(fd) else {
+                throw .readableByOthers(path: path, mode: UInt32(info.st_mode & 0o7777))
+            }
         }
         guard Int(info.st_size) <= maximumByteCount else {
             throw .unreadable(path: path, reason: "it holds \(info.st_size) bytes, over the \(maximumByteCount) a key file may hold")

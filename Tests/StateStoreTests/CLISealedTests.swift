@@ -151,6 +151,12 @@ struct CLISealedTests {
         // Named as a key file, the same file is not the user's own: refused.
         let asFile = try asService(["inspect", "--db", db, "root/inbox", "--key-file", credential])
         #expect(asFile.status == 1 && asFile.stderr.contains("belongs to user 0, not to this process's user 65534"), "\(asFile)")
+        // A group read bit with no ACL behind it is a group's read, not systemd's grant: refused.
+        let plain = credentials + "/plain-key"
+        try FileManager.default.copyItem(atPath: key, toPath: plain)
+        #expect(chmod(plain, 0o440) == 0 && chown(plain, 0, 65534) == 0)
+        let grouped = try asService(["inspect", "--db", db, "root/inbox", "--credential", "plain-key"])
+        #expect(grouped.status == 1 && grouped.stderr.contains("has mode 440, so other users can read or change it"), "\(grouped)")
         // A credential others can read is not one systemd wrote: refused, nothing read.
         #expect(chmod(credential, 0o444) == 0)
         let open = try asService(["inspect", "--db", db, "root/inbox", "--credential", "app-state-key"])
