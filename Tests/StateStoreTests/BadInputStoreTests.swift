@@ -178,6 +178,20 @@ import Testing
             return false
         }
         #expect(FileSnapshot(path) == before)
+        // openOrRecover puts the records right in place rather than set the states aside; so it
+        // does when they were set back to an older version.
+        let (repaired, recovery) = try StateStore.openOrRecover(path: path)
+        #expect(recovery == nil)
+        #expect(try repaired.restore(Draft.self, for: "root")?.subject == "kept")
+        try rawSQL(path, "PRAGMA user_version = 3; DELETE FROM schema_migrations WHERE version > 3")
+        #expect { try StateStore(path: path) } throws: { error in
+            if case StateStoreError.schemaMismatch(_, let detail) = error { return detail.contains("its schema version records say 3") }
+            return false
+        }
+        let (again, none) = try StateStore.openOrRecover(path: path)
+        #expect(none == nil)
+        #expect(try again.restore(Draft.self, for: "root")?.subject == "kept")
+        #expect(try again.check().isHealthy)
     }
 
     // MARK: Rows written by other tools

@@ -92,12 +92,12 @@ struct Migrator {
                     try connection.execute(migration.sql)
                 } catch {
                     // A migration written for the recorded version fails only on tables that are
-                    // not that version's: changed outside StateStore. Rolled back whole.
-                    guard case .sqlite(let failure) = error, failure.extendedResultCode == .error else { throw error }
-                    throw .schemaMismatch(
-                        file: connection.path,
-                        detail: "migration \(String(format: "%04d", migration.version))_\(migration.name).sql could not be applied to the schema version \(applied) it records: \(failure.message)"
-                    )
+                    // not that version's (changed outside StateStore); rolled back whole. Named by
+                    // its file, not by its whole text.
+                    guard case .sqlite(var failure) = error else { throw error }
+                    failure.message += " (the database records schema version \(applied), and its tables are not that version's)"
+                    failure.sql = "migration \(String(format: "%04d", migration.version))_\(migration.name).sql"
+                    throw .sqlite(failure)
                 }
                 let record = try connection.cached(
                     "INSERT INTO schema_migrations(version, name, applied_at) VALUES (?1, ?2, ?3)"

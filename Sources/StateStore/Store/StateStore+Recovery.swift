@@ -19,6 +19,9 @@ extension StateStore {
     /// ``Options/OpenCheck/quick`` to read every page (as an app may at the launch after its
     /// ``Options/backgroundCheck`` reported ``StateStoreError/corrupt(file:_:)``).
     ///
+    /// A database whose schema version records were changed outside StateStore while its tables
+    /// are the current schema's exactly is repaired in place (``repairSchemaVersion(at:)``), not moved.
+    ///
     /// A database from a newer build (``StateStoreError/schemaTooNew(file:found:supported:)``)
     /// is not broken and is never moved; nor is another program's database
     /// (``StateStoreError/notAStateStore(file:reason:)``): those errors are rethrown, as is anything else.
@@ -29,6 +32,10 @@ extension StateStore {
             return (try StateStore(path: path, options: options), nil)
         } catch {
             switch error {
+            case .schemaMismatch where !options.readOnly && (try? repairSchemaVersion(at: path)) != nil:
+                // Only the version records were changed, and the tables are the current schema's
+                // exactly: put right in place, as `statectl migrate --repair` does. Nothing is moved.
+                return (try StateStore(path: path, options: options), nil)
             case .corrupt, .notADatabase, .walMissing, .schemaMismatch:
                 break
             default:
