@@ -1,5 +1,5 @@
 import Foundation
-import StateStore
+@testable import StateStore
 import StateStoreSQLite
 import Testing
 
@@ -243,6 +243,44 @@ import Testing
         }
         try FileManager.default.removeItem(atPath: db + "-journal")
         #expect(try StateStore(path: db).restore(String.self, for: "root/compose") == "only in the WAL")
+    }
+
+    /// A store not marked with StateStore's application id (as stores of schema 1 and 2 are),
+    /// closed (no WAL), beside the journal of another database's first transaction: it looks
+    /// like a new store's own switch to WAL in every other way, but it holds tables, and the
+    /// switch never leaves more than one empty page. Refused.
+    @Test func aJournalBesideAnUnmarkedStoreWithTablesIsNeverPlayedBack() throws {
+        let folder = TemporaryFolder()
+        let db = folder.file("state.sqlite")
+        // A schema-2 store, as the releases before the application id wrote it, closed.
+        do {
+            let connection = try Connection(path: db, options: .init())
+            try connection.execute("PRAGMA journal_mode = WAL")
+            try Migrator(migrations: Array(Migrator().migrations.prefix(2))).migrate(connection)
+            try connection.execute("INSERT INTO states(path, type_name, version, generation, encoding, checksum, updated_at, bytes) VALUES ('root/a', 'String', 1, 1, 'json', \(Checksum.stored(Data("\"kept\"".utf8))), 1700000000000, CAST('\"kept\"' AS BLOB))")
+            // Everything in the file, the WAL empty: as a clean close leaves it.
+            try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        }
+        let other = folder.file("other.sqlite")
+        beforeRawSQLite()
+        var handle: OpaquePointer?
+        try #require(sqlite3_open_v2(other, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil) == SQLITE_OK)
+        defer { sqlite3_close_v2(handle) }
+        try #require(sqlite3_exec(handle, """
+            PRAGMA journal_mode = DELETE; PRAGMA cache_size = 2;
+            BEGIN; CREATE TABLE t(x);
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 200) INSERT INTO t SELECT randomblob(500) FROM n;
+            """, nil, nil, nil) == SQLITE_OK)
+        try FileManager.default.copyItem(atPath: other + "-journal", toPath: db + "-journal")
+        try #require(sqlite3_exec(handle, "ROLLBACK", nil, nil, nil) == SQLITE_OK)
+        let file = FileSnapshot(db)
+        for arguments in [["migrate"], ["inspect"]] {
+            let result = try CLI.run([arguments[0], "--db", db])
+            Self.expectOneLine(result, 3, containing: "lies a rollback journal, \(db)-journal, that is not its own")
+            #expect(FileSnapshot(db) == file, "\(arguments)")
+        }
+        try FileManager.default.removeItem(atPath: db + "-journal")
+        #expect(try StateStore(path: db).restore(String.self, for: "root/a") == "kept")
     }
 
     /// A copy that lost its `-wal` beside the `-shm` that lists its pages: refused by every

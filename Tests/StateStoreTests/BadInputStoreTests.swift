@@ -192,6 +192,12 @@ import Testing
         #expect(none == nil)
         #expect(try again.restore(Draft.self, for: "root")?.subject == "kept")
         #expect(try again.check().isHealthy)
+        // A version table made again in another shape: the repair cannot make the file open,
+        // so openOrRecover moves it aside rather than fail the launch.
+        try rawSQL(path, "PRAGMA user_version = 0; DROP TABLE schema_migrations; CREATE TABLE schema_migrations(version INTEGER, name TEXT, applied_at INTEGER)")
+        let (fresh, moved) = try StateStore.openOrRecover(path: path)
+        #expect(moved != nil)
+        #expect(try fresh.entries().isEmpty)
     }
 
     // MARK: Rows written by other tools

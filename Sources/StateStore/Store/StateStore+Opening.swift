@@ -81,7 +81,8 @@ extension StateStore {
     /// database to WAL, before any migration marks it as StateStore's and before any WAL
     /// exists. A power cut during it leaves a journal of its own: it records an empty database
     /// (its original size, bytes 16–19 of the journal's header, is 0 pages) with the header's
-    /// page size (bytes 24–27), beside a header not yet marked and no WAL. That one is played
+    /// page size (bytes 24–27), beside a one-page file with no schema, a header not yet marked,
+    /// and no WAL. That one is played
     /// back, as it must be. Any other (a WAL holding the data of a store cut before its first
     /// checkpoint, say) is refused: played back, it would cut the file to nothing. A journal
     /// without its header's magic number is not played back.
@@ -96,9 +97,14 @@ extension StateStore {
         let headerPageSize = UInt32(header[16]) << 8 | UInt32(header[17])
         let pageSize = headerPageSize == 1 ? 65536 : headerPageSize
         let marked = header[68..<72].contains { $0 != 0 }
-        var wal = stat()
+        var wal = stat(), file = stat()
         let walHolds = lstat(base + "-wal", &wal) == 0 && wal.st_size > 0
-        if originalPages == 0, journalPageSize == pageSize, !marked, !walHolds { return }
+        // The switch leaves one page and no schema: its header counts one page (bytes 28–31)
+        // and its schema cookie (bytes 40–43) is 0. A file with tables (an older store, not yet
+        // marked) never matches, whatever journal lies beside it.
+        let onePageNoSchema = bigEndian(header[28..<32]) <= 1 && bigEndian(header[40..<44]) == 0
+            && stat(path, &file) == 0 && file.st_size <= Int(pageSize)
+        if originalPages == 0, journalPageSize == pageSize, !marked, !walHolds, onePageNoSchema { return }
         throw .strayJournal(file: path, journal: journal)
     }
 

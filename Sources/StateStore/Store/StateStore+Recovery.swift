@@ -34,8 +34,9 @@ extension StateStore {
             switch error {
             case .schemaMismatch where !options.readOnly && (try? repairSchemaVersion(at: path)) != nil:
                 // Only the version records were changed, and the tables are the current schema's
-                // exactly: put right in place, as `statectl migrate --repair` does. Nothing is moved.
-                return (try StateStore(path: path, options: options), nil)
+                // exactly: put right in place, as `statectl migrate --repair` does. Nothing is
+                // moved, unless the file still does not open once repaired.
+                if let repaired = try? StateStore(path: path, options: options) { return (repaired, nil) }
             case .corrupt, .notADatabase, .walMissing, .schemaMismatch:
                 break
             default:
