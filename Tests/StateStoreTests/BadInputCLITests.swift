@@ -176,6 +176,24 @@ import Testing
 
     // MARK: Silent loss
 
+    /// Copies beside `db` the hot journal of another database, half-way through a transaction
+    /// that spilled into it: its first one (`firstTransaction`: the journal records an empty
+    /// database, as a new store's own switch to WAL does) or one after a commit.
+    static func copyForeignJournal(beside db: String, in folder: TemporaryFolder, firstTransaction: Bool) throws {
+        let other = folder.file("other.sqlite")
+        beforeRawSQLite()
+        var handle: OpaquePointer?
+        try #require(sqlite3_open_v2(other, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil) == SQLITE_OK)
+        defer { sqlite3_close_v2(handle) }
+        let rows = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 200) INSERT INTO t SELECT randomblob(500) FROM n;"
+        let transaction = firstTransaction
+            ? "BEGIN; CREATE TABLE t(x); \(rows)"
+            : "CREATE TABLE t(x); \(rows) BEGIN; UPDATE t SET x = randomblob(500);"
+        try #require(sqlite3_exec(handle, "PRAGMA journal_mode = DELETE; PRAGMA cache_size = 2; " + transaction, nil, nil, nil) == SQLITE_OK)
+        try FileManager.default.copyItem(atPath: other + "-journal", toPath: db + "-journal")
+        try #require(sqlite3_exec(handle, "ROLLBACK", nil, nil, nil) == SQLITE_OK)
+    }
+
     /// A rollback journal another database left beside a StateStore file (copied or renamed
     /// there; the store's own files use a WAL and never have one): SQLite would play it back
     /// into the file at the first read. Every command refuses before that, exit 3, the file byte
@@ -183,19 +201,7 @@ import Testing
     @Test func aJournalFromAnotherDatabaseIsNeverPlayedBack() throws {
         let folder = TemporaryFolder()
         let db = try Self.demoDatabase(in: folder)
-        // Another database half-way through a transaction that spilled into its journal.
-        let other = folder.file("other.sqlite")
-        beforeRawSQLite()
-        var handle: OpaquePointer?
-        try #require(sqlite3_open_v2(other, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil) == SQLITE_OK)
-        defer { sqlite3_close_v2(handle) }
-        try #require(sqlite3_exec(handle, """
-            PRAGMA journal_mode = DELETE; PRAGMA cache_size = 2; CREATE TABLE t(x);
-            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 200) INSERT INTO t SELECT randomblob(500) FROM n;
-            BEGIN; UPDATE t SET x = randomblob(500);
-            """, nil, nil, nil) == SQLITE_OK)
-        try FileManager.default.copyItem(atPath: other + "-journal", toPath: db + "-journal")
-        try #require(sqlite3_exec(handle, "ROLLBACK", nil, nil, nil) == SQLITE_OK)
+        try Self.copyForeignJournal(beside: db, in: folder, firstTransaction: false)
         let before = FileSnapshot(db)
         let document = folder.file("empty.json")
         try Data(#"{"schema":1,"kind":"export","database_schema_version":1,"states":[]}"#.utf8).write(to: URL(fileURLWithPath: document))
@@ -223,18 +229,7 @@ import Testing
         try store.save("only in the WAL", for: "root/compose")
         for suffix in ["", "-wal", "-shm"] { try FileManager.default.copyItem(atPath: live + suffix, toPath: db + suffix) }
         withExtendedLifetime(store) {}
-        let other = folder.file("other.sqlite")
-        beforeRawSQLite()
-        var handle: OpaquePointer?
-        try #require(sqlite3_open_v2(other, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil) == SQLITE_OK)
-        defer { sqlite3_close_v2(handle) }
-        try #require(sqlite3_exec(handle, """
-            PRAGMA journal_mode = DELETE; PRAGMA cache_size = 2;
-            BEGIN; CREATE TABLE t(x);
-            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 200) INSERT INTO t SELECT randomblob(500) FROM n;
-            """, nil, nil, nil) == SQLITE_OK)
-        try FileManager.default.copyItem(atPath: other + "-journal", toPath: db + "-journal")
-        try #require(sqlite3_exec(handle, "ROLLBACK", nil, nil, nil) == SQLITE_OK)
+        try Self.copyForeignJournal(beside: db, in: folder, firstTransaction: true)
         let file = FileSnapshot(db), wal = FileSnapshot(db + "-wal")
         for arguments in [["inspect"], ["rekey", "--clear"], ["migrate"]] {
             let result = try CLI.run([arguments[0], "--db", db] + arguments.dropFirst())
@@ -261,18 +256,7 @@ import Testing
             // Everything in the file, the WAL empty: as a clean close leaves it.
             try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         }
-        let other = folder.file("other.sqlite")
-        beforeRawSQLite()
-        var handle: OpaquePointer?
-        try #require(sqlite3_open_v2(other, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil) == SQLITE_OK)
-        defer { sqlite3_close_v2(handle) }
-        try #require(sqlite3_exec(handle, """
-            PRAGMA journal_mode = DELETE; PRAGMA cache_size = 2;
-            BEGIN; CREATE TABLE t(x);
-            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 200) INSERT INTO t SELECT randomblob(500) FROM n;
-            """, nil, nil, nil) == SQLITE_OK)
-        try FileManager.default.copyItem(atPath: other + "-journal", toPath: db + "-journal")
-        try #require(sqlite3_exec(handle, "ROLLBACK", nil, nil, nil) == SQLITE_OK)
+        try Self.copyForeignJournal(beside: db, in: folder, firstTransaction: true)
         let file = FileSnapshot(db)
         for arguments in [["migrate"], ["inspect"]] {
             let result = try CLI.run([arguments[0], "--db", db])

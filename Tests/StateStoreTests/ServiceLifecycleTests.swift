@@ -105,19 +105,25 @@ struct ServiceLifecycleProcessTests {
 struct ServiceLifecycleServiceTests {
     let folder = TemporaryFolder()
 
+    /// An application whose window shows a `NoteController` made from a storyboard, with
+    /// "typed, never saved" typed into it and never saved by a disappearance; `flushedFirst`
+    /// makes a flush point before the typing.
+    @MainActor static func noteApplication(_ store: StateStore, flushedFirst: Bool = false) throws -> Application {
+        let storyboard = Storyboard()
+        storyboard.register("note") { NoteController() }
+        let application = Application(store: store, storyboard: storyboard)
+        let window = Window(size: Size(width: 400, height: 800), orientation: .portrait, application: application)
+        let note = try #require(try storyboard.instantiateViewController(withIdentifier: "note") as? NoteController)
+        window.rootViewController = note
+        window.makeKeyAndVisible()
+        if flushedFirst { application.restorationCoordinator?.flush() }
+        note.uncommittedText = "typed, never saved"
+        return application
+    }
+
     @Test func gracefulShutdownCommitsTheVisibleStateBeforeRunReturns() async throws {
         let database = folder.file("state.sqlite")
-        let application = try await MainActor.run {
-            let storyboard = Storyboard()
-            storyboard.register("note") { NoteController() }
-            let application = Application(store: try StateStore(path: database), storyboard: storyboard)
-            let window = Window(size: Size(width: 400, height: 800), orientation: .portrait, application: application)
-            let note = try #require(try storyboard.instantiateViewController(withIdentifier: "note") as? NoteController)
-            window.rootViewController = note
-            window.makeKeyAndVisible()
-            note.uncommittedText = "typed, never saved"
-            return application
-        }
+        let application = try await MainActor.run { try Self.noteApplication(try StateStore(path: database)) }
 
         // The test kit's shutdown traps no signal, so the service claims none (other tests in
         // this process install the application's own handlers).
@@ -138,17 +144,7 @@ struct ServiceLifecycleServiceTests {
     @Test func aFinalSaveThatFailsIsThrownFromRun() async throws {
         let database = folder.file("locked.sqlite")
         let application = try await MainActor.run {
-            let storyboard = Storyboard()
-            storyboard.register("note") { NoteController() }
-            let store = try StateStore(path: database, options: .init(busyTimeout: .milliseconds(50)))
-            let application = Application(store: store, storyboard: storyboard)
-            let window = Window(size: Size(width: 400, height: 800), orientation: .portrait, application: application)
-            let note = try #require(try storyboard.instantiateViewController(withIdentifier: "note") as? NoteController)
-            window.rootViewController = note
-            window.makeKeyAndVisible()
-            application.restorationCoordinator?.flush()
-            note.uncommittedText = "typed, never saved"
-            return application
+            try Self.noteApplication(try StateStore(path: database, options: .init(busyTimeout: .milliseconds(50))), flushedFirst: true)
         }
         beforeRawSQLite()
         var handle: OpaquePointer?
@@ -181,17 +177,7 @@ struct ServiceLifecycleServiceTests {
         let database = folder.file("sealed.sqlite")
         let key = try testKey(1)
         try StateStore.rekey(at: database, from: nil, to: StateKeyring(key))
-        let application = try await MainActor.run {
-            let storyboard = Storyboard()
-            storyboard.register("note") { NoteController() }
-            let application = Application(store: try StateStore(path: database), storyboard: storyboard)
-            let window = Window(size: Size(width: 400, height: 800), orientation: .portrait, application: application)
-            let note = try #require(try storyboard.instantiateViewController(withIdentifier: "note") as? NoteController)
-            window.rootViewController = note
-            window.makeKeyAndVisible()
-            note.uncommittedText = "typed, never saved"
-            return application
-        }
+        let application = try await MainActor.run { try Self.noteApplication(try StateStore(path: database)) }
         await #expect {
             try await testGracefulShutdown { trigger in
                 async let running: Void = ApplicationStateService(application: application, claimsTerminationSignals: false).run()
