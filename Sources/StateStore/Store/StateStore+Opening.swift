@@ -82,10 +82,9 @@ extension StateStore {
     /// exists. A power cut during it leaves a journal of its own: it records an empty database
     /// (its original size, bytes 16–19 of the journal's header, is 0 pages) with the header's
     /// page size (bytes 24–27), beside a one-page file with no schema, a header not yet marked,
-    /// and no WAL. That one is played
-    /// back, as it must be. Any other (a WAL holding the data of a store cut before its first
-    /// checkpoint, say) is refused: played back, it would cut the file to nothing. A journal
-    /// without its header's magic number is not played back.
+    /// and no WAL. That one is played back, as it must be. Any other (beside a store cut before
+    /// its first checkpoint, whose data is all in its WAL, say) is refused: played back, it
+    /// would cut the file to nothing. A journal without its header's magic number is not played back.
     static func refuseStrayJournal(at path: String, header: [UInt8]) throws(StateStoreError) {
         guard header.count >= 72, header[18] == 2, header[19] == 2 else { return }
         let base = companionBase(of: path), journal = base + "-journal"
