@@ -192,9 +192,16 @@ import Testing
         #expect(none == nil)
         #expect(try again.restore(Draft.self, for: "root")?.subject == "kept")
         #expect(try again.check().isHealthy)
-        // A version table made again in another shape: the repair cannot make the file open,
-        // so openOrRecover moves it aside rather than fail the launch.
+        // A version table made again in another shape holds only records: it is made afresh,
+        // and the states stay.
         try rawSQL(path, "PRAGMA user_version = 0; DROP TABLE schema_migrations; CREATE TABLE schema_migrations(version INTEGER, name TEXT, applied_at INTEGER)")
+        let (remade, notMoved) = try StateStore.openOrRecover(path: path)
+        #expect(notMoved == nil)
+        #expect(try remade.restore(Draft.self, for: "root")?.subject == "kept")
+        #expect(try remade.schemaRecords().isIntact)
+        // Records gone beside a change the repair does not make (a trigger): openOrRecover
+        // moves the file aside rather than fail the launch.
+        try rawSQL(path, "PRAGMA user_version = 0; CREATE TRIGGER t AFTER INSERT ON schema_migrations BEGIN SELECT 1; END")
         let (fresh, moved) = try StateStore.openOrRecover(path: path)
         #expect(moved != nil)
         #expect(try fresh.entries().isEmpty)

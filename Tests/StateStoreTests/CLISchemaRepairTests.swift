@@ -30,7 +30,31 @@ import Testing
         "DROP TABLE schema_migrations",
         "PRAGMA user_version = 2; DELETE FROM schema_migrations WHERE version > 2",
         "PRAGMA user_version = 0",
+        // Made again by hand without its constraints, every record kept.
+        Self.recordTableRemade,
     ]
+
+    static let recordTableRemade = """
+        CREATE TABLE copied AS SELECT * FROM schema_migrations; DROP TABLE schema_migrations;
+        CREATE TABLE schema_migrations(version INTEGER, name TEXT, applied_at INTEGER);
+        INSERT INTO schema_migrations SELECT * FROM copied; DROP TABLE copied
+        """
+
+    @Test func writesOnARemadeRecordTablePointAtTheRepair() throws {
+        let folder = TemporaryFolder()
+        let db = try makeDatabase(folder)
+        try rawSQL(db, Self.recordTableRemade)
+        let rows = try CLI.dump(db)
+        let prune = try CLI.run(["prune", "--db", db, "--older-than", "1d"])
+        #expect(prune.status == 3, "\(prune)")
+        #expect(prune.stderr.contains("only the table of version records differs: `statectl migrate --repair`"), "\(prune)")
+        #expect(try CLI.dump(db) == rows)
+        // An application opening it with openOrRecover gets it repaired in place, states kept.
+        let (store, recovery) = try StateStore.openOrRecover(path: db)
+        #expect(recovery == nil)
+        #expect(try store.restore(Draft.self, for: "mail/draft")?.body == "the user's text")
+        #expect(try store.schemaRecords().isIntact)
+    }
 
     @Test(arguments: erasures)
     func erasedRecordsAreSalvagedAndTheAdviceRepairsThem(erasure: String) throws {

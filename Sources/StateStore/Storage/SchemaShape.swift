@@ -147,13 +147,32 @@ struct SchemaShape: Equatable, Sendable {
         return problems
     }
 
+    /// This shape with `schema_migrations` as `expected` has it: what a schema repair puts back.
+    func withRecordTable(of expected: SchemaShape) -> SchemaShape {
+        var shape = self
+        shape.tables["schema_migrations"] = expected.tables["schema_migrations"]
+        shape.definitions["schema_migrations"] = expected.definitions["schema_migrations"]
+        return shape
+    }
+
+    /// The ``problems(comparedWith:)`` of `schema_migrations` alone.
+    func recordTableProblems(comparedWith expected: SchemaShape) -> [String] {
+        let all = problems(comparedWith: expected)
+        let others = Set(withRecordTable(of: expected).problems(comparedWith: expected))
+        return all.filter { !others.contains($0) }
+    }
+
     /// Throws ``StateStoreError/schemaMismatch(file:detail:)`` when the database's shape is not
-    /// the one this build's migrations produce.
+    /// the one this build's migrations produce. When only `schema_migrations` differs, the
+    /// detail points at the repair, which makes it again.
     static func verify(_ connection: Connection) throws(StateStoreError) {
         guard let expected else { return }
-        let problems = try SchemaShape(of: connection).problems(comparedWith: expected)
-        if !problems.isEmpty {
-            throw .schemaMismatch(file: connection.path, detail: problems.joined(separator: "; "))
-        }
+        let shape = try SchemaShape(of: connection)
+        let problems = shape.problems(comparedWith: expected)
+        guard !problems.isEmpty else { return }
+        let repair = shape.withRecordTable(of: expected).problems(comparedWith: expected).isEmpty
+            ? "; only the table of version records differs: `statectl migrate --repair` (StateStore.repairSchemaVersion(at:)) makes it again"
+            : ""
+        throw .schemaMismatch(file: connection.path, detail: problems.joined(separator: "; ") + repair)
     }
 }

@@ -10,10 +10,31 @@ extension StateStore {
         /// What differs between the tables and indexes and those of ``StateStore/latestSchemaVersion``
         /// (leaving out `schema_migrations` itself); empty when they match exactly.
         public var differences: [String]
+        /// What differs in `schema_migrations` itself (its columns or constraints, made again
+        /// by hand); empty when it is missing or StateStore's.
+        public var recordTableDifferences: [String]
 
-        /// Whether both records say ``StateStore/latestSchemaVersion``.
+        init(headerVersion: Int, recordedVersion: Int?, differences: [String], recordTableDifferences: [String]) {
+            self.headerVersion = headerVersion
+            self.recordedVersion = recordedVersion
+            self.differences = differences
+            self.recordTableDifferences = recordTableDifferences
+        }
+
+        // Records encoded before `recordTableDifferences` existed decode with it empty.
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            headerVersion = try container.decode(Int.self, forKey: .headerVersion)
+            recordedVersion = try container.decodeIfPresent(Int.self, forKey: .recordedVersion)
+            differences = try container.decode([String].self, forKey: .differences)
+            recordTableDifferences = try container.decodeIfPresent([String].self, forKey: .recordTableDifferences) ?? []
+        }
+
+        /// Whether both records say ``StateStore/latestSchemaVersion``, in a `schema_migrations`
+        /// of StateStore's shape.
         public var isIntact: Bool {
             headerVersion == StateStore.latestSchemaVersion && recordedVersion == StateStore.latestSchemaVersion
+                && recordTableDifferences.isEmpty
         }
 
         /// Whether ``StateStore/repairSchemaVersion(at:)`` would re-record the version: the records
@@ -23,8 +44,9 @@ extension StateStore {
         /// What is wrong with the records, in words; `nil` when they are intact.
         public var problem: String? {
             guard !isIntact else { return nil }
-            let table = recordedVersion.map { $0 == 0 ? "schema_migrations is empty" : "schema_migrations records \($0)" }
+            var table = recordedVersion.map { $0 == 0 ? "schema_migrations is empty" : "schema_migrations records \($0)" }
                 ?? "schema_migrations is missing"
+            if !recordTableDifferences.isEmpty { table += ", in a table made again outside StateStore: " + recordTableDifferences.joined(separator: "; ") }
             return "its schema version records were changed outside StateStore (PRAGMA user_version is \(headerVersion) and \(table))"
         }
     }
@@ -37,14 +59,18 @@ extension StateStore {
         ) ?? 0) > 0
         let recorded = hasTable ? Int(try connection.scalarInt("SELECT max(version) FROM schema_migrations") ?? 0) : nil
         var differences: [String] = []
+        var recordTableDifferences: [String] = []
         if let expected = SchemaShape.expected {
-            var shape = try SchemaShape(of: connection)
+            let found = try SchemaShape(of: connection)
             // The bookkeeping table is what a repair puts back; everything else must match.
-            shape.tables["schema_migrations"] = expected.tables["schema_migrations"]
-            shape.definitions["schema_migrations"] = expected.definitions["schema_migrations"]
+            let shape = found.withRecordTable(of: expected)
             differences = shape.problems(comparedWith: expected)
+            if hasTable { recordTableDifferences = found.recordTableProblems(comparedWith: expected) }
         }
-        return SchemaRecords(headerVersion: header, recordedVersion: recorded, differences: differences)
+        return SchemaRecords(
+            headerVersion: header, recordedVersion: recorded, differences: differences,
+            recordTableDifferences: recordTableDifferences
+        )
     }
 
     /// The schema records of this store's database: see ``SchemaRecords``.
@@ -55,8 +81,8 @@ extension StateStore {
     /// Re-records the schema version of the database at `path` whose version records were
     /// erased or damaged outside StateStore (`PRAGMA user_version`, `schema_migrations`) while
     /// its tables stayed intact: `schema_migrations` gets a row for every migration of this
-    /// build and the header ``latestSchemaVersion``, in one transaction. No table or row of
-    /// the user's is touched.
+    /// build and the header ``latestSchemaVersion``, in one transaction (a `schema_migrations`
+    /// made again in another shape is made afresh first). No table or row of the user's is touched.
     ///
     /// Refused with ``StateStoreError/schemaMismatch(file:detail:)``, naming each difference and
     /// changing nothing, unless the tables and indexes match this build's schema exactly; a
@@ -84,6 +110,9 @@ extension StateStore {
             guard records.differences.isEmpty else {
                 throw .schemaMismatch(file: path, detail: "its tables do not match schema \(latestSchemaVersion) exactly, so its version was not re-recorded: " + records.differences.joined(separator: "; "))
             }
+            // Made again by hand in another shape: it holds nothing but records, which are
+            // written again below, and a table of the wrong shape would keep every open refused.
+            if !records.recordTableDifferences.isEmpty { try connection.execute("DROP TABLE schema_migrations") }
             try connection.execute(Migrator.bookkeeping)
             let record = try connection.cached(
                 "INSERT OR IGNORE INTO schema_migrations(version, name, applied_at) VALUES (?1, ?2, ?3)"

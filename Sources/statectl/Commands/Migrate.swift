@@ -59,7 +59,7 @@ extension Statectl {
                         ("to_version", .int(latest)),
                     ])
                 } else if let found {
-                    print("Re-recorded schema version \(latest) in \(path) (its header said \(found)); its tables already matched it exactly. No table or row was changed.")
+                    print("Re-recorded schema version \(latest) in \(path) (its header said \(found)); its tables already matched it exactly. No state or other row of the app's was changed.")
                 } else {
                     print("\(path) records schema version \(latest) already; nothing to repair.")
                 }
