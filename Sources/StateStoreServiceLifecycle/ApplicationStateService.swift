@@ -62,15 +62,17 @@ public struct ApplicationStateService: Service {
         try? await gracefulShutdown()
         let unsaved: UnsavedStateError? = await MainActor.run {
             let coordinator = application.restorationCoordinator
-            let before = coordinator?.reportedCount ?? 0
+            let before = coordinator.map { (reported: $0.reportedCount, dropped: $0.droppedStateWrites) }
             application.terminate()
-            guard let coordinator else { return nil }
-            // A write the final save kept for a retry, or one it dropped (a failure that cannot
-            // pass, such as a key the store was not given): either way, not in the database.
+            guard let coordinator, let before else { return nil }
+            // A state or archive the final save kept for a retry, or a state it dropped (a
+            // failure that cannot pass, such as a key the store was not given): either way, not
+            // in the database. A failure to record a pressure event, or to sync the WAL after
+            // the states were committed, loses no state.
+            guard coordinator.hasUnsavedWrites || coordinator.droppedStateWrites > before.dropped else { return nil }
             let recent = coordinator.recentErrors
-            let new = min(coordinator.reportedCount - before, recent.count)
+            let new = min(coordinator.reportedCount - before.reported, recent.count)
             let failed = recent.suffix(new).last { if case .store = $0 { true } else { false } }
-            guard coordinator.hasUnsavedWrites || failed != nil else { return nil }
             return UnsavedStateError(problem: failed)
         }
         if let unsaved { throw unsaved }

@@ -71,6 +71,10 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
     @exclusivity(unchecked) private var errors: [RestorationError] = []
     /// How many problems went to ``errorHandler`` so far; ``recentErrors`` keeps the last 100.
     package private(set) var reportedCount = 0
+    /// How many handed-over states the writer dropped for good so far (a failure that cannot
+    /// pass: a key the store was not given, a state that cannot be encoded), counted as their
+    /// outcomes are taken in. Each was also reported to ``errorHandler``.
+    package private(set) var droppedStateWrites = 0
 
     /// Counts of what the coordinator did; useful in tests, soak runs and benchmarks.
     public struct Statistics: Sendable, Hashable {
@@ -856,6 +860,7 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
                     entry.latest = known
                 }
             }
+            droppedStateWrites += outcome.dropped.count
             for (path, token) in outcome.dropped {
                 guard let entry = paths[path] else { continue }
                 if entry.pending?.token == token { setPending(nil, in: entry) }
