@@ -231,7 +231,9 @@ public enum StateKeyError: Error, Sendable, Hashable, CustomStringConvertible {
         case .unreadable(let path, let reason):
             "The key file \(path) cannot be read: \(reason)."
         case .readableByOthers(let path, let mode):
-            "The key file \(path) has mode \(String(mode, radix: 8)), so other users can read or change it; it was not read. Run `chmod 600 \(path)`, and make a new key if others may have read this one."
+            "The key file \(path) has mode \(String(mode, radix: 8)), so other users can read or change it; it was not read. "
+                + (Self.isCredential(path) ? Self.credentialAdvice : "Run `chmod 600 \(path)`")
+                + ", and make a new key if others may have read this one."
         case .wrongOwner(let path, let owner, let expected):
             "The key file \(path) belongs to user \(owner), not to this process's user \(expected); it was not read. Give the process its own copy (`chown`, mode 600)."
         case .noCredentialsDirectory(let name):
@@ -240,4 +242,13 @@ public enum StateKeyError: Error, Sendable, Hashable, CustomStringConvertible {
             "\(name.debugDescription) is not a credential name: it must be a plain file name, without `/`."
         }
     }
+
+    /// Whether `path` is in the process's `CREDENTIALS_DIRECTORY`: a file systemd wrote, whose
+    /// mode `chmod` is not the way to fix.
+    private static func isCredential(_ path: String) -> Bool {
+        guard let directory = ProcessInfo.processInfo.environment["CREDENTIALS_DIRECTORY"], !directory.isEmpty else { return false }
+        return path.hasPrefix(directory.hasSuffix("/") ? directory : directory + "/")
+    }
+
+    private static let credentialAdvice = "systemd writes a credential readable by the service's user alone (owned by root or that user, mode 0400, with an ACL for a `User=` service): load it with `LoadCredential=` or `LoadCredentialEncrypted=` in the unit, rather than setting CREDENTIALS_DIRECTORY to a folder of your own"
 }

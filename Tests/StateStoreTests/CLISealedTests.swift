@@ -157,6 +157,8 @@ struct CLISealedTests {
         #expect(chmod(plain, 0o440) == 0 && chown(plain, 0, 65534) == 0)
         let grouped = try asService(["inspect", "--db", db, "root/inbox", "--credential", "plain-key"])
         #expect(grouped.status == 1 && grouped.stderr.contains("has mode 440, so other users can read or change it"), "\(grouped)")
+        // The fix for a credential is in the unit, not a chmod of a file systemd writes.
+        #expect(grouped.stderr.contains("`LoadCredential=`") && !grouped.stderr.contains("chmod"), "\(grouped)")
         // A credential others can read is not one systemd wrote: refused, nothing read.
         #expect(chmod(credential, 0o444) == 0)
         let open = try asService(["inspect", "--db", db, "root/inbox", "--credential", "app-state-key"])
