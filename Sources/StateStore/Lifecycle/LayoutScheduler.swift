@@ -30,7 +30,10 @@ enum LayoutScheduler {
     private static func runPass() {
         isScheduled = false
         let views = pending.values.compactMap(\.view)
-        pending.removeAll()
+        // A small table is kept for the next turn's requests (freed, the first request
+        // allocated it again at every turn that laid out: each push, each pop); one a burst
+        // grew is freed.
+        pending.removeAll(keepingCapacity: pending.capacity <= 64)
         var laidOut = Set<ObjectIdentifier>()
         for view in views {
             var root = view
