@@ -6,34 +6,60 @@ extension Application {
     ///
     /// 1. every live controller, visible or not, gets `didReceiveMemoryWarning(level:)`
     ///    (by default each purges its own caches);
-    /// 2. the global ``RecreatableCaches/shared`` caches purge (warning trims, critical empties);
+    /// 2. the global ``RecreatableCaches/shared`` caches purge (warning trims, critical empties),
+    ///    but those a live controller owns (``ViewController/register(_:)``), left to it;
     /// 3. observers release what they hold (the restoration layer: SQLite's page cache, and on
     ///    critical, every visible controller's state goes to disk, since an OOM kill may follow);
     /// 4. `malloc_trim(0)` returns freed pages to the system;
     /// 5. RSS is measured before and after, and the report goes to the observers (the
     ///    restoration layer records it in the database).
+    ///
+    /// `.normal` is not a warning: nothing is delivered, counted or recorded, and the report
+    /// says so (no controller, nothing released).
     @discardableResult
     public func respondToMemoryPressure(
         level: MemoryPressureLevel, availableBytes: UInt64?, raisedAt: Date
     ) -> MemoryWarningReport {
         let clock = ContinuousClock()
+        let delay = Duration.seconds(max(0, Date().timeIntervalSince(raisedAt)))
+        guard level > .normal else {
+            let rss = ProcessMemory.residentBytes() ?? 0
+            return MemoryWarningReport(
+                level: level, raisedAt: raisedAt, availableBytes: availableBytes, delay: delay, duration: .zero,
+                rssBefore: rss, rssAfter: rss, cacheCostReleased: 0, controllerCount: 0
+            )
+        }
         let rssBefore = ProcessMemory.residentBytes() ?? 0
         let controllers = registry.live()
-        let delay = Duration.seconds(max(0, Date().timeIntervalSince(raisedAt)))
         let start = clock.now
-        let ownedBefore = controllers.reduce(0) { $0 + $1.ownedCaches.reduce(0) { $0 + $1.totalCost } }
-        let cachesPurged = controllers.reduce(0) { $0 + $1.ownedCaches.count } + RecreatableCaches.shared.caches.count
+        // Each cache once, however many controllers it was given to.
+        var owned: [ObjectIdentifier: (cache: any PurgeableCache, cost: Int)] = [:]
         for controller in controllers {
-            controller.deliverMemoryWarning(level: level)
+            for cache in controller.ownedCaches { owned[ObjectIdentifier(cache)] = (cache, cache.totalCost) }
         }
-        let ownedAfter = controllers.reduce(0) { $0 + $1.ownedCaches.reduce(0) { $0 + $1.totalCost } }
-        let globalReleased = RecreatableCaches.shared.purgeAll(for: level)
+        CachePurgePass.run {
+            for controller in controllers {
+                controller.deliverMemoryWarning(level: level)
+            }
+        }
+        // What the controllers' purges released, as the caches' costs fell (an override that
+        // does not call `super` may purge none of them).
+        var ownedReleased = 0, cachesPurged = 0
+        for (cache, before) in owned.values {
+            let released = before - cache.totalCost
+            if released > 0 {
+                ownedReleased = ownedReleased.addingClamped(released)
+                cachesPurged += 1
+            }
+        }
+        let global = RecreatableCaches.shared.purgeAll(for: level, skipping: Set(owned.keys))
+        cachesPurged += global.caches
         for observer in observers { observer.applicationDidReceiveMemoryWarning(self, level: level) }
         _ = ProcessMemory.trim()
         let report = MemoryWarningReport(
             level: level, raisedAt: raisedAt, availableBytes: availableBytes, delay: delay,
             duration: clock.now - start, rssBefore: rssBefore, rssAfter: ProcessMemory.residentBytes() ?? 0,
-            cacheCostReleased: max(0, ownedBefore - ownedAfter) + globalReleased, controllerCount: controllers.count
+            cacheCostReleased: ownedReleased.addingClamped(global.released), controllerCount: controllers.count
         )
         lastMemoryWarning = report
         memoryWarningCount += 1

@@ -7,7 +7,8 @@ struct ApplicationMetrics {
     let criticalWarnings: Counter
     /// `statestore_memory_warning_delay`: from the monitor's sample to the main actor's handling.
     let delay: Timer
-    /// `statestore_cache_purges_total`: caches purged (each controller's and the shared ones).
+    /// `statestore_cache_purges_total`: caches a warning released cost from (each controller's
+    /// and the shared ones, each counted once).
     let cachePurges: Counter
     /// `statestore_cache_released_cost_total`: the cost the purges released (bytes, for caches
     /// that cost their entries by size).
@@ -26,8 +27,10 @@ struct ApplicationMetrics {
 
     func record(_ report: MemoryWarningReport, cachesPurged: Int) {
         (report.level == .critical ? criticalWarnings : warnings).increment()
+        // A `raisedAt` centuries ago (a clock set wrong) is held at the largest delay a timer takes.
         let (seconds, attoseconds) = report.delay.components
-        delay.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        let (nanoseconds, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        delay.recordNanoseconds(overflow ? .max : nanoseconds.addingClamped(attoseconds / 1_000_000_000))
         cachePurges.increment(by: cachesPurged)
         cacheCostReleased.increment(by: report.cacheCostReleased)
         rssReleased.record(report.bytesFreed)

@@ -1,19 +1,46 @@
 extension ViewController {
     /// Gives this controller `cache` to purge on memory warnings (warning trims, critical
-    /// empties). The controller keeps it alive; it leaves the global
-    /// ``RecreatableCaches/shared`` registry, so it is purged once, by its owner.
+    /// empties). The controller keeps it alive. While the controller lives, an application's
+    /// warning leaves the cache to it (its ``didReceiveMemoryWarning(level:)``), even when the
+    /// cache is also in the global ``RecreatableCaches/shared`` registry; once the controller is
+    /// gone, a cache still in that registry is purged with the others again.
     public func register(_ cache: any PurgeableCache) {
         guard !ownedCaches.contains(where: { $0 === cache }) else { return }
-        RecreatableCaches.shared.unregister(cache)
         ownedCaches.append(cache)
     }
 
     /// The caches given to this controller with ``register(_:)``.
     public var caches: [any PurgeableCache] { ownedCaches }
 
-    /// Purges this controller's caches for `level`; returns the cost released.
+    /// Purges this controller's caches for `level`; returns the cost released. During an
+    /// application's memory warning, a cache given to several controllers is purged once (a
+    /// second `.warning` trim would halve it again).
     @discardableResult
     public func purgeCaches(for level: MemoryPressureLevel) -> Int {
-        ownedCaches.reduce(0) { $0 + $1.purge(for: level) }
+        var released = 0
+        for cache in ownedCaches where CachePurgePass.firstPurge(of: cache) {
+            released = released.addingClamped(cache.purge(for: level))
+        }
+        return released
+    }
+}
+
+/// The caches purged so far by the memory warning being delivered, so each is purged once.
+@MainActor
+enum CachePurgePass {
+    private static var purged: Set<ObjectIdentifier>?
+
+    /// Runs `body` as one warning's delivery (a warning raised inside it gets a pass of its own).
+    static func run<T>(_ body: () -> T) -> T {
+        let outer = purged
+        purged = []
+        defer { purged = outer }
+        return body()
+    }
+
+    /// Whether `cache` is to be purged now: always outside a warning's delivery, once inside.
+    static func firstPurge(of cache: any PurgeableCache) -> Bool {
+        guard purged != nil else { return true }
+        return purged!.insert(ObjectIdentifier(cache)).inserted
     }
 }

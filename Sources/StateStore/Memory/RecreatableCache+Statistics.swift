@@ -9,7 +9,7 @@ extension RecreatableCache {
         public var evictions = 0
         /// Calls to ``RecreatableCache/purge(for:)`` above `.normal`.
         public var purges = 0
-        /// Cost released by purges.
+        /// Cost released by purges (held at `Int.max`).
         public var purgedCost = 0
 
         public init() {}

@@ -18,7 +18,9 @@ extension RecreatableCache {
         var head = -1
         /// Least recently used; -1 when empty.
         var tail = -1
-        var totalCost = 0
+        /// The sum of the entries' costs, each up to `Int.max`: 128 bits, so no number of
+        /// entries makes it overflow.
+        var totalCost: Int128 = 0
         var statistics = Statistics()
 
         var count: Int { index.count }
@@ -38,7 +40,7 @@ extension RecreatableCache {
             let cost = max(cost, 0)
             if let slot = index[key] {
                 let old = slots[slot].value
-                totalCost += cost - slots[slot].cost
+                totalCost += Int128(cost) - Int128(slots[slot].cost)
                 slots[slot].value = value
                 slots[slot].cost = cost
                 moveToFront(slot)
@@ -53,7 +55,7 @@ extension RecreatableCache {
                 slots.append(Slot(key: key, value: value, cost: cost, previous: -1, next: -1))
             }
             index[key] = slot
-            totalCost += cost
+            totalCost += Int128(cost)
             linkAtFront(slot)
             return nil
         }
@@ -64,13 +66,13 @@ extension RecreatableCache {
         }
 
         /// Removes least recently used entries until both bounds hold; returns how many and
-        /// what they cost, and the values, to be released outside the lock.
+        /// what they cost (at most `Int.max`), and the values, to be released outside the lock.
         mutating func trim(toCost costBound: Int, count countBound: Int) -> (removed: Int, cost: Int, values: [Value]) {
             var removed = 0
             var cost = 0
             var values: [Value] = []
-            while tail >= 0, totalCost > costBound || index.count > countBound {
-                cost += slots[tail].cost
+            while tail >= 0, totalCost > Int128(costBound) || index.count > countBound {
+                cost = cost.addingClamped(slots[tail].cost)
                 if let value = removeSlot(tail) { values.append(value) }
                 removed += 1
             }
@@ -78,7 +80,7 @@ extension RecreatableCache {
         }
 
         mutating func removeAll() -> (cost: Int, storage: Storage) {
-            let cost = totalCost
+            let cost = Int(clamping: totalCost)
             var emptied = Storage()
             emptied.statistics = statistics
             swap(&self, &emptied)
@@ -88,7 +90,7 @@ extension RecreatableCache {
         private mutating func removeSlot(_ slot: Int) -> Value? {
             unlink(slot)
             if let key = slots[slot].key { index.removeValue(forKey: key) }
-            totalCost -= slots[slot].cost
+            totalCost -= Int128(slots[slot].cost)
             let value = slots[slot].value
             slots[slot].key = nil
             slots[slot].value = nil

@@ -93,11 +93,11 @@ public final class RecreatableCache<Key: Hashable & Sendable, Value: Sendable>: 
             return 0
         case .warning:
             let released: (Int, [Value]) = storage.withLock { storage in
-                let costBound = costLimit == .max ? storage.totalCost / 2 : costLimit / 2
+                let costBound = costLimit == .max ? Int(clamping: storage.totalCost / 2) : costLimit / 2
                 let countBound = countLimit == .max ? storage.count / 2 : countLimit / 2
                 let trimmed = storage.trim(toCost: costBound, count: countBound)
                 storage.statistics.purges += 1
-                storage.statistics.purgedCost += trimmed.cost
+                storage.statistics.purgedCost = storage.statistics.purgedCost.addingClamped(trimmed.cost)
                 return (trimmed.cost, trimmed.values)
             }
             return released.0
@@ -105,7 +105,7 @@ public final class RecreatableCache<Key: Hashable & Sendable, Value: Sendable>: 
             let emptied: (cost: Int, storage: Storage) = storage.withLock { storage in
                 let result = storage.removeAll()
                 storage.statistics.purges += 1
-                storage.statistics.purgedCost += result.cost
+                storage.statistics.purgedCost = storage.statistics.purgedCost.addingClamped(result.cost)
                 return result
             }
             return emptied.cost
@@ -118,8 +118,8 @@ public final class RecreatableCache<Key: Hashable & Sendable, Value: Sendable>: 
         _ = emptied
     }
 
-    /// The total cost of the cached values.
-    public var totalCost: Int { storage.withLock { $0.totalCost } }
+    /// The total cost of the cached values (at most `Int.max`).
+    public var totalCost: Int { storage.withLock { Int(clamping: $0.totalCost) } }
 
     /// The number of cached values.
     public var count: Int { storage.withLock { $0.count } }

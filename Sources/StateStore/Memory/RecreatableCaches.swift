@@ -33,21 +33,51 @@ public final class RecreatableCaches: Sendable {
 
     /// The caches still alive.
     public var caches: [any PurgeableCache] {
+        // Each strong reference taken under the lock goes into the array, which is released
+        // outside it: a reference that turned out to be a cache's last would run its deinit,
+        // whose unregister takes this lock, under the lock.
         entries.withLock { entries in
-            entries = entries.filter { $0.value.cache != nil }
-            return entries.values.compactMap(\.cache)
+            var alive: [any PurgeableCache] = []
+            var released: [ObjectIdentifier] = []
+            for (id, entry) in entries {
+                if let cache = entry.cache { alive.append(cache) } else { released.append(id) }
+            }
+            for id in released { entries.removeValue(forKey: id) }
+            return alive
         }
     }
 
-    /// The total cost held by all registered caches.
+    /// The total cost held by all registered caches (at most `Int.max`).
     public var totalCost: Int {
-        caches.reduce(0) { $0 + $1.totalCost }
+        caches.reduce(0) { $0.addingClamped($1.totalCost) }
     }
 
-    /// Purges every registered cache for `level` and returns the total cost released.
+    /// Purges every registered cache for `level` and returns the total cost released (at
+    /// most `Int.max`).
     @discardableResult
     public func purgeAll(for level: MemoryPressureLevel) -> Int {
+        purgeAll(for: level, skipping: []).released
+    }
+
+    /// Purges every registered cache but those in `skipped` (caches their owners purge), and
+    /// returns the cost released and how many of them released any.
+    func purgeAll(for level: MemoryPressureLevel, skipping skipped: Set<ObjectIdentifier>) -> (released: Int, caches: Int) {
         // Purge outside the registry's lock: each cache takes its own.
-        caches.reduce(0) { $0 + $1.purge(for: level) }
+        var released = 0, purged = 0
+        for cache in caches where !skipped.contains(ObjectIdentifier(cache)) {
+            let cost = cache.purge(for: level)
+            released = released.addingClamped(cost)
+            if cost > 0 { purged += 1 }
+        }
+        return (released, purged)
+    }
+}
+
+extension FixedWidthInteger {
+    /// `self + other`, held at `max` or `min` where the sum would not fit: sums of cache
+    /// costs, which callers choose freely.
+    func addingClamped(_ other: Self) -> Self {
+        let (sum, overflow) = addingReportingOverflow(other)
+        return overflow ? (other > 0 ? .max : .min) : sum
     }
 }

@@ -3,8 +3,9 @@ import Foundation
 extension Application {
     /// An application whose controllers save and restore their state in `store`, and,
     /// when `memoryMonitor` is given, receive its memory warnings (the monitor is started).
-    /// It logs to the store's ``StateStore/Options/logger`` and records its metrics in the
-    /// store's ``StateStore/Options/metricsFactory``.
+    /// It logs to the store's ``StateStore/Options/logger`` and records its metrics where the
+    /// store does: its ``StateStore/Options/metricsFactory``, or the `MetricsSystem.factory` the
+    /// store was opened under.
     public convenience init(
         store: StateStore,
         storyboard: Storyboard = Storyboard(),
@@ -13,7 +14,7 @@ extension Application {
     ) {
         self.init(
             storyboard: storyboard, supportedOrientations: supportedOrientations, logger: store.options.logger,
-            metricsFactory: store.options.metricsFactory
+            metricsFactory: store.resolvedMetricsFactory
         )
         let coordinator = RestorationCoordinator(store: store)
         addObserver(coordinator)

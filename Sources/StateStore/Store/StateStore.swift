@@ -129,6 +129,9 @@ public final class StateStore: Sendable {
     let openableKeyList: String
     /// The handles the store and its writer record into.
     let metrics: StoreMetrics
+    /// The factory the store emits through: ``Options/metricsFactory``, or `MetricsSystem.factory`
+    /// as it was at open (a task-local one included). An application on the store uses it too.
+    let resolvedMetricsFactory: any MetricsFactory
     /// Writes handed off to run after the caller returns (see ``WriteBehindQueue``).
     let writeBehind = WriteBehindQueue()
     /// The connection's ``Connection/changeCount`` as last seen, readable without the lock.
@@ -196,7 +199,8 @@ public final class StateStore: Sendable {
             throw .invalidKeyID(invalid)
         }
         openableKeyList = Self.openableKeyList(options.sealer)
-        metrics = StoreMetrics(factory: options.metricsFactory ?? MetricsSystem.factory)
+        resolvedMetricsFactory = options.metricsFactory ?? MetricsSystem.factory
+        metrics = StoreMetrics(factory: resolvedMetricsFactory)
         var warnings: [String] = []
         if !isMemory {
             // Everything about the files is settled before SQLite opens one: SQLite itself may
