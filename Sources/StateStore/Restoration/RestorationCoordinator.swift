@@ -227,6 +227,10 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         }
     }
     @exclusivity(unchecked) private var nextToken: UInt64 = 0
+    /// Paths whose stored state had to be set aside (it does not decode, or a save would drop
+    /// members of it) and could not be (a full disk, a lock): no save replaces it until an
+    /// appearance sets it aside. The value says whether the refusal was reported.
+    @exclusivity(unchecked) private var unprotectedPaths: [RestorationPath: Bool] = [:]
     /// States captured since the last batch, in the order their paths were first queued (a
     /// path queued again has its state replaced in place). Found by a scan while few (a
     /// structural change queues one or two), through ``queuedIndex`` once many.
@@ -697,6 +701,10 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         counts.saveAttempts += 1
         let record = record(for: controller)
         guard let entry = pathEntry(for: controller, record: record) else { return }
+        if !unprotectedPaths.isEmpty, unprotectedPaths[entry.path] != nil {
+            refuseSave(at: entry.path)
+            return
+        }
         let value: any Encodable & Sendable = controller.restorableState
         let token = makeToken()
         let handoff = StateHandoff(path: entry.path, token: token, stateType: C.RestorableState.self, version: C.restorableStateVersion, value: value)
@@ -932,17 +940,26 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         }
         if let value = entry.pending, value.token == known.token {
             // The newest state is still with the writer, handed over by another instance.
-            if apply(pending: value, to: controller, path: path) {
+            if value.version == C.restorableStateVersion, Self.put(value.value, into: controller) {
+                counts.restores += 1
                 value.addTaker(record)
                 record.seenToken = known.token
+                return
             }
+            // Of another type or version: written first, then read from its bytes as a relaunch
+            // reads it, so that a state that does not decode is quarantined, and one this type
+            // reads without some of its members is kept, before this instance can save over it.
+            settle()
+            // Still waiting (a write kept for a retry): it stays queued as it is.
+            guard entry.pending !== value else { return }
+            restore(controller)
             return
         }
         if var cached = recentStates[path], cached.token == known.token {
             if cached.version == C.restorableStateVersion, let value = cached.value, Self.put(value, into: controller) {
                 // Written (or decoded) by this process: the value itself, no decoding.
                 counts.restores += 1
-            } else if apply(bytes: cached.bytes, version: cached.version, to: controller, path: path, quarantineOnFailure: true) {
+            } else if apply(bytes: cached.bytes, version: cached.version, to: controller, path: path) {
                 if cached.version == C.restorableStateVersion {
                     cached.value = controller.restorableState
                     recentStates.setValue(cached, forKey: path)
@@ -1045,7 +1062,7 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
             }
             let bytes = try store.plaintext(of: stored)
             remember(stored, bytes: bytes, token: token, now: now)
-            if apply(bytes: bytes, version: stored.version, to: controller, path: path, quarantineOnFailure: true) {
+            if apply(bytes: bytes, version: stored.version, to: controller, path: path) {
                 record.seenToken = token
             } else {
                 forgetLatest(of: entry)
@@ -1147,31 +1164,16 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         return true
     }
 
-    /// Puts a state still queued for the writer into `controller`: the value itself when it is
-    /// of the controller's type and version, else through its bytes, as a relaunch would.
-    private func apply<C: StateRestoring>(pending value: PendingValue, to controller: C, path: RestorationPath) -> Bool {
-        if value.version == C.restorableStateVersion, Self.put(value.value, into: controller) {
-            counts.restores += 1
-            return true
-        }
-        do {
-            return apply(bytes: try StateCoding.encode(value.value, for: path), version: value.version, to: controller, path: path, quarantineOnFailure: false)
-        } catch {
-            report(.store(error))
-            return false
-        }
-    }
-
-    /// Decodes (or migrates) `bytes` into `controller`. On failure the stored row is quarantined
-    /// when the bytes came from it; bytes still queued by another instance are only reported.
+    /// Decodes (or migrates) `bytes`, the stored row's, into `controller`. On failure the row is
+    /// quarantined; when the state decodes without some of the row's members, a copy is kept.
     /// Returns whether the controller took the bytes.
     @discardableResult
     private func apply<C: StateRestoring>(
-        bytes: Data, version: Int, to controller: C, path: RestorationPath, quarantineOnFailure: Bool
+        bytes: Data, version: Int, to controller: C, path: RestorationPath
     ) -> Bool {
         let current = C.restorableStateVersion
         func fail(_ reason: String) -> Bool {
-            if quarantineOnFailure { quarantine(path, reason: reason) } else { report(.store(.decodingFailed(path: path, reason: reason))) }
+            quarantine(path, reason: reason)
             return false
         }
         guard version <= current else {
@@ -1180,7 +1182,7 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         do {
             if version == current {
                 let state = try StateCoding.decode(C.RestorableState.self, from: bytes, at: path)
-                if quarantineOnFailure { keepIfSuperseded(bytes, by: state, at: path) }
+                keepIfSuperseded(bytes, by: state, at: path)
                 controller.restorableState = state
             } else {
                 controller.restorableState = try C.migrateRestorableState(from: version, data: bytes)
@@ -1188,6 +1190,9 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
             }
             counts.restores += 1
             return true
+        } catch let StateStoreError.decodingFailed(_, reason) {
+            // The reason alone: the error's own advice (quarantine it) is what happens here.
+            return fail("it does not decode as \(String(reflecting: C.RestorableState.self)): \(reason)")
         } catch let error as StateStoreError {
             return fail(error.description)
         } catch {
@@ -1206,6 +1211,7 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
             let kept = try store.write { (transaction) throws(StateStoreError) -> Bool in
                 try transaction.keepCopy(of: path, reason: reason)
             }
+            unprotectedPaths[path] = nil
             if kept {
                 counts.quarantined += 1
                 store.options.logger.info("superseded state kept", metadata: ["statestore.path": "\(path)", "statestore.reason": "\(reason)"])
@@ -1213,6 +1219,10 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
             }
         } catch {
             report(.store(error))
+            // Read again at the next appearance, which tries to keep the copy again.
+            forgetLatest(of: path)
+            recentStates.removeValue(forKey: path)
+            unprotectedPaths[path] = false
         }
     }
 
@@ -1224,9 +1234,21 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
                 counts.quarantined += 1
                 report(.quarantined(path: path, reason: reason))
             }
+            unprotectedPaths[path] = nil
         } catch {
             report(.store(error))
+            unprotectedPaths[path] = false
         }
+    }
+
+    /// Refuses a save to a path whose stored state could not be set aside, reporting it once.
+    private func refuseSave(at path: RestorationPath) {
+        guard unprotectedPaths[path] == false else { return }
+        unprotectedPaths[path] = true
+        report(.store(.invalidState(
+            path: path,
+            reason: "its stored state could not be set aside before a save replaced it, so it is kept as it is and this screen's changes are not saved; the next appearance at this path tries again"
+        )))
     }
 }
 
