@@ -294,13 +294,30 @@ extension RestorationCoordinator {
             guard let navigation = controller as? NavigationController else {
                 throw .archiveUnusable(reason: "\"\(node.displayName)\" no longer makes a NavigationController")
             }
-            navigation.setViewControllers(children, animated: false)
+            if children.isEmpty, !node.children.isEmpty {
+                // None of its screens could be made again (all renamed, say): the stack this
+                // build makes stays, and a navigation controller with none is no screen to show.
+                guard !navigation.viewControllers.isEmpty else {
+                    throw .archiveUnusable(reason: "none of the screens of \"\(node.displayName)\" could be rebuilt")
+                }
+            } else {
+                navigation.setViewControllers(children, animated: false)
+            }
         case .tabBar:
             guard let tabs = controller as? TabBarController else {
                 throw .archiveUnusable(reason: "\"\(node.displayName)\" no longer makes a TabBarController")
             }
-            tabs.viewControllers = children
-            if let selected { tabs.selectedViewController = selected }
+            let ownTabs = tabs.viewControllers
+            if ownTabs.isEmpty {
+                tabs.viewControllers = children
+            } else {
+                // A tab bar its factory makes with its tabs keeps this build's tabs, a tab added
+                // since the archive was written included; each one archived is put back in its
+                // place, found by its restoration identifier. An archived tab this build no
+                // longer has is not rebuilt (its states stay in the store).
+                tabs.viewControllers = mergeTabs(ownTabs, archived: children, location: trail.locationText, rebuild: &rebuild)
+            }
+            if let selected, tabs.viewControllers.contains(where: { $0 === selected }) { tabs.selectedViewController = selected }
         case .plain:
             if !children.isEmpty, controller is NavigationController || controller is TabBarController {
                 throw .archiveUnusable(reason: "\"\(node.displayName)\" now makes a \(type(of: controller)), not a plain container")
@@ -310,6 +327,28 @@ extension RestorationCoordinator {
         }
         if let presented = node.presented?.node { rebuild.presentations.append((controller, presented, trail.archived, trail.current)) }
         return controller
+    }
+
+    /// `own`, a tab bar's tabs as its factory made them, with each one that has an archived tab
+    /// of the same restoration identifier replaced by that one; archived tabs matching none are
+    /// listed as not rebuilt.
+    private func mergeTabs(
+        _ own: [ViewController], archived: [ViewController], location: String, rebuild: inout Rebuild
+    ) -> [ViewController] {
+        var byIdentifier: [String: ViewController] = [:]
+        for tab in archived {
+            guard let identifier = tab.restorationIdentifier, byIdentifier[identifier] == nil else { continue }
+            byIdentifier[identifier] = tab
+        }
+        let merged = own.map { tab in tab.restorationIdentifier.flatMap { byIdentifier.removeValue(forKey: $0) } ?? tab }
+        for tab in archived where !merged.contains(where: { $0 === tab }) {
+            rebuild.notRebuilt.append(.init(
+                path: location + "/" + (tab.restorationIdentifier ?? String(describing: type(of: tab))),
+                typeName: String(reflecting: type(of: tab)),
+                reason: "the tab bar this build makes has no tab \"\(tab.restorationIdentifier ?? "")\"; its states stay in the store"
+            ))
+        }
+        return merged
     }
 
     /// Every controller of `controller`'s tree, parents before children, presented ones after

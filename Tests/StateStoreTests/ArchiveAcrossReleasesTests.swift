@@ -1,0 +1,117 @@
+import Foundation
+import Testing
+@testable import StateStore
+
+@MainActor private final class ReleaseScreen: ViewController, StateRestoring {
+    struct State: Codable, Sendable, Equatable { var text = "" }
+    var restorableState = State()
+}
+
+/// An archive written by one release, rebuilt by the next, whose containers changed: a tab the
+/// new release adds, a tab it drops, a stack whose every screen was renamed.
+@MainActor
+@Suite("Archives across releases", .timeLimit(.minutes(2)))
+struct ArchiveAcrossReleasesTests {
+    let folder = TemporaryFolder()
+    var database: String { folder.file("state.sqlite") }
+
+    func launch(_ storyboard: Storyboard) throws -> (Application, Window) {
+        let application = Application(store: try StateStore(path: database), storyboard: storyboard)
+        application.restorationCoordinator?.errorHandler = { _ in }
+        return (application, Window(size: Size(width: 400, height: 800), orientation: .portrait, application: application))
+    }
+
+    /// A release whose tab bar (made by its factory) has `tabs`, each a navigation controller.
+    func release(tabs: [String]) -> Storyboard {
+        let storyboard = Storyboard()
+        storyboard.register("nav") { NavigationController() }
+        for tab in ["inbox", "search", "settings", "message"] { storyboard.register(tab) { ReleaseScreen() } }
+        storyboard.register("tabs") { [unowned storyboard] in
+            TabBarController(viewControllers: tabs.map { tab in
+                let navigation = NavigationController(rootViewController: try! storyboard.instantiateViewController(withIdentifier: tab))
+                navigation.restorationIdentifier = tab + "-tab"
+                return navigation
+            })
+        }
+        return storyboard
+    }
+
+    @Test func aTabTheNewReleaseAddsAppearsBesideTheRestoredOnes() throws {
+        do {
+            let storyboard = release(tabs: ["inbox", "settings"])
+            let (application, window) = try launch(storyboard)
+            let tabs = try #require(try storyboard.instantiateViewController(withIdentifier: "tabs") as? TabBarController)
+            window.rootViewController = tabs
+            window.makeKeyAndVisible()
+            tabs.selectedIndex = 1
+            let settings = try #require(tabs.selectedViewController as? NavigationController)
+            settings.pushViewController(try storyboard.instantiateViewController(withIdentifier: "message"), animated: false)
+            application.terminate()
+        }
+        let storyboard = release(tabs: ["inbox", "search", "settings"])
+        let (application, window) = try launch(storyboard)
+        let report = try application.restoreHierarchyWithReport(in: window)
+        #expect(report.notRebuilt.isEmpty, "\(report.notRebuilt)")
+        let tabs = try #require(window.rootViewController as? TabBarController)
+        #expect(tabs.viewControllers.map(\.restorationIdentifier) == ["inbox-tab", "search-tab", "settings-tab"])
+        // The archived tab is back in its place, its stack and selection with it.
+        let settings = try #require(tabs.selectedViewController as? NavigationController)
+        #expect(settings.restorationIdentifier == "settings-tab")
+        #expect(settings.viewControllers.map(\.restorationIdentifier) == ["settings", "message"])
+        application.terminate()
+    }
+
+    @Test func aTabTheNewReleaseDropsIsReportedNotShown() throws {
+        do {
+            let storyboard = release(tabs: ["inbox", "search"])
+            let (application, window) = try launch(storyboard)
+            window.rootViewController = try storyboard.instantiateViewController(withIdentifier: "tabs")
+            window.makeKeyAndVisible()
+            application.terminate()
+        }
+        let (application, window) = try launch(release(tabs: ["inbox"]))
+        let report = try application.restoreHierarchyWithReport(in: window)
+        let tabs = try #require(window.rootViewController as? TabBarController)
+        #expect(tabs.viewControllers.map(\.restorationIdentifier) == ["inbox-tab"])
+        #expect(report.notRebuilt.contains { $0.reason.contains("has no tab \"search-tab\"") }, "\(report.notRebuilt)")
+        application.terminate()
+    }
+
+    /// Every screen of a stack renamed by the new release: no empty navigation controller on
+    /// screen, at this launch or the next; the app starts fresh.
+    @Test func aStackWhoseScreensWereAllRenamedIsNotShownEmpty() throws {
+        do {
+            let storyboard = Storyboard()
+            storyboard.register("nav") { NavigationController() }
+            storyboard.register("inbox") { ReleaseScreen() }
+            let (application, window) = try launch(storyboard)
+            let navigation = try #require(try storyboard.instantiateViewController(withIdentifier: "nav") as? NavigationController)
+            navigation.setViewControllers([try storyboard.instantiateViewController(withIdentifier: "inbox")], animated: false)
+            window.rootViewController = navigation
+            window.makeKeyAndVisible()
+            application.terminate()
+        }
+        for launchNumber in 2...3 {
+            let storyboard = Storyboard()
+            storyboard.register("nav") { NavigationController() }
+            storyboard.register("inbox2") { ReleaseScreen() }
+            let (application, window) = try launch(storyboard)
+            let restored = try application.restoreHierarchy(in: window)
+            // The second launch finds the first one's archive unusable; the third restores what
+            // the second showed.
+            #expect(restored == (launchNumber == 3))
+            if restored {
+                let navigation = try #require(window.rootViewController as? NavigationController)
+                #expect(navigation.viewControllers.map(\.restorationIdentifier) == ["inbox2"])
+            } else {
+                #expect(window.rootViewController == nil)
+                // What the app does when nothing was restored: its first screen.
+                let navigation = NavigationController(rootViewController: try storyboard.instantiateViewController(withIdentifier: "inbox2"))
+                navigation.restorationIdentifier = "nav"
+                window.rootViewController = navigation
+                window.makeKeyAndVisible()
+            }
+            application.terminate()
+        }
+    }
+}
