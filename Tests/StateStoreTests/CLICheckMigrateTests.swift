@@ -180,7 +180,7 @@ import Testing
             Sealed states:        0
             Problems found:
               - 1 state(s) do not match their checksum
-              - 1 quarantined state(s); see `statectl inspect --quarantine`
+              - 1 quarantined state(s); see `statectl inspect --quarantine`, and `statectl prune --quarantine` once they are not wanted
 
             """), "\(text)")
         let json = try CLI.run(["check", "--db", db, "--json"])

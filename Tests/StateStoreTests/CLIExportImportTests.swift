@@ -64,7 +64,8 @@ import Testing
         let target = folder.file("target/state.sqlite")
         let imported = try CLI.run(["import", "--db", target, exportFile])
         #expect(imported.status == 0, "\(imported)")
-        #expect(imported.stdout == "Imported 11 states into \(target): 11 new, 0 replaced.\n")
+        #expect(imported.stdout == "Imported 11 states into \(target): 11 new, 0 replaced.\n"
+            + "1 quarantined row in \(exportFile) was not imported (an export carries them for the record; `jq .quarantine` shows them).\n")
         let sourceRows = try CLI.tool("sqlite3", [source, Self.rowsQuery])
         #expect(sourceRows.split(separator: "\n").count == 11)
         #expect(try CLI.tool("sqlite3", [target, Self.rowsQuery]) == sourceRows)
@@ -116,7 +117,9 @@ import Testing
 
         let replaced = try CLI.run(["import", "--db", target, exportFile, "--replace"])
         #expect(replaced.status == 0, "\(replaced)")
-        #expect(replaced.stdout == "Imported 4 states into \(target): 0 new, 4 replaced, 1 removed.\n")
+        // The fixture's quarantined row rides in the export for the record; the import says it left it out.
+        #expect(replaced.stdout == "Imported 4 states into \(target): 0 new, 4 replaced, 1 removed.\n"
+            + "1 quarantined row in \(exportFile) was not imported (an export carries them for the record; `jq .quarantine` shows them).\n")
         #expect(try CLI.tool("sqlite3", [target, "SELECT path FROM states ORDER BY path"])
             == "root/inbox\nroot/inbox/compose\nroot/inbox/message\nroot/settings\n")
     }

@@ -139,6 +139,46 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: db))
     }
 
+    /// `--quarantine`: quarantined rows by path or age, once shown; states are never touched,
+    /// and `check` is healthy again once they are gone.
+    @Test func pruneQuarantinedRowsByPathAndAge() throws {
+        let folder = TemporaryFolder()
+        let db = folder.file("state.sqlite")
+        try Self.populate(db)
+        let store = try StateStore(path: db)
+        try store.save(["n": 1], for: "root/later")
+        try store.quarantine("root/later", reason: "a second one")
+        let statesBefore = try StateStore(path: db, options: .init(readOnly: true)).entries()
+        let before = try CLI.dump(db)
+        #expect(try CLI.run(["check", "--db", db]).stdout.contains("2 quarantined state(s); see `statectl inspect --quarantine`, and `statectl prune --quarantine`"))
+
+        // The fixture's row was quarantined in January 2026, the second one just now.
+        let none = try CLI.run(["prune", "--db", db, "--quarantine", "--path", "root/nothing"])
+        #expect(none.status == 0 && none.stdout.hasPrefix("No quarantined states at or below root/nothing"), "\(none)")
+        let dry = try CLI.run(["prune", "--db", db, "--quarantine", "--older-than", "1d", "--dry-run"])
+        #expect(dry.status == 0 && dry.stdout.contains("root/old") && !dry.stdout.contains("root/later"), "\(dry)")
+        #expect(dry.stdout.contains("Would remove 1 quarantined state quarantined more than 1d ago"), "\(dry)")
+        #expect(try CLI.dump(db) == before)
+
+        let byPath = try CLI.run(["prune", "--db", db, "--quarantine", "--path", "root/later", "--json"])
+        #expect(byPath.status == 0, "\(byPath)")
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(byPath.stdout.utf8)) as? [String: Any])
+        #expect(document["count"] as? Int == 1 && document["quarantine"] as? Bool == true)
+        let removed = try #require((document["removed_quarantined"] as? [[String: Any]])?.first)
+        #expect(removed["path"] as? String == "root/later" && (removed["byte_count"] as? Int ?? 0) > 0)
+        #expect(try StateStore(path: db, options: .init(readOnly: true)).quarantinedStates().map(\.path) == ["root/old"])
+
+        let old = try CLI.run(["prune", "--db", db, "--quarantine", "--older-than", "1d"])
+        #expect(old.status == 0 && old.stdout.contains("Removed 1 quarantined state quarantined more than 1d ago"), "\(old)")
+        #expect(try StateStore(path: db, options: .init(readOnly: true)).quarantinedStates().isEmpty)
+        #expect(try StateStore(path: db, options: .init(readOnly: true)).entries() == statesBefore)
+        let check = try CLI.run(["check", "--db", db])
+        #expect(check.status == 0 && check.stdout.hasSuffix("Healthy.\n"), "\(check)")
+
+        let invalid = try CLI.run(["prune", "--db", db, "--quarantine", "--invalid-paths"])
+        #expect(invalid.status == 2 && invalid.stderr.contains("--quarantine takes --older-than or --path"), "\(invalid)")
+    }
+
     @Test func pruneAcceptsDurationsInEveryUnit() throws {
         let folder = TemporaryFolder()
         let db = folder.file("state.sqlite")

@@ -70,6 +70,7 @@ extension StateExport {
             databaseSchemaVersion: databaseSchema,
             exportedAt: exportedAt.map { Date(storedMilliseconds: $0) }
         )
+        if case .array(let carried)? = document["quarantine"] { decodedQuarantineCount = carried.count }
     }
 
     /// What is wrong with one state; ``init(decoding:maximumStateSize:)`` adds where it is.

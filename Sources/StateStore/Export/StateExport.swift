@@ -71,7 +71,8 @@ public struct StateExport: Sendable, Hashable {
     public var databaseSchemaVersion: Int
 
     /// A row the store set aside in quarantine, carried by an export for the record: an import
-    /// does not bring it back (the decoder reads ``states`` only).
+    /// does not bring it back (the decoder reads ``states``, and counts these in
+    /// ``quarantineCarried``).
     public struct QuarantineEntry: Sendable, Hashable {
         public var state: StateStore.QuarantinedState
         /// The row's length in bytes; `state.bytes` is empty when it was over the export's
@@ -82,6 +83,12 @@ public struct StateExport: Sendable, Hashable {
     /// The quarantined rows of the exported store, newest first: the bytes a failed decode,
     /// a hostile row or a changed type set aside. Written as `quarantine` when not empty.
     public var quarantine: [QuarantineEntry] = []
+
+    /// How many quarantined rows a decoded document carries for the record (its `quarantine`
+    /// array, which the decoder does not read into ``quarantine``): what an import leaves out,
+    /// so a tool can say so. The length of ``quarantine`` for an export made here.
+    public var quarantineCarried: Int { decodedQuarantineCount ?? quarantine.count }
+    var decodedQuarantineCount: Int?
 
     /// When the export was made. `nil` when a decoded document does not say, or says it in a
     /// form other than ISO 8601 in UTC: it is informational, so it is not a reason to refuse a

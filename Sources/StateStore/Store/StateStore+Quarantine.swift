@@ -19,6 +19,9 @@ extension StateStore {
         public var bytes: Data
         /// The key the bytes are sealed with, or `nil` when they are clear.
         public var keyID: String? = nil
+        /// How many bytes the row holds; ``bytes`` is empty where they were not read (a row
+        /// ``StateStore/WriteTransaction/removeQuarantined(under:quarantinedBefore:)`` removed).
+        public var byteCount: Int = 0
     }
 
     /// Moves the state at `path` to the quarantine table with `reason`, bytes intact,
@@ -59,7 +62,7 @@ extension StateStore {
                     checksum: statement.int64(6), updatedAt: Date(storedMilliseconds: statement.int64(7)),
                     reason: statement.string(8), quarantinedAt: Date(storedMilliseconds: statement.int64(9)),
                     bytes: statement.isNull(10) ? Data() : try statement.data(10),
-                    keyID: statement.isNull(12) ? nil : statement.string(12)
+                    keyID: statement.isNull(12) ? nil : statement.string(12), byteCount: statement.int(11)
                 ), statement.int(11)))
             }
             return result
@@ -130,5 +133,46 @@ extension StateStore.WriteTransaction {
             try connection.copyBlob(column: "bytes", from: "states", row: source, to: "quarantine", row: target, count: count)
         }
         return source
+    }
+}
+
+extension StateStore.WriteTransaction {
+    /// Removes the quarantined rows at or below `prefix` (at every path when `nil`) that were
+    /// quarantined before `cutoff` (at any time when `nil`): for once they have been looked at
+    /// (``StateStore/quarantinedStates()``, `statectl inspect --quarantine`) and are not wanted.
+    /// Returns what it removed, newest first, without the bytes. Rows whose path is not a valid
+    /// restoration path are left alone, as ``StateStore/quarantinedStates()`` does not list them.
+    @discardableResult
+    public func removeQuarantined(
+        under prefix: RestorationPath? = nil, quarantinedBefore cutoff: Date? = nil
+    ) throws(StateStoreError) -> [StateStore.QuarantinedState] {
+        let list = try connection.cached("""
+            SELECT id, path, type_name, version, generation, encoding, checksum, updated_at,
+                   reason, quarantined_at, key_id, length(bytes)
+            FROM quarantine WHERE quarantined_at < ?1 ORDER BY id DESC
+            """)
+        list.bind(cutoff?.storedMilliseconds ?? Int64.max, at: 1)
+        var removed: [StateStore.QuarantinedState] = []
+        do {
+            defer { list.reset() }
+            while try list.step() {
+                guard let path = try? RestorationPath(validating: list.string(1)),
+                      prefix.map(path.hasPrefix) ?? true
+                else { continue }
+                removed.append(StateStore.QuarantinedState(
+                    id: list.int64(0), path: path, typeName: list.string(2), version: list.int(3),
+                    generation: list.int64(4), encoding: StateEncoding(rawValue: list.string(5)) ?? .binary,
+                    checksum: list.int64(6), updatedAt: Date(storedMilliseconds: list.int64(7)),
+                    reason: list.string(8), quarantinedAt: Date(storedMilliseconds: list.int64(9)),
+                    bytes: Data(), keyID: list.isNull(10) ? nil : list.string(10), byteCount: list.int(11)
+                ))
+            }
+        }
+        let delete = try connection.cached("DELETE FROM quarantine WHERE id = ?1")
+        for state in removed {
+            delete.bind(state.id, at: 1)
+            try delete.run()
+        }
+        return removed
     }
 }

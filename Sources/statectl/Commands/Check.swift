@@ -65,7 +65,7 @@ extension Statectl {
                 problems.append("\(health.checksumMismatches.count) state(s) do not match their checksum")
             }
             if health.quarantineCount > 0 {
-                problems.append("\(health.quarantineCount) quarantined state(s); see `statectl inspect --quarantine`")
+                problems.append("\(health.quarantineCount) quarantined state(s); see `statectl inspect --quarantine`, and `statectl prune --quarantine` once they are not wanted")
             }
             if let salvage {
                 problems.append(salvage)

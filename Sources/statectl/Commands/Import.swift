@@ -69,6 +69,11 @@ extension Statectl {
                 var line = "Imported \(result.imported) \(result.imported == 1 ? "state" : "states") into \(database.path): \(result.created) new, \(result.replaced) replaced"
                 if replace { line += ", \(result.removed) removed" }
                 print(line + ".")
+                if export.quarantineCarried > 0 {
+                    // Carried for the record only: say so, as the rows are not in the database now.
+                    let count = export.quarantineCarried
+                    print("\(count) quarantined \(count == 1 ? "row" : "rows") in \(file) \(count == 1 ? "was" : "were") not imported (an export carries them for the record; `jq .quarantine` shows them).")
+                }
             }
         }
     }

@@ -11,16 +11,20 @@ extension Statectl {
                 Give exactly one of --older-than, --path and --invalid-paths. --older-than takes a duration: a \
                 number and a unit, s (seconds), m (minutes), h (hours), d (days) or w (weeks), \
                 and combinations such as 1d12h. Prints the states removed, in one transaction; \
-                --dry-run prints what would be removed and changes nothing. Quarantined rows, \
-                events and the hierarchy archive are never pruned. A missing database is not \
-                created (exit 3).
+                --dry-run prints what would be removed and changes nothing. With --quarantine, \
+                --older-than and --path select quarantined rows instead (by when they were \
+                quarantined), once `statectl inspect --quarantine` has shown them; without it, \
+                quarantined rows are never pruned. Events and the hierarchy archive never are. \
+                A missing database is not created (exit 3).
 
                 Example:
                   statectl prune --db ./state.sqlite --older-than 30d --dry-run
                   statectl prune --db ./state.sqlite --path root/inbox/compose
+                  statectl prune --db ./state.sqlite --quarantine --older-than 0s
 
                 JSON (--json): {"schema": 1, "kind": "prune", "database", "dry_run", "older_than", \
-                "cutoff", "path_prefix", "count", "total_bytes", "removed": [entries as in inspect]}
+                "cutoff", "path_prefix", "count", "total_bytes", "removed": [entries as in inspect]}; \
+                with --quarantine, "quarantine": true and "removed_quarantined": [as in inspect --quarantine]
                 """
         )
 
@@ -36,6 +40,9 @@ extension Statectl {
         @Flag(name: .customLong("invalid-paths"), help: "Remove the rows whose path is not a valid restoration path (as `statectl inspect` lists them).")
         var invalidPaths = false
 
+        @Flag(help: "Remove quarantined rows (by --older-than, when they were quarantined, or --path) instead of states.")
+        var quarantine = false
+
         @Flag(help: "Print what would be removed without removing it.")
         var dryRun = false
 
@@ -45,6 +52,7 @@ extension Statectl {
             case 1: break
             default: throw ValidationError("Give only one of --older-than, --path and --invalid-paths.")
             }
+            if quarantine && invalidPaths { throw ValidationError("--quarantine takes --older-than or --path, not --invalid-paths.") }
             if let pathPrefix {
                 do { _ = try RestorationPath(validating: pathPrefix) } catch { throw ValidationError(error.description) }
             }
@@ -54,6 +62,7 @@ extension Statectl {
             if invalidPaths { return try pruneInvalidRows() }
             let prefix = try pathPrefix.map { (text) throws(StateStoreError) in try RestorationPath(validating: text) }
             let cutoff = olderThan.map { Date().addingTimeInterval(-$0.seconds) }
+            if quarantine { return try pruneQuarantine(under: prefix, before: cutoff) }
             let removed: [StateStore.Entry]
             if dryRun {
                 let store = try database.openReadOnly()
@@ -93,6 +102,44 @@ extension Statectl {
             print(EntryOutput.table(removed))
             let noun = removed.count == 1 ? "state" : "states"
             print("\(dryRun ? "Would remove" : "Removed") \(removed.count) \(noun) (\(Format.bytes(total))) \(criterion) from \(database.path)." + (dryRun ? " Nothing was changed (--dry-run)." : ""))
+        }
+
+        /// `--quarantine`: removes (or, with --dry-run, lists) the quarantined rows selected.
+        private func pruneQuarantine(under prefix: RestorationPath?, before cutoff: Date?) throws {
+            let removed: [StateStore.QuarantinedState]
+            if dryRun {
+                removed = try database.openReadOnly().quarantinedStates().filter { state in
+                    (prefix.map(state.path.hasPrefix) ?? true) && (cutoff.map { state.quarantinedAt < $0 } ?? true)
+                }
+            } else {
+                try database.requireExistingFile()
+                _ = try database.openReadOnly()
+                removed = try database.openForWriting().write { (transaction) throws(StateStoreError) in
+                    try transaction.removeQuarantined(under: prefix, quarantinedBefore: cutoff)
+                }
+            }
+            if output.json {
+                Output.json(kind: "prune", [
+                    ("database", .string(database.path)),
+                    ("dry_run", .bool(dryRun)),
+                    ("quarantine", .bool(true)),
+                    ("older_than", olderThan.map { .string($0.description) } ?? .null),
+                    ("cutoff", cutoff.map { .string(Format.iso8601($0)) } ?? .null),
+                    ("path_prefix", prefix.map { .string($0.rawValue) } ?? .null),
+                    ("count", .int(removed.count)),
+                    ("removed_quarantined", .array(removed.map(EntryOutput.json))),
+                ])
+                return
+            }
+            let criterion = prefix.map { "at or below \($0)" }
+                ?? "quarantined more than \(olderThan?.description ?? "") ago (before \(Format.table(cutoff ?? .distantPast)) UTC)"
+            if removed.isEmpty {
+                print("No quarantined states \(criterion) in \(database.path); nothing \(dryRun ? "would be" : "was") removed.")
+                return
+            }
+            print(EntryOutput.table(removed))
+            let noun = removed.count == 1 ? "quarantined state" : "quarantined states"
+            print("\(dryRun ? "Would remove" : "Removed") \(removed.count) \(noun) \(criterion) from \(database.path)." + (dryRun ? " Nothing was changed (--dry-run)." : ""))
         }
 
         /// `--invalid-paths`: removes (or, with --dry-run, lists) the rows no restoration path names.

@@ -81,7 +81,7 @@ enum EntryOutput {
             ("version", .int(state.version)),
             ("generation", .int(state.generation)),
             ("encoding", .string(state.encoding.rawValue)),
-            ("byte_count", .int(state.bytes.count)),
+            ("byte_count", .int(state.byteCount)),
             ("updated_at", .string(Format.iso8601(state.updatedAt))),
             ("quarantined_at", .string(Format.iso8601(state.quarantinedAt))),
             ("reason", .string(state.reason)),
@@ -93,7 +93,7 @@ enum EntryOutput {
         for state in states {
             table.append([
                 String(state.id), state.path.rawValue, state.typeName, String(state.version),
-                Format.bytes(state.bytes.count), Format.table(state.quarantinedAt), state.reason,
+                Format.bytes(state.byteCount), Format.table(state.quarantinedAt), state.reason,
             ])
         }
         return table.render()

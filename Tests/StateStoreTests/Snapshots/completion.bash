@@ -318,7 +318,7 @@ _statectl_import() {
 
 _statectl_prune() {
     repeating_flags=()
-    non_repeating_flags=(--json --invalid-paths --dry-run --version -h --help)
+    non_repeating_flags=(--json --invalid-paths --quarantine --dry-run --version -h --help)
     repeating_options=()
     non_repeating_options=(--db --older-than --path)
     __statectl_offer_flags_options 0

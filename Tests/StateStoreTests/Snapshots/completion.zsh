@@ -172,6 +172,7 @@ _statectl_prune() {
         '--older-than[Remove states last updated longer ago than this (30d, 12h, 90m, 45s).]:duration:'
         '--path[Remove the state at this path and every state below it.]:prefix:'
         '--invalid-paths[Remove the rows whose path is not a valid restoration path (as `statectl inspect` lists them).]'
+        '--quarantine[Remove quarantined rows (by --older-than, when they were quarantined, or --path) instead of states.]'
         '--dry-run[Print what would be removed without removing it.]'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
