@@ -210,6 +210,19 @@ struct MemoryWarningEdgeTests {
         #expect(try store.pressureEvents().isEmpty)
     }
 
+    /// A warning that reaches an application after it terminated (a monitor's event queued on
+    /// the main actor meanwhile) is not handled or recorded.
+    @Test func aWarningAfterTerminateIsNotHandled() throws {
+        let store = try StateStore(path: folder.file("terminated.sqlite"))
+        let (application, navigation) = launch(store)
+        let page = try #require(navigation.topViewController as? WarnedPage)
+        application.terminate()
+        let report = application.respondToMemoryPressure(level: .critical, availableBytes: nil, raisedAt: Date())
+        #expect(report.controllerCount == 0)
+        #expect(page.warnings.isEmpty && application.memoryWarningCount == 0)
+        #expect(try store.pressureEvents().isEmpty)
+    }
+
     /// An application on a store opened under a task-local metrics factory records in it, as the store does.
     @Test func anApplicationRecordsWhereItsStoreDoes() throws {
         let metrics = TestMetrics()

@@ -14,15 +14,15 @@ extension Application {
     /// 5. RSS is measured before and after, and the report goes to the observers (the
     ///    restoration layer records it in the database).
     ///
-    /// `.normal` is not a warning: nothing is delivered, counted or recorded, and the report
-    /// says so (no controller, nothing released).
+    /// `.normal` is not a warning, and an application that has terminated takes none: nothing
+    /// is delivered, counted or recorded, and the report says so (no controller, nothing released).
     @discardableResult
     public func respondToMemoryPressure(
         level: MemoryPressureLevel, availableBytes: UInt64?, raisedAt: Date
     ) -> MemoryWarningReport {
         let clock = ContinuousClock()
         let delay = Duration.seconds(max(0, Date().timeIntervalSince(raisedAt)))
-        guard level > .normal else {
+        guard level > .normal, !isTerminated else {
             let rss = ProcessMemory.residentBytes() ?? 0
             return MemoryWarningReport(
                 level: level, raisedAt: raisedAt, availableBytes: availableBytes, delay: delay, duration: .zero,
