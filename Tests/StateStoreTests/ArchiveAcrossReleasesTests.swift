@@ -7,15 +7,6 @@ import Testing
     var restorableState = State()
 }
 
-/// A container whose code makes its own header child as its view loads.
-@MainActor private final class HomeContainer: ViewController {
-    var makeHeader: (() -> ViewController)?
-    override func viewDidLoad() {
-        super.viewDidLoad()
-        if let header = makeHeader?() { addChild(header) }
-    }
-}
-
 /// An archive written by one release, rebuilt by the next, whose containers changed: a tab the
 /// new release adds, a tab it drops, a stack whose every screen was renamed.
 @MainActor
@@ -84,40 +75,6 @@ struct ArchiveAcrossReleasesTests {
         #expect(tabs.viewControllers.map(\.restorationIdentifier) == ["inbox-tab"])
         #expect(report.notRebuilt.contains { $0.reason.contains("has no tab \"search-tab\"") }, "\(report.notRebuilt)")
         application.terminate()
-    }
-
-    /// A container that makes its own child keeps one, launch after launch, with its state:
-    /// the archived child with that identifier is the one the container made.
-    @Test func aChildTheContainerMakesItselfIsNotAddedAgain() throws {
-        func storyboard() -> Storyboard {
-            let storyboard = Storyboard()
-            storyboard.register("header") { ReleaseScreen() }
-            storyboard.register("home") { [unowned storyboard] in
-                let home = HomeContainer()
-                home.makeHeader = { try! storyboard.instantiateViewController(withIdentifier: "header") }
-                return home
-            }
-            return storyboard
-        }
-        do {
-            let board = storyboard()
-            let (application, window) = try launch(board)
-            window.rootViewController = try board.instantiateViewController(withIdentifier: "home")
-            window.makeKeyAndVisible()
-            let header = try #require(window.rootViewController?.children.first as? ReleaseScreen)
-            header.restorableState.text = "typed"
-            application.terminate()
-        }
-        for _ in 2...3 {
-            let board = storyboard()
-            let (application, window) = try launch(board)
-            let report = try application.restoreHierarchyWithReport(in: window)
-            #expect(report.notRebuilt.isEmpty)
-            let headers = try #require(window.rootViewController).children.compactMap { $0 as? ReleaseScreen }
-            #expect(headers.count == 1)
-            #expect(headers.first?.restorableState.text == "typed")
-            application.terminate()
-        }
     }
 
     /// Every screen of a stack renamed by the new release: no empty navigation controller on

@@ -322,19 +322,8 @@ extension RestorationCoordinator {
             if !children.isEmpty, controller is NavigationController || controller is TabBarController {
                 throw .archiveUnusable(reason: "\"\(node.displayName)\" now makes a \(type(of: controller)), not a plain container")
             }
-            var archived = children
-            if !children.isEmpty, type(of: controller) != ViewController.self {
-                // A container class may make children of its own, in `init` or `viewDidLoad`
-                // (its view is loaded here for that, as a first access would): an archived child
-                // with the restoration identifier of one of them is that one, already there, and
-                // is not added a second time. Its state comes back by its path as it appears.
-                controller.loadViewIfNeeded()
-                var own = Set<String>()
-                for child in controller.children { if let identifier = child.restorationIdentifier { own.insert(identifier) } }
-                if !own.isEmpty { archived.removeAll { $0.restorationIdentifier.map(own.contains) ?? false } }
-            }
             // The engine sends willMove/didMove(toParent:) itself.
-            controller.addChildrenWhileOffscreen(archived)
+            controller.addChildrenWhileOffscreen(children)
         }
         if let presented = node.presented?.node { rebuild.presentations.append((controller, presented, trail.archived, trail.current)) }
         return controller
