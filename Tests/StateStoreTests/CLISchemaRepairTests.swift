@@ -32,6 +32,8 @@ import Testing
         "PRAGMA user_version = 0",
         // Made again by hand without its constraints, every record kept.
         Self.recordTableRemade,
+        // Made again without a version column at all.
+        "DROP TABLE schema_migrations; CREATE TABLE schema_migrations(id INTEGER, name TEXT, applied_at INTEGER)",
     ]
 
     static let recordTableRemade = """

@@ -31,11 +31,21 @@ struct Migrator {
     /// and the newest row in `schema_migrations`, so a tampered header alone cannot hide one.
     func appliedVersion(of connection: Connection) throws(StateStoreError) -> Int {
         let header = try connection.scalarInt("PRAGMA user_version") ?? 0
+        return Int(max(header, Int64(try Self.recordedVersion(connection) ?? 0)))
+    }
+
+    /// The newest version `schema_migrations` records: `nil` without the table, 0 when it is
+    /// empty or was made again without a `version` column (nothing it holds is a record).
+    static func recordedVersion(_ connection: Connection) throws(StateStoreError) -> Int? {
         let hasTable = try connection.scalarInt(
             "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'schema_migrations'"
         ) ?? 0
-        let recorded = hasTable > 0 ? try connection.scalarInt("SELECT max(version) FROM schema_migrations") ?? 0 : 0
-        return Int(max(header, recorded))
+        guard hasTable > 0 else { return nil }
+        let hasVersion = try connection.scalarInt(
+            "SELECT count(*) FROM pragma_table_info('schema_migrations') WHERE name = 'version'"
+        ) ?? 0
+        guard hasVersion > 0 else { return 0 }
+        return Int(try connection.scalarInt("SELECT max(version) FROM schema_migrations") ?? 0)
     }
 
     /// The migrations this database still needs, after refusing one that is too new.

@@ -54,10 +54,8 @@ extension StateStore {
     /// The schema records of the database `connection` is open on.
     static func schemaRecords(of connection: Connection) throws(StateStoreError) -> SchemaRecords {
         let header = Int(try connection.scalarInt("PRAGMA user_version") ?? 0)
-        let hasTable = (try connection.scalarInt(
-            "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'schema_migrations'"
-        ) ?? 0) > 0
-        let recorded = hasTable ? Int(try connection.scalarInt("SELECT max(version) FROM schema_migrations") ?? 0) : nil
+        let recorded = try Migrator.recordedVersion(connection)
+        let hasTable = recorded != nil
         var differences: [String] = []
         var recordTableDifferences: [String] = []
         if let expected = SchemaShape.expected {
