@@ -106,6 +106,86 @@ struct ChangedTypeProtectionTests {
         #expect(row == (lossy ? #"{"text":"edited"}"# : #"{"count":7}"#))
     }
 
+    /// The quarantine failed under a lock; the same instance appears again once the lock is
+    /// gone (a screen pushed over it and popped): the row is set aside then, and its edit saved.
+    @Test func theSameScreenAppearingAgainSetsTheRowAside() throws {
+        try seed(#"{"secret":"s3cret","text":"precious"}"#)
+        let store = try StateStore(path: database, options: .init(busyTimeout: .milliseconds(200)))
+        let (app, storyboard) = try launch(store) { CounterDetail() }
+        defer { withExtendedLifetime(app) {} }
+        let detail = try pushUnderLock(app, storyboard)
+        app.navigation.pushViewController(try storyboard.instantiateViewController(withIdentifier: "other"), animated: false)
+        _ = app.navigation.popViewController(animated: false)
+        detail.restorableState.count = 7
+        _ = app.navigation.popViewController(animated: false)
+        app.coordinator.flush()
+        let quarantined = try StateStore(path: database, options: .init(readOnly: true)).quarantinedStates()
+        #expect(quarantined.contains { String(decoding: $0.bytes, as: UTF8.self).contains("s3cret") }, "\(app.errors.errors)")
+        #expect(String(decoding: try store.state(at: "nav/detail")?.bytes ?? Data(), as: UTF8.self) == #"{"count":7}"#)
+    }
+
+    /// The row the refusal protects is removed by another process: the next appearance finds
+    /// nothing to set aside, and saves go on.
+    @Test func savesGoOnOnceTheProtectedRowIsGone() throws {
+        try seed(#"{"secret":"s3cret","text":"precious"}"#)
+        let store = try StateStore(path: database, options: .init(busyTimeout: .milliseconds(200)))
+        let (app, storyboard) = try launch(store) { CounterDetail() }
+        defer { withExtendedLifetime(app) {} }
+        _ = try pushUnderLock(app, storyboard)
+        _ = app.navigation.popViewController(animated: false)
+        app.coordinator.flush()
+        try rawSQL(database, "DELETE FROM states WHERE path = 'nav/detail'")
+        let fresh = try #require(try storyboard.instantiateViewController(withIdentifier: "detail") as? CounterDetail)
+        app.navigation.pushViewController(fresh, animated: false)
+        fresh.restorableState.count = 7
+        _ = app.navigation.popViewController(animated: false)
+        app.coordinator.flush()
+        #expect(String(decoding: try store.state(at: "nav/detail")?.bytes ?? Data(), as: UTF8.self) == #"{"count":7}"#, "\(app.errors.errors)")
+    }
+
+    /// A window's root replaced by a screen of another type at the same path while the old
+    /// one's state is still queued on the main actor (no structural change handed it over).
+    @Test(arguments: [false, true])
+    func aStateOfAnotherTypeStillQueuedIsSetAsideFirst(lossy: Bool) throws {
+        let store = try StateStore(path: database)
+        let application = Application(store: store)
+        let coordinator = try #require(application.restorationCoordinator)
+        coordinator.errorHandler = { _ in }
+        let window = Window(size: Size(width: 400, height: 800), orientation: .portrait, application: application)
+        let old = OldDetail()
+        old.restorationIdentifier = "detail"
+        window.rootViewController = old
+        window.makeKeyAndVisible()
+        coordinator.flush()
+        old.restorableState = .init(text: "precious", secret: "s3cret")
+        let next: ViewController = lossy ? LossyDetail() : CounterDetail()
+        next.restorationIdentifier = "detail"
+        window.rootViewController = next
+        if let lossyNext = next as? LossyDetail { #expect(lossyNext.restorableState.text == "precious") }
+        let other = ViewController()
+        other.restorationIdentifier = "other"
+        window.rootViewController = other
+        coordinator.flush()
+        let reader = try StateStore(path: database, options: .init(readOnly: true))
+        var text = String(decoding: try reader.state(at: "detail")?.bytes ?? Data(), as: UTF8.self)
+        for kept in try reader.quarantinedStates() { text += String(decoding: kept.bytes, as: UTF8.self) }
+        #expect(text.contains("s3cret"))
+        withExtendedLifetime((application, window)) {}
+    }
+
+    /// Pushes the detail while another connection holds the write lock: its set-aside fails.
+    func pushUnderLock<C: ViewController>(_ app: Launched, _ storyboard: Storyboard, as _: C.Type = CounterDetail.self) throws -> C {
+        beforeRawSQLite()
+        var handle: OpaquePointer?
+        try #require(sqlite3_open_v2(database, &handle, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK)
+        defer { sqlite3_close_v2(handle) }
+        try #require(sqlite3_exec(handle, "BEGIN IMMEDIATE", nil, nil, nil) == SQLITE_OK)
+        let detail = try #require(try storyboard.instantiateViewController(withIdentifier: "detail") as? C)
+        app.navigation.pushViewController(detail, animated: false)
+        try #require(sqlite3_exec(handle, "ROLLBACK", nil, nil, nil) == SQLITE_OK)
+        return detail
+    }
+
     @Test func aQuarantineRefusedByAFullDiskKeepsTheStateFromTheNextSave() throws {
         try seed("{\"secret\":\"" + String(repeating: "x", count: 200_000) + "\",\"text\":\"precious\"}")
         try rawSQL(database, "PRAGMA wal_checkpoint(TRUNCATE)")

@@ -171,6 +171,49 @@ struct ServiceLifecycleServiceTests {
         try #require(sqlite3_exec(handle, "ROLLBACK", nil, nil, nil) == SQLITE_OK)
     }
 
+    /// A visible screen whose saves are refused (its path's stored state, of another type,
+    /// could not be set aside under a lock): its edit at shutdown is not in the database, and
+    /// `run()` throws.
+    @Test func aFinalSaveRefusedToProtectAStoredStateIsThrownFromRun() async throws {
+        let database = folder.file("protected.sqlite")
+        let application: Application = try await MainActor.run {
+            let seed = try StateStore(path: database)
+            try seed.save(encoded: Data(#"{"secret":"s3cret","text":"precious"}"#.utf8), encoding: .json, typeName: "Old.State", version: 1, for: "nav/detail")
+            let store = try StateStore(path: database, options: .init(busyTimeout: .milliseconds(200)))
+            let storyboard = Storyboard()
+            storyboard.register("root") { ViewController() }
+            storyboard.register("detail") { NoteController() }
+            let application = Application(store: store, storyboard: storyboard)
+            application.restorationCoordinator?.errorHandler = { _ in }
+            let window = Window(size: Size(width: 400, height: 800), orientation: .portrait, application: application)
+            let navigation = NavigationController(rootViewController: try storyboard.instantiateViewController(withIdentifier: "root"))
+            navigation.restorationIdentifier = "nav"
+            window.rootViewController = navigation
+            window.makeKeyAndVisible()
+            application.restorationCoordinator?.flush()
+            beforeRawSQLite()
+            var handle: OpaquePointer?
+            try #require(sqlite3_open_v2(database, &handle, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK)
+            defer { sqlite3_close_v2(handle) }
+            try #require(sqlite3_exec(handle, "BEGIN IMMEDIATE", nil, nil, nil) == SQLITE_OK)
+            let detail = try #require(try storyboard.instantiateViewController(withIdentifier: "detail") as? NoteController)
+            navigation.pushViewController(detail, animated: false)
+            try #require(sqlite3_exec(handle, "ROLLBACK", nil, nil, nil) == SQLITE_OK)
+            detail.restorableState.text = "typed, never saved"
+            return application
+        }
+        await #expect(throws: UnsavedStateError.self) {
+            try await testGracefulShutdown { trigger in
+                async let running: Void = ApplicationStateService(application: application, claimsTerminationSignals: false).run()
+                trigger.triggerGracefulShutdown()
+                try await running
+            }
+        }
+        let row = try StateStore(path: database, options: .init(readOnly: true)).state(at: "nav/detail")
+        let stored = String(decoding: row?.bytes ?? Data(), as: UTF8.self)
+        #expect(stored.contains("s3cret"))
+    }
+
     /// A final save refused for good (the database records a key the store was not given) is
     /// not carried for a retry, and is thrown as well.
     @Test func aFinalSaveRefusedForGoodIsThrownFromRun() async throws {

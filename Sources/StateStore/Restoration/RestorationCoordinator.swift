@@ -71,9 +71,10 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
     @exclusivity(unchecked) private var errors: [RestorationError] = []
     /// How many problems went to ``errorHandler`` so far; ``recentErrors`` keeps the last 100.
     package private(set) var reportedCount = 0
-    /// How many handed-over states the writer dropped for good so far (a failure that cannot
-    /// pass: a key the store was not given, a state that cannot be encoded), counted as their
-    /// outcomes are taken in. Each was also reported to ``errorHandler``.
+    /// How many saves were lost so far: handed-over states the writer dropped for good (a
+    /// failure that cannot pass: a key the store was not given, a state that cannot be
+    /// encoded), counted as their outcomes are taken in, and saves refused to protect a stored
+    /// state that could not be set aside. Each kind was reported to ``errorHandler``.
     package private(set) var droppedStateWrites = 0
 
     /// Counts of what the coordinator did; useful in tests, soak runs and benchmarks.
@@ -902,6 +903,15 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         guard let entry = pathEntry(for: controller, record: record) else { return }
         let path = entry.path
         absorbWriterOutcomes()
+        if !unprotectedPaths.isEmpty, unprotectedPaths[path] != nil {
+            // A row that could not be set aside: read afresh, even by an instance that saw it,
+            // so it is set aside now (or found gone) and saves go on; a new failure guards it again.
+            unprotectedPaths[path] = nil
+            forgetLatest(of: entry)
+            recentStates.removeValue(forKey: path)
+            record.seenGeneration = nil
+            record.seenToken = nil
+        }
         let now = changeCount()
         if var known = entry.latest, let generation = known.generation, known.verifiedAt != now {
             // Something else committed since: has this path changed?
@@ -946,12 +956,17 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
                 record.seenToken = known.token
                 return
             }
-            // Of another type or version: written first, then read from its bytes as a relaunch
-            // reads it, so that a state that does not decode is quarantined, and one this type
-            // reads without some of its members is kept, before this instance can save over it.
+            // Of another type or version: written first (handed over now if still queued), then
+            // read from its bytes as a relaunch reads it, so that a state that does not decode is
+            // quarantined, and one this type reads without some of its members is kept, before
+            // this instance can save over it.
+            submit(waking: false)
             settle()
-            // Still waiting (a write kept for a retry): it stays queued as it is.
-            guard entry.pending !== value else { return }
+            guard entry.pending !== value else {
+                // Kept for a retry (a full disk, a lock): no save replaces it meanwhile.
+                unprotectedPaths[path] = false
+                return
+            }
             restore(controller)
             return
         }
@@ -1243,6 +1258,7 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
 
     /// Refuses a save to a path whose stored state could not be set aside, reporting it once.
     private func refuseSave(at path: RestorationPath) {
+        droppedStateWrites += 1
         guard unprotectedPaths[path] == false else { return }
         unprotectedPaths[path] = true
         report(.store(.invalidState(
