@@ -7,7 +7,7 @@ extension Application {
     /// 1. every live controller, visible or not, gets `didReceiveMemoryWarning(level:)`
     ///    (by default each purges its own caches);
     /// 2. the global ``RecreatableCaches/shared`` caches purge (warning trims, critical empties),
-    ///    but those a live controller owns (``ViewController/register(_:)``), left to it;
+    ///    but those a live controller holds (``ViewController/register(_:)``), left to it;
     /// 3. observers release what they hold (the restoration layer: SQLite's page cache, and on
     ///    critical, every visible controller's state goes to disk, since an OOM kill may follow);
     /// 4. `malloc_trim(0)` returns freed pages to the system;
@@ -52,7 +52,7 @@ extension Application {
                 cachesPurged += 1
             }
         }
-        let global = RecreatableCaches.shared.purgeAll(for: level, skipping: Set(owned.keys))
+        let global = RecreatableCaches.shared.purgeUnclaimed(for: level)
         cachesPurged += global.caches
         for observer in observers { observer.applicationDidReceiveMemoryWarning(self, level: level) }
         _ = ProcessMemory.trim()

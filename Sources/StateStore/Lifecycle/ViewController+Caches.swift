@@ -1,12 +1,13 @@
 extension ViewController {
     /// Gives this controller `cache` to purge on memory warnings (warning trims, critical
-    /// empties). The controller keeps it alive. While the controller lives, an application's
-    /// warning leaves the cache to it (its ``didReceiveMemoryWarning(level:)``), even when the
-    /// cache is also in the global ``RecreatableCaches/shared`` registry; once the controller is
-    /// gone, a cache still in that registry is purged with the others again.
+    /// empties). The controller keeps it alive. While the controller lives, the global
+    /// ``RecreatableCaches/shared`` registry's purges leave the cache to it (its
+    /// ``didReceiveMemoryWarning(level:)``); once the controller is gone, a cache of that
+    /// registry is purged with the others again.
     public func register(_ cache: any PurgeableCache) {
         guard !ownedCaches.contains(where: { $0 === cache }) else { return }
         ownedCaches.append(cache)
+        cacheClaims.append(CacheClaim(cache))
     }
 
     /// The caches given to this controller with ``register(_:)``.
@@ -23,6 +24,17 @@ extension ViewController {
         }
         return released
     }
+}
+
+/// A controller's hold on a cache of ``RecreatableCaches/shared``, given back when the
+/// controller (which keeps it in ``ViewController/cacheClaims``) goes.
+final class CacheClaim: Sendable {
+    let id: ObjectIdentifier
+    init(_ cache: any PurgeableCache) {
+        id = ObjectIdentifier(cache)
+        RecreatableCaches.shared.claim(id)
+    }
+    deinit { RecreatableCaches.shared.releaseClaim(id) }
 }
 
 /// The caches purged so far by the memory warning being delivered, so each is purged once.

@@ -127,6 +127,8 @@ open class ViewController {
     @exclusivity(unchecked) var presentedStorage: ViewController?
     /// Caches this controller owns and purges on memory warnings.
     var ownedCaches: [any PurgeableCache] = []
+    /// This controller's holds on those of ``ownedCaches`` in the shared registry.
+    var cacheClaims: [CacheClaim] = []
     /// What the restoration layer knows of this instance (its coordinator's record), kept on
     /// the controller so that finding it costs no lookup and dies with the controller.
     @exclusivity(unchecked) var restorationRecord: RestorationCoordinator.Record?

@@ -11,6 +11,9 @@ public final class RecreatableCaches: Sendable {
 
     private struct WeakCache {
         weak var cache: (any PurgeableCache)?
+        /// How many live controllers hold the cache (``ViewController/register(_:)``): while
+        /// any does, ``purgeAll(for:)`` leaves it to them.
+        var claims = 0
     }
 
     private let entries = Mutex<[ObjectIdentifier: WeakCache]>([:])
@@ -19,7 +22,23 @@ public final class RecreatableCaches: Sendable {
 
     /// Adds a cache (held weakly). Registering twice is harmless.
     public func register(_ cache: any PurgeableCache) {
-        entries.withLock { $0[ObjectIdentifier(cache)] = WeakCache(cache: cache) }
+        entries.withLock { entries in
+            let id = ObjectIdentifier(cache)
+            if entries[id]?.cache === cache { return }
+            entries[id] = WeakCache(cache: cache)
+        }
+    }
+
+    /// A controller holds the cache `id` names, if registered here: purges leave it to the controller.
+    func claim(_ id: ObjectIdentifier) {
+        entries.withLock { $0[id]?.claims += 1 }
+    }
+
+    /// A controller that held the cache `id` names is gone.
+    func releaseClaim(_ id: ObjectIdentifier) {
+        entries.withLock { entries in
+            if let claims = entries[id]?.claims, claims > 0 { entries[id]?.claims = claims - 1 }
+        }
     }
 
     /// Removes a cache.
@@ -52,19 +71,23 @@ public final class RecreatableCaches: Sendable {
         caches.reduce(0) { $0.addingClamped($1.totalCost) }
     }
 
-    /// Purges every registered cache for `level` and returns the total cost released (at
-    /// most `Int.max`).
+    /// Purges every registered cache for `level`, but those a live controller holds
+    /// (``ViewController/register(_:)``), which its memory warning purges; returns the total
+    /// cost released (at most `Int.max`).
     @discardableResult
     public func purgeAll(for level: MemoryPressureLevel) -> Int {
-        purgeAll(for: level, skipping: []).released
+        purgeUnclaimed(for: level).released
     }
 
-    /// Purges every registered cache but those in `skipped` (caches their owners purge), and
-    /// returns the cost released and how many of them released any.
-    func purgeAll(for level: MemoryPressureLevel, skipping skipped: Set<ObjectIdentifier>) -> (released: Int, caches: Int) {
+    /// ``purgeAll(for:)``, also saying how many caches released anything.
+    func purgeUnclaimed(for level: MemoryPressureLevel) -> (released: Int, caches: Int) {
+        // The strong references are taken under the lock and released outside it (see ``caches``).
+        let unclaimed: [any PurgeableCache] = entries.withLock { entries in
+            entries.values.compactMap { $0.claims == 0 ? $0.cache : nil }
+        }
         // Purge outside the registry's lock: each cache takes its own.
         var released = 0, purged = 0
-        for cache in caches where !skipped.contains(ObjectIdentifier(cache)) {
+        for cache in unclaimed {
             let cost = cache.purge(for: level)
             released = released.addingClamped(cost)
             if cost > 0 { purged += 1 }
