@@ -77,6 +77,38 @@ struct ArchiveAcrossReleasesTests {
         application.terminate()
     }
 
+    /// A tab whose screens were all renamed by the new release: the factory's tab is shown in
+    /// its place, and the other tabs come back as archived.
+    @Test func aTabWhoseScreensWereAllRenamedIsTheFactorysOwn() throws {
+        do {
+            let storyboard = release(tabs: ["inbox", "settings"])
+            let (application, window) = try launch(storyboard)
+            let tabs = try #require(try storyboard.instantiateViewController(withIdentifier: "tabs") as? TabBarController)
+            window.rootViewController = tabs
+            window.makeKeyAndVisible()
+            let inbox = try #require(tabs.viewControllers.first as? NavigationController)
+            inbox.pushViewController(try storyboard.instantiateViewController(withIdentifier: "message"), animated: false)
+            application.terminate()
+        }
+        // The next release names the settings screen "preferences": its archived stack cannot be made.
+        let storyboard = Storyboard()
+        for screen in ["inbox", "message", "preferences"] { storyboard.register(screen) { ReleaseScreen() } }
+        storyboard.register("tabs") { [unowned storyboard] in
+            TabBarController(viewControllers: [("inbox", "inbox-tab"), ("preferences", "settings-tab")].map { screen, tab in
+                let navigation = NavigationController(rootViewController: try! storyboard.instantiateViewController(withIdentifier: screen))
+                navigation.restorationIdentifier = tab
+                return navigation
+            })
+        }
+        let (application, window) = try launch(storyboard)
+        let report = try application.restoreHierarchyWithReport(in: window)
+        let tabs = try #require(window.rootViewController as? TabBarController)
+        let stacks = tabs.viewControllers.map { ($0 as? NavigationController)?.viewControllers.map(\.restorationIdentifier) ?? [] }
+        #expect(stacks == [["inbox", "message"], ["preferences"]])
+        #expect(!report.notRebuilt.isEmpty)
+        application.terminate()
+    }
+
     /// Every screen of a stack renamed by the new release: no empty navigation controller on
     /// screen, at this launch or the next; the app starts fresh.
     @Test func aStackWhoseScreensWereAllRenamedIsNotShownEmpty() throws {

@@ -296,9 +296,11 @@ extension RestorationCoordinator {
             }
             if children.isEmpty, !node.children.isEmpty {
                 // None of its screens could be made again (all renamed, say): the stack this
-                // build makes stays, and a navigation controller with none is no screen to show.
+                // build makes stays, and a navigation controller with none is no screen to show:
+                // not rebuilt (a tab bar's factory then keeps its own tab; as the window's root,
+                // the archive is set aside).
                 guard !navigation.viewControllers.isEmpty else {
-                    throw .archiveUnusable(reason: "none of the screens of \"\(node.displayName)\" could be rebuilt")
+                    return skip("none of its screens could be rebuilt")
                 }
             } else {
                 navigation.setViewControllers(children, animated: false)
