@@ -19,6 +19,19 @@ private final class WarnedPage: ViewController, StateRestoring {
     }
 }
 
+/// A page whose override escalates a warning to a critical one while it is delivered.
+@MainActor
+private final class EscalatingPage: ViewController {
+    weak var app: Application?
+    var inner: MemoryWarningReport?
+    override func didReceiveMemoryWarning(level: MemoryPressureLevel) {
+        super.didReceiveMemoryWarning(level: level)
+        if level == .warning, inner == nil {
+            inner = app?.respondToMemoryPressure(level: .critical, availableBytes: nil, raisedAt: Date())
+        }
+    }
+}
+
 private final class RaceFlags: Sendable {
     let stop = Atomic(false)
     let made = Atomic(0)
@@ -225,6 +238,28 @@ struct MemoryWarningEdgeTests {
         second.respondToMemoryPressure(level: .warning, availableBytes: nil, raisedAt: Date())
         RecreatableCaches.shared.purgeAll(for: .warning)
         #expect(cache.count == 50)
+    }
+
+    /// A critical warning raised inside a warning's delivery: the two reports together count
+    /// what the controller's cache released once.
+    @Test func aWarningRaisedInsideAWarningIsNotCountedTwice() throws {
+        let (application, navigation) = launch(metrics: TestMetrics())
+        let page = EscalatingPage()
+        page.restorationIdentifier = "escalating"
+        page.app = application
+        navigation.pushViewController(page, animated: false)
+        // Entries of 1 GB each: what other tests' caches in the shared registry add to the
+        // reports (a few MB at most) cannot hide 50 of them counted twice.
+        let gigabyte = 1 << 30
+        let cache = RecreatableCache<Int, Int>(name: "escalated", registry: nil)
+        for index in 0..<100 { cache.setValue(index, forKey: index, cost: gigabyte) }
+        page.register(cache)
+        let outer = application.respondToMemoryPressure(level: .warning, availableBytes: nil, raisedAt: Date())
+        let inner = try #require(page.inner)
+        #expect(cache.count == 0)
+        // The warning trimmed 50 entries, the critical inside it the other 50.
+        #expect(inner.cacheCostReleased >= 50 * gigabyte && inner.cacheCostReleased < 75 * gigabyte, "inner \(inner.cacheCostReleased)")
+        #expect(outer.cacheCostReleased >= 50 * gigabyte && outer.cacheCostReleased < 75 * gigabyte, "outer \(outer.cacheCostReleased)")
     }
 
     /// A warning that reaches an application after it terminated (a monitor's event queued on

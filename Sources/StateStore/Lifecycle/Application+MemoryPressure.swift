@@ -37,13 +37,14 @@ extension Application {
         for controller in controllers {
             for cache in controller.ownedCaches { owned[ObjectIdentifier(cache)] = (cache, cache.totalCost) }
         }
-        CachePurgePass.run {
+        let releasedInside = CachePurgePass.run {
             for controller in controllers {
                 controller.deliverMemoryWarning(level: level)
             }
         }
         // What the controllers' purges released, as the caches' costs fell (an override that
-        // does not call `super` may purge none of them).
+        // does not call `super` may purge none of them), less what a warning raised inside this
+        // one released and reported itself.
         var ownedReleased = 0, cachesPurged = 0
         for (cache, before) in owned.values {
             let released = before - cache.totalCost
@@ -52,6 +53,8 @@ extension Application {
                 cachesPurged += 1
             }
         }
+        ownedReleased = max(0, ownedReleased - releasedInside)
+        CachePurgePass.report(ownedReleased)
         let global = RecreatableCaches.shared.purgeUnclaimed(for: level)
         cachesPurged += global.caches
         for observer in observers { observer.applicationDidReceiveMemoryWarning(self, level: level) }

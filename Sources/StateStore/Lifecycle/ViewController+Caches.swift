@@ -41,13 +41,25 @@ final class CacheClaim: Sendable {
 @MainActor
 enum CachePurgePass {
     private static var purged: Set<ObjectIdentifier>?
+    /// The controllers' cache cost that warnings raised inside the current delivery released
+    /// and reported themselves.
+    private static var releasedInside = 0
 
-    /// Runs `body` as one warning's delivery (a warning raised inside it gets a pass of its own).
-    static func run<T>(_ body: () -> T) -> T {
-        let outer = purged
-        purged = []
-        defer { purged = outer }
-        return body()
+    /// Runs `body` as one warning's delivery (a warning raised inside it gets a pass of its
+    /// own); returns what warnings raised inside it released and reported (``report(_:)``).
+    static func run(_ body: () -> Void) -> Int {
+        let (outerPurged, outerReleased) = (purged, releasedInside)
+        (purged, releasedInside) = ([], 0)
+        defer { (purged, releasedInside) = (outerPurged, outerReleased) }
+        body()
+        return releasedInside
+    }
+
+    /// Called by a warning once its delivery is over with the controllers' cache cost it
+    /// released: a warning it was raised inside does not report that cost again.
+    static func report(_ released: Int) {
+        guard purged != nil else { return }
+        releasedInside = releasedInside.addingClamped(released)
     }
 
     /// Whether `cache` is to be purged now: always outside a warning's delivery, once inside.
