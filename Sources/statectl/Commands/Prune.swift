@@ -108,8 +108,11 @@ extension Statectl {
         private func pruneQuarantine(under prefix: RestorationPath?, before cutoff: Date?) throws {
             let removed: [StateStore.QuarantinedState]
             if dryRun {
+                // The cutoff in whole milliseconds, as the database keeps times and the real
+                // prune compares them: the two never disagree on a row of the cutoff's millisecond.
+                let limit = cutoff.map { Date(timeIntervalSince1970: ($0.timeIntervalSince1970 * 1000).rounded() / 1000) }
                 removed = try database.openReadOnly().quarantinedStates().filter { state in
-                    (prefix.map(state.path.hasPrefix) ?? true) && (cutoff.map { state.quarantinedAt < $0 } ?? true)
+                    (prefix.map(state.path.hasPrefix) ?? true) && (limit.map { state.quarantinedAt < $0 } ?? true)
                 }
             } else {
                 try database.requireExistingFile()
