@@ -36,17 +36,22 @@ struct ArchiveAcrossReleasesTests {
         return storyboard
     }
 
+    /// Runs the release with `tabs` once: its tab bar on screen, `use` done with it, terminated.
+    func runRelease(tabs: [String], _ use: (TabBarController, Storyboard) throws -> Void = { _, _ in }) throws {
+        let storyboard = release(tabs: tabs)
+        let (application, window) = try launch(storyboard)
+        let tabBar = try #require(try storyboard.instantiateViewController(withIdentifier: "tabs") as? TabBarController)
+        window.rootViewController = tabBar
+        window.makeKeyAndVisible()
+        try use(tabBar, storyboard)
+        application.terminate()
+    }
+
     @Test func aTabTheNewReleaseAddsAppearsBesideTheRestoredOnes() throws {
-        do {
-            let storyboard = release(tabs: ["inbox", "settings"])
-            let (application, window) = try launch(storyboard)
-            let tabs = try #require(try storyboard.instantiateViewController(withIdentifier: "tabs") as? TabBarController)
-            window.rootViewController = tabs
-            window.makeKeyAndVisible()
+        try runRelease(tabs: ["inbox", "settings"]) { tabs, storyboard in
             tabs.selectedIndex = 1
             let settings = try #require(tabs.selectedViewController as? NavigationController)
             settings.pushViewController(try storyboard.instantiateViewController(withIdentifier: "message"), animated: false)
-            application.terminate()
         }
         let storyboard = release(tabs: ["inbox", "search", "settings"])
         let (application, window) = try launch(storyboard)
@@ -62,13 +67,7 @@ struct ArchiveAcrossReleasesTests {
     }
 
     @Test func aTabTheNewReleaseDropsIsReportedNotShown() throws {
-        do {
-            let storyboard = release(tabs: ["inbox", "search"])
-            let (application, window) = try launch(storyboard)
-            window.rootViewController = try storyboard.instantiateViewController(withIdentifier: "tabs")
-            window.makeKeyAndVisible()
-            application.terminate()
-        }
+        try runRelease(tabs: ["inbox", "search"])
         let (application, window) = try launch(release(tabs: ["inbox"]))
         let report = try application.restoreHierarchyWithReport(in: window)
         let tabs = try #require(window.rootViewController as? TabBarController)
@@ -80,15 +79,9 @@ struct ArchiveAcrossReleasesTests {
     /// A tab whose screens were all renamed by the new release: the factory's tab is shown in
     /// its place, and the other tabs come back as archived.
     @Test func aTabWhoseScreensWereAllRenamedIsTheFactorysOwn() throws {
-        do {
-            let storyboard = release(tabs: ["inbox", "settings"])
-            let (application, window) = try launch(storyboard)
-            let tabs = try #require(try storyboard.instantiateViewController(withIdentifier: "tabs") as? TabBarController)
-            window.rootViewController = tabs
-            window.makeKeyAndVisible()
+        try runRelease(tabs: ["inbox", "settings"]) { tabs, storyboard in
             let inbox = try #require(tabs.viewControllers.first as? NavigationController)
             inbox.pushViewController(try storyboard.instantiateViewController(withIdentifier: "message"), animated: false)
-            application.terminate()
         }
         // The next release names the settings screen "preferences": its archived stack cannot be made.
         let storyboard = Storyboard()
