@@ -612,6 +612,49 @@ struct RestorationTests {
         #expect(application.restorationCoordinator?.recentErrors.contains(.duplicateRestorationIdentifier(path: "nav/twin")) == true)
     }
 
+    /// A screen replaced by a new instance under the same identifier (`setViewControllers` on a
+    /// stack or on a tab bar, beside a screen that stays): the leaving instance is no longer its
+    /// container's child when it disappears, so it shares its path with nobody. Its last edit
+    /// is saved, and the new instance appears with it.
+    @Test(arguments: ["navigation", "tab bar"])
+    func aScreenReplacedByANewInstanceUnderItsIdentifierHandsItsEditToIt(container: String) throws {
+        let store = try StateStore(path: database)
+        let storyboard = Storyboard()
+        storyboard.registerRestoration(of: NoteController.self) { NoteController() }
+        let application = Application(store: store, storyboard: storyboard)
+        application.violationHandler = { Issue.record("lifecycle violation: \($0)") }
+        let window = Window(size: Size(width: 400, height: 800), orientation: .portrait, application: application)
+        func note(_ identifier: String) -> NoteController {
+            let note = NoteController()
+            note.restorationIdentifier = identifier
+            return note
+        }
+        let other = note("other"), first = note("draft")
+        let replace: (NoteController) -> Void
+        if container == "navigation" {
+            let navigation = NavigationController()
+            navigation.setViewControllers([other, first], animated: false)
+            navigation.restorationIdentifier = "root"
+            window.rootViewController = navigation
+            replace = { navigation.setViewControllers([other, $0], animated: false) }
+        } else {
+            let tabs = TabBarController()
+            tabs.restorationIdentifier = "root"
+            tabs.viewControllers = [other, first]
+            tabs.selectedIndex = 1
+            window.rootViewController = tabs
+            replace = { tabs.setViewControllers([other, $0], animated: false) }
+        }
+        window.makeKeyAndVisible()
+        first.uncommittedText = "typed before the swap"
+        let second = note("draft")
+        replace(second)
+        #expect(second.stateInWillAppear?.text == "typed before the swap")
+        application.restorationCoordinator?.flush()
+        #expect(try store.restore(NoteController.State.self, for: "root/draft")?.text == "typed before the swap")
+        #expect(application.restorationCoordinator?.recentErrors == [])
+    }
+
     @Test func aCriticalWarningSavesVisibleStatePurgesCachesAndIsRecorded() throws {
         let store = try StateStore(path: database)
         let (application, _, navigation) = try launch(store)

@@ -548,6 +548,10 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         recentPaths.insert(path, at: 0)
     }
 
+    /// Whether `controller`, a child of `parent`, shares `identifier` with a sibling. A
+    /// controller its parent no longer lists is leaving it (a stack or a tab bar replaced
+    /// by `setViewControllers` drops it before the transition): it shares its path with
+    /// nobody, so a new instance replacing it under the same identifier gets its last state.
     private func isShared(_ identifier: String, of controller: ViewController, in parent: ViewController) -> Bool {
         let children = parent.children
         if children.count < 2 { return false }
@@ -555,17 +559,31 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         // parent's duplicates are looked at once there too, not once per disappearing child
         // (100,000 children of one container took minutes to close).
         guard isRestoringHierarchy || batchDepth > 0 || isTerminating, children.count > 16 else {
-            return !children.allUnretained { child in child === controller || child.restorationIdentifier != identifier }
+            var listed = false, twin = false
+            _ = children.allUnretained { child in
+                if child === controller {
+                    listed = true
+                } else if !twin, child.restorationIdentifier == identifier {
+                    twin = true
+                }
+                return !(listed && twin)
+            }
+            return listed && twin
         }
         let key = ObjectIdentifier(parent)
-        if let duplicates = duplicateIdentifiersByParent[key] { return !duplicates.isEmpty && duplicates.contains(identifier) }
-        var seen = Set<String>(minimumCapacity: children.count)
-        var duplicates = Set<String>()
-        for child in children {
-            if let name = child.restorationIdentifier, !seen.insert(name).inserted { duplicates.insert(name) }
+        let duplicates: Set<String>
+        if let known = duplicateIdentifiersByParent[key] {
+            duplicates = known
+        } else {
+            var seen = Set<String>(minimumCapacity: children.count)
+            var found = Set<String>()
+            for child in children {
+                if let name = child.restorationIdentifier, !seen.insert(name).inserted { found.insert(name) }
+            }
+            duplicateIdentifiersByParent[key] = found
+            duplicates = found
         }
-        duplicateIdentifiersByParent[key] = duplicates
-        return duplicates.contains(identifier)
+        return !duplicates.isEmpty && duplicates.contains(identifier) && children.containsIdentical(controller)
     }
 
     /// The path component the controllers of `scene` save under: none for the default scene,
