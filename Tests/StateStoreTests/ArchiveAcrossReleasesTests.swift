@@ -7,6 +7,25 @@ import Testing
     var restorableState = State()
 }
 
+/// A container whose code makes its own header child, in `init` or as its view loads, beside
+/// children added as the user goes (archived and rebuilt).
+@MainActor private final class HomeContainer: ViewController {
+    var makeHeader: (() -> ViewController)?
+    let headerInInit: Bool
+
+    init(headerInInit: Bool, makeHeader: @escaping () -> ViewController) {
+        self.headerInInit = headerInInit
+        self.makeHeader = makeHeader
+        super.init()
+        if headerInInit { addChild(makeHeader()) }
+    }
+
+    override func viewDidLoad() {
+        super.viewDidLoad()
+        if !headerInInit, let header = makeHeader?() { addChild(header) }
+    }
+}
+
 /// An archive written by one release, rebuilt by the next, whose containers changed: a tab the
 /// new release adds, a tab it drops, a stack whose every screen was renamed.
 @MainActor
@@ -137,6 +156,50 @@ struct ArchiveAcrossReleasesTests {
                 window.makeKeyAndVisible()
             }
             application.terminate()
+        }
+    }
+
+    /// A container that makes its own child keeps one, launch after launch, with its state,
+    /// beside a child the user added, which is rebuilt: the archived child under the
+    /// identifier of the one the container makes is that one, not a second one.
+    @Test(arguments: [true, false])
+    func aChildTheContainerMakesItselfIsNotAddedAgain(headerInInit: Bool) throws {
+        func storyboard() -> Storyboard {
+            let storyboard = Storyboard()
+            for screen in ["header", "extra"] { storyboard.register(screen) { ReleaseScreen() } }
+            storyboard.register("home") { [unowned storyboard] in
+                HomeContainer(headerInInit: headerInInit) { try! storyboard.instantiateViewController(withIdentifier: "header") }
+            }
+            return storyboard
+        }
+        do {
+            let board = storyboard()
+            let (application, window) = try launch(board)
+            window.rootViewController = try board.instantiateViewController(withIdentifier: "home")
+            window.makeKeyAndVisible()
+            let home = try #require(window.rootViewController)
+            let header = try #require(home.children.first as? ReleaseScreen)
+            header.restorableState.text = "typed"
+            let extra = try board.instantiateViewController(withIdentifier: "extra")
+            home.addChild(extra)
+            application.terminate()
+        }
+        for run in 2...4 {
+            let board = storyboard()
+            let (application, window) = try launch(board)
+            let report = try application.restoreHierarchyWithReport(in: window)
+            #expect(report.notRebuilt.isEmpty)
+            let home = try #require(window.rootViewController as? HomeContainer)
+            #expect(home.children.map(\.restorationIdentifier) == ["header", "extra"], "launch \(run)")
+            let header = try #require(home.children.first as? ReleaseScreen)
+            #expect(header.restorableState.text == "typed", "launch \(run)")
+            header.restorableState.text = "typed at launch \(run)"
+            #expect(application.restorationCoordinator?.recentErrors == [])
+            application.terminate()
+            let store = try StateStore(path: database)
+            #expect(try store.restore(ReleaseScreen.State.self, for: "home/header")?.text == "typed at launch \(run)")
+            // the next launch reads it back
+            try store.save(ReleaseScreen.State(text: "typed"), for: "home/header")
         }
     }
 }

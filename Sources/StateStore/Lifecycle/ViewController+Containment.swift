@@ -27,6 +27,12 @@ extension ViewController {
     /// `child.didMove(toParent: self)`. A child that has another parent is removed from it
     /// first. For a ``NavigationController`` use `pushViewController(_:animated:)`, for a
     /// ``TabBarController`` its `viewControllers`.
+    ///
+    /// After a relaunch rebuilt this controller's archived children, a child it adds under the
+    /// restoration identifier of one of them that has not appeared yet (a child the container's
+    /// own code makes in `viewDidLoad`, say) takes that child's place: the rebuilt one is
+    /// removed (`willMove`/`didMove(toParent: nil)`), and this one, at the same restoration
+    /// path, restores its state as it appears. What the rebuilt child contained is not kept.
     public func addChild(_ child: ViewController) {
         guard child !== self, child.parent !== self else { return }
         guard !(self is NavigationController || self is TabBarController) else {
@@ -43,8 +49,18 @@ extension ViewController {
         }
         if child.parent != nil { child.removeFromParent() }
         settleTransitionsInWindow()
+        var position = children.count
+        if holdsRebuiltChildren, let index = rebuiltChildIndex(holding: child.restorationIdentifier) {
+            let rebuilt = children[index]
+            rebuilt.deliverWillMove(toParent: nil)
+            rebuilt.loadedView?.removeFromSuperview()
+            children.remove(at: index)
+            rebuilt.parent = nil
+            rebuilt.deliverDidMove(toParent: nil)
+            position = index
+        }
         child.deliverWillMove(toParent: self)
-        children.append(child)
+        children.insert(child, at: position)
         child.parent = self
         child.adopt(application)
         if lifecycleState == .appeared, isInVisibleWindow, forwardsAppearance {
@@ -54,6 +70,18 @@ extension ViewController {
         }
         child.deliverDidMove(toParent: self)
         window?.notifyHierarchyChange()
+    }
+
+    /// The index of a child a rebuild added that has not appeared yet and whose restoration
+    /// identifier is `identifier`; clears ``holdsRebuiltChildren`` once none is left waiting.
+    private func rebuiltChildIndex(holding identifier: String?) -> Int? {
+        var waiting = false
+        for (index, child) in children.enumerated() where child.placedByRebuild && child.lifecycleState == .initialized {
+            if let identifier, child.restorationIdentifier == identifier { return index }
+            waiting = true
+        }
+        if !waiting { holdsRebuiltChildren = false }
+        return nil
     }
 
     /// Removes this controller from its parent.

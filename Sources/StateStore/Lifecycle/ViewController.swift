@@ -141,6 +141,12 @@ open class ViewController {
     @exclusivity(unchecked) weak var registeredApplication: Application?
     /// Made on first access of ``presentationController``.
     var storedPresentationController: PresentationController?
+    /// Set on a child a hierarchy rebuild added to a plain container: until it first appears, a
+    /// child the container adds itself under the same restoration identifier takes its place
+    /// (``addChild(_:)``).
+    @exclusivity(unchecked) var placedByRebuild = false
+    /// Whether some of ``children`` may be ``placedByRebuild`` and not yet shown.
+    @exclusivity(unchecked) var holdsRebuiltChildren = false
     /// Set on a child that ``transition(from:to:duration:animations:completion:)`` took off
     /// screen: its container does not forward appearance callbacks to it.
     @exclusivity(unchecked) var isHiddenByContainer = false

@@ -324,8 +324,20 @@ extension RestorationCoordinator {
             if !children.isEmpty, controller is NavigationController || controller is TabBarController {
                 throw .archiveUnusable(reason: "\"\(node.displayName)\" now makes a \(type(of: controller)), not a plain container")
             }
+            // A child the container's code made in `init` is the archived child of its
+            // restoration identifier: that one is not added a second time. One it makes later
+            // (in `viewDidLoad`, say) takes the place of the rebuilt one as it is added
+            // (`addChild`). Either way its state comes back by its path as it appears.
+            var archived = children
+            if !controller.children.isEmpty, !children.isEmpty {
+                var own = Set<String>()
+                for child in controller.children { if let identifier = child.restorationIdentifier { own.insert(identifier) } }
+                if !own.isEmpty { archived.removeAll { $0.restorationIdentifier.map(own.contains) ?? false } }
+            }
+            for child in archived { child.placedByRebuild = true }
+            if !archived.isEmpty { controller.holdsRebuiltChildren = true }
             // The engine sends willMove/didMove(toParent:) itself.
-            controller.addChildrenWhileOffscreen(children)
+            controller.addChildrenWhileOffscreen(archived)
         }
         if let presented = node.presented?.node { rebuild.presentations.append((controller, presented, trail.archived, trail.current)) }
         return controller
