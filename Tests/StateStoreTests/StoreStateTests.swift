@@ -96,6 +96,23 @@ struct StoreStateTests {
         #expect(entry.encoding == .json)
     }
 
+    /// Given the version it saved with, `restore` refuses a row of another version rather than
+    /// decoding its bytes: here version 1's shape decodes as version 2 with a member lost.
+    @Test func restoreWithAVersionRefusesARowOfAnotherVersion() throws {
+        struct Version1: Codable, Sendable { var text = "kept"; var words = 2 }
+        struct Version2: Codable, Sendable, Equatable { var text = "" }
+        let store = try StateStore(path: path)
+        try store.save(Version1(), for: "root/note", version: 1)
+        #expect(try store.restore(Version2.self, for: "root/note") == Version2(text: "kept"))
+        #expect(try store.restore(Version2.self, for: "root/note", version: 1) == Version2(text: "kept"))
+        #expect(throws: StateStoreError.decodingFailed(
+            path: "root/note", reason: "it was saved as version 1 of \(String(reflecting: Version1.self)), not version 2"
+        )) {
+            try store.restore(Version2.self, for: "root/note", version: 2)
+        }
+        #expect(try store.entries().map(\.version) == [1])
+    }
+
     @Test func restoresNilWhenNothingIsStored() throws {
         #expect(try StateStore(path: path).restore(Draft.self, for: "root/nothing") == nil)
     }

@@ -102,11 +102,21 @@ extension StateStore {
     /// do not decode as `T`. Either way the row stays where it is; see ``quarantine(_:reason:)``.
     /// A sealed state is opened with ``Options/sealer``: ``StateStoreError/keyMismatch(path:found:configured:)``
     /// when it was sealed with a key the store was not given.
-    public func restore<T: Codable & Sendable>(_ type: T.Type, for path: RestorationPath) throws(StateStoreError) -> T? {
+    ///
+    /// With a `version` (the one ``save(_:for:version:)`` was given), a row saved under
+    /// another version is not decoded: ``StateStoreError/decodingFailed(path:reason:)`` says
+    /// which version it holds, so that a changed type is never read from bytes of its old
+    /// shape that happen to decode. Without one, the row is decoded whatever its version.
+    public func restore<T: Codable & Sendable>(
+        _ type: T.Type, for path: RestorationPath, version: Int? = nil
+    ) throws(StateStoreError) -> T? {
         let start = ContinuousClock.now
         defer { metrics.restore.recordSince(start) }
         guard let state = try state(at: path) else { return nil }
         guard state.checksumIsValid else { throw .checksumMismatch(path: path) }
+        if let version, state.version != version {
+            throw .decodingFailed(path: path, reason: "it was saved as version \(state.version) of \(state.typeName), not version \(version)")
+        }
         return try StateCoding.decode(type, from: plaintext(of: state), at: path)
     }
 
