@@ -144,6 +144,54 @@ import Testing
         #expect(FileSnapshot(path) == before)
     }
 
+    /// A refused open removes no `-wal` or `-shm`, not even ones that were not there when it
+    /// began: by the time it is refused, another process may have made them and be committing
+    /// into them (an app launching, or migrating, while `statectl inspect` waits for it), and a
+    /// removed `-wal` takes its synced commits with it. Here they are the ones SQLite made
+    /// for the refused open itself, which a removal made without SQLite's locks cannot tell
+    /// from another process's.
+    @Test func aRefusedOpenRemovesNoWALOrIndexBesideTheFile() throws {
+        let folder = TemporaryFolder()
+        let path = folder.file("state.sqlite")
+        try StateStore(path: path).save(Draft(to: [], subject: "kept", body: ""), for: "root")
+        try rawSQL(path, "CREATE TRIGGER divert BEFORE INSERT ON states BEGIN SELECT RAISE(IGNORE); END;")
+        for readOnly in [false, true] {
+            for suffix in ["-wal", "-shm"] { unlink(path + suffix) }
+            #expect(throws: StateStoreError.self) { try StateStore(path: path, options: .init(readOnly: readOnly)) }
+            #expect(FileManager.default.fileExists(atPath: path + "-wal"), "read-only \(readOnly)")
+            #expect(FileManager.default.fileExists(atPath: path + "-shm"), "read-only \(readOnly)")
+        }
+    }
+
+    /// A file cut short (a partial copy) is refused from its header, before SQLite opens it:
+    /// nothing appears beside it.
+    @Test(arguments: [100, 4096, 8192])
+    func aFileCutShortIsRefusedBeforeSQLiteOpensIt(keeping bytes: Int) throws {
+        let folder = TemporaryFolder()
+        let path = folder.file("state.sqlite"), cut = folder.file("cut.sqlite")
+        do {
+            let store = try StateStore(path: path)
+            for index in 0..<20 {
+                try store.save(Draft(to: [], subject: String(repeating: "x", count: 2000), body: "\(index)"), for: RestorationPath(validating: "root/\(index)"))
+            }
+        }
+        #expect(!FileManager.default.fileExists(atPath: path + "-wal"))
+        let whole = try Data(contentsOf: URL(fileURLWithPath: path))
+        #expect(whole.count > bytes)
+        try whole.prefix(bytes).write(to: URL(fileURLWithPath: cut))
+        for readOnly in [false, true] {
+            #expect {
+                try StateStore(path: cut, options: .init(readOnly: readOnly))
+            } throws: { error in
+                guard case StateStoreError.corrupt(_, let failure) = error else { return false }
+                return failure.message.hasPrefix("the file is \(bytes) bytes, shorter than the ")
+            }
+            #expect(!FileManager.default.fileExists(atPath: cut + "-wal"))
+            #expect(!FileManager.default.fileExists(atPath: cut + "-shm"))
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: cut)) == whole.prefix(bytes))
+    }
+
     @Test(arguments: ["DROP TABLE hierarchy", "DROP TABLE metadata", "ALTER TABLE states DROP COLUMN updated_at", "DROP INDEX quarantine_by_path"])
     func aChangedTableIsRefusedAtOpen(_ edit: String) throws {
         let folder = TemporaryFolder()

@@ -130,15 +130,9 @@ extension StateStore {
         try requireStateStoreBeforeOpening(path)
         // Before any connection: the first one would reset the index that says the WAL is lost.
         try refuseLostWAL(at: path)
-        let companions = newCompanions(of: path)
-        do {
-            let connection = try connect(to: path, options: .init(readOnly: true))
-            try requireStateStore(connection)
-            try Migrator().requireRecordedVersion(connection)
-            return try Migrator().pending(for: connection).map { ($0.version, $0.name) }
-        } catch {
-            for companion in companions { unlink(companion) }
-            throw error
-        }
+        let connection = try connect(to: path, options: .init(readOnly: true))
+        try requireStateStore(connection)
+        try Migrator().requireRecordedVersion(connection)
+        return try Migrator().pending(for: connection).map { ($0.version, $0.name) }
     }
 }

@@ -118,6 +118,7 @@ extension StateStore {
         else { return }
         let id = header[68..<72].reduce(Int32(0)) { $0 << 8 | Int32($1) }
         if id != 0, id != applicationID { throw notOurs(path, applicationID: id) }
+        try refuseCutShort(path, header: header)
         do {
             try refuseStrayJournal(at: path, header: header)
         } catch {
@@ -142,6 +143,28 @@ extension StateStore {
         }
         let peek = try Connection(path: path, options: .init(readOnly: true, create: false, immutable: true))
         try requireStateStore(peek)
+    }
+
+    /// Refuses a file shorter than one page, or than the pages its header counts, when no
+    /// `-wal` beside it holds pages that could make up the difference: a copy or a download cut
+    /// short. Refused here, before SQLite opens it, so that nothing appears beside it.
+    private static func refuseCutShort(_ path: String, header: [UInt8]) throws(StateStoreError) {
+        func bigEndian(_ bytes: ArraySlice<UInt8>) -> Int { bytes.reduce(0) { $0 << 8 | Int($1) } }
+        let field = bigEndian(header[16..<18])
+        let pageSize = field == 1 ? 65536 : field
+        var file = stat(), wal = stat()
+        guard pageSize >= 512, stat(path, &file) == 0, file.st_size > 0,
+              !(stat(companionBase(of: path) + "-wal", &wal) == 0 && wal.st_size > 0)
+        else { return }
+        // The header's page count is valid when its change counter (bytes 24–27) equals its
+        // version-valid-for number (bytes 92–95), as SQLite reads it.
+        let counted = bigEndian(header[28..<32])
+        let pages = counted > 0 && header[24..<28].elementsEqual(header[92..<96]) ? counted : 1
+        guard file.st_size < pages * pageSize else { return }
+        throw .corrupt(file: path, SQLiteFailure(
+            extendedResultCode: .corrupt,
+            message: "the file is \(file.st_size) bytes, shorter than the \(pages) page\(pages == 1 ? "" : "s") of \(pageSize) bytes its header counts"
+        ))
     }
 
     private static func notOurs(_ path: String, applicationID id: Int32) -> StateStoreError {
@@ -202,13 +225,6 @@ extension StateStore {
             if lstat(companion, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == geteuid() { chmod(companion, 0o600) }
         }
         return []
-    }
-
-    /// The `-wal` and `-shm` that do not exist yet: SQLite may create them even while opening a
-    /// file it then refuses, and a refused file must get nothing new beside it.
-    static func newCompanions(of path: String) -> [String] {
-        let base = companionBase(of: path)
-        return [base + "-wal", base + "-shm"].filter { access($0, F_OK) != 0 }
     }
 
     /// Creates `folder` and any missing parents with mode 0700 (`mkdir -p`), keeping `errno`.

@@ -210,11 +210,11 @@ public final class StateStore: Sendable {
             try Self.refuseLostWAL(at: path)
             if !options.readOnly { warnings = try Self.prepareFile(at: path) }
         }
-        // SQLite makes a -wal and -shm beside a file whose header says WAL, even one it then
-        // finds damaged: a refused file gets nothing new beside it.
-        var accepted = false
-        let companions = isMemory ? [] : Self.newCompanions(of: path)
-        defer { if !accepted { for companion in companions { unlink(companion) } } }
+        // SQLite makes a -wal and -shm beside a file whose header says WAL as it reads it, and
+        // they are left beside a file refused after that (a file cut short is refused before,
+        // by its header). They are never removed here: another process may have made the same
+        // names meanwhile and be writing its commits into them, which no check made without
+        // SQLite's locks can rule out.
         let connection = try Self.connect(to: path, options: options)
         // The file SQLite opened, by the name it opened it by, and which file that is, taken
         // now: the check after open reads it again by that name, and makes sure it still names it.
@@ -313,7 +313,6 @@ public final class StateStore: Sendable {
         } else {
             backgroundChecker = nil
         }
-        accepted = true
     }
 
     deinit {
