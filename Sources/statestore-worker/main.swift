@@ -302,6 +302,9 @@ case "power-cut":
         fail("usage: power-cut full|normal|full-writebehind|normal-writebehind POINTS SEED FOLDER")
     }
     PowerCut.run(mode: arguments[1], points: points, seed: seed, folder: arguments[4])
+case "power-cut-beside-app":
+    guard arguments.count >= 2 else { fail("usage: power-cut-beside-app FOLDER") }
+    PowerCutBesideApp.run(folder: arguments[1])
 case "power-save", "power-verify":
     guard arguments.count >= 3, ["full", "normal"].contains(arguments[2]) else { fail("usage: \(arguments[0]) DB full|normal") }
     if arguments[0] == "power-save" {

@@ -248,6 +248,23 @@ struct PowerCutStoreTests {
         #expect(figures["acknowledged"] > 0)
     }
 
+    /// `importStates` and `StateStore.rekey` beside an application that holds the database open
+    /// (so closing them checkpoints nothing), then a cut that drops every unsynced write: what
+    /// they wrote is there (`statestore-worker power-cut-beside-app`).
+    @Test func maintenanceBesideAnOpenAppSurvivesACut() throws {
+        let folder = TemporaryFolder("beside-app")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try builtProduct("statestore-worker"))
+        process.arguments = ["power-cut-beside-app", folder.path]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(output == "beside-app import kept\nbeside-app rekey kept\n")
+        #expect(process.terminationStatus == 0, "\(output)")
+    }
+
     @Test func writeBehindOverNormalLosesNoFlushPoint() throws {
         // ("lost" counts changes handed to the writer and not on disk after the cut, written
         // or not: it shows the window, not a rollback.)

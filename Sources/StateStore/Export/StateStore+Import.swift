@@ -53,19 +53,23 @@ extension StateStore {
     ///   - replace: also remove the stored states whose paths are not in `export`, in the same
     ///     transaction. Rows whose path is not a valid ``RestorationPath`` stay either way (see
     ///     ``WriteTransaction/removeInvalidRows()``).
+    /// It returns once the import is synced to storage (``synchronize()``), so it survives a
+    /// power cut even while another process holds the database open.
+    ///
     /// - Returns: how many states were created, replaced and removed.
     /// - Throws: ``StateStoreError/stateTooLarge(path:byteCount:limit:)`` for a state over
     ///   ``Options/maximumStateSize``, ``StateStoreError/checksumMismatch(path:)`` or
     ///   ``StateStoreError/invalidState(path:reason:)`` for a state built by hand that a decoder
     ///   would have refused (a path twice, a generation or version out of range), ``StateStoreError/readOnly(file:_:)`` on a store opened read-only,
-    ///   and any error a write can meet. Nothing is written when it throws.
+    ///   and any error a write can meet. Nothing is written when it throws, except when the
+    ///   sync after the commit fails: the import is then committed, but a power cut may take it back.
     @discardableResult
     public func importStates(_ export: StateExport, replace: Bool = false) throws(StateStoreError) -> ImportResult {
         var paths: Set<RestorationPath> = []
         for state in export.states where !paths.insert(state.path).inserted {
             throw .invalidState(path: state.path, reason: "the export holds it more than once")
         }
-        return try write { (transaction) throws(StateStoreError) -> ImportResult in
+        let result = try write { (transaction) throws(StateStoreError) -> ImportResult in
             // Compared by their UTF-8 bytes, as the database compares its keys.
             let existing = Set(try transaction.storedPaths().map { Array($0.utf8) })
             let removed = replace ? try transaction.removeStates(notIn: paths) : 0
@@ -88,5 +92,8 @@ extension StateStore {
             }
             return result
         }
+        // A restore from a backup is on storage once it returns, like a flush point.
+        try synchronize()
+        return result
     }
 }

@@ -31,6 +31,8 @@ extension StateStore {
     /// transaction never commits: the database is as it was, every state opens with `current`,
     /// and running the rekey again does the whole of it. Stop the applications that use the
     /// database first, or give them a keyring that opens both keys (see <doc:StorageAndGuarantees>).
+    /// It returns once the rekey is synced to storage (``synchronize()``), so a power cut after
+    /// it cannot bring back states sealed with a key dropped since.
     ///
     /// `options.maximumStateSize` is the limit of the applications that read the database: a state
     /// that would be over it once sealed refuses the rekey (``StateStoreError/stateTooLarge(path:byteCount:limit:)``).
@@ -40,7 +42,8 @@ extension StateStore {
     /// - Throws: ``StateStoreError/keyMismatch(path:found:configured:)`` when a state is sealed
     ///   with a key `current` does not open, ``StateStoreError/checksumMismatch(path:)`` or
     ///   ``StateStoreError/sealedStateUnopenable(path:keyID:)`` for a damaged state (quarantine it
-    ///   first): nothing is written when it throws.
+    ///   first): nothing is written when it throws, except when the sync after the commit
+    ///   fails (the rekey is then committed, but keep the old key: a power cut may take it back).
     @discardableResult
     public static func rekey(
         at path: String, from current: (any StateSealer)?, to target: (any StateSealer)?, options: Options = .init()
@@ -53,12 +56,17 @@ extension StateStore {
         // Opened without recording `current` as the database's key: a rekey that is refused
         // (a state too large once sealed, a key missing) leaves the record as it found it.
         let store = try StateStore(location: path, inMemory: false, options: options, recordingSeal: false)
-        return try store.write { (transaction) throws(StateStoreError) -> RekeyResult in
+        let result = try store.write { (transaction) throws(StateStoreError) -> RekeyResult in
             let result = try transaction.rekey(to: target)
             // The database records what it is now: sealed with the target key, or clear.
             try transaction.setMetadata(sealedWithKey, to: target?.keyID)
             return result
         }
+        // On storage before it returns: the caller may drop the old key next, and a power cut
+        // that took the rekey back would leave every state sealed with it. The close would
+        // sync it only as the last connection, and the app may hold the file open.
+        try store.synchronize()
+        return result
     }
 }
 

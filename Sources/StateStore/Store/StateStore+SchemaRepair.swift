@@ -127,7 +127,11 @@ extension StateStore {
             }
             return records.headerVersion
         }
-        if found != nil { connection.checkpointsOnClose = true }
+        if found != nil {
+            // On storage before it returns, whether or not another process has the file open.
+            try connection.syncJournal()
+            connection.checkpointsOnClose = true
+        }
         return found
     }
 }

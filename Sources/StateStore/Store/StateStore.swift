@@ -31,8 +31,10 @@ public final class StateStore: Sendable {
         /// `PRAGMA synchronous` in WAL mode. See <https://www.sqlite.org/pragma.html#pragma_synchronous>.
         public enum Synchronous: String, Sendable, CaseIterable {
             /// Committed saves survive an application crash; on a power cut, the commits since the
-            /// WAL was last synced (at a checkpoint, a flush point or ``StateStore/synchronize()``)
-            /// may roll back, never a later one without an earlier one. The default.
+            /// WAL was last synced (at a checkpoint, by ``StateStore/synchronize()``, or by a flush
+            /// point that saves: ``RestorationCoordinator/flush(archiving:)``, `terminate()`,
+            /// `saveVisibleState()`, a critical warning) may roll back, never a later one without
+            /// an earlier one. The default.
             case normal = "NORMAL"
             /// Every commit is synced to disk: saves also survive power loss, at the cost of an fsync each.
             case full = "FULL"
@@ -264,7 +266,13 @@ public final class StateStore: Sendable {
             if let pages = options.maximumPageCount {
                 _ = try connection.strings("PRAGMA max_page_count = \(max(1, pages))")
             }
-            if !(try migrator.migrate(connection)).isEmpty { try SchemaShape.verify(connection) }
+            if !(try migrator.migrate(connection)).isEmpty {
+                try SchemaShape.verify(connection)
+                // Synced like a flush point: a power cut must not take back a schema that an
+                // app, or `statectl migrate`, has been told it has (another process holding the
+                // file open keeps the close from checkpointing it).
+                if !isMemory, options.synchronous != .full { try connection.syncJournal() }
+            }
             schemaVersion = migrator.latestVersion
         }
         if let retention = options.retention, !options.readOnly {

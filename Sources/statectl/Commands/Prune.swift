@@ -73,7 +73,7 @@ extension Statectl {
                 // Read-only first: prune never turns an empty or unmigrated file into a database.
                 _ = try database.openReadOnly()
                 let store = try database.openForWriting()
-                removed = try store.write { (transaction) throws(StateStoreError) -> [StateStore.Entry] in
+                removed = try store.writeDurably { (transaction) throws(StateStoreError) -> [StateStore.Entry] in
                     if let prefix { return try transaction.removeEntries(under: prefix) }
                     return try transaction.removeEntries(updatedBefore: cutoff ?? .distantPast)
                 }
@@ -117,7 +117,7 @@ extension Statectl {
             } else {
                 try database.requireExistingFile()
                 _ = try database.openReadOnly()
-                removed = try database.openForWriting().write { (transaction) throws(StateStoreError) in
+                removed = try database.openForWriting().writeDurably { (transaction) throws(StateStoreError) in
                     try transaction.removeQuarantined(under: prefix, quarantinedBefore: cutoff)
                 }
             }
@@ -153,7 +153,7 @@ extension Statectl {
             } else {
                 try database.requireExistingFile()
                 _ = try database.openReadOnly()
-                rows = try database.openForWriting().write { (transaction) throws(StateStoreError) in
+                rows = try database.openForWriting().writeDurably { (transaction) throws(StateStoreError) in
                     try transaction.removeInvalidRows()
                 }
             }

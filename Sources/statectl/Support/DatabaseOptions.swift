@@ -96,6 +96,14 @@ extension StateStore {
         for warning in warnings { Output.error("statectl: warning: " + sentence(oneLine(warning))) }
         return self
     }
+
+    /// ``write(_:)``, then synced to storage before the command says what it did: with an
+    /// application holding the database open, closing it would not sync the commit.
+    func writeDurably<T: Sendable>(_ body: (WriteTransaction) throws(StateStoreError) -> T) throws(StateStoreError) -> T {
+        let result = try write(body)
+        try synchronize()
+        return result
+    }
 }
 
 /// `--json`, for every command that reads.
