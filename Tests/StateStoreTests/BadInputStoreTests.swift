@@ -184,7 +184,7 @@ import Testing
                 try StateStore(path: cut, options: .init(readOnly: readOnly))
             } throws: { error in
                 guard case StateStoreError.corrupt(_, let failure) = error else { return false }
-                return failure.message.hasPrefix("the file is \(bytes) bytes, shorter than the ")
+                return failure.message.hasPrefix("the file is \(bytes) bytes, \((bytes + 4095) / 4096) of the ")
             }
             #expect(!FileManager.default.fileExists(atPath: cut + "-wal"))
             #expect(!FileManager.default.fileExists(atPath: cut + "-shm"))

@@ -82,7 +82,7 @@ extension StateStore {
     /// exists. A power cut during it leaves a journal of its own: it records an empty database
     /// (its original size, bytes 16–19 of the journal's header, is 0 pages) with the header's
     /// page size (bytes 24–27), beside a one-page file with no schema, a header not yet marked,
-    /// and no WAL. That one is played back, as it must be. Any other (beside a store cut before
+    /// and no WAL frames. That one is played back, as it must be. Any other (beside a store cut before
     /// its first checkpoint, whose data is all in its WAL, say) is refused: played back, it
     /// would cut the file to nothing. A journal without its header's magic number is not played back.
     static func refuseStrayJournal(at path: String, header: [UInt8]) throws(StateStoreError) {
@@ -97,7 +97,8 @@ extension StateStore {
         let pageSize = headerPageSize == 1 ? 65536 : headerPageSize
         let marked = header[68..<72].contains { $0 != 0 }
         var wal = stat(), file = stat()
-        let walHolds = lstat(base + "-wal", &wal) == 0 && wal.st_size > 0
+        // A WAL of its 32-byte header alone (written as it was made, before any frame) holds nothing.
+        let walHolds = lstat(base + "-wal", &wal) == 0 && wal.st_size > 32
         // The switch leaves one page and no schema: its header counts one page (bytes 28–31)
         // and its schema cookie (bytes 40–43) is 0. A file with tables (an older store, not yet
         // marked) never matches, whatever journal lies beside it.
@@ -145,25 +146,29 @@ extension StateStore {
         try requireStateStore(peek)
     }
 
-    /// Refuses a file shorter than one page, or than the pages its header counts, when no
-    /// `-wal` beside it holds pages that could make up the difference: a copy or a download cut
-    /// short. Refused here, before SQLite opens it, so that nothing appears beside it.
+    /// Refuses a file that holds fewer pages than its header counts, as SQLite would on reading
+    /// it, when nothing beside it could make up the difference (a `-wal` holding pages, a
+    /// `-journal` to roll back): a copy or a download cut short. Refused here, before SQLite
+    /// opens it, so that nothing appears beside it.
     private static func refuseCutShort(_ path: String, header: [UInt8]) throws(StateStoreError) {
         func bigEndian(_ bytes: ArraySlice<UInt8>) -> Int { bytes.reduce(0) { $0 << 8 | Int($1) } }
         let field = bigEndian(header[16..<18])
         let pageSize = field == 1 ? 65536 : field
-        var file = stat(), wal = stat()
-        guard pageSize >= 512, stat(path, &file) == 0, file.st_size > 0,
-              !(stat(companionBase(of: path) + "-wal", &wal) == 0 && wal.st_size > 0)
-        else { return }
-        // The header's page count is valid when its change counter (bytes 24–27) equals its
-        // version-valid-for number (bytes 92–95), as SQLite reads it.
+        // The header's page count counts when its change counter (bytes 24–27) equals its
+        // version-valid-for number (bytes 92–95); the file's pages are its size rounded up,
+        // as SQLite counts them (a last page cut short reads as zeros).
         let counted = bigEndian(header[28..<32])
-        let pages = counted > 0 && header[24..<28].elementsEqual(header[92..<96]) ? counted : 1
-        guard file.st_size < pages * pageSize else { return }
+        guard pageSize >= 512, counted > 0, header[24..<28].elementsEqual(header[92..<96]) else { return }
+        let base = companionBase(of: path)
+        var file = stat(), wal = stat(), journal = stat()
+        guard stat(path, &file) == 0, !(stat(base + "-wal", &wal) == 0 && wal.st_size > 32),
+              lstat(base + "-journal", &journal) != 0
+        else { return }
+        let held = (Int(file.st_size) + pageSize - 1) / pageSize
+        guard held < counted else { return }
         throw .corrupt(file: path, SQLiteFailure(
             extendedResultCode: .corrupt,
-            message: "the file is \(file.st_size) bytes, shorter than the \(pages) page\(pages == 1 ? "" : "s") of \(pageSize) bytes its header counts"
+            message: "the file is \(file.st_size) bytes, \(held) of the \(counted) pages of \(pageSize) bytes its header counts"
         ))
     }
 
