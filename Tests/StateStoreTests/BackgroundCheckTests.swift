@@ -326,6 +326,76 @@ struct BackgroundCheckTests {
         #expect(try store.restore(String.self, for: "root/item1") == nil)
     }
 
+    /// Makes the first entry of the first leaf of the states table's path index name another
+    /// row (its rowid's last byte changed): every page still reads, so `quick_check` passes,
+    /// and only `integrity_check`, which compares each index with its table, finds it.
+    func misdirectAnIndexEntry() throws {
+        let pageSize: Int
+        var page: Int
+        do {
+            let connection = try Connection(path: path, options: .init(readOnly: true, create: false))
+            page = Int(try #require(try connection.scalarInt("SELECT rootpage FROM sqlite_schema WHERE name = 'sqlite_autoindex_states_1'")))
+            pageSize = Int(try #require(try connection.scalarInt("PRAGMA page_size")))
+        }
+        var bytes = fileBytes(path)
+        func varint(_ at: inout Int) -> Int {
+            var value = 0
+            for _ in 0..<8 {
+                let byte = Int(bytes[at]); at += 1
+                value = value << 7 | (byte & 0x7F)
+                if byte < 0x80 { return value }
+            }
+            value = value << 8 | Int(bytes[at]); at += 1
+            return value
+        }
+        // Down the leftmost children of interior index pages (0x02) to a leaf (0x0A).
+        while bytes[(page - 1) * pageSize] == 0x02 {
+            let start = (page - 1) * pageSize
+            let cell = start + (Int(bytes[start + 12]) << 8 | Int(bytes[start + 13]))
+            page = bytes[cell..<cell + 4].reduce(0) { $0 << 8 | Int($1) }
+        }
+        let start = (page - 1) * pageSize
+        #expect(bytes[start] == 0x0A)
+        let cells = Int(bytes[start + 3]) << 8 | Int(bytes[start + 4])
+        // The first cell whose rowid has bytes of its own (rowids 0 and 1 are in the type).
+        for index in 0..<cells {
+            var at = start + (Int(bytes[start + 8 + 2 * index]) << 8 | Int(bytes[start + 9 + 2 * index]))
+            _ = varint(&at)  // the payload's size
+            let recordStart = at
+            let headerSize = varint(&at)
+            let pathType = varint(&at), rowidType = varint(&at)
+            guard pathType >= 13, pathType % 2 == 1, let rowidSize = [1: 1, 2: 2, 3: 3, 4: 4, 5: 6, 6: 8][rowidType] else { continue }
+            bytes[recordStart + headerSize + (pathType - 13) / 2 + rowidSize - 1] ^= 0x01
+            break
+        }
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+    }
+
+    /// Damage only the full check finds: its message sends the app to the open check that
+    /// finds it, and that moves the file aside.
+    @Test func indexDamageTheFullCheckFindsIsMovedAsideAsItsMessageSays() throws {
+        try populate(300)
+        try misdirectAnIndexEntry()
+        let quick = try StateStore(path: path, options: .init(backgroundCheck: .quick(after: .zero))).waitForBackgroundCheck(timeout: .seconds(60))
+        guard case .passed = quick else {
+            Issue.record("quick_check does not compare indexes with tables; got \(quick)")
+            return
+        }
+        let status = try StateStore(path: path, options: .init(backgroundCheck: .full(after: .zero))).waitForBackgroundCheck(timeout: .seconds(60))
+        guard case .damaged(let error) = status else {
+            Issue.record("expected damage, got \(status)")
+            return
+        }
+        #expect(error.description.contains("StateStore.openOrRecover with openCheck: .full"), "\(error)")
+        let (unmoved, none) = try StateStore.openOrRecover(path: path, options: .init(openCheck: .quick))
+        #expect(none == nil)
+        _ = consume unmoved
+        let (store, recovery) = try StateStore.openOrRecover(path: path, options: .init(openCheck: .full))
+        let moved = try #require(recovery).movedTo
+        #expect(FileManager.default.fileExists(atPath: moved))
+        #expect(try store.restore(String.self, for: "root/item1") == nil)
+    }
+
     @Test func checkNamesTheDamageWhenTheRowsCannotBeRead() throws {
         try populate(300)
         let damaged = try damageStatesRootPage()
