@@ -200,6 +200,37 @@ struct BackgroundCheckTests {
         #expect(lateReceived == [.store(error)])
     }
 
+    /// While the check holds its snapshot, the store's commits make no attempt to checkpoint
+    /// (one that started over an empty WAL can copy nothing, and each attempt past the
+    /// 1,000-page mark cost a save many times its time); the first commit after it lets go
+    /// makes them again.
+    @Test func commitsMakeNoCheckpointAttemptWhileTheCheckHoldsItsSnapshot() throws {
+        try populate(16_000, size: 4000)
+        let descriptor = open(path, O_RDONLY)
+        #expect(descriptor >= 0)
+        #expect(posix_fadvise(descriptor, 0, 0, POSIX_FADV_DONTNEED) == 0)
+        close(descriptor)
+        let store = try StateStore(path: path, options: .init(backgroundCheck: .full(after: .zero)))
+        let checker = try #require(store.backgroundChecker)
+        func autoCheckpoint() -> Int64? { store.connection.withLock { try? $0.scalarInt("PRAGMA wal_autocheckpoint") } }
+        var polls = 0
+        while !checker.isHoldingSnapshot.load(ordering: .relaxed), !checker.status.isFinished, polls < 20_000 {
+            usleep(500)
+            polls += 1
+        }
+        try store.save("during", for: "root/during")
+        let during = autoCheckpoint()
+        let stillReading = checker.isHoldingSnapshot.load(ordering: .relaxed)
+        #expect(stillReading, "the check should still hold its snapshot")
+        if stillReading { #expect(during == 0) }
+        guard case .passed = store.waitForBackgroundCheck(timeout: .seconds(120)) else {
+            Issue.record("expected a pass, got \(store.backgroundCheckStatus)")
+            return
+        }
+        try store.save("after", for: "root/after")
+        #expect(autoCheckpoint() == 1000)
+    }
+
     @Test func releasingTheStoreDuringTheCheckInterruptsItAndEndsItsThread() throws {
         // About 64 MB: the full check reads for a while, from disk once the pages are evicted.
         try populate(16_000, size: 4000)

@@ -95,6 +95,9 @@ extension StateStore {
 /// (`sqlite3_interrupt`, and a progress handler for a statement not yet running) and waits
 /// for the thread to exit.
 final class BackgroundChecker: Sendable {
+    /// Whether the check's read transaction is open: the store's commits then make no attempt
+    /// to checkpoint (``Connection/pausingCheckpoints``).
+    let isHoldingSnapshot = Atomic<Bool>(false)
     private struct State {
         var status: StateStore.BackgroundCheckStatus = .running
         var cancelled = false
@@ -293,6 +296,7 @@ final class BackgroundChecker: Sendable {
             return true
         }
         guard registered else { return end(.cancelled) }
+        isHoldingSnapshot.store(true, ordering: .relaxed)
         // `sqlite3_interrupt` does nothing when no statement is running yet (a release between
         // the registration above and the check's first step): the progress handler also ends
         // the statement once the release is seen.
@@ -321,6 +325,7 @@ final class BackgroundChecker: Sendable {
         // No interrupt may reach the handle once it is closed.
         state.withLock { $0.handle = nil }
         withExtendedLifetime(connection) {}
+        isHoldingSnapshot.store(false, ordering: .relaxed)
         // A file put in the store's place while the check read: what it found is not the store's.
         if outcome != .cancelled, let problem = fileProblem() { return end(.failed(problem)) }
         end(outcome)

@@ -326,6 +326,9 @@ public final class StateStore: Sendable {
         } else {
             backgroundChecker = nil
         }
+        if let backgroundChecker, !options.readOnly {
+            self.connection.withLock { $0.pausingCheckpoints = backgroundChecker }
+        }
     }
 
     deinit {
