@@ -271,13 +271,9 @@ public final class StateStore: Sendable {
             if let pages = options.maximumPageCount {
                 _ = try connection.strings("PRAGMA max_page_count = \(max(1, pages))")
             }
-            if !(try migrator.migrate(connection)).isEmpty {
-                try SchemaShape.verify(connection)
-                // Synced like a flush point: a power cut must not take back a schema that an
-                // app, or `statectl migrate`, has been told it has (another process holding the
-                // file open keeps the close from checkpointing it).
-                if !isMemory, options.synchronous != .full { try connection.syncJournal() }
-            }
+            // Not synced here: a migration a power cut takes back is applied again at the next
+            // open, and the first sync of a later save covers it.
+            if !(try migrator.migrate(connection)).isEmpty { try SchemaShape.verify(connection) }
             schemaVersion = migrator.latestVersion
         }
         if let retention = options.retention, !options.readOnly {
