@@ -655,6 +655,39 @@ struct RestorationTests {
         #expect(application.restorationCoordinator?.recentErrors == [])
     }
 
+    /// A screen pushed twice under one identifier, then popped (or a tab bar's twin tab
+    /// removed): the one that leaves shares its path with the one that stays, which has been on
+    /// screen. Neither saves, as while both were listed, and the one that stays keeps its own
+    /// state; the one leaving does not write its state into it.
+    @Test(arguments: ["pop", "setViewControllers"])
+    func aTwinThatLeavesDoesNotWriteItsStateIntoTheOneThatStays(how: String) throws {
+        let store = try StateStore(path: database)
+        try store.save(NoteController.State(text: "stored"), for: "nav/twin")
+        let (application, _, navigation) = try launch(store)
+        func twin() -> NoteController {
+            let note = NoteController()
+            note.restorationIdentifier = "twin"
+            return note
+        }
+        let first = twin()
+        navigation.pushViewController(first, animated: false)
+        #expect(first.stateInWillAppear?.text == "stored")
+        first.restorableState.text = "first's own"
+        let second = twin()
+        navigation.pushViewController(second, animated: false)
+        second.restorableState.text = "second's"
+        if how == "pop" {
+            _ = navigation.popViewController(animated: false)
+        } else {
+            navigation.setViewControllers(Array(navigation.viewControllers.dropLast()), animated: false)
+        }
+        #expect(first.stateInWillAppear?.text == "first's own")
+        #expect(first.restorableState.text == "first's own")
+        application.restorationCoordinator?.flush()
+        #expect(try store.restore(NoteController.State.self, for: "nav/twin")?.text != "second's")
+        #expect(application.restorationCoordinator?.recentErrors.contains(.duplicateRestorationIdentifier(path: "nav/twin")) == true)
+    }
+
     @Test func aCriticalWarningSavesVisibleStatePurgesCachesAndIsRecorded() throws {
         let store = try StateStore(path: database)
         let (application, _, navigation) = try launch(store)

@@ -548,27 +548,31 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         recentPaths.insert(path, at: 0)
     }
 
-    /// Whether `controller`, a child of `parent`, shares `identifier` with a sibling. A
-    /// controller its parent no longer lists is leaving it (a stack or a tab bar replaced
-    /// by `setViewControllers` drops it before the transition): it shares its path with
-    /// nobody, so a new instance replacing it under the same identifier gets its last state.
+    /// Whether `controller`, a child of `parent`, shares `identifier` with a sibling.
+    ///
+    /// A controller its parent no longer lists is leaving it (a stack or a tab bar replaced by
+    /// `setViewControllers` drops it before the transition). It shares its path only with a
+    /// listed child of its identifier that has been on screen before, a twin that stays (a
+    /// screen pushed twice, one popped): then neither is saved, as while both were listed.
+    /// A listed one never shown is the new instance replacing it, which gets its last state.
     private func isShared(_ identifier: String, of controller: ViewController, in parent: ViewController) -> Bool {
         let children = parent.children
-        if children.count < 2 { return false }
+        if children.isEmpty { return false }
         // Terminating closes every window in one pass, which changes no identifier: each
         // parent's duplicates are looked at once there too, not once per disappearing child
         // (100,000 children of one container took minutes to close).
         guard isRestoringHierarchy || batchDepth > 0 || isTerminating, children.count > 16 else {
-            var listed = false, twin = false
+            var listed = false, twin = false, shownTwin = false
             _ = children.allUnretained { child in
                 if child === controller {
                     listed = true
-                } else if !twin, child.restorationIdentifier == identifier {
+                } else if child.restorationIdentifier == identifier {
                     twin = true
+                    if child.lifecycleState != .initialized { shownTwin = true }
                 }
                 return !(listed && twin)
             }
-            return listed && twin
+            return listed ? twin : shownTwin
         }
         let key = ObjectIdentifier(parent)
         let duplicates: Set<String>
@@ -583,7 +587,10 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
             duplicateIdentifiersByParent[key] = found
             duplicates = found
         }
-        return !duplicates.isEmpty && duplicates.contains(identifier) && children.containsIdentical(controller)
+        guard children.containsIdentical(controller) else {
+            return children.contains { $0.restorationIdentifier == identifier && $0.lifecycleState != .initialized }
+        }
+        return !duplicates.isEmpty && duplicates.contains(identifier)
     }
 
     /// The path component the controllers of `scene` save under: none for the default scene,

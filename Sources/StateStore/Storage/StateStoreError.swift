@@ -139,8 +139,10 @@ public enum StateStoreError: Error, Sendable, Hashable, CustomStringConvertible 
         case .notADatabase(let file, _):
             "\(file) is not an SQLite database. It was left untouched; move it aside (or point --db elsewhere) to start a new store."
         case .corrupt(let file, let failure):
-            // Damage only `integrity_check` finds is found at open by the check that runs it.
-            "The state database at \(file) is damaged (\(failure.message)). It was left untouched; restore a backup, or use StateStore.openOrRecover with openCheck: \(failure.sql?.contains("integrity_check") == true ? ".full" : ".quick") to move it aside and start fresh."
+            // `.quick` for what `quick_check` found; else `.full`, which finds all of that and
+            // what only `integrity_check` finds (a statement that met an index entry naming the
+            // wrong row fails as corrupt too).
+            "The state database at \(file) is damaged (\(failure.message)). It was left untouched; restore a backup, or use StateStore.openOrRecover with openCheck: \(failure.sql?.contains("quick_check") == true ? ".quick" : ".full") to move it aside and start fresh."
         case .schemaTooNew(let file, let found, let supported):
             "The state database at \(file) has schema version \(found), newer than the \(supported) this build knows. It was left untouched; run a newer build of the app or statectl."
         case .walMissing(let file, let frames):

@@ -161,8 +161,11 @@ extension StateStore {
         guard pageSize >= 512, counted > 0, header[24..<28].elementsEqual(header[92..<96]) else { return }
         let base = companionBase(of: path)
         var file = stat(), wal = stat(), journal = stat()
-        guard stat(path, &file) == 0, !(stat(base + "-wal", &wal) == 0 && wal.st_size > 32),
-              lstat(base + "-journal", &journal) != 0
+        // The `-wal` before the file: a checkpoint on another process's close writes page 1
+        // (the new count) first, grows the file, and removes the `-wal` only after. A `-wal`
+        // found gone was gone after the file had grown; one found there is left to SQLite.
+        guard !(stat(base + "-wal", &wal) == 0 && wal.st_size > 32), lstat(base + "-journal", &journal) != 0,
+              stat(path, &file) == 0
         else { return }
         let held = (Int(file.st_size) + pageSize - 1) / pageSize
         guard held < counted else { return }
