@@ -26,10 +26,29 @@ import Testing
     }
 }
 
+/// A container whose code makes its own navigation controller (with its first screen), in
+/// `init` or as its view loads; the user pushes screens onto it.
+@MainActor private final class StackContainer: ViewController {
+    let inInit: Bool
+    let makeStack: () -> NavigationController
+
+    init(inInit: Bool, makeStack: @escaping () -> NavigationController) {
+        self.inInit = inInit
+        self.makeStack = makeStack
+        super.init()
+        if inInit { addChild(makeStack()) }
+    }
+
+    override func viewDidLoad() {
+        super.viewDidLoad()
+        if !inInit { addChild(makeStack()) }
+    }
+}
+
 /// An archive written by one release, rebuilt by the next, whose containers changed: a tab the
 /// new release adds, a tab it drops, a stack whose every screen was renamed.
 @MainActor
-@Suite("Archives across releases", .timeLimit(.minutes(2)))
+@Suite("Archives across releases", .timeLimit(.minutes(10)))
 struct ArchiveAcrossReleasesTests {
     let folder = TemporaryFolder()
     var database: String { folder.file("state.sqlite") }
@@ -200,6 +219,47 @@ struct ArchiveAcrossReleasesTests {
             #expect(try store.restore(ReleaseScreen.State.self, for: "home/header")?.text == "typed at launch \(run)")
             // the next launch reads it back
             try store.save(ReleaseScreen.State(text: "typed"), for: "home/header")
+        }
+    }
+
+    /// A container that makes its own navigation controller gets back the stack the user left,
+    /// launch after launch, in its own navigation controller: one stack, every screen's state.
+    @Test(arguments: [true, false])
+    func aStackInANavigationControllerTheContainerMakesItselfComesBack(inInit: Bool) throws {
+        func storyboard() -> Storyboard {
+            let storyboard = Storyboard()
+            for screen in ["inbox", "message"] { storyboard.register(screen) { ReleaseScreen() } }
+            storyboard.register("home") { [unowned storyboard] in
+                StackContainer(inInit: inInit) {
+                    let stack = NavigationController(rootViewController: try! storyboard.instantiateViewController(withIdentifier: "inbox"))
+                    stack.restorationIdentifier = "stack"
+                    return stack
+                }
+            }
+            return storyboard
+        }
+        do {
+            let board = storyboard()
+            let (application, window) = try launch(board)
+            window.rootViewController = try board.instantiateViewController(withIdentifier: "home")
+            window.makeKeyAndVisible()
+            let stack = try #require(window.rootViewController?.children.first as? NavigationController)
+            stack.pushViewController(try board.instantiateViewController(withIdentifier: "message"), animated: false)
+            (stack.topViewController as? ReleaseScreen)?.restorableState.text = "reading"
+            application.terminate()
+        }
+        for run in 2...3 {
+            let board = storyboard()
+            let (application, window) = try launch(board)
+            let report = try application.restoreHierarchyWithReport(in: window)
+            #expect(report.notRebuilt.isEmpty)
+            let home = try #require(window.rootViewController as? StackContainer)
+            #expect(home.children.map(\.restorationIdentifier) == ["stack"], "launch \(run)")
+            let stack = try #require(home.children.first as? NavigationController)
+            #expect(stack.viewControllers.map(\.restorationIdentifier) == ["inbox", "message"], "launch \(run)")
+            #expect((stack.topViewController as? ReleaseScreen)?.restorableState.text == "reading", "launch \(run)")
+            #expect(application.restorationCoordinator?.recentErrors == [])
+            application.terminate()
         }
     }
 }

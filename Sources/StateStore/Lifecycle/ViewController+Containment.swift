@@ -32,7 +32,9 @@ extension ViewController {
     /// restoration identifier of one of them that has not appeared yet (a child the container's
     /// own code makes in `viewDidLoad`, say) takes that child's place: the rebuilt one is
     /// removed (`willMove`/`didMove(toParent: nil)`), and this one, at the same restoration
-    /// path, restores its state as it appears. What the rebuilt child contained is not kept.
+    /// path, restores its state as it appears. What the rebuilt one contained moves to it: a
+    /// navigation stack's screens above the ones it already shows (when those are the archived
+    /// stack's first, by identifier), a plain container's children (each matched the same way).
     public func addChild(_ child: ViewController) {
         guard child !== self, child.parent !== self else { return }
         guard !(self is NavigationController || self is TabBarController) else {
@@ -58,6 +60,7 @@ extension ViewController {
             rebuilt.parent = nil
             rebuilt.deliverDidMove(toParent: nil)
             position = index
+            Self.move(contentsOf: rebuilt, into: child)
         }
         child.deliverWillMove(toParent: self)
         children.insert(child, at: position)
@@ -70,6 +73,36 @@ extension ViewController {
         }
         child.deliverDidMove(toParent: self)
         window?.notifyHierarchyChange()
+    }
+
+    /// Moves what `rebuilt`, a child a rebuild made, contains into `replacement`, made by its
+    /// container's code under the same identifier: the archived stack's screens above those
+    /// the replacement's stack already has (the same identifiers, bottom first; else nothing
+    /// moves), or a plain container's children, each matched to one of the replacement's own
+    /// by identifier (what it contains moved in turn) or added.
+    static func move(contentsOf rebuilt: ViewController, into replacement: ViewController) {
+        let archived = rebuilt.children
+        guard !archived.isEmpty else { return }
+        if let from = rebuilt as? NavigationController, let to = replacement as? NavigationController {
+            let own = to.viewControllers
+            guard own.count < archived.count, own.indices.allSatisfy({ index in
+                own[index].restorationIdentifier != nil && own[index].restorationIdentifier == archived[index].restorationIdentifier
+            }) else { return }
+            for (index, screen) in own.enumerated() { move(contentsOf: archived[index], into: screen) }
+            from.setViewControllers([], animated: false)
+            to.setViewControllers(own + archived[own.count...], animated: false)
+            return
+        }
+        let containers = [rebuilt, replacement].contains { $0 is NavigationController || $0 is TabBarController }
+        guard !containers else { return }
+        for child in archived {
+            if let identifier = child.restorationIdentifier,
+               let mine = replacement.children.first(where: { $0.restorationIdentifier == identifier }) {
+                move(contentsOf: child, into: mine)
+            } else {
+                replacement.addChild(child)
+            }
+        }
     }
 
     /// The index of a child a rebuild added that has not appeared yet and whose restoration

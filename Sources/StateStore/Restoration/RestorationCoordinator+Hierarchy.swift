@@ -271,20 +271,50 @@ extension RestorationCoordinator {
                 or class \(node.restorationClass ?? "(none)"): register one with Storyboard.registerRestoration
                 """)
         }
-        trail.archived.append(archivedIdentifier ?? "")
+        return try populate(controller, from: node, storyboard: storyboard, trail: &trail, rebuild: &rebuild)
+    }
+
+    /// Gives `controller`, made for `node` (by a factory, or by its container as one of its
+    /// own), the node's children and presentation, rebuilt.
+    private func populate(
+        _ controller: ViewController, from node: HierarchyArchive.Node, storyboard: Storyboard,
+        trail: inout RebuildTrail, rebuild: inout Rebuild
+    ) throws(RestorationError) -> ViewController? {
+        func skip(_ reason: String) -> ViewController? {
+            rebuild.notRebuilt.append(.init(path: trail.locationText, typeName: node.typeDescription, reason: reason))
+            return nil
+        }
+        trail.archived.append(node.effectiveRestorationIdentifier ?? "")
         trail.current.append(controller.restorationIdentifier ?? "")
         defer {
             trail.archived.removeLast()
             trail.current.removeLast()
         }
         if trail.archived != trail.current { rebuild.renamed.append((trail.archived, trail.current)) }
+        // A plain container's children made by its own code in `init`, by restoration
+        // identifier: the archived child of that identifier is that one, given its own
+        // archived children and presentation, not a second instance beside it.
+        var own: [String: ViewController] = [:]
+        if node.kind == .plain, !node.children.isEmpty, !controller.children.isEmpty {
+            for child in controller.children {
+                if let identifier = child.restorationIdentifier, own[identifier] == nil { own[identifier] = child }
+            }
+        }
         var children: [ViewController] = []
         children.reserveCapacity(node.children.count)
         var selected: ViewController?
         for (index, child) in node.children.enumerated() {
             trail.location.append(child.displayName)
             defer { trail.location.removeLast() }
+            if !own.isEmpty, let identifier = child.effectiveRestorationIdentifier, let mine = own.removeValue(forKey: identifier) {
+                _ = try populate(mine, from: child, storyboard: storyboard, trail: &trail, rebuild: &rebuild)
+                continue
+            }
             if let made = try instantiate(child, from: storyboard, trail: &trail, rebuild: &rebuild) {
+                // One the container's code may make again as its view loads: `addChild` then
+                // puts that one in its place, with what this one contains (not one with a
+                // presentation of its own, which would be lost).
+                if node.kind == .plain, child.presented == nil { made.placedByRebuild = true }
                 children.append(made)
                 if index == node.selectedIndex { selected = made }
             }
@@ -324,20 +354,9 @@ extension RestorationCoordinator {
             if !children.isEmpty, controller is NavigationController || controller is TabBarController {
                 throw .archiveUnusable(reason: "\"\(node.displayName)\" now makes a \(type(of: controller)), not a plain container")
             }
-            // A child the container's code made in `init` is the archived child of its
-            // restoration identifier: that one is not added a second time. One it makes later
-            // (in `viewDidLoad`, say) takes the place of the rebuilt one as it is added
-            // (`addChild`). Either way its state comes back by its path as it appears.
-            var archived = children
-            if !controller.children.isEmpty, !children.isEmpty {
-                var own = Set<String>()
-                for child in controller.children { if let identifier = child.restorationIdentifier { own.insert(identifier) } }
-                if !own.isEmpty { archived.removeAll { $0.restorationIdentifier.map(own.contains) ?? false } }
-            }
-            for child in archived { child.placedByRebuild = true }
-            if !archived.isEmpty { controller.holdsRebuiltChildren = true }
+            if children.contains(where: \.placedByRebuild) { controller.holdsRebuiltChildren = true }
             // The engine sends willMove/didMove(toParent:) itself.
-            controller.addChildrenWhileOffscreen(archived)
+            controller.addChildrenWhileOffscreen(children)
         }
         if let presented = node.presented?.node { rebuild.presentations.append((controller, presented, trail.archived, trail.current)) }
         return controller
