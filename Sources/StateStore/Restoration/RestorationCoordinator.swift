@@ -262,8 +262,17 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
     /// change during it, so each parent's duplicates are looked at once.
     @exclusivity(unchecked) private var batchDepth = 0
     /// While a hierarchy is rebuilt or a batch runs, each parent's identifiers shared by two
-    /// children, so that finding the paths of n siblings costs O(n), not O(n²).
-    @exclusivity(unchecked) private var duplicateIdentifiersByParent: [ObjectIdentifier: Set<String>] = [:]
+    /// children, and the children themselves, so that finding the paths of n siblings costs
+    /// O(n), not O(n²).
+    @exclusivity(unchecked) private var duplicateIdentifiersByParent: [ObjectIdentifier: Siblings] = [:]
+
+    /// A parent's children as ``isShared(_:of:in:)`` looks at them in a batch.
+    private struct Siblings {
+        /// Identifiers two or more of them have.
+        var duplicates: Set<String>
+        /// The children themselves.
+        var members: Set<ObjectIdentifier>
+    }
 
     /// Runs `body` with sibling identifiers cached per parent (see ``batchDepth``).
     private func inBatch<T>(_ body: () -> T) -> T {
@@ -575,22 +584,23 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
             return listed ? twin : shownTwin
         }
         let key = ObjectIdentifier(parent)
-        let duplicates: Set<String>
+        let siblings: Siblings
         if let known = duplicateIdentifiersByParent[key] {
-            duplicates = known
+            siblings = known
         } else {
             var seen = Set<String>(minimumCapacity: children.count)
-            var found = Set<String>()
+            var found = Siblings(duplicates: [], members: Set(minimumCapacity: children.count))
             for child in children {
-                if let name = child.restorationIdentifier, !seen.insert(name).inserted { found.insert(name) }
+                found.members.insert(ObjectIdentifier(child))
+                if let name = child.restorationIdentifier, !seen.insert(name).inserted { found.duplicates.insert(name) }
             }
             duplicateIdentifiersByParent[key] = found
-            duplicates = found
+            siblings = found
         }
-        guard children.containsIdentical(controller) else {
+        guard siblings.members.contains(ObjectIdentifier(controller)) else {
             return children.contains { $0.restorationIdentifier == identifier && $0.lifecycleState != .initialized }
         }
-        return !duplicates.isEmpty && duplicates.contains(identifier)
+        return !siblings.duplicates.isEmpty && siblings.duplicates.contains(identifier)
     }
 
     /// The path component the controllers of `scene` save under: none for the default scene,
