@@ -7,41 +7,22 @@ import Testing
     var restorableState = State()
 }
 
-/// A container whose code makes its own header child, in `init` or as its view loads, beside
-/// children added as the user goes (archived and rebuilt).
-@MainActor private final class HomeContainer: ViewController {
-    var makeHeader: (() -> ViewController)?
-    let headerInInit: Bool
-
-    init(headerInInit: Bool, makeHeader: @escaping () -> ViewController) {
-        self.headerInInit = headerInInit
-        self.makeHeader = makeHeader
-        super.init()
-        if headerInInit { addChild(makeHeader()) }
-    }
-
-    override func viewDidLoad() {
-        super.viewDidLoad()
-        if !headerInInit, let header = makeHeader?() { addChild(header) }
-    }
-}
-
-/// A container whose code makes its own navigation controller (with its first screen), in
-/// `init` or as its view loads; the user pushes screens onto it.
-@MainActor private final class StackContainer: ViewController {
+/// A container whose code makes its own child (a header, or a navigation controller with its
+/// first screen), in `init` or as its view loads, beside children added as the user goes.
+@MainActor private final class OwnChildContainer: ViewController {
     let inInit: Bool
-    let makeStack: () -> NavigationController
+    let makeChild: () -> ViewController
 
-    init(inInit: Bool, makeStack: @escaping () -> NavigationController) {
+    init(inInit: Bool, makeChild: @escaping () -> ViewController) {
         self.inInit = inInit
-        self.makeStack = makeStack
+        self.makeChild = makeChild
         super.init()
-        if inInit { addChild(makeStack()) }
+        if inInit { addChild(makeChild()) }
     }
 
     override func viewDidLoad() {
         super.viewDidLoad()
-        if !inInit { addChild(makeStack()) }
+        if !inInit { addChild(makeChild()) }
     }
 }
 
@@ -187,7 +168,7 @@ struct ArchiveAcrossReleasesTests {
             let storyboard = Storyboard()
             for screen in ["header", "extra"] { storyboard.register(screen) { ReleaseScreen() } }
             storyboard.register("home") { [unowned storyboard] in
-                HomeContainer(headerInInit: headerInInit) { try! storyboard.instantiateViewController(withIdentifier: "header") }
+                OwnChildContainer(inInit: headerInInit) { try! storyboard.instantiateViewController(withIdentifier: "header") }
             }
             return storyboard
         }
@@ -208,7 +189,7 @@ struct ArchiveAcrossReleasesTests {
             let (application, window) = try launch(board)
             let report = try application.restoreHierarchyWithReport(in: window)
             #expect(report.notRebuilt.isEmpty)
-            let home = try #require(window.rootViewController as? HomeContainer)
+            let home = try #require(window.rootViewController as? OwnChildContainer)
             #expect(home.children.map(\.restorationIdentifier) == ["header", "extra"], "launch \(run)")
             let header = try #require(home.children.first as? ReleaseScreen)
             #expect(header.restorableState.text == "typed", "launch \(run)")
@@ -230,7 +211,7 @@ struct ArchiveAcrossReleasesTests {
             let storyboard = Storyboard()
             for screen in ["inbox", "message"] { storyboard.register(screen) { ReleaseScreen() } }
             storyboard.register("home") { [unowned storyboard] in
-                StackContainer(inInit: inInit) {
+                OwnChildContainer(inInit: inInit) {
                     let stack = NavigationController(rootViewController: try! storyboard.instantiateViewController(withIdentifier: "inbox"))
                     stack.restorationIdentifier = "stack"
                     return stack
@@ -253,7 +234,7 @@ struct ArchiveAcrossReleasesTests {
             let (application, window) = try launch(board)
             let report = try application.restoreHierarchyWithReport(in: window)
             #expect(report.notRebuilt.isEmpty)
-            let home = try #require(window.rootViewController as? StackContainer)
+            let home = try #require(window.rootViewController as? OwnChildContainer)
             #expect(home.children.map(\.restorationIdentifier) == ["stack"], "launch \(run)")
             let stack = try #require(home.children.first as? NavigationController)
             #expect(stack.viewControllers.map(\.restorationIdentifier) == ["inbox", "message"], "launch \(run)")

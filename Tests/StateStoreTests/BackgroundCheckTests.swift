@@ -23,6 +23,16 @@ struct BackgroundCheckTests {
         #expect(!FileManager.default.fileExists(atPath: path + "-wal"))
     }
 
+    /// About 64 MB, its pages evicted from the page cache: a full check reads for a while,
+    /// from disk.
+    func populateLargeAndEvict() throws {
+        try populate(16_000, size: 4000)
+        let descriptor = open(path, O_RDONLY)
+        #expect(descriptor >= 0)
+        #expect(posix_fadvise(descriptor, 0, 0, POSIX_FADV_DONTNEED) == 0)
+        close(descriptor)
+    }
+
     /// Overwrites the root page of the states table (an interior b-tree page once the table
     /// spans several leaves) with garbage; returns the file's bytes after.
     func damageStatesRootPage() throws -> [UInt8] {
@@ -205,11 +215,7 @@ struct BackgroundCheckTests {
     /// 1,000-page mark cost a save many times its time); the first commit after it lets go
     /// makes them again.
     @Test func commitsMakeNoCheckpointAttemptWhileTheCheckHoldsItsSnapshot() throws {
-        try populate(16_000, size: 4000)
-        let descriptor = open(path, O_RDONLY)
-        #expect(descriptor >= 0)
-        #expect(posix_fadvise(descriptor, 0, 0, POSIX_FADV_DONTNEED) == 0)
-        close(descriptor)
+        try populateLargeAndEvict()
         let store = try StateStore(path: path, options: .init(backgroundCheck: .full(after: .zero)))
         let checker = try #require(store.backgroundChecker)
         func autoCheckpoint() -> Int64? { store.connection.withLock { try? $0.scalarInt("PRAGMA wal_autocheckpoint") } }
@@ -232,12 +238,7 @@ struct BackgroundCheckTests {
     }
 
     @Test func releasingTheStoreDuringTheCheckInterruptsItAndEndsItsThread() throws {
-        // About 64 MB: the full check reads for a while, from disk once the pages are evicted.
-        try populate(16_000, size: 4000)
-        let descriptor = open(path, O_RDONLY)
-        #expect(descriptor >= 0)
-        #expect(posix_fadvise(descriptor, 0, 0, POSIX_FADV_DONTNEED) == 0)
-        close(descriptor)
+        try populateLargeAndEvict()
         var store: StateStore? = try StateStore(path: path, options: .init(backgroundCheck: .full(after: .zero)))
         let checker = try #require(store?.backgroundChecker)
         var polls = 0
