@@ -108,7 +108,7 @@ let package = Package(
         // saving in a loop until killed, allocating ballast, relaunching an app.
         .executableTarget(
             name: "statestore-worker",
-            dependencies: ["StateStore", "StateStoreLinux", "StateStoreCrashVFS", "StateStoreCrypto", "MailExample"]
+            dependencies: ["StateStore", "StateStoreLinux", "StateStoreCrashVFS", "StateStoreSQLite", "StateStoreCrypto", "MailExample"]
         ),
         // The mail app run by a ServiceGroup, for the tests: SIGTERM and SIGINT go to the group.
         .executableTarget(

@@ -71,6 +71,7 @@ static int64_t stashCounter;
 /// that session crashed the file stays dead (every call fails) even after the session ended:
 /// a connection closed late must not write over what the crash left.
 static int64_t session;
+static int failingSyncs;          // statestore_crashvfs_fail_syncs
 static int64_t openFiles;        // tracked files of the current session still open
 static unsigned char *crashedSessions;
 static int64_t crashedCapacity;
@@ -598,6 +599,10 @@ static int x_sync(sqlite3_file *file, int flags) {
         pthread_mutex_unlock(&lock);
         return p->real->pMethods->xSync(p->real, flags);
     }
+    if (failingSyncs) {
+        pthread_mutex_unlock(&lock);
+        return SQLITE_IOERR_FSYNC;
+    }
     if (count_operation()) {
         pthread_mutex_unlock(&lock);
         return SQLITE_IOERR_FSYNC;
@@ -806,6 +811,7 @@ void statestore_crashvfs_end(void) {
     root = NULL;
     rootLength = 0;
     crashAt = 0;
+    failingSyncs = 0;
     pthread_mutex_unlock(&lock);
 }
 
@@ -821,4 +827,10 @@ statestore_crash_stats statestore_crashvfs_stats(void) {
     statestore_crash_stats copy = stats;
     pthread_mutex_unlock(&lock);
     return copy;
+}
+
+void statestore_crashvfs_fail_syncs(int failing) {
+    pthread_mutex_lock(&lock);
+    failingSyncs = failing;
+    pthread_mutex_unlock(&lock);
 }

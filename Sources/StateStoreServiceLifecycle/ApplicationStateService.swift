@@ -53,8 +53,9 @@ public struct ApplicationStateService: Service {
     ///   ``StateStore/Application/installTerminationHandlers(signals:)`` owns them; nothing is
     ///   terminated then. ``UnsavedStateError`` when the final save did not reach the database
     ///   (a full disk, a lock another process held past the busy timeout, twice, a key the
-    ///   store was not given): the group's `run()` then throws it, so the program does not end
-    ///   as if everything had been saved.
+    ///   store was not given), or was committed and then could not be synced to storage
+    ///   (``StateStore/StateStoreError/notSynced(file:_:)``): the group's `run()` then throws it,
+    ///   so the program does not end as if everything had been saved.
     public func run() async throws {
         if claimsTerminationSignals { try TerminationSignalClaim.claim(.serviceGroup) }
         defer { if claimsTerminationSignals { TerminationSignalClaim.release(.serviceGroup) } }
@@ -67,20 +68,25 @@ public struct ApplicationStateService: Service {
             guard let coordinator, let before else { return nil }
             // A state or archive the final save kept for a retry, or a state it dropped (a
             // failure that cannot pass, such as a key the store was not given): either way, not
-            // in the database. A failure to record a pressure event, or to sync the WAL after
-            // the states were committed, loses no state.
-            guard coordinator.hasUnsavedWrites || coordinator.droppedStateWrites > before.dropped else { return nil }
+            // in the database. Or committed, and the sync after it failed: in the database, and
+            // a power cut may take it back. A failure to record a pressure event loses no state.
             let recent = coordinator.recentErrors
             let new = min(coordinator.reportedCount - before.reported, recent.count)
-            let failed = recent.suffix(new).last { if case .store = $0 { true } else { false } }
-            return UnsavedStateError(problem: failed)
+            if coordinator.hasUnsavedWrites || coordinator.droppedStateWrites > before.dropped {
+                return UnsavedStateError(problem: recent.suffix(new).last { if case .store = $0 { true } else { false } })
+            }
+            if let notSynced = recent.suffix(new).last(where: { if case .store(.notSynced) = $0 { true } else { false } }) {
+                return UnsavedStateError(problem: notSynced)
+            }
+            return nil
         }
         if let unsaved { throw unsaved }
     }
 }
 
-/// The application's final save at shutdown did not reach the database: what changed since
-/// its last save is lost when the process ends. ``ApplicationStateService/run()`` throws it.
+/// The application's final save at shutdown did not reach the database, so what changed since
+/// its last save is lost when the process ends; or it was committed and the sync after it failed,
+/// so a power cut may take it back. ``ApplicationStateService/run()`` throws it.
 public struct UnsavedStateError: Error, Sendable, CustomStringConvertible {
     /// What the final save met, as the coordinator reported it to its `errorHandler`
     /// (`nil` when it was reported before the shutdown and is still waiting for a retry).
@@ -91,7 +97,10 @@ public struct UnsavedStateError: Error, Sendable, CustomStringConvertible {
     }
 
     public var description: String {
-        "The application's state could not be saved at shutdown, so what changed since its last save is lost"
+        if let problem, case .store(.notSynced) = problem {
+            return "The application's state was committed at shutdown, but could not be synced to storage, so a power cut may take back what changed since its last sync: \(problem)"
+        }
+        return "The application's state could not be saved at shutdown, so what changed since its last save is lost"
             + (problem.map { ": \($0)" } ?? ".")
     }
 }

@@ -305,6 +305,9 @@ case "power-cut":
 case "power-cut-beside-app":
     guard arguments.count >= 2 else { fail("usage: power-cut-beside-app FOLDER") }
     PowerCutBesideApp.run(folder: arguments[1])
+case "sync-fails":
+    guard arguments.count >= 2 else { fail("usage: sync-fails FOLDER") }
+    SyncFailure.run(folder: arguments[1])
 case "power-save", "power-verify":
     guard arguments.count >= 3, ["full", "normal"].contains(arguments[2]) else { fail("usage: \(arguments[0]) DB full|normal") }
     if arguments[0] == "power-save" {

@@ -265,6 +265,32 @@ struct PowerCutStoreTests {
         #expect(process.terminationStatus == 0, "\(output)")
     }
 
+    /// Storage whose sync fails (an I/O error from `fdatasync`), under every operation that
+    /// syncs before it returns (`statestore-worker sync-fails`): a store's commit does not sync,
+    /// so `synchronize()`, an import and a rekey throw `notSynced` with their change committed;
+    /// a schema repair, whose commit syncs, fails whole, and `openOrRecover` then leaves the
+    /// file where it is instead of moving it aside as unrepairable.
+    @Test func aFailedSyncSaysTheChangeWasCommittedAndMovesNothingAside() throws {
+        let folder = TemporaryFolder("sync-fails")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try builtProduct("statestore-worker"))
+        process.arguments = ["sync-fails", folder.path]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(output == """
+            sync-fails synchronize committed
+            sync-fails import committed
+            sync-fails rekey committed
+            sync-fails repair left in place (disk I/O error (1034))
+            sync-fails open-or-recover left in place (disk I/O error (1034))
+
+            """)
+        #expect(process.terminationStatus == 0, "\(output)")
+    }
+
     @Test func writeBehindOverNormalLosesNoFlushPoint() throws {
         // ("lost" counts changes handed to the writer and not on disk after the cut, written
         // or not: it shows the window, not a rollback.)

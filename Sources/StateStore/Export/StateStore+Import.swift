@@ -62,7 +62,8 @@ extension StateStore {
     ///   ``StateStoreError/invalidState(path:reason:)`` for a state built by hand that a decoder
     ///   would have refused (a path twice, a generation or version out of range), ``StateStoreError/readOnly(file:_:)`` on a store opened read-only,
     ///   and any error a write can meet. Nothing is written when it throws, except when the
-    ///   sync after the commit fails: the import is then committed, but a power cut may take it back.
+    ///   sync after the commit fails (``StateStoreError/notSynced(file:_:)``): the import is
+    ///   then committed, but a power cut may take it back; do not import again.
     @discardableResult
     public func importStates(_ export: StateExport, replace: Bool = false) throws(StateStoreError) -> ImportResult {
         var paths: Set<RestorationPath> = []

@@ -123,7 +123,7 @@ final class Connection {
     /// Syncs the WAL (or rollback journal) file to storage: every transaction committed so far
     /// then survives a power cut, whatever `PRAGMA synchronous` says. One `fdatasync` (and, the
     /// first time, one of the folder, which SQLite's unix VFS does for a new WAL). Nothing to do
-    /// when no journal file is open.
+    /// when no journal file is open. A failed sync throws ``StateStoreError/notSynced(file:_:)``.
     func syncJournal() throws(StateStoreError) {
         var file: UnsafeMutablePointer<sqlite3_file>?
         guard sqlite3_file_control(handle, "main", SQLITE_FCNTL_JOURNAL_POINTER, &file) == SQLITE_OK,
@@ -131,7 +131,7 @@ final class Connection {
         else { return }
         let code = sync(file, SQLITE_SYNC_NORMAL)
         guard code == SQLITE_OK else {
-            throw .sqlite(SQLiteFailure(
+            throw .notSynced(file: path, SQLiteFailure(
                 extendedResultCode: SQLiteResultCode(rawValue: code),
                 message: "the WAL could not be synced to storage (\(String(cString: sqlite3_errstr(code))))",
                 sql: nil

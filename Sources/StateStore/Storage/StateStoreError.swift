@@ -100,13 +100,19 @@ public enum StateStoreError: Error, Sendable, Hashable, CustomStringConvertible 
     case keyRequired(file: String, keyID: String)
     /// A sealer's key id is not 1 to 64 printable ASCII characters other than `,`.
     case invalidKeyID(String)
+    /// What was written is committed to the database at `file`, but syncing it to storage
+    /// failed (an I/O error from `fdatasync`): it survives the process, and may not survive a
+    /// power cut. Thrown by ``StateStore/synchronize()`` and by
+    /// the operations that sync before they return (an import, a rekey, a schema repair)
+    /// after their change was committed: do not make the change again.
+    case notSynced(file: String, SQLiteFailure)
 
     /// Whether the same operation may succeed later, unchanged: a full disk, a lock held too
     /// long, an I/O error, memory. Other errors (a state too large, an invalid path, a
     /// constraint) fail the same way every time.
     public var isTransient: Bool {
         switch self {
-        case .diskFull, .busy, .readOnly, .cannotOpen:
+        case .diskFull, .busy, .readOnly, .cannotOpen, .notSynced:
             return true
         case .fileSystem(let failure):
             return [ENOSPC, EDQUOT, EIO, EAGAIN, EINTR, EMFILE, ENFILE, EACCES, EPERM, EROFS].contains(failure.errno)
@@ -121,7 +127,7 @@ public enum StateStoreError: Error, Sendable, Hashable, CustomStringConvertible 
     public var sqliteFailure: SQLiteFailure? {
         switch self {
         case .cannotOpen(_, let failure), .diskFull(let failure), .busy(let failure), .sqlite(let failure),
-             .notADatabase(_, let failure), .corrupt(_, let failure):
+             .notADatabase(_, let failure), .corrupt(_, let failure), .notSynced(_, let failure):
             failure
         case .readOnly(_, let failure):
             failure
@@ -189,6 +195,8 @@ public enum StateStoreError: Error, Sendable, Hashable, CustomStringConvertible 
             "The state database at \(file) is sealed with key \(keyID), which this store was not given, so it writes nothing into it; nothing was written. Start again with that key (StateStore.Options.sealer, or statectl's --key-file / --credential; a new key beside it: StateKeyring(new, previous: [old])), or change the database's key first (`statectl rekey`)."
         case .invalidKeyID(let keyID):
             "The sealer's key id \(keyID.debugDescription) is not 1 to 64 printable ASCII characters other than \",\"; nothing was opened."
+        case .notSynced(let file, let failure):
+            "The change was committed to the state database at \(file), but syncing it to storage failed (\(failure.message)): it survives the application, and may not survive a power cut. Do not make the change again; check the storage (an I/O error here usually means failing hardware, see the kernel log) and copy the database to healthy storage: a later sync that succeeds does not prove this one's writes reached it."
         case .sealedStateUnopenable(let path, let keyID):
             "The state at \(path) is sealed with key \(keyID), but its bytes do not open with it: they were altered, or copied from another row, outside StateStore. Quarantine it; `statectl inspect --quarantine` shows it."
         }

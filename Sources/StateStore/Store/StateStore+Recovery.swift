@@ -20,7 +20,9 @@ extension StateStore {
     /// ``Options/backgroundCheck`` reported ``StateStoreError/corrupt(file:_:)``).
     ///
     /// A database whose schema version records were changed outside StateStore while its tables
-    /// are the current schema's exactly is repaired in place (``repairSchemaVersion(at:)``), not moved.
+    /// are the current schema's exactly is repaired in place (``repairSchemaVersion(at:)``), not moved;
+    /// when the repair fails for a reason that may pass (a lock, an I/O error, a full disk), that
+    /// error is thrown and nothing is moved.
     ///
     /// A database from a newer build (``StateStoreError/schemaTooNew(file:found:supported:)``)
     /// is not broken and is never moved; nor is another program's database
@@ -32,11 +34,16 @@ extension StateStore {
             return (try StateStore(path: path, options: options), nil)
         } catch {
             switch error {
-            case .schemaMismatch where !options.readOnly && (try? repairSchemaVersion(at: path)) != nil:
+            case .schemaMismatch where !options.readOnly:
                 // Only the version records were changed, and the tables are the current schema's
                 // exactly: put right in place, as `statectl migrate --repair` does. Nothing is
                 // moved, unless the file still does not open once repaired.
-                if let repaired = try? StateStore(path: path, options: options) { return (repaired, nil) }
+                guard try repairsSchemaVersion(at: path) else { break }
+                do {
+                    return (try StateStore(path: path, options: options), nil)
+                } catch where error.isTransient {
+                    throw error
+                } catch {}
             case .corrupt, .notADatabase, .walMissing, .schemaMismatch:
                 break
             default:
@@ -70,6 +77,24 @@ extension StateStore {
                 "statestore.database": "\(path)", "statestore.moved_to": "\(destination)", "statestore.reason": "\(error.description)",
             ])
             return (try StateStore(path: path, options: options), Recovery(reason: error, movedTo: destination))
+        }
+    }
+
+    /// Whether ``repairSchemaVersion(at:)`` left the version records right (or found them
+    /// right): a repair whose sync failed after its commit (``StateStoreError/notSynced(file:_:)``)
+    /// did. `false` when the file cannot be repaired (its tables differ, it is damaged), which
+    /// moves it aside; a failure that may pass (a lock, an I/O error, a full disk) is thrown,
+    /// as it says nothing of the file, which stays where it is.
+    private static func repairsSchemaVersion(at path: String) throws(StateStoreError) -> Bool {
+        do {
+            _ = try repairSchemaVersion(at: path)
+            return true
+        } catch .notSynced {
+            return true
+        } catch where error.isTransient {
+            throw error
+        } catch {
+            return false
         }
     }
 }

@@ -43,7 +43,8 @@ extension StateStore {
     ///   with a key `current` does not open, ``StateStoreError/checksumMismatch(path:)`` or
     ///   ``StateStoreError/sealedStateUnopenable(path:keyID:)`` for a damaged state (quarantine it
     ///   first): nothing is written when it throws, except when the sync after the commit
-    ///   fails (the rekey is then committed, but keep the old key: a power cut may take it back).
+    ///   fails (``StateStoreError/notSynced(file:_:)``: the rekey is then committed, but keep
+    ///   the old key until a sync succeeds, as a power cut may take it back).
     @discardableResult
     public static func rekey(
         at path: String, from current: (any StateSealer)?, to target: (any StateSealer)?, options: Options = .init()

@@ -86,7 +86,9 @@ extension StateStore {
     /// changing nothing, unless the tables and indexes match this build's schema exactly; a
     /// database whose records name a newer version with ``StateStoreError/schemaTooNew(file:found:supported:)``.
     /// Returns the header version found before, or `nil` when the records were intact and
-    /// nothing was written.
+    /// nothing was written. It returns once the repair is synced to storage; when that sync
+    /// fails after the commit it throws ``StateStoreError/notSynced(file:_:)``, and the records
+    /// are repaired all the same.
     @discardableResult
     public static func repairSchemaVersion(at path: String) throws(StateStoreError) -> Int? {
         try validateDatabasePath(path)

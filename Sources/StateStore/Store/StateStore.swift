@@ -448,6 +448,11 @@ public final class StateStore: Sendable {
     /// waits for the write-behind writer. Flush points call it (see
     /// ``RestorationCoordinator/flush(archiving:)``), so what a flush point wrote survives a
     /// power cut in both modes.
+    ///
+    /// - Throws: ``StateStoreError/notSynced(file:_:)`` when the sync fails (an I/O error from
+    ///   the storage). The commits stay in the database as every connection sees it; whether
+    ///   they reached storage is unknown, and Linux reports such a failure once, so a later
+    ///   sync that succeeds does not prove they did.
     public func synchronize() throws(StateStoreError) {
         try withConnection { (connection) throws(StateStoreError) in
             guard options.synchronous != .full else { return }

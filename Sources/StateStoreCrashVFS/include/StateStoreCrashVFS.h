@@ -57,6 +57,12 @@ void statestore_crashvfs_end(void);
 
 statestore_crash_stats statestore_crashvfs_stats(void);
 
+/// While `failing` is non-zero, every sync of a file of the current session fails with
+/// `SQLITE_IOERR_FSYNC` and syncs nothing, as `fdatasync` does on storage that reports an I/O
+/// error; every other call works, and what was written stays unsynced (a later crash applies
+/// the policy to it). Counts no operation.
+void statestore_crashvfs_fail_syncs(int failing);
+
 /// Files of the current session SQLite still has open: 0 once every connection is closed.
 int64_t statestore_crashvfs_open_files(void);
 

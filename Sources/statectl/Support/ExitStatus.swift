@@ -11,6 +11,9 @@ enum ExitStatus: Int32 {
     case usage = 2
     /// The database cannot be opened.
     case cannotOpen = 3
+    /// The change was made and committed, but syncing it to storage failed: it is in the
+    /// database, and may not survive a power cut. Running the command again is not needed.
+    case notSynced = 4
 
     /// The exit code for a store error: everything that stops a database from being
     /// opened is ``cannotOpen``; the rest (a refused write, a bad state) is ``problemFound``.
@@ -23,6 +26,8 @@ enum ExitStatus: Int32 {
              .stateTooLarge, .invalidPath, .invalidState, .sqlite, .keyMismatch, .sealedStateUnopenable, .keyRequired, .invalidKeyID,
              .fileReplaced:
             .problemFound
+        case .notSynced:
+            .notSynced
         }
     }
 }
