@@ -114,7 +114,7 @@ let package = Package(
         .executableTarget(
             name: "statestore-service-worker",
             dependencies: [
-                "StateStore", "StateStoreServiceLifecycle", "MailExample",
+                "StateStore", "StateStoreServiceLifecycle", "StateStoreCrashVFS", "MailExample",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),

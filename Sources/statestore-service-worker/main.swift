@@ -11,11 +11,15 @@
 //     statestore-service-worker two-groups DB          a second group, with an application of its own (DB-second),
 //                                                      runs and shuts down while the first runs; then as
 //                                                      handlers-during: its release leaves the first group's claim
+//     statestore-service-worker sync-fails DB          as session, on storage whose syncs fail from "ready" on (the
+//                                                      crash VFS): the final save commits and cannot be synced, so
+//                                                      the group's run() throws (on stderr, exit 1)
 import Foundation
 import Logging
 import MailExample
 import ServiceLifecycle
 import StateStore
+import StateStoreCrashVFS
 import StateStoreServiceLifecycle
 
 /// Prints "ready" once it runs (the group traps its signals before it starts any service),
@@ -41,11 +45,17 @@ func emit(_ line: String) {
 struct ServiceWorker {
     static func main() async {
         let arguments = Array(CommandLine.arguments.dropFirst())
-        guard arguments.count == 2, ["session", "handlers-first", "handlers-during", "two-groups"].contains(arguments[0]) else {
-            FileHandle.standardError.write(Data("usage: statestore-service-worker session|handlers-first|handlers-during|two-groups DB\n".utf8))
+        guard arguments.count == 2, ["session", "handlers-first", "handlers-during", "two-groups", "sync-fails"].contains(arguments[0]) else {
+            FileHandle.standardError.write(Data("usage: statestore-service-worker session|handlers-first|handlers-during|two-groups|sync-fails DB\n".utf8))
             exit(2)
         }
         let mode = arguments[0]
+        if mode == "sync-fails" {
+            // Every file of the database's folder goes through the crash VFS from its open on,
+            // synced as usual until "ready"; nothing is ever cut.
+            guard statestore_crashvfs_register(1) == 0 else { exit(3) }
+            statestore_crashvfs_begin((arguments[1] as NSString).deletingLastPathComponent, 1, 0, STATESTORE_CRASH_KEEP_ALL)
+        }
         do {
             let monitor = MemoryPressureMonitor()
             let app = MailApp(store: try StateStore(path: arguments[1]), memoryMonitor: monitor)
@@ -64,6 +74,7 @@ struct ServiceWorker {
             let second = mode == "two-groups"
                 ? MailApp(store: try StateStore(path: arguments[1] + "-second"), memoryMonitor: monitor).application : nil
             let ready = ReadyService { [logger] in
+                if mode == "sync-fails" { statestore_crashvfs_fail_syncs(1) }
                 guard mode == "handlers-during" || mode == "two-groups" else { return }
                 if let second {
                     // Another group's state service claims the signals too, and releases its claim

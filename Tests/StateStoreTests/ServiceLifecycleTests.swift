@@ -96,6 +96,19 @@ struct ServiceLifecycleProcessTests {
         #expect(try relaunch()["compose"] == "grace@example.org|Hello, world")
     }
 
+    /// Storage whose syncs fail from "ready" on: the final save commits the edit and cannot
+    /// sync it, so the group's `run()` throws (the program does not end as if it were safe
+    /// from a power cut), and the edit is in the database.
+    @Test func aFinalSaveThatCannotBeSyncedIsThrownFromRun() throws {
+        let run = try run("sync-fails", signal: SIGTERM)
+        #expect(run.reason == .exit && run.status == 1, "\(run)")
+        #expect(run.standardError.contains(
+            "The application's state was committed at shutdown, but could not be synced to storage, so a power cut may take back what changed since its last sync: "
+        ), "\(run.standardError)")
+        #expect(run.standardError.contains("disk I/O error"), "\(run.standardError)")
+        #expect(try relaunch()["compose"] == "grace@example.org|Hello, world")
+    }
+
     struct Draft: Codable, Sendable { var body: String }
 }
 
