@@ -1,5 +1,6 @@
 import Foundation
 import StateStore
+import StateStoreCrypto
 import Testing
 
 /// ``StateExport`` and ``StateStore/importStates(_:replace:)`` through the public API only, on
@@ -64,6 +65,49 @@ import Testing
         #expect(text.contains(#""base64": """#))  // the empty state
         // Nested deeper than a document embeds: base64, not a refusal.
         #expect(text.contains(#""base64": "\#(Data((String(repeating: "[", count: 70) + String(repeating: "]", count: 70)).utf8).base64EncodedString())""#))
+    }
+
+    /// `encoded()` writes the document a state at a time, so that one over the limit is refused
+    /// without being held whole: byte for byte what the document's JSON value pretty-prints, with
+    /// and without quarantined rows, sealed states and an export time, and with no state at all.
+    @Test func theDocumentWrittenAStateAtATimeIsTheOneItsJSONValuePrints() throws {
+        let clear = try populatedStore()
+        #expect(try clear.quarantine("tricky/floats", reason: "for the record"))
+        let sealed = try StateStore(path: folder.file("sealed.sqlite"), options: .init(sealer: StateKeyring(testKey(3))))
+        try sealed.save(["secret": "s3cret"], for: "vault/note")
+        try sealed.save("clear as sealed", for: "vault/other")
+        let documents = [
+            try StateExport(store: clear),
+            try StateExport(store: clear, exportedAt: Date(timeIntervalSince1970: 0)),
+            try StateExport(store: sealed),
+            try StateExport(store: StateStore.inMemory()),
+            StateExport(states: try clear.states(), databaseSchemaVersion: clear.schemaVersion, exportedAt: nil),
+        ]
+        for document in documents {
+            let written = try document.encoded()
+            #expect(written == Data(document.json.serializedBytes(pretty: true) + [UInt8(ascii: "\n")]))
+            #expect(document.serialized(limit: written.count) == (written, written.count))
+            #expect(document.serialized(limit: written.count - 1) == (nil, written.count))
+            #expect(document.serialized(limit: 10) == (nil, written.count))
+        }
+    }
+
+    /// `statectl export` refuses a document over the limit from the rows' listing when even its
+    /// smallest form is over: that form is never more than what is written.
+    @Test func theSmallestDocumentTheListingAllowsIsNeverLargerThanTheDocument() throws {
+        let clear = try populatedStore()
+        // JSON with room to shrink once embedded, the worst case for a bound.
+        try clear.save(encoded: Data(#"[ "\u0041"  ,   1   ,  "\u0042" ]"#.utf8), encoding: .json, typeName: "S", version: 1, for: "s")
+        let sealed = try StateStore(path: folder.file("sealed.sqlite"), options: .init(sealer: StateKeyring(testKey(4))))
+        try sealed.save(String(repeating: "x", count: 3000), for: "vault/long")
+        try sealed.save(encoded: Data(), encoding: .binary, typeName: "E", version: 0, for: "vault/empty")
+        for store in [clear, sealed, try StateStore.inMemory()] {
+            let bound = StateExport.minimumByteCount(of: try store.entries())
+            let written = try StateExport(store: store).encoded().count
+            #expect(bound <= written, "\(bound) > \(written)")
+            // And not a loose one: more than half of what is written.
+            #expect(bound * 2 > written, "\(bound) vs \(written)")
+        }
     }
 
     @Test func importMergesByPathAndReplaceRemovesTheRest() throws {

@@ -59,7 +59,9 @@ package enum JSON {
         output.append(contentsOf: repeatElement(UInt8(ascii: " "), count: 2 * indent))
     }
 
-    private func write(to output: inout [UInt8], pretty: Bool, sortKeys: Bool, indent: Int) {
+    /// Appends the value to `output` as ``serializedBytes(pretty:sortKeys:)`` writes it at
+    /// `indent` levels deep (the indent of the lines after its first).
+    package func write(to output: inout [UInt8], pretty: Bool, sortKeys: Bool = false, indent: Int) {
         switch self {
         case .null: output.append(contentsOf: "null".utf8)
         case .bool(let value): output.append(contentsOf: (value ? "true" : "false").utf8)

@@ -170,11 +170,9 @@ public struct StateExport: Sendable, Hashable {
     public func encoded() throws(ExportError) -> Data {
         let undated = states.filter { !TextFormat.isRepresentable($0.updatedAt) }
         if !undated.isEmpty { throw .timesOutOfRange(undated.map(\.path)) }
-        var bytes = json.serializedBytes(pretty: true)
-        bytes.append(UInt8(ascii: "\n"))
-        let data = Data(bytes)
-        guard data.count <= Self.maximumByteCount else {
-            throw .documentTooLarge(byteCount: data.count, limit: Self.maximumByteCount)
+        let (written, byteCount) = serialized(limit: Self.maximumByteCount)
+        guard let data = written else {
+            throw .documentTooLarge(byteCount: byteCount, limit: Self.maximumByteCount)
         }
         do {
             _ = try StateExport(decoding: data, maximumStateSize: Self.maximumByteCount)
@@ -184,8 +182,78 @@ public struct StateExport: Sendable, Hashable {
         return data
     }
 
-    /// The document as a JSON value, members in the order ``encoded()`` writes them.
-    var json: JSON {
+    /// The document ``encoded()`` writes (``json`` pretty-printed, and a newline), written a
+    /// state at a time, and its length; `nil` for a document longer than `limit` bytes, whose
+    /// bytes are counted and dropped once it is over: it is never held whole, nor its JSON value built.
+    package func serialized(limit: Int) -> (data: Data?, byteCount: Int) {
+        var output: [UInt8] = []
+        output.reserveCapacity(min(limit, 64 + states.reduce(0) { $0 + 320 + $1.bytes.count }))
+        var byteCount = 0
+        writeDocument { bytes in
+            byteCount += bytes.count
+            if byteCount <= limit {
+                output.append(contentsOf: bytes)
+            } else if !output.isEmpty {
+                output = []
+            }
+        }
+        return (byteCount <= limit ? Data(output) : nil, byteCount)
+    }
+
+    /// Hands the pretty-printed document (``json`` as ``JSON/serializedBytes(pretty:sortKeys:)``
+    /// writes it, then a newline) to `sink` in pieces, each state's object one piece.
+    private func writeDocument(_ sink: (borrowing [UInt8]) -> Void) {
+        var piece: [UInt8] = []
+        var first = true
+        func key(_ name: String) {
+            piece.append(contentsOf: (first ? "\n  " : ",\n  ").utf8)
+            first = false
+            JSON.writeString(name, to: &piece)
+            piece.append(contentsOf: ": ".utf8)
+        }
+        /// `items` as a member's array, one piece per item.
+        func array<T>(_ items: [T], _ json: (T) -> JSON) {
+            if items.isEmpty {
+                piece.append(contentsOf: "[]".utf8)
+                return
+            }
+            piece.append(UInt8(ascii: "["))
+            for (index, item) in items.enumerated() {
+                piece.append(contentsOf: (index == 0 ? "\n    " : ",\n    ").utf8)
+                json(item).write(to: &piece, pretty: true, indent: 2)
+                sink(piece)
+                piece.removeAll(keepingCapacity: true)
+            }
+            piece.append(contentsOf: "\n  ]".utf8)
+        }
+        piece.append(UInt8(ascii: "{"))
+        for (name, value) in headerMembers {
+            key(name)
+            value.write(to: &piece, pretty: true, indent: 1)
+        }
+        key("states")
+        array(states, Self.json)
+        if !quarantine.isEmpty {
+            key("quarantine")
+            array(quarantine, Self.json)
+        }
+        piece.append(contentsOf: "\n}\n".utf8)
+        sink(piece)
+    }
+
+    /// A lower bound on the bytes ``encoded()`` would write for `entries`, from their listing
+    /// alone (no state read): each state's object takes at least 240 bytes besides its path and
+    /// type name (its keys, indents, an ISO 8601 time, a checksum), and a sealed state at least
+    /// its base64. A JSON state may shrink once embedded, so its bytes count for nothing.
+    package static func minimumByteCount(of entries: [StateStore.Entry]) -> Int {
+        entries.reduce(128) { total, entry in
+            total + 240 + entry.path.rawValue.utf8.count + entry.typeName.utf8.count
+                + (entry.keyID.map { $0.utf8.count + 4 * ((entry.byteCount + 2) / 3) } ?? 0)
+        }
+    }
+
+    /// The document's members before `states`, in the order ``encoded()`` writes them.
+    private var headerMembers: [(key: String, value: JSON)] {
         var members: [(key: String, value: JSON)] = [
             ("schema", .int(Self.currentFormat)),
             ("kind", .string("export")),
@@ -193,6 +261,12 @@ public struct StateExport: Sendable, Hashable {
         ]
         if let exportedAt { members.append(("exported_at", .string(TextFormat.iso8601(exportedAt)))) }
         members.append(("state_count", .int(states.count)))
+        return members
+    }
+
+    /// The document as a JSON value, members in the order ``encoded()`` writes them.
+    package var json: JSON {
+        var members = headerMembers
         members.append(("states", .array(states.map(Self.json))))
         if !quarantine.isEmpty { members.append(("quarantine", .array(quarantine.map(Self.json)))) }
         return .object(members)
