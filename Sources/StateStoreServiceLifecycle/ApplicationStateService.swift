@@ -73,7 +73,15 @@ public struct ApplicationStateService: Service {
             let recent = coordinator.recentErrors
             let new = min(coordinator.reportedCount - before.reported, recent.count)
             if coordinator.hasUnsavedWrites || coordinator.droppedStateWrites > before.dropped {
-                return UnsavedStateError(problem: recent.suffix(new).last { if case .store = $0 { true } else { false } })
+                // What kept the save out, not a sync that failed after it: reported last, it
+                // would say the state was committed.
+                return UnsavedStateError(problem: recent.suffix(new).last {
+                    switch $0 {
+                    case .store(.notSynced): false
+                    case .store: true
+                    default: false
+                    }
+                })
             }
             if let notSynced = recent.suffix(new).last(where: { if case .store(.notSynced) = $0 { true } else { false } }) {
                 return UnsavedStateError(problem: notSynced)

@@ -41,7 +41,7 @@ struct Statectl: AsyncParsableCommand {
                  yet, for inspect and export), a lost -wal, another database's
                  -journal beside it; import: a document from a newer schema;
                  monitor: /proc/meminfo cannot be read or parsed
-              4  the change was made (import, prune, rekey, migrate --repair), but
+              4  the change was made (import, prune, rekey), but
                  syncing it to storage failed: it is in the database, and may not
                  survive a power cut; do not run the command again
 

@@ -14,6 +14,9 @@
 //     statestore-service-worker sync-fails DB          as session, on storage whose syncs fail from "ready" on (the
 //                                                      crash VFS): the final save commits and cannot be synced, so
 //                                                      the group's run() throws (on stderr, exit 1)
+//     statestore-service-worker sync-fails-locked DB   as sync-fails, with another connection holding the write
+//                                                      lock past the app's 100 ms busy timeout: the final save
+//                                                      is not made, and run() throws that, not the failed sync
 import Foundation
 import Logging
 import MailExample
@@ -45,12 +48,12 @@ func emit(_ line: String) {
 struct ServiceWorker {
     static func main() async {
         let arguments = Array(CommandLine.arguments.dropFirst())
-        guard arguments.count == 2, ["session", "handlers-first", "handlers-during", "two-groups", "sync-fails"].contains(arguments[0]) else {
-            FileHandle.standardError.write(Data("usage: statestore-service-worker session|handlers-first|handlers-during|two-groups|sync-fails DB\n".utf8))
+        guard arguments.count == 2, ["session", "handlers-first", "handlers-during", "two-groups", "sync-fails", "sync-fails-locked"].contains(arguments[0]) else {
+            FileHandle.standardError.write(Data("usage: statestore-service-worker session|handlers-first|handlers-during|two-groups|sync-fails|sync-fails-locked DB\n".utf8))
             exit(2)
         }
         let mode = arguments[0]
-        if mode == "sync-fails" {
+        if mode.hasPrefix("sync-fails") {
             // Every file of the database's folder goes through the crash VFS from its open on,
             // synced as usual until "ready"; nothing is ever cut.
             guard statestore_crashvfs_register(1) == 0 else { exit(3) }
@@ -58,7 +61,8 @@ struct ServiceWorker {
         }
         do {
             let monitor = MemoryPressureMonitor()
-            let app = MailApp(store: try StateStore(path: arguments[1]), memoryMonitor: monitor)
+            let busyTimeout: Duration = mode == "sync-fails-locked" ? .milliseconds(100) : StateStore.Options().busyTimeout
+            let app = MailApp(store: try StateStore(path: arguments[1], options: .init(busyTimeout: busyTimeout)), memoryMonitor: monitor)
             try app.launch()
             try app.open(MailMessage.mailbox[7])
             try app.reply()
@@ -74,7 +78,19 @@ struct ServiceWorker {
             let second = mode == "two-groups"
                 ? MailApp(store: try StateStore(path: arguments[1] + "-second"), memoryMonitor: monitor).application : nil
             let ready = ReadyService { [logger] in
-                if mode == "sync-fails" { statestore_crashvfs_fail_syncs(1) }
+                if mode == "sync-fails-locked" {
+                    // Holds the write lock from before "ready" until after the group has ended.
+                    let holder = try? StateStore(path: arguments[1])
+                    let locked = DispatchSemaphore(value: 0)
+                    Thread.detachNewThread {
+                        _ = try? holder?.write { (_) throws(StateStoreError) in
+                            locked.signal()
+                            sleep(30)
+                        }
+                    }
+                    locked.wait()
+                }
+                if mode.hasPrefix("sync-fails") { statestore_crashvfs_fail_syncs(1) }
                 guard mode == "handlers-during" || mode == "two-groups" else { return }
                 if let second {
                     // Another group's state service claims the signals too, and releases its claim

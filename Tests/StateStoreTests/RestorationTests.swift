@@ -787,4 +787,23 @@ struct RestorationTests {
         #expect(try plain.entries().count == 47)
         #expect(try plain.check().isHealthy)
     }
+
+    /// A file at its page cap (or on a full disk) has no room for the index: the store still
+    /// opens and prunes, reading every row, and makes the index at a launch that has room.
+    @Test func aRetentionOnAFileWithNoRoomForItsIndexStillOpensAndPrunes() throws {
+        do {
+            let store = try StateStore(path: database)
+            try store.write { (transaction) throws(StateStoreError) in
+                for index in 0..<3000 { try transaction.save("state \(index)", for: try RestorationPath(validating: "nav/s\(index)")) }
+            }
+        }
+        try rawSQL(database, "UPDATE states SET updated_at = 0 WHERE path = 'nav/s3'; PRAGMA wal_checkpoint(TRUNCATE)")
+        let pages = Int(try rawRows(database, "PRAGMA page_count")[0][0])!
+        let capped = try StateStore(path: database, options: .init(maximumPageCount: pages + 1, retention: .seconds(86_400)))
+        #expect(capped.prunedAtOpen == 1)
+        #expect(try capped.entries().count == 2999)
+        #expect(try rawRows(database, "SELECT name FROM sqlite_master WHERE name = '\(StateStore.retentionIndex)'").isEmpty)
+        _ = try StateStore(path: database, options: .init(retention: .seconds(86_400)))
+        #expect(try rawRows(database, "SELECT name FROM sqlite_master WHERE name = '\(StateStore.retentionIndex)'") == [[StateStore.retentionIndex]])
+    }
 }

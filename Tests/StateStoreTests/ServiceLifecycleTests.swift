@@ -109,6 +109,19 @@ struct ServiceLifecycleProcessTests {
         #expect(try relaunch()["compose"] == "grace@example.org|Hello, world")
     }
 
+    /// The final save is kept out by a lock held past the busy timeout, and the sync after it
+    /// fails too: `run()` throws what kept the save out, not the failed sync, which would say the
+    /// edit was committed.
+    @Test func aFinalSaveKeptOutIsThrownAsSuchWhenTheSyncAfterItFailsToo() throws {
+        let run = try run("sync-fails-locked", signal: SIGTERM)
+        #expect(run.reason == .exit && run.status == 1, "\(run)")
+        #expect(run.standardError.contains(
+            "The application's state could not be saved at shutdown, so what changed since its last save is lost: "
+        ), "\(run.standardError)")
+        #expect(run.standardError.contains("locked"), "\(run.standardError)")
+        #expect(try relaunch()["compose"] != "grace@example.org|Hello, world")
+    }
+
     struct Draft: Codable, Sendable { var body: String }
 }
 

@@ -101,8 +101,13 @@ import Testing
         let sealed = try StateStore(path: folder.file("sealed.sqlite"), options: .init(sealer: StateKeyring(testKey(4))))
         try sealed.save(String(repeating: "x", count: 3000), for: "vault/long")
         try sealed.save(encoded: Data(), encoding: .binary, typeName: "E", version: 0, for: "vault/empty")
+        try sealed.save(encoded: Data(repeating: 7, count: 3000), encoding: .binary, typeName: "B", version: 0, for: "vault/binary")
         for store in [clear, sealed, try StateStore.inMemory()] {
-            let bound = StateExport.minimumByteCount(of: try store.entries())
+            // Written clear, a sealed state is its plaintext: no key id, no base64 of the sealed bytes.
+            let clearBound = StateExport.minimumByteCount(of: try store.entries(), unsealed: true)
+            let writtenClear = try StateExport(store: store, unsealed: true).encoded().count
+            #expect(clearBound <= writtenClear, "\(clearBound) > \(writtenClear)")
+            let bound = StateExport.minimumByteCount(of: try store.entries(), unsealed: false)
             let written = try StateExport(store: store).encoded().count
             #expect(bound <= written, "\(bound) > \(written)")
             // And not a loose one: more than half of what is written.

@@ -243,12 +243,14 @@ public struct StateExport: Sendable, Hashable {
 
     /// A lower bound on the bytes ``encoded()`` would write for `entries`, from their listing
     /// alone (no state read): each state's object takes at least 240 bytes besides its path and
-    /// type name (its keys, indents, an ISO 8601 time, a checksum), and a sealed state at least
-    /// its base64. A JSON state may shrink once embedded, so its bytes count for nothing.
-    package static func minimumByteCount(of entries: [StateStore.Entry]) -> Int {
+    /// type name (its keys, indents, an ISO 8601 time, a checksum), and a sealed state written as
+    /// stored at least its base64. A JSON state may shrink once embedded, so its bytes count for
+    /// nothing, nor do a sealed state's when it is written clear (`unsealed`), as its plaintext
+    /// may be JSON.
+    package static func minimumByteCount(of entries: [StateStore.Entry], unsealed: Bool) -> Int {
         entries.reduce(128) { total, entry in
-            total + 240 + entry.path.rawValue.utf8.count + entry.typeName.utf8.count
-                + (entry.keyID.map { $0.utf8.count + 4 * ((entry.byteCount + 2) / 3) } ?? 0)
+            let sealed = unsealed ? 0 : entry.keyID.map { $0.utf8.count + 4 * ((entry.byteCount + 2) / 3) } ?? 0
+            return total + 240 + entry.path.rawValue.utf8.count + entry.typeName.utf8.count + sealed
         }
     }
 

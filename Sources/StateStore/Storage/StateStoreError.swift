@@ -103,16 +103,17 @@ public enum StateStoreError: Error, Sendable, Hashable, CustomStringConvertible 
     /// What was written is committed to the database at `file`, but syncing it to storage
     /// failed (an I/O error from `fdatasync`): it survives the process, and may not survive a
     /// power cut. Thrown by ``StateStore/synchronize()`` and by
-    /// the operations that sync before they return (an import, a rekey, a schema repair)
-    /// after their change was committed: do not make the change again.
+    /// the operations that sync before they return (an import, a rekey) after their change
+    /// was committed: do not make the change again.
     case notSynced(file: String, SQLiteFailure)
 
     /// Whether the same operation may succeed later, unchanged: a full disk, a lock held too
     /// long, an I/O error, memory. Other errors (a state too large, an invalid path, a
-    /// constraint) fail the same way every time.
+    /// constraint) fail the same way every time. Not ``notSynced(file:_:)``, whose change was
+    /// made: made again, it would be made twice.
     public var isTransient: Bool {
         switch self {
-        case .diskFull, .busy, .readOnly, .cannotOpen, .notSynced:
+        case .diskFull, .busy, .readOnly, .cannotOpen:
             return true
         case .fileSystem(let failure):
             return [ENOSPC, EDQUOT, EIO, EAGAIN, EINTR, EMFILE, ENFILE, EACCES, EPERM, EROFS].contains(failure.errno)

@@ -81,15 +81,12 @@ extension StateStore {
     }
 
     /// Whether ``repairSchemaVersion(at:)`` left the version records right (or found them
-    /// right): a repair whose sync failed after its commit (``StateStoreError/notSynced(file:_:)``)
-    /// did. `false` when the file cannot be repaired (its tables differ, it is damaged), which
+    /// right). `false` when the file cannot be repaired (its tables differ, it is damaged), which
     /// moves it aside; a failure that may pass (a lock, an I/O error, a full disk) is thrown,
     /// as it says nothing of the file, which stays where it is.
     private static func repairsSchemaVersion(at path: String) throws(StateStoreError) -> Bool {
         do {
             _ = try repairSchemaVersion(at: path)
-            return true
-        } catch .notSynced {
             return true
         } catch where error.isTransient {
             throw error

@@ -86,9 +86,8 @@ extension StateStore {
     /// changing nothing, unless the tables and indexes match this build's schema exactly; a
     /// database whose records name a newer version with ``StateStoreError/schemaTooNew(file:found:supported:)``.
     /// Returns the header version found before, or `nil` when the records were intact and
-    /// nothing was written. It returns once the repair is synced to storage; when that sync
-    /// fails after the commit it throws ``StateStoreError/notSynced(file:_:)``, and the records
-    /// are repaired all the same.
+    /// nothing was written. Its commit is synced to storage before it returns (`synchronous=FULL`):
+    /// on storage whose sync fails it throws an I/O error, and nothing is repaired.
     @discardableResult
     public static func repairSchemaVersion(at path: String) throws(StateStoreError) -> Int? {
         try validateDatabasePath(path)
@@ -100,6 +99,9 @@ extension StateStore {
         try refuseLostWAL(at: path)
         let connection = try connect(to: path, options: .init())
         try requireStateStore(connection)
+        // The commit is synced before it returns, whether or not another process has the file
+        // open (its close would not checkpoint): a sync that fails fails the repair whole.
+        try connection.execute("PRAGMA synchronous = FULL")
         let found = try connection.writeTransaction { () throws(StateStoreError) -> Int? in
             let applied = try Migrator().appliedVersion(of: connection)
             guard applied <= latestSchemaVersion else {
@@ -129,11 +131,7 @@ extension StateStore {
             }
             return records.headerVersion
         }
-        if found != nil {
-            // On storage before it returns, whether or not another process has the file open.
-            try connection.syncJournal()
-            connection.checkpointsOnClose = true
-        }
+        if found != nil { connection.checkpointsOnClose = true }
         return found
     }
 }

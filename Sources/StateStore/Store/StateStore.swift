@@ -293,7 +293,15 @@ public final class StateStore: Sendable {
                 // table at every launch (0.1-1 s warm at 300k-1M states, seconds cold). Made at the
                 // first open with a retention, in one pass over the table; kept up by every save
                 // after that (a non-unique index beside the schema's, which every open tolerates).
-                try connection.execute("CREATE INDEX IF NOT EXISTS \(Self.retentionIndex) ON states(updated_at)")
+                // A file at its page cap, or a full disk, has no room for it: the prune then reads
+                // every row, as it needs no new page, and the next launch tries again.
+                try connection.execute("SAVEPOINT retention_index")
+                do throws(StateStoreError) {
+                    try connection.execute("CREATE INDEX IF NOT EXISTS \(Self.retentionIndex) ON states(updated_at)")
+                } catch .diskFull {
+                    try connection.execute("ROLLBACK TO retention_index")
+                }
+                try connection.execute("RELEASE retention_index")
                 // Rows sealed with a key this store was not given are kept: started with the
                 // wrong key, the app must not lose what the right one opens.
                 let prune = try connection.cached(

@@ -16,7 +16,7 @@ extension ExitStatus {
         case .notSynced(let file, let failure) as StateStoreError:
             // The library's advice (StateStore.synchronize()) is for an application's code.
             return (ExitStatus.notSynced.rawValue,
-                    "statectl: the change was made and committed to \(file), but syncing it to storage failed (\(failure.message)), so it may not survive a power cut. Do not run the command again: check the storage (the kernel log names I/O errors), then run `sync`, or copy the database to healthy storage.")
+                    "statectl: the change was made and committed to \(file), but syncing it to storage failed (\(failure.message)), so it may not survive a power cut. Do not run the command again: check the storage (the kernel log names I/O errors) and copy the database to healthy storage; a later sync that succeeds does not prove this one's writes reached it.")
         case let error as StateStoreError:
             return (forStoreError(error).rawValue, "statectl: " + sentence(oneLine(error.description)))
         case let error as CLIError:

@@ -16,7 +16,8 @@ enum ExitStatus: Int32 {
     case notSynced = 4
 
     /// The exit code for a store error: everything that stops a database from being
-    /// opened is ``cannotOpen``; the rest (a refused write, a bad state) is ``problemFound``.
+    /// opened is ``cannotOpen``; a change made and not synced is ``notSynced``; the rest (a
+    /// refused write, a bad state) is ``problemFound``.
     static func forStoreError(_ error: StateStoreError) -> ExitStatus {
         switch error {
         case .cannotOpen, .fileSystem, .notADatabase, .corrupt, .schemaTooNew, .schemaTooOld, .walMissing, .strayJournal,
