@@ -71,22 +71,15 @@ public struct ApplicationStateService: Service {
             // in the database. Or committed, and the sync after it failed: in the database, and
             // a power cut may take it back. A failure to record a pressure event loses no state.
             let recent = coordinator.recentErrors
-            let new = min(coordinator.reportedCount - before.reported, recent.count)
+            let stored = recent.suffix(min(coordinator.reportedCount - before.reported, recent.count))
+                .filter { if case .store = $0 { true } else { false } }
+            let isNotSynced = { (error: RestorationError) in if case .store(.notSynced) = error { true } else { false } }
             if coordinator.hasUnsavedWrites || coordinator.droppedStateWrites > before.dropped {
                 // What kept the save out, not a sync that failed after it: reported last, it
                 // would say the state was committed.
-                return UnsavedStateError(problem: recent.suffix(new).last {
-                    switch $0 {
-                    case .store(.notSynced): false
-                    case .store: true
-                    default: false
-                    }
-                })
+                return UnsavedStateError(problem: stored.last { !isNotSynced($0) })
             }
-            if let notSynced = recent.suffix(new).last(where: { if case .store(.notSynced) = $0 { true } else { false } }) {
-                return UnsavedStateError(problem: notSynced)
-            }
-            return nil
+            return stored.last(where: isNotSynced).map(UnsavedStateError.init)
         }
         if let unsaved { throw unsaved }
     }

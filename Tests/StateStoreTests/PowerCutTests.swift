@@ -253,16 +253,9 @@ struct PowerCutStoreTests {
     /// they wrote is there (`statestore-worker power-cut-beside-app`).
     @Test func maintenanceBesideAnOpenAppSurvivesACut() throws {
         let folder = TemporaryFolder("beside-app")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try builtProduct("statestore-worker"))
-        process.arguments = ["power-cut-beside-app", folder.path]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let (status, output) = try runProgram(try builtProduct("statestore-worker"), ["power-cut-beside-app", folder.path])
         #expect(output == "beside-app import kept\nbeside-app rekey kept\n")
-        #expect(process.terminationStatus == 0, "\(output)")
+        #expect(status == 0, "\(output)")
     }
 
     /// Storage whose sync fails (an I/O error from `fdatasync`), under every operation that
@@ -272,14 +265,7 @@ struct PowerCutStoreTests {
     /// file where it is instead of moving it aside as unrepairable.
     @Test func aFailedSyncSaysTheChangeWasCommittedAndMovesNothingAside() throws {
         let folder = TemporaryFolder("sync-fails")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try builtProduct("statestore-worker"))
-        process.arguments = ["sync-fails", folder.path]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let (status, output) = try runProgram(try builtProduct("statestore-worker"), ["sync-fails", folder.path])
         #expect(output == """
             sync-fails synchronize committed
             sync-fails import committed
@@ -288,7 +274,7 @@ struct PowerCutStoreTests {
             sync-fails open-or-recover left in place (disk I/O error (1034))
 
             """)
-        #expect(process.terminationStatus == 0, "\(output)")
+        #expect(status == 0, "\(output)")
     }
 
     @Test func writeBehindOverNormalLosesNoFlushPoint() throws {

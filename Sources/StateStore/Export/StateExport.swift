@@ -132,12 +132,22 @@ public struct StateExport: Sendable, Hashable {
         exportedAt: Date = Date(),
         unsealed: Bool = false
     ) throws(ExportError) {
+        try self.init(store: store, listed: nil, maximumStateSize: maximumStateSize, exportedAt: exportedAt, unsealed: unsealed)
+    }
+
+    /// ``init(store:maximumStateSize:exportedAt:unsealed:)`` with the store's entries when the
+    /// caller listed them already (`statectl export`, for ``minimumByteCount(of:unsealed:)``).
+    package init(
+        store: StateStore, listed: [StateStore.Entry]?, maximumStateSize: Int, exportedAt: Date = Date(), unsealed: Bool
+    ) throws(ExportError) {
         func read<T>(_ body: () throws(StateStoreError) -> T) throws(ExportError) -> T {
             do { return try body() } catch { throw .store(error) }
         }
         let invalid = try read { () throws(StateStoreError) in try store.invalidRows() }
         if !invalid.isEmpty { throw .invalidRows(invalid) }
-        let oversize = try read { () throws(StateStoreError) in try store.entries() }.filter { $0.byteCount > maximumStateSize }
+        let entries: [StateStore.Entry]
+        if let listed { entries = listed } else { entries = try read { () throws(StateStoreError) in try store.entries() } }
+        let oversize = entries.filter { $0.byteCount > maximumStateSize }
         if !oversize.isEmpty { throw .statesTooLarge(oversize, limit: maximumStateSize) }
         var states = try read { () throws(StateStoreError) in try store.states(maximumSize: maximumStateSize) }
         if unsealed {

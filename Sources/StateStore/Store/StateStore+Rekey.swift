@@ -44,8 +44,9 @@ extension StateStore {
     ///   ``StateStoreError/sealedStateUnopenable(path:keyID:)`` for a damaged state (quarantine it
     ///   first): nothing is written when it throws, except when the sync after the commit
     ///   fails (``StateStoreError/notSynced(file:_:)``: the rekey is then committed, and a power
-    ///   cut may take it back; keep the old key, copy the database to healthy storage and rekey
-    ///   the copy, as a later sync that succeeds does not prove this one's writes reached storage).
+    ///   cut may take it back; keep the old key beside the new one, as a keyring opens either,
+    ///   and copy the database to healthy storage: a later sync that succeeds does not prove
+    ///   this one's writes reached storage).
     @discardableResult
     public static func rekey(
         at path: String, from current: (any StateSealer)?, to target: (any StateSealer)?, options: Options = .init()

@@ -68,12 +68,13 @@ extension Statectl {
             // Refused from the listing when even the smallest document these rows could make is
             // over import's limit: no state is read (1,000,000 states of 1 KB would otherwise be
             // read whole, and their document begun, before the refusal).
-            let atLeast = StateExport.minimumByteCount(of: try store.entries(), unsealed: clear)
+            let entries = try store.entries()
+            let atLeast = StateExport.minimumByteCount(of: entries, unsealed: clear)
             if atLeast > StateExport.maximumByteCount {
                 throw CLIError(message: "The document would be at least \(Format.bytes(atLeast)), over the \(Format.bytes(StateExport.maximumByteCount)) import accepts; export part of the states (`statectl prune` others in a copy), or keep large data outside the store. Nothing was exported.")
             }
             do {
-                export = try StateExport(store: store, maximumStateSize: maximumStateSize, unsealed: clear)
+                export = try StateExport(store: store, listed: entries, maximumStateSize: maximumStateSize, unsealed: clear)
                 data = try export.encoded()
             } catch {
                 throw CLIError.exporting(error, limit: limit.maximumStateSize)
