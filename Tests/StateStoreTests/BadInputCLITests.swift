@@ -9,17 +9,7 @@ import Testing
 @Suite(.timeLimit(.minutes(5))) struct BadInputCLITests {
     /// Runs `script` with `bash -c`, `$STATECTL` set to the built binary.
     static func shell(_ script: String) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = ["-c", script]
-        var environment = ProcessInfo.processInfo.environment
-        environment["STATECTL"] = CLI.executable
-        environment["STATESTORE_DB"] = nil
-        process.environment = environment
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let (process, pipe) = try CLI.start("/bin/bash", ["-c", script], environment: ["STATECTL": CLI.executable])
         let data = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return (process.terminationStatus, String(decoding: data, as: UTF8.self))

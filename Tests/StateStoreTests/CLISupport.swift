@@ -86,6 +86,23 @@ enum CLI {
         )
     }
 
+    /// Starts `executable arguments` with stdout on the pipe it returns, stderr dropped, and this
+    /// process's environment less `STATESTORE_DB`, plus `extra`.
+    static func start(_ executable: String, _ arguments: [String], environment extra: [String: String] = [:]) throws -> (Process, Pipe) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment["STATESTORE_DB"] = nil
+        for (key, value) in extra { environment[key] = value }
+        process.environment = environment
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        return (process, pipe)
+    }
+
     /// Runs any other tool (`sqlite3`, `stat`) and returns its stdout.
     @discardableResult
     static func tool(_ name: String, _ arguments: [String]) throws -> String {

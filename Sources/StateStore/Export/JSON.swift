@@ -54,6 +54,66 @@ package enum JSON {
         return output
     }
 
+    /// Writes one pretty-printed top-level object a member at a time, with exactly the bytes
+    /// ``serializedBytes(pretty:sortKeys:)`` gives the whole object (unsorted), then a newline:
+    /// a document with a long array (every state, every entry) is written an element at a
+    /// time, never held whole, nor its value built. What is written waits in ``pending`` until
+    /// the caller takes it (``take(_:)``).
+    package struct ObjectWriter {
+        /// Written and not yet taken.
+        package private(set) var pending: [UInt8] = [UInt8(ascii: "{")]
+        private var firstMember = true
+        /// Elements of the open array so far; `nil` when no array is open.
+        private var elements: Int?
+
+        package init() {}
+
+        private mutating func key(_ name: String) {
+            precondition(elements == nil, "a member written inside an open array")
+            pending.append(contentsOf: (firstMember ? "\n  " : ",\n  ").utf8)
+            firstMember = false
+            JSON.writeString(name, to: &pending)
+            pending.append(contentsOf: ": ".utf8)
+        }
+
+        /// The member `name` with `value`.
+        package mutating func member(_ name: String, _ value: JSON) {
+            key(name)
+            value.write(to: &pending, pretty: true, indent: 1)
+        }
+
+        /// Opens the array member `name`; ``element(_:)`` adds to it, ``endArray()`` closes it.
+        package mutating func beginArray(_ name: String) {
+            key(name)
+            elements = 0
+        }
+
+        package mutating func element(_ value: JSON) {
+            guard let count = elements else { preconditionFailure("an element written outside an array") }
+            pending.append(contentsOf: (count == 0 ? "[\n    " : ",\n    ").utf8)
+            value.write(to: &pending, pretty: true, indent: 2)
+            elements = count + 1
+        }
+
+        package mutating func endArray() {
+            guard let count = elements else { preconditionFailure("no array is open") }
+            pending.append(contentsOf: (count == 0 ? "[]" : "\n  ]").utf8)
+            elements = nil
+        }
+
+        /// Closes the object, and the document's line.
+        package mutating func end() {
+            precondition(elements == nil, "the object ended inside an open array")
+            pending.append(contentsOf: (firstMember ? "}\n" : "\n}\n").utf8)
+        }
+
+        /// Hands what is pending to `sink` and forgets it (keeping the buffer's room).
+        package mutating func take(_ sink: (borrowing [UInt8]) -> Void) {
+            sink(pending)
+            pending.removeAll(keepingCapacity: true)
+        }
+    }
+
     private static func newline(_ output: inout [UInt8], indent: Int) {
         output.append(UInt8(ascii: "\n"))
         output.append(contentsOf: repeatElement(UInt8(ascii: " "), count: 2 * indent))

@@ -213,42 +213,24 @@ public struct StateExport: Sendable, Hashable {
     /// Hands the pretty-printed document (``json`` as ``JSON/serializedBytes(pretty:sortKeys:)``
     /// writes it, then a newline) to `sink` in pieces, each state's object one piece.
     private func writeDocument(_ sink: (borrowing [UInt8]) -> Void) {
-        var piece: [UInt8] = []
-        var first = true
-        func key(_ name: String) {
-            piece.append(contentsOf: (first ? "\n  " : ",\n  ").utf8)
-            first = false
-            JSON.writeString(name, to: &piece)
-            piece.append(contentsOf: ": ".utf8)
+        var writer = JSON.ObjectWriter()
+        for (name, value) in headerMembers { writer.member(name, value) }
+        writer.beginArray("states")
+        for state in states {
+            writer.element(Self.json(state))
+            writer.take(sink)
         }
-        /// `items` as a member's array, one piece per item.
-        func array<T>(_ items: [T], _ json: (T) -> JSON) {
-            if items.isEmpty {
-                piece.append(contentsOf: "[]".utf8)
-                return
-            }
-            piece.append(UInt8(ascii: "["))
-            for (index, item) in items.enumerated() {
-                piece.append(contentsOf: (index == 0 ? "\n    " : ",\n    ").utf8)
-                json(item).write(to: &piece, pretty: true, indent: 2)
-                sink(piece)
-                piece.removeAll(keepingCapacity: true)
-            }
-            piece.append(contentsOf: "\n  ]".utf8)
-        }
-        piece.append(UInt8(ascii: "{"))
-        for (name, value) in headerMembers {
-            key(name)
-            value.write(to: &piece, pretty: true, indent: 1)
-        }
-        key("states")
-        array(states, Self.json)
+        writer.endArray()
         if !quarantine.isEmpty {
-            key("quarantine")
-            array(quarantine, Self.json)
+            writer.beginArray("quarantine")
+            for state in quarantine {
+                writer.element(Self.json(state))
+                writer.take(sink)
+            }
+            writer.endArray()
         }
-        piece.append(contentsOf: "\n}\n".utf8)
-        sink(piece)
+        writer.end()
+        writer.take(sink)
     }
 
     /// A lower bound on the bytes ``encoded()`` would write for `entries`, from their listing

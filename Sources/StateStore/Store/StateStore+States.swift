@@ -171,6 +171,32 @@ extension StateStore {
         }
     }
 
+    /// Runs `body` in one read transaction: every scan it makes sees the same snapshot of the
+    /// file, whatever other connections commit meanwhile. For listings too long to hold (a
+    /// table's column widths found by one scan and its rows printed by a second). `body` must
+    /// not call the store: it holds the store's connection.
+    package func withSnapshot<T: Sendable>(_ body: (borrowing Snapshot) throws(StateStoreError) -> T) throws(StateStoreError) -> T {
+        try withConnection { (connection) throws(StateStoreError) -> T in
+            try connection.readTransaction { () throws(StateStoreError) -> T in try body(Snapshot(connection: connection)) }
+        }
+    }
+
+    /// The file as one read transaction sees it (``withSnapshot(_:)``).
+    package struct Snapshot: ~Copyable {
+        fileprivate let connection: Connection
+
+        /// Visits what ``StateStore/entries(under:)`` lists, in its order, one entry at a time:
+        /// none is kept.
+        package func forEachEntry(under prefix: RestorationPath?, _ visit: (StateStore.Entry) -> Void) throws(StateStoreError) {
+            try StateStore.Entry.forEach(in: connection.selectStates(StateStore.Entry.columns, under: prefix, cached: true), visit)
+        }
+
+        /// What ``StateStore/invalidRows()`` lists.
+        package func invalidRows() throws(StateStoreError) -> [StateStore.InvalidRow] {
+            try connection.invalidRows()
+        }
+    }
+
     // MARK: Removing
 
     /// Removes the state stored exactly at `path`. Returns whether there was one.

@@ -133,12 +133,17 @@ extension StateStore.Entry {
     /// Every row `statement` returns, reading ``columns``; resets the statement. Rows whose
     /// path is not a valid restoration path are left to ``StateStore/invalidRows()``.
     static func all(from statement: Statement) throws(StateStoreError) -> [StateStore.Entry] {
-        defer { statement.reset() }
         var entries: [StateStore.Entry] = []
-        while try statement.step() {
-            if let entry = StateStore.Entry(row: statement, from: 0) { entries.append(entry) }
-        }
+        try forEach(in: statement) { entries.append($0) }
         return entries
+    }
+
+    /// ``all(from:)`` one entry at a time.
+    static func forEach(in statement: Statement, _ visit: (StateStore.Entry) -> Void) throws(StateStoreError) {
+        defer { statement.reset() }
+        while try statement.step() {
+            if let entry = StateStore.Entry(row: statement, from: 0) { visit(entry) }
+        }
     }
 
     /// The entry `statement` is on, ``columns`` from column `first`; `nil` for an invalid path.

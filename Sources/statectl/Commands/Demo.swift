@@ -69,7 +69,7 @@ extension Statectl {
             for step in report.steps { print(step.text) }
             print("")
             print("== statectl inspect --db \(database.path)")
-            print(Inspect.entriesText(entries, prefix: nil, databasePath: database.path))
+            print(Inspect.entriesText(entries, databasePath: database.path))
             print("")
             print("== statectl inspect --hierarchy --db \(database.path)")
             print(HierarchyPrinter.text(archive: archive, scene: "main", setAside: false))

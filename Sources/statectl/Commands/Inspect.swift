@@ -109,32 +109,46 @@ extension Statectl {
                 }
                 if let state { return try show(state, opening: store) }
             }
-            let entries = try store.entries(under: prefix)
-            // Rows no restoration path can name are listed with the whole database, never hidden.
-            let invalid = prefix == nil ? try store.invalidRows() : []
-            if let prefix, entries.isEmpty, !list {
+            // Two scans of one snapshot: the first finds the count, the total and the columns'
+            // widths, the second writes the listing as it reads it. A listing of a million states
+            // is never held, and an application writing meanwhile changes neither.
+            let json = output.json, below = prefix.map { " at or below \($0)" } ?? "", path = database.path
+            let found = try store.withSnapshot { (snapshot) throws(StateStoreError) -> Bool in
+                var listing = EntryListing()
+                try snapshot.forEachEntry(under: prefix) { json ? listing.tally($0) : listing.measure($0) }
+                if prefix != nil, listing.count == 0, !list { return false }
+                // Rows no restoration path can name are listed with the whole database, never hidden.
+                let invalid = prefix == nil ? try snapshot.invalidRows() : []
+                if json {
+                    try EntryOutput.writeDocument(kind: "entries", [
+                        ("prefix", prefix.map { .string($0.rawValue) } ?? .null),
+                        ("count", .int(listing.count)),
+                        ("total_bytes", .int(listing.totalBytes)),
+                    ], listing: "entries", { (visit) throws(StateStoreError) in
+                        try snapshot.forEachEntry(under: prefix, visit)
+                    }, trailing: [("invalid_rows", .array(invalid.map(EntryOutput.json)))])
+                    return true
+                }
+                if listing.count == 0 {
+                    print("No states in \(path)\(below).")
+                } else {
+                    try EntryOutput.writeTable(listing) { (visit) throws(StateStoreError) in try snapshot.forEachEntry(under: prefix, visit) }
+                    print(listing.summary + below + " in \(path)")
+                }
+                if !invalid.isEmpty { print("\n" + EntryOutput.table(invalid)) }
+                return true
+            }
+            if let prefix, !found {
                 throw CLIError(message: "Nothing is stored at or below \(prefix) in \(database.path).")
             }
-            if output.json {
-                Output.json(kind: "entries", [
-                    ("prefix", prefix.map { .string($0.rawValue) } ?? .null),
-                    ("count", .int(entries.count)),
-                    ("total_bytes", .int(entries.reduce(0) { $0 + $1.byteCount })),
-                    ("entries", .array(entries.map(EntryOutput.json))),
-                    ("invalid_rows", .array(invalid.map(EntryOutput.json))),
-                ])
-                return
-            }
-            print(Self.entriesText(entries, prefix: prefix, databasePath: database.path))
-            if !invalid.isEmpty { print("\n" + EntryOutput.table(invalid)) }
         }
 
-        /// What `statectl inspect [PREFIX]` prints: the table of `entries` and a summary line,
-        /// or one line saying there is nothing. Shared with `statectl demo`.
-        static func entriesText(_ entries: [StateStore.Entry], prefix: RestorationPath?, databasePath: String) -> String {
-            let below = prefix.map { " at or below \($0)" } ?? ""
-            if entries.isEmpty { return "No states in \(databasePath)\(below)." }
-            return EntryOutput.table(entries) + "\n" + EntryOutput.summary(entries) + below + " in \(databasePath)"
+        /// What `statectl demo` prints of the states it left: the table of `entries` and a
+        /// summary line, or one line saying there is nothing.
+        static func entriesText(_ entries: [StateStore.Entry], databasePath: String) -> String {
+            if entries.isEmpty { return "No states in \(databasePath)." }
+            let (table, summary) = EntryOutput.table(entries)
+            return table + "\n" + summary + " in \(databasePath)"
         }
 
         // MARK: One state

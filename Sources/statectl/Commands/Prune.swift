@@ -63,45 +63,61 @@ extension Statectl {
             let prefix = try pathPrefix.map { (text) throws(StateStoreError) in try RestorationPath(validating: text) }
             let cutoff = olderThan.map { Date().addingTimeInterval(-$0.seconds) }
             if quarantine { return try pruneQuarantine(under: prefix, before: cutoff) }
-            let removed: [StateStore.Entry]
+            let criterion = prefix.map { "at or below \($0)" }
+                ?? "not updated for \(olderThan?.description ?? "") (before \(Format.table(cutoff ?? .distantPast)) UTC)"
             if dryRun {
+                // What would go, listed from one snapshot scanned twice (as `inspect` lists), never held.
                 let store = try database.openReadOnly()
-                let entries = try store.entries(under: prefix)
-                removed = cutoff.map { cutoff in entries.filter { $0.updatedAt < cutoff } } ?? entries
+                try store.withSnapshot { (snapshot) throws(StateStoreError) in
+                    try report(criterion: criterion, cutoff: cutoff, prefix: prefix) { (visit) throws(StateStoreError) in
+                        try snapshot.forEachEntry(under: prefix) { entry in
+                            if cutoff.map({ entry.updatedAt < $0 }) ?? true { visit(entry) }
+                        }
+                    }
+                }
             } else {
                 try database.requireExistingFile()
                 // Read-only first: prune never turns an empty or unmigrated file into a database.
                 _ = try database.openReadOnly()
                 let store = try database.openForWriting()
-                removed = try store.writeDurably { (transaction) throws(StateStoreError) -> [StateStore.Entry] in
+                // What is reported is what the transaction removed; it is listed once committed.
+                let removed = try store.writeDurably { (transaction) throws(StateStoreError) -> [StateStore.Entry] in
                     if let prefix { return try transaction.removeEntries(under: prefix) }
                     return try transaction.removeEntries(updatedBefore: cutoff ?? .distantPast)
                 }
+                try report(criterion: criterion, cutoff: cutoff, prefix: prefix) { (visit) throws(StateStoreError) in removed.forEach(visit) }
             }
-            let total = removed.reduce(0) { $0 + $1.byteCount }
+            if !output.json { noteInvalidRowsKept() }
+        }
+
+        /// Prints the states removed (or that would be), which `scan` visits (twice: first for the
+        /// count, the total and the columns' widths), and what was done.
+        private func report(
+            criterion: String, cutoff: Date?, prefix: RestorationPath?,
+            _ scan: (_ visit: (StateStore.Entry) -> Void) throws(StateStoreError) -> Void
+        ) throws(StateStoreError) {
+            var listing = EntryListing()
+            let json = output.json
+            try scan { json ? listing.tally($0) : listing.measure($0) }
             if output.json {
-                Output.json(kind: "prune", [
+                try EntryOutput.writeDocument(kind: "prune", [
                     ("database", .string(database.path)),
                     ("dry_run", .bool(dryRun)),
                     ("older_than", olderThan.map { .string($0.description) } ?? .null),
                     ("cutoff", cutoff.map { .string(Format.iso8601($0)) } ?? .null),
                     ("path_prefix", prefix.map { .string($0.rawValue) } ?? .null),
-                    ("count", .int(removed.count)),
-                    ("total_bytes", .int(total)),
-                    ("removed", .array(removed.map(EntryOutput.json))),
-                ])
+                    ("count", .int(listing.count)),
+                    ("total_bytes", .int(listing.totalBytes)),
+                ], listing: "removed", scan)
                 return
             }
-            defer { noteInvalidRowsKept() }
-            let criterion = prefix.map { "at or below \($0)" }
-                ?? "not updated for \(olderThan?.description ?? "") (before \(Format.table(cutoff ?? .distantPast)) UTC)"
-            if removed.isEmpty {
+            if listing.count == 0 {
                 print("No states \(criterion) in \(database.path); nothing \(dryRun ? "would be" : "was") removed.")
                 return
             }
-            print(EntryOutput.table(removed))
-            let noun = removed.count == 1 ? "state" : "states"
-            print("\(dryRun ? "Would remove" : "Removed") \(removed.count) \(noun) (\(Format.bytes(total))) \(criterion) from \(database.path)." + (dryRun ? " Nothing was changed (--dry-run)." : ""))
+            try EntryOutput.writeTable(listing, scan)
+            let noun = listing.count == 1 ? "state" : "states"
+            print("\(dryRun ? "Would remove" : "Removed") \(listing.count) \(noun) (\(Format.bytes(listing.totalBytes))) \(criterion) from \(database.path)." + (dryRun ? " Nothing was changed (--dry-run)." : ""))
         }
 
         /// `--quarantine`: removes (or, with --dry-run, lists) the quarantined rows selected.

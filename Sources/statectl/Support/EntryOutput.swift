@@ -22,28 +22,45 @@ enum EntryOutput {
         return .object(members)
     }
 
-    /// Aligned columns PATH, TYPE, VERSION, SIZE, GENERATION, UPDATED (UTC), sorted by path; and
-    /// SEALED WITH (the key id) when any state is sealed.
-    static func table(_ entries: [StateStore.Entry]) -> String {
-        let sealed = entries.contains { $0.keyID != nil }
-        var table = Table(
-            ["PATH", "TYPE", "VERSION", "SIZE", "GENERATION", "UPDATED (UTC)"] + (sealed ? ["SEALED WITH"] : []),
-            rightAligned: [2, 3, 4]
-        )
-        for entry in entries.sorted(by: { $0.path < $1.path }) {
-            table.append([
-                entry.path.rawValue, entry.typeName, String(entry.version),
-                Format.bytes(entry.byteCount), String(entry.generation), Format.table(entry.updatedAt),
-            ] + (sealed ? [entry.keyID ?? "-"] : []))
-        }
-        return table.render()
+    /// The table of `entries` (``EntryListing``, in their order) and its summary line; for a
+    /// listing short enough to hold.
+    static func table(_ entries: [StateStore.Entry]) -> (table: String, summary: String) {
+        var listing = EntryListing()
+        for entry in entries { listing.measure(entry) }
+        let lines = [listing.header] + entries.map(listing.line)
+        return (lines.joined(separator: "\n"), listing.summary)
     }
 
-    /// `3 states, 1.2 KiB` — the summary line under a table; `, 3 sealed` when some are.
-    static func summary(_ entries: [StateStore.Entry]) -> String {
-        let total = entries.reduce(0) { $0 + $1.byteCount }
-        let sealed = entries.filter { $0.keyID != nil }.count
-        return "\(entries.count) \(entries.count == 1 ? "state" : "states"), \(Format.bytes(total))" + (sealed > 0 ? ", \(sealed) sealed" : "")
+    /// Writes to stdout the `--json` document of `kind` whose member `name` holds the entries
+    /// `scan` visits (each as ``json(_:)-(StateStore.Entry)`` gives it), as they come: `members`
+    /// before that array, `trailing` after it. Never holds the list, nor its JSON value.
+    static func writeDocument(
+        kind: String, _ members: [(key: String, value: JSON)], listing name: String,
+        _ scan: (_ visit: (StateStore.Entry) -> Void) throws(StateStoreError) -> Void,
+        trailing: [(key: String, value: JSON)] = []
+    ) throws(StateStoreError) {
+        var writer = JSON.ObjectWriter()
+        writer.member("schema", .int(Output.schemaVersion))
+        writer.member("kind", .string(kind))
+        for (key, value) in members { writer.member(key, value) }
+        writer.beginArray(name)
+        try scan { entry in
+            writer.element(json(entry))
+            if writer.pending.count >= 1 << 16 { writer.take { Output.standardOutput($0) } }
+        }
+        writer.endArray()
+        for (key, value) in trailing { writer.member(key, value) }
+        writer.end()
+        writer.take { Output.standardOutput($0) }
+    }
+
+    /// Writes to stdout the table of the entries `scan` visits, measured before by `listing`
+    /// (``EntryListing``), a line at a time.
+    static func writeTable(_ listing: EntryListing, _ scan: (_ visit: (StateStore.Entry) -> Void) throws(StateStoreError) -> Void) throws(StateStoreError) {
+        var lines = OutputLines()
+        lines.append(listing.header)
+        try scan { lines.append(listing.line($0)) }
+        lines.flush()
     }
 
     // MARK: Invalid rows
@@ -139,5 +156,64 @@ enum EntryOutput {
             ])
         }
         return table.render()
+    }
+}
+
+/// A table of stored states written as it is read, for listings of any length: a first pass over
+/// the entries (``measure(_:)``) finds the columns' widths, the count and the total; a second
+/// writes each entry's line (``line(_:)``). Neither the entries nor the table are held. Columns
+/// PATH, TYPE, VERSION, SIZE, GENERATION, UPDATED (UTC), and SEALED WITH (the key id) when
+/// any state is sealed; the lines are in the entries' order (by path, as the store lists them).
+struct EntryListing {
+    private static let headers = ["PATH", "TYPE", "VERSION", "SIZE", "GENERATION", "UPDATED (UTC)", "SEALED WITH"]
+    private static let rightAligned: Set<Int> = [2, 3, 4]
+
+    private(set) var count = 0
+    private(set) var totalBytes = 0
+    private(set) var sealedCount = 0
+    private var widths = EntryListing.headers.map(Table.width)
+
+    /// The visible cells of `entry`, SEALED WITH included.
+    private static func cells(_ entry: StateStore.Entry) -> [String] {
+        [
+            entry.path.rawValue, entry.typeName, String(entry.version), Format.bytes(entry.byteCount),
+            String(entry.generation), Format.table(entry.updatedAt), entry.keyID ?? "-",
+        ].map(Table.visible)
+    }
+
+    /// Takes `entry` into the count and the total: all a JSON listing needs.
+    mutating func tally(_ entry: StateStore.Entry) {
+        count += 1
+        totalBytes += entry.byteCount
+        if entry.keyID != nil { sealedCount += 1 }
+    }
+
+    /// Takes `entry` into the count, the total and the columns' widths (a table's first pass).
+    mutating func measure(_ entry: StateStore.Entry) {
+        tally(entry)
+        // The widths of the cells ``cells(_:)`` makes, found without making the costly ones: a
+        // time with a four-digit year is always 19 characters (`2026-01-02 03:04:05`).
+        let milliseconds = TextFormat.milliseconds(entry.updatedAt)
+        let measured = [
+            Table.width(Table.visible(entry.path.rawValue)), Table.width(Table.visible(entry.typeName)),
+            String(entry.version).utf8.count, Format.bytes(entry.byteCount).utf8.count, String(entry.generation).utf8.count,
+            TextFormat.representableMilliseconds.contains(milliseconds) ? 19 : Format.table(entry.updatedAt).utf8.count,
+            Table.width(Table.visible(entry.keyID ?? "-")),
+        ]
+        for column in widths.indices { widths[column] = max(widths[column], measured[column]) }
+    }
+
+    private var columns: Int { sealedCount > 0 ? 7 : 6 }
+
+    var header: String { Table.line(Array(Self.headers.prefix(columns)), widths: widths, rightAligned: Self.rightAligned) }
+
+    /// The line of an entry measured in the first pass.
+    func line(_ entry: StateStore.Entry) -> String {
+        Table.line(Array(Self.cells(entry).prefix(columns)), widths: widths, rightAligned: Self.rightAligned)
+    }
+
+    /// `3 states, 1.2 KiB` — the summary line under the table; `, 3 sealed` when some are.
+    var summary: String {
+        "\(count) \(count == 1 ? "state" : "states"), \(Format.bytes(totalBytes))" + (sealedCount > 0 ? ", \(sealedCount) sealed" : "")
     }
 }

@@ -91,7 +91,7 @@ struct Table {
 
     /// The cell's width in characters; printable ASCII's is its length in bytes, found
     /// without grapheme breaking (not so for control characters: `"\r\n"` is one character).
-    private static func width(_ cell: String) -> Int {
+    static func width(_ cell: String) -> Int {
         cell.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x80 } ? cell.utf8.count : cell.count
     }
 
@@ -103,12 +103,17 @@ struct Table {
                 widths[column] = max(widths[column], Self.width(cell))
             }
         }
-        return all.map { row in
-            row.enumerated().map { column, cell in
-                let padding = String(repeating: " ", count: widths[column] - Self.width(cell))
-                if rightAligned.contains(column) { return padding + cell }
-                return column == row.count - 1 ? cell : cell + padding
-            }.joined(separator: "  ")
-        }.joined(separator: "\n")
+        return all.map { Self.line($0, widths: widths, rightAligned: rightAligned) }.joined(separator: "\n")
+    }
+
+    /// One line of a table whose columns are `widths` wide: cells two spaces apart, each padded
+    /// to its column's width (on the left in a right-aligned column), the last one not padded.
+    /// `row` holds visible cells (``visible(_:)``).
+    static func line(_ row: [String], widths: [Int], rightAligned: Set<Int>) -> String {
+        row.enumerated().map { column, cell in
+            let padding = String(repeating: " ", count: widths[column] - width(cell))
+            if rightAligned.contains(column) { return padding + cell }
+            return column == row.count - 1 ? cell : cell + padding
+        }.joined(separator: "  ")
     }
 }

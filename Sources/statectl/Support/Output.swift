@@ -54,6 +54,13 @@ enum Output {
         return write(data, to: STDOUT_FILENO)
     }
 
+    /// The same for bytes gathered in an array.
+    @discardableResult
+    static func standardOutput(_ bytes: borrowing [UInt8]) -> Int32 {
+        fflush(nil)
+        return bytes.withUnsafeBytes { write($0, to: STDOUT_FILENO) }
+    }
+
     /// `text` on stderr, unbuffered.
     static func standardError(_ text: String) {
         write(text, to: STDERR_FILENO)
@@ -96,6 +103,25 @@ enum Output {
 
     static func document(kind: String, _ members: [(key: String, value: JSON)]) -> JSON {
         .object([("schema", .int(schemaVersion)), ("kind", .string(kind))] + members)
+    }
+}
+
+/// Lines for stdout gathered and written 64 KiB at a time: a listing of any length costs a
+/// write per 64 KiB, never the whole listing in memory.
+struct OutputLines {
+    private var bytes: [UInt8] = []
+
+    /// Adds `line` and a newline, and writes what has gathered once it is 64 KiB.
+    mutating func append(_ line: String) {
+        bytes.append(contentsOf: line.utf8)
+        bytes.append(UInt8(ascii: "\n"))
+        if bytes.count >= 1 << 16 { flush() }
+    }
+
+    /// Writes what has gathered.
+    mutating func flush() {
+        Output.standardOutput(bytes)
+        bytes.removeAll(keepingCapacity: true)
     }
 }
 
