@@ -3,8 +3,8 @@ import StateStore
 import Testing
 
 /// `statectl inspect` and `prune --dry-run` over many states, run as the built binary: their
-/// listings are written as they are read, so the process's peak memory does not grow with the
-/// number of states listed.
+/// listings are made from two scans of the database, so the process's memory grows by the
+/// listing's own bytes, not by the entries and the table it was made from.
 @Suite(.timeLimit(.minutes(10))) struct CLILongListingTests {
     /// A database of `count` states at `list/item00000` …, each a few bytes.
     static func database(_ folder: TemporaryFolder, states count: Int) throws -> String {
@@ -44,7 +44,7 @@ import Testing
         return (process.terminationStatus, String(decoding: output, as: UTF8.self), kilobytes)
     }
 
-    @Test func listingsOfManyStatesTakeNoMoreMemoryThanListingsOfFew() throws {
+    @Test func aListingOfManyStatesTakesLittleMoreMemoryThanItsOwnBytes() throws {
         let folder = TemporaryFolder()
         let few = try Self.database(folder, states: 1_000)
         let many = try Self.database(folder, states: 40_000)
@@ -70,9 +70,11 @@ import Testing
                 #expect(lines[40_000].hasPrefix("list/item39999 "))
                 #expect(lines[40_001].contains("40000 states"))
             }
-            // Holding the listing took about 400 bytes a state (16 MiB here); written as it is
-            // read, 39,000 more states cost a few pages of SQLite's cache at most.
-            #expect(large.kilobytes - small.kilobytes < 8 * 1024, "\(command): \(small.kilobytes) KiB for 1,000 states, \(large.kilobytes) KiB for 40,000")
+            // Holding the entries and the table took about ten times the listing's own bytes
+            // (35-41 MiB here); scanned twice, the listing costs its bytes and a few pages of
+            // SQLite's cache.
+            let allowed = text.utf8.count / 1024 + 4 * 1024
+            #expect(large.kilobytes - small.kilobytes < allowed, "\(command): \(small.kilobytes) KiB for 1,000 states, \(large.kilobytes) KiB for 40,000, \(text.utf8.count / 1024) KiB listed")
         }
     }
 }

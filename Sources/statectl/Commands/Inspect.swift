@@ -110,45 +110,51 @@ extension Statectl {
                 if let state { return try show(state, opening: store) }
             }
             // Two scans of one snapshot: the first finds the count, the total and the columns'
-            // widths, the second writes the listing as it reads it. A listing of a million states
-            // is never held, and an application writing meanwhile changes neither.
+            // widths, the second writes the listing, a line (or a JSON object) at a time. Neither
+            // the entries nor the table are held, only the listing's bytes, which are written once
+            // the snapshot has ended: a pager left open on the output must not keep a read
+            // transaction open, which would stop the application's checkpoints (its WAL would grow
+            // for as long as the pager stays).
             let json = output.json, below = prefix.map { " at or below \($0)" } ?? "", path = database.path
-            let found = try store.withSnapshot { (snapshot) throws(StateStoreError) -> Bool in
+            let listing = try store.withSnapshot { (snapshot) throws(StateStoreError) -> GatheredOutput? in
                 var listing = EntryListing()
                 try snapshot.forEachEntry(under: prefix) { json ? listing.tally($0) : listing.measure($0) }
-                if prefix != nil, listing.count == 0, !list { return false }
+                if prefix != nil, listing.count == 0, !list { return nil }
                 // Rows no restoration path can name are listed with the whole database, never hidden.
                 let invalid = prefix == nil ? try snapshot.invalidRows() : []
                 if json {
-                    try EntryOutput.writeDocument(kind: "entries", [
+                    return try EntryOutput.document(kind: "entries", [
                         ("prefix", prefix.map { .string($0.rawValue) } ?? .null),
                         ("count", .int(listing.count)),
                         ("total_bytes", .int(listing.totalBytes)),
                     ], listing: "entries", { (visit) throws(StateStoreError) in
                         try snapshot.forEachEntry(under: prefix, visit)
                     }, trailing: [("invalid_rows", .array(invalid.map(EntryOutput.json)))])
-                    return true
                 }
+                var text = GatheredOutput()
                 if listing.count == 0 {
-                    print("No states in \(path)\(below).")
+                    text.appendLine("No states in \(path)\(below).")
                 } else {
-                    try EntryOutput.writeTable(listing) { (visit) throws(StateStoreError) in try snapshot.forEachEntry(under: prefix, visit) }
-                    print(listing.summary + below + " in \(path)")
+                    text = try EntryOutput.table(listing) { (visit) throws(StateStoreError) in try snapshot.forEachEntry(under: prefix, visit) }
+                    text.appendLine(listing.summary + below + " in \(path)")
                 }
-                if !invalid.isEmpty { print("\n" + EntryOutput.table(invalid)) }
-                return true
+                if !invalid.isEmpty { text.appendLine("\n" + EntryOutput.table(invalid)) }
+                return text
             }
-            if let prefix, !found {
-                throw CLIError(message: "Nothing is stored at or below \(prefix) in \(database.path).")
+            guard let listing else {
+                throw CLIError(message: "Nothing is stored at or below \(prefix?.rawValue ?? "") in \(database.path).")
             }
+            try listing.write()
         }
 
         /// What `statectl demo` prints of the states it left: the table of `entries` and a
         /// summary line, or one line saying there is nothing.
         static func entriesText(_ entries: [StateStore.Entry], databasePath: String) -> String {
             if entries.isEmpty { return "No states in \(databasePath)." }
-            let (table, summary) = EntryOutput.table(entries)
-            return table + "\n" + summary + " in \(databasePath)"
+            var listing = EntryListing()
+            for entry in entries { listing.measure(entry) }
+            let lines = [listing.header] + entries.map(listing.line) + [listing.summary + " in \(databasePath)"]
+            return lines.joined(separator: "\n")
         }
 
         // MARK: One state

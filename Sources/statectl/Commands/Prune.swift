@@ -68,13 +68,14 @@ extension Statectl {
             if dryRun {
                 // What would go, listed from one snapshot scanned twice (as `inspect` lists), never held.
                 let store = try database.openReadOnly()
-                try store.withSnapshot { (snapshot) throws(StateStoreError) in
-                    try report(criterion: criterion, cutoff: cutoff, prefix: prefix) { (visit) throws(StateStoreError) in
+                let report = try store.withSnapshot { (snapshot) throws(StateStoreError) -> GatheredOutput in
+                    try self.report(criterion: criterion, cutoff: cutoff, prefix: prefix) { (visit) throws(StateStoreError) in
                         try snapshot.forEachEntry(under: prefix) { entry in
                             if cutoff.map({ entry.updatedAt < $0 }) ?? true { visit(entry) }
                         }
                     }
                 }
+                try report.write()
             } else {
                 try database.requireExistingFile()
                 // Read-only first: prune never turns an empty or unmigrated file into a database.
@@ -85,22 +86,22 @@ extension Statectl {
                     if let prefix { return try transaction.removeEntries(under: prefix) }
                     return try transaction.removeEntries(updatedBefore: cutoff ?? .distantPast)
                 }
-                try report(criterion: criterion, cutoff: cutoff, prefix: prefix) { (visit) throws(StateStoreError) in removed.forEach(visit) }
+                try report(criterion: criterion, cutoff: cutoff, prefix: prefix) { (visit) throws(Never) in removed.forEach(visit) }.write()
             }
             if !output.json { noteInvalidRowsKept() }
         }
 
-        /// Prints the states removed (or that would be), which `scan` visits (twice: first for the
-        /// count, the total and the columns' widths), and what was done.
-        private func report(
+        /// What prune prints of the states removed (or that would be), which `scan` visits
+        /// (twice: first for the count, the total and the columns' widths), and what was done.
+        private func report<E: Error>(
             criterion: String, cutoff: Date?, prefix: RestorationPath?,
-            _ scan: (_ visit: (StateStore.Entry) -> Void) throws(StateStoreError) -> Void
-        ) throws(StateStoreError) {
+            _ scan: (_ visit: (StateStore.Entry) -> Void) throws(E) -> Void
+        ) throws(E) -> GatheredOutput {
             var listing = EntryListing()
             let json = output.json
             try scan { json ? listing.tally($0) : listing.measure($0) }
-            if output.json {
-                try EntryOutput.writeDocument(kind: "prune", [
+            if json {
+                return try EntryOutput.document(kind: "prune", [
                     ("database", .string(database.path)),
                     ("dry_run", .bool(dryRun)),
                     ("older_than", olderThan.map { .string($0.description) } ?? .null),
@@ -109,15 +110,16 @@ extension Statectl {
                     ("count", .int(listing.count)),
                     ("total_bytes", .int(listing.totalBytes)),
                 ], listing: "removed", scan)
-                return
             }
             if listing.count == 0 {
-                print("No states \(criterion) in \(database.path); nothing \(dryRun ? "would be" : "was") removed.")
-                return
+                var output = GatheredOutput()
+                output.appendLine("No states \(criterion) in \(database.path); nothing \(dryRun ? "would be" : "was") removed.")
+                return output
             }
-            try EntryOutput.writeTable(listing, scan)
+            var output = try EntryOutput.table(listing, scan)
             let noun = listing.count == 1 ? "state" : "states"
-            print("\(dryRun ? "Would remove" : "Removed") \(listing.count) \(noun) (\(Format.bytes(listing.totalBytes))) \(criterion) from \(database.path)." + (dryRun ? " Nothing was changed (--dry-run)." : ""))
+            output.appendLine("\(dryRun ? "Would remove" : "Removed") \(listing.count) \(noun) (\(Format.bytes(listing.totalBytes))) \(criterion) from \(database.path)." + (dryRun ? " Nothing was changed (--dry-run)." : ""))
+            return output
         }
 
         /// `--quarantine`: removes (or, with --dry-run, lists) the quarantined rows selected.

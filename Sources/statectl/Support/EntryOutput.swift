@@ -22,23 +22,15 @@ enum EntryOutput {
         return .object(members)
     }
 
-    /// The table of `entries` (``EntryListing``, in their order) and its summary line; for a
-    /// listing short enough to hold.
-    static func table(_ entries: [StateStore.Entry]) -> (table: String, summary: String) {
-        var listing = EntryListing()
-        for entry in entries { listing.measure(entry) }
-        let lines = [listing.header] + entries.map(listing.line)
-        return (lines.joined(separator: "\n"), listing.summary)
-    }
-
-    /// Writes to stdout the `--json` document of `kind` whose member `name` holds the entries
-    /// `scan` visits (each as ``json(_:)-(StateStore.Entry)`` gives it), as they come: `members`
-    /// before that array, `trailing` after it. Never holds the list, nor its JSON value.
-    static func writeDocument(
+    /// The `--json` document of `kind` whose member `name` holds the entries `scan` visits (each
+    /// as ``json(_:)-(StateStore.Entry)`` gives it): `members` before that array, `trailing`
+    /// after it. Written an element at a time: the list's JSON value is never built.
+    static func document<E: Error>(
         kind: String, _ members: [(key: String, value: JSON)], listing name: String,
-        _ scan: (_ visit: (StateStore.Entry) -> Void) throws(StateStoreError) -> Void,
+        _ scan: (_ visit: (StateStore.Entry) -> Void) throws(E) -> Void,
         trailing: [(key: String, value: JSON)] = []
-    ) throws(StateStoreError) {
+    ) throws(E) -> GatheredOutput {
+        var output = GatheredOutput()
         var writer = JSON.ObjectWriter()
         writer.member("schema", .int(Output.schemaVersion))
         writer.member("kind", .string(kind))
@@ -46,21 +38,22 @@ enum EntryOutput {
         writer.beginArray(name)
         try scan { entry in
             writer.element(json(entry))
-            if writer.pending.count >= 1 << 16 { writer.take { Output.standardOutput($0) } }
+            if writer.pending.count >= 1 << 16 { writer.take { output.append($0) } }
         }
         writer.endArray()
         for (key, value) in trailing { writer.member(key, value) }
         writer.end()
-        writer.take { Output.standardOutput($0) }
+        writer.take { output.append($0) }
+        return output
     }
 
-    /// Writes to stdout the table of the entries `scan` visits, measured before by `listing`
-    /// (``EntryListing``), a line at a time.
-    static func writeTable(_ listing: EntryListing, _ scan: (_ visit: (StateStore.Entry) -> Void) throws(StateStoreError) -> Void) throws(StateStoreError) {
-        var lines = OutputLines()
-        lines.append(listing.header)
-        try scan { lines.append(listing.line($0)) }
-        lines.flush()
+    /// The table of the entries `scan` visits, measured before by `listing` (``EntryListing``):
+    /// the header, then a line per entry.
+    static func table<E: Error>(_ listing: EntryListing, _ scan: (_ visit: (StateStore.Entry) -> Void) throws(E) -> Void) throws(E) -> GatheredOutput {
+        var output = GatheredOutput()
+        output.appendLine(listing.header)
+        try scan { output.appendLine(listing.line($0)) }
+        return output
     }
 
     // MARK: Invalid rows

@@ -106,22 +106,36 @@ enum Output {
     }
 }
 
-/// Lines for stdout gathered and written 64 KiB at a time: a listing of any length costs a
-/// write per 64 KiB, never the whole listing in memory.
-struct OutputLines {
-    private var bytes: [UInt8] = []
+/// Bytes gathered for stdout in pieces of about 64 KiB, written out by ``write()``: a listing
+/// held until its read transaction has ended costs its own bytes, never the copies one buffer
+/// makes each time it grows.
+struct GatheredOutput {
+    private var pieces: [[UInt8]] = []
+    private var current: [UInt8] = []
 
-    /// Adds `line` and a newline, and writes what has gathered once it is 64 KiB.
-    mutating func append(_ line: String) {
-        bytes.append(contentsOf: line.utf8)
-        bytes.append(UInt8(ascii: "\n"))
-        if bytes.count >= 1 << 16 { flush() }
+    mutating func append(_ bytes: borrowing [UInt8]) {
+        if !current.isEmpty, current.count + bytes.count > 1 << 16 {
+            pieces.append(current)
+            current = []
+            current.reserveCapacity(1 << 16)
+        }
+        bytes.withUnsafeBufferPointer { current.append(contentsOf: $0) }
     }
 
-    /// Writes what has gathered.
-    mutating func flush() {
-        Output.standardOutput(bytes)
-        bytes.removeAll(keepingCapacity: true)
+    /// `text` and a newline.
+    mutating func appendLine(_ text: String) {
+        append(Array(text.utf8))
+        current.append(UInt8(ascii: "\n"))
+    }
+
+    /// Writes everything gathered to stdout. Output that does not arrive (a full disk, a closed
+    /// stdout) is an error, as for everything `statectl` prints; a reader that left (`| head`) is not.
+    func write() throws {
+        for piece in pieces + [current] {
+            let failure = Output.standardOutput(piece)
+            if failure == EPIPE { return }
+            if failure != 0 { throw CLIError(message: "cannot write the output: \(String(cString: strerror(failure)))") }
+        }
     }
 }
 
