@@ -2,7 +2,7 @@ import Foundation
 import StateStore
 import Testing
 
-/// `statectl inspect` and `prune --dry-run` over many states, run as the built binary: their
+/// `statectl inspect` and `prune` over many states, run as the built binary: their
 /// listings are made from two scans of the database, so the process's memory grows by the
 /// listing's own bytes, not by the entries and the table it was made from.
 @Suite(.timeLimit(.minutes(10))) struct CLILongListingTests {
@@ -48,11 +48,18 @@ import Testing
         let folder = TemporaryFolder()
         let few = try Self.database(folder, states: 1_000)
         let many = try Self.database(folder, states: 40_000)
-        for command in [["inspect"], ["inspect", "--json"], ["prune", "--older-than", "0s", "--dry-run"]] {
-            let small = try Self.peak(command + ["--db", few])
+        for command in [["inspect"], ["inspect", "--json"], ["prune", "--older-than", "0s", "--dry-run"], ["prune", "--older-than", "0s"]] {
+            // A real prune empties its file: it runs on copies.
+            let removes = command == ["prune", "--older-than", "0s"]
+            let copies = removes ? try [few, many].map { original in
+                let copy = original + ".copy"
+                try FileManager.default.copyItem(atPath: original, toPath: copy)
+                return copy
+            } : [few, many]
+            let small = try Self.peak(command + ["--db", copies[0]])
             #expect(small.status == 0, "\(command)")
             #expect(small.kilobytes > 0, "\(command): no peak read")
-            let large = try Self.peak(command + ["--db", many])
+            let large = try Self.peak(command + ["--db", copies[1]])
             #expect(large.status == 0, "\(command)")
             let text = large.stdout
             // Every state is listed, in path order, and counted.
@@ -70,6 +77,7 @@ import Testing
                 #expect(lines[40_000].hasPrefix("list/item39999 "))
                 #expect(lines[40_001].contains("40000 states"))
             }
+            if removes { #expect(try StateStore(path: copies[1]).entries().isEmpty) }
             // Holding the entries and the table took about ten times the listing's own bytes
             // (35-41 MiB here); scanned twice, the listing costs its bytes and a few pages of
             // SQLite's cache.

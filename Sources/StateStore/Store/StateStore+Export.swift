@@ -185,32 +185,64 @@ extension StateStore.WriteTransaction {
     /// Removes the states last written before `date` and returns them (without bytes), sorted by
     /// path. Rows with invalid paths are kept: they are listed, and removed, only as such.
     public func removeEntries(updatedBefore date: Date) throws(StateStoreError) -> [StateStore.Entry] {
-        let statement = try connection.cached("SELECT rowid, \(StateStore.Entry.columns) FROM states WHERE updated_at < ?1 ORDER BY path")
-        statement.bind(date.storedMilliseconds, at: 1)
-        return try removeListed(statement)
+        var entries: [StateStore.Entry] = []
+        try removeEntries(in: .updatedBefore(date)) { entries.append($0) }
+        return entries
     }
 
     /// Removes the states at `prefix` and below it and returns them (without bytes), sorted by
     /// path. Rows with invalid paths are kept: they are listed, and removed, only as such.
     public func removeEntries(under prefix: RestorationPath) throws(StateStoreError) -> [StateStore.Entry] {
-        let statement = try connection.selectStates("rowid, " + StateStore.Entry.columns, under: prefix, cached: true)
-        return try removeListed(statement)
+        var entries: [StateStore.Entry] = []
+        try removeEntries(in: .under(prefix)) { entries.append($0) }
+        return entries
     }
 
-    /// Removes exactly the valid rows `statement` lists (rowid first, then ``StateStore/Entry/columns``),
-    /// so what is reported is what was removed.
-    private func removeListed(_ statement: Statement) throws(StateStoreError) -> [StateStore.Entry] {
+    /// Which states ``removeEntries(in:visiting:)`` removes.
+    package enum Selection: Sendable {
+        /// Those at the path and below it.
+        case under(RestorationPath)
+        /// Those last written before the date.
+        case updatedBefore(Date)
+    }
+
+    /// The selection's valid rows, rowid first, then ``StateStore/Entry/columns``, by path.
+    private func select(_ selection: Selection) throws(StateStoreError) -> Statement {
+        switch selection {
+        case .under(let prefix):
+            return try connection.selectStates("rowid, " + StateStore.Entry.columns, under: prefix, cached: true)
+        case .updatedBefore(let date):
+            let statement = try connection.cached("SELECT rowid, \(StateStore.Entry.columns) FROM states WHERE updated_at < ?1 ORDER BY path")
+            statement.bind(date.storedMilliseconds, at: 1)
+            return statement
+        }
+    }
+
+    /// Visits the entries ``removeEntries(in:visiting:)`` would remove now, in its order, and
+    /// removes nothing: with it in the same transaction, a listing's first pass.
+    package func forEachEntry(in selection: Selection, _ visit: (StateStore.Entry) -> Void) throws(StateStoreError) {
+        let statement = try select(selection)
+        defer { statement.reset() }
+        while try statement.step() {
+            if let entry = StateStore.Entry(row: statement, from: 1) { visit(entry) }
+        }
+    }
+
+    /// Removes the selection's states (never a row whose path is invalid: those are listed, and
+    /// removed, only as such), visiting each as it is listed, by path: what is visited is what
+    /// is removed, and no list of them is held. Returns how many it removed.
+    @discardableResult
+    package func removeEntries(in selection: Selection, visiting visit: (StateStore.Entry) -> Void) throws(StateStoreError) -> Int {
         var rows: [Int64] = []
-        var entries: [StateStore.Entry] = []
+        let statement = try select(selection)
         defer { statement.reset() }
         while try statement.step() {
             guard let entry = StateStore.Entry(row: statement, from: 1) else { continue }
             rows.append(statement.int64(0))
-            entries.append(entry)
+            visit(entry)
         }
         statement.reset()
-        try removeRows(rows)
-        return entries
+        return try removeRows(rows)
     }
 
     @discardableResult

@@ -65,41 +65,48 @@ extension Statectl {
             if quarantine { return try pruneQuarantine(under: prefix, before: cutoff) }
             let criterion = prefix.map { "at or below \($0)" }
                 ?? "not updated for \(olderThan?.description ?? "") (before \(Format.table(cutoff ?? .distantPast)) UTC)"
+            let selection: StateStore.WriteTransaction.Selection = prefix.map { .under($0) } ?? .updatedBefore(cutoff ?? .distantPast)
+            let report: GatheredOutput
             if dryRun {
-                // What would go, listed from one snapshot scanned twice (as `inspect` lists), never held.
+                // What would go, listed from one snapshot scanned twice (as `inspect` lists it).
                 let store = try database.openReadOnly()
-                let report = try store.withSnapshot { (snapshot) throws(StateStoreError) -> GatheredOutput in
-                    try self.report(criterion: criterion, cutoff: cutoff, prefix: prefix) { (visit) throws(StateStoreError) in
-                        try snapshot.forEachEntry(under: prefix) { entry in
-                            if cutoff.map({ entry.updatedAt < $0 }) ?? true { visit(entry) }
-                        }
-                    }
+                report = try store.withSnapshot { (snapshot) throws(StateStoreError) -> GatheredOutput in
+                    let selected = { (entry: StateStore.Entry) in cutoff.map { entry.updatedAt < $0 } ?? true }
+                    return try self.report(criterion: criterion, cutoff: cutoff, prefix: prefix, measuring: { (visit) throws(StateStoreError) in
+                        try snapshot.forEachEntry(under: prefix) { if selected($0) { visit($0) } }
+                    }, listing: { (visit) throws(StateStoreError) in
+                        try snapshot.forEachEntry(under: prefix) { if selected($0) { visit($0) } }
+                    })
                 }
-                try report.write()
             } else {
                 try database.requireExistingFile()
                 // Read-only first: prune never turns an empty or unmigrated file into a database.
                 _ = try database.openReadOnly()
                 let store = try database.openForWriting()
-                // What is reported is what the transaction removed; it is listed once committed.
-                let removed = try store.writeDurably { (transaction) throws(StateStoreError) -> [StateStore.Entry] in
-                    if let prefix { return try transaction.removeEntries(under: prefix) }
-                    return try transaction.removeEntries(updatedBefore: cutoff ?? .distantPast)
+                // Listed from the transaction that removes them, as they are removed: what is
+                // reported is what went. Written once committed.
+                report = try store.writeDurably { (transaction) throws(StateStoreError) -> GatheredOutput in
+                    try self.report(criterion: criterion, cutoff: cutoff, prefix: prefix, measuring: { (visit) throws(StateStoreError) in
+                        try transaction.forEachEntry(in: selection, visit)
+                    }, listing: { (visit) throws(StateStoreError) in
+                        _ = try transaction.removeEntries(in: selection, visiting: visit)
+                    })
                 }
-                try report(criterion: criterion, cutoff: cutoff, prefix: prefix) { (visit) throws(Never) in removed.forEach(visit) }.write()
             }
+            try report.write()
             if !output.json { noteInvalidRowsKept() }
         }
 
-        /// What prune prints of the states removed (or that would be), which `scan` visits
-        /// (twice: first for the count, the total and the columns' widths), and what was done.
-        private func report<E: Error>(
+        /// What prune prints of the states removed (or that would be): `measuring` visits them
+        /// for the count, the total and the columns' widths, then `listing` for their lines.
+        private func report(
             criterion: String, cutoff: Date?, prefix: RestorationPath?,
-            _ scan: (_ visit: (StateStore.Entry) -> Void) throws(E) -> Void
-        ) throws(E) -> GatheredOutput {
+            measuring: (_ visit: (StateStore.Entry) -> Void) throws(StateStoreError) -> Void,
+            listing scan: (_ visit: (StateStore.Entry) -> Void) throws(StateStoreError) -> Void
+        ) throws(StateStoreError) -> GatheredOutput {
             var listing = EntryListing()
             let json = output.json
-            try scan { json ? listing.tally($0) : listing.measure($0) }
+            try measuring { json ? listing.tally($0) : listing.measure($0) }
             if json {
                 return try EntryOutput.document(kind: "prune", [
                     ("database", .string(database.path)),
@@ -111,12 +118,12 @@ extension Statectl {
                     ("total_bytes", .int(listing.totalBytes)),
                 ], listing: "removed", scan)
             }
+            var output = GatheredOutput()
             if listing.count == 0 {
-                var output = GatheredOutput()
                 output.appendLine("No states \(criterion) in \(database.path); nothing \(dryRun ? "would be" : "was") removed.")
                 return output
             }
-            var output = try EntryOutput.table(listing, scan)
+            output = try EntryOutput.table(listing, scan)
             let noun = listing.count == 1 ? "state" : "states"
             output.appendLine("\(dryRun ? "Would remove" : "Removed") \(listing.count) \(noun) (\(Format.bytes(listing.totalBytes))) \(criterion) from \(database.path)." + (dryRun ? " Nothing was changed (--dry-run)." : ""))
             return output
