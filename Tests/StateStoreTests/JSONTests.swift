@@ -187,3 +187,32 @@ struct ISO8601TextTests {
         #expect(TextFormat.iso8601(milliseconds: range.lowerBound).hasPrefix("0000-01-01T00:00:00.000Z"))
     }
 }
+
+@Suite("Text: sizes")
+struct ByteCountTextTests {
+    /// What `TextFormat.bytes` wrote with `String(format: "%.1f")`.
+    static func reference(_ count: Int) -> String {
+        if count < 1024 { return "\(count) B" }
+        let units = ["KiB", "MiB", "GiB", "TiB"]
+        var scaled = Double(count) / 1024
+        var unit = 0
+        while scaled >= 1024 && unit < units.count - 1 {
+            scaled /= 1024
+            unit += 1
+        }
+        return String(format: "%.1f", scaled) + " " + units[unit]
+    }
+
+    @Test func sizesAreWrittenAsThePrintfFormatWritesThem() {
+        // Ties (1,280 bytes is 1.25 KiB: printf rounds it to even, 1.2), the edges of each unit
+        // (1,048,575 bytes is 1024.0 KiB), and counts spread over every unit.
+        var samples = [0, 1, 1023, 1024, 1075, 1280, 1331, 1_048_575, 1_048_576, 1_310_720, 3_932_160, 1 << 30, (1 << 40) - 1, 1 << 40, 5 << 40, 1 << 48]
+        var generator = SplitMix(seed: 0x5e1f)
+        for _ in 0..<5000 { samples.append(Int(generator.next() % (1 << 48))) }
+        for shift in 10..<48 { samples += [(1 << shift) * 5 / 4, (1 << shift) * 3 / 4, (1 << shift) * 1023 / 1024] }
+        for count in samples {
+            #expect(TextFormat.bytes(count) == Self.reference(count), "\(count) bytes")
+        }
+        #expect(TextFormat.bytes(1280) == "1.2 KiB")
+    }
+}
