@@ -20,7 +20,9 @@ package enum TextFormat {
         }
         // `%.1f` without a format string (which costs a CFString per call, the better part of
         // listing a million states): `scaled` times ten is exact for any count below 2^49
-        // bytes, so rounding it to an integer, ties to even, is what printf's correct rounding gives.
+        // bytes, so rounding it to an integer, ties to even, is what printf's correct rounding
+        // gives. Larger counts (only a damaged row holds one) go through printf itself.
+        guard value < 0x1p49 else { return String(format: "%.1f", scaled) + " " + units[unit] }
         let tenths = Int((scaled * 10).rounded(.toNearestOrEven))
         return "\(tenths / 10).\(tenths % 10) " + units[unit]
     }

@@ -71,7 +71,8 @@ extension Statectl {
                 // What would go, listed from one snapshot scanned twice (as `inspect` lists it).
                 let store = try database.openReadOnly()
                 report = try store.withSnapshot { (snapshot) throws(StateStoreError) -> GatheredOutput in
-                    let selected = { (entry: StateStore.Entry) in cutoff.map { entry.updatedAt < $0 } ?? true }
+                    let limit = cutoff.map(Self.wholeMilliseconds)
+                    let selected = { (entry: StateStore.Entry) in limit.map { entry.updatedAt < $0 } ?? true }
                     return try self.report(criterion: criterion, cutoff: cutoff, prefix: prefix, measuring: { (visit) throws(StateStoreError) in
                         try snapshot.forEachEntry(under: prefix) { if selected($0) { visit($0) } }
                     }, listing: { (visit) throws(StateStoreError) in
@@ -95,6 +96,12 @@ extension Statectl {
             }
             try report.write()
             if !output.json { noteInvalidRowsKept() }
+        }
+
+        /// `date` in whole milliseconds, as the database keeps times and a real prune compares
+        /// them: a dry run's cutoff, so the two never disagree on a row of the cutoff's millisecond.
+        static func wholeMilliseconds(_ date: Date) -> Date {
+            Date(timeIntervalSince1970: (date.timeIntervalSince1970 * 1000).rounded() / 1000)
         }
 
         /// What prune prints of the states removed (or that would be): `measuring` visits them
@@ -133,9 +140,7 @@ extension Statectl {
         private func pruneQuarantine(under prefix: RestorationPath?, before cutoff: Date?) throws {
             let removed: [StateStore.QuarantinedState]
             if dryRun {
-                // The cutoff in whole milliseconds, as the database keeps times and the real
-                // prune compares them: the two never disagree on a row of the cutoff's millisecond.
-                let limit = cutoff.map { Date(timeIntervalSince1970: ($0.timeIntervalSince1970 * 1000).rounded() / 1000) }
+                let limit = cutoff.map(Self.wholeMilliseconds)
                 removed = try database.openReadOnly().quarantinedStates().filter { state in
                     (prefix.map(state.path.hasPrefix) ?? true) && (limit.map { state.quarantinedAt < $0 } ?? true)
                 }

@@ -152,9 +152,9 @@ enum EntryOutput {
     }
 }
 
-/// A table of stored states written as it is read, for listings of any length: a first pass over
-/// the entries (``measure(_:)``) finds the columns' widths, the count and the total; a second
-/// writes each entry's line (``line(_:)``). Neither the entries nor the table are held. Columns
+/// A table of stored states made from two passes over them, for listings of any length: the
+/// first (``measure(_:)``) finds the columns' widths, the count and the total; the second makes
+/// each entry's line (``line(_:)``). Neither the entries nor the table's cells are held. Columns
 /// PATH, TYPE, VERSION, SIZE, GENERATION, UPDATED (UTC), and SEALED WITH (the key id) when
 /// any state is sealed; the lines are in the entries' order (by path, as the store lists them).
 struct EntryListing {
