@@ -88,11 +88,25 @@ package enum JSON {
             elements = 0
         }
 
+        /// Opens the array member `name` whose `count` elements the caller writes apart, each
+        /// with ``writeElement(_:after:to:)``, and hands on after what is ``pending`` (taken with
+        /// ``take(_:)``); ``endArray()`` then closes it. For an array whose length a member
+        /// ahead of it gives: the elements are gathered first, and their count is then known.
+        package mutating func beginArray(_ name: String, writtenApart count: Int) {
+            key(name)
+            elements = count
+        }
+
         package mutating func element(_ value: JSON) {
             guard let count = elements else { preconditionFailure("an element written outside an array") }
-            pending.append(contentsOf: (count == 0 ? "[\n    " : ",\n    ").utf8)
-            value.write(to: &pending, pretty: true, indent: 2)
+            Self.writeElement(value, after: count, to: &pending)
             elements = count + 1
+        }
+
+        /// Appends to `output` what ``element(_:)`` writes for `value` after `index` elements.
+        package static func writeElement(_ value: JSON, after index: Int, to output: inout [UInt8]) {
+            output.append(contentsOf: (index == 0 ? "[\n    " : ",\n    ").utf8)
+            value.write(to: &output, pretty: true, indent: 2)
         }
 
         package mutating func endArray() {

@@ -109,28 +109,29 @@ extension Statectl {
                 }
                 if let state { return try show(state, opening: store) }
             }
-            // Two scans of one snapshot: the first finds the count, the total and the columns'
-            // widths, the second writes the listing, a line (or a JSON object) at a time. Neither
-            // the entries nor the table are held, only the listing's bytes, which are written once
-            // the snapshot has ended: a pager left open on the output must not keep a read
-            // transaction open, which would stop the application's checkpoints (its WAL would grow
-            // for as long as the pager stays).
+            // One snapshot, read in one pass for JSON (the entries' objects gathered, then the
+            // count and total written ahead of them) and in two for the table (the first finds
+            // the columns' widths). Neither the entries nor the table's cells are held, only the
+            // listing's bytes, which are written once the snapshot has ended: a pager left open
+            // on the output must not keep a read transaction open, which would stop the
+            // application's checkpoints (its WAL would grow for as long as the pager stays).
             let json = output.json, below = prefix.map { " at or below \($0)" } ?? "", path = database.path
             let listing = try store.withSnapshot { (snapshot) throws(StateStoreError) -> GatheredOutput? in
-                var listing = EntryListing()
-                try snapshot.forEachEntry(under: prefix) { json ? listing.tally($0) : listing.measure($0) }
-                if prefix != nil, listing.count == 0, !list { return nil }
                 // Rows no restoration path can name are listed with the whole database, never hidden.
                 let invalid = prefix == nil ? try snapshot.invalidRows() : []
                 if json {
-                    return try EntryOutput.document(kind: "entries", [
+                    let (document, listing) = try EntryOutput.document(kind: "entries", { listing in [
                         ("prefix", prefix.map { .string($0.rawValue) } ?? .null),
                         ("count", .int(listing.count)),
                         ("total_bytes", .int(listing.totalBytes)),
-                    ], listing: "entries", { (visit) throws(StateStoreError) in
+                    ] }, listing: "entries", { (visit) throws(StateStoreError) in
                         try snapshot.forEachEntry(under: prefix, visit)
                     }, trailing: [("invalid_rows", .array(invalid.map(EntryOutput.json)))])
+                    return prefix != nil && listing.count == 0 && !list ? nil : document
                 }
+                var listing = EntryListing()
+                try snapshot.forEachEntry(under: prefix) { listing.measure($0) }
+                if prefix != nil, listing.count == 0, !list { return nil }
                 var text = GatheredOutput()
                 if listing.count == 0 {
                     text.appendLine("No states in \(path)\(below).")

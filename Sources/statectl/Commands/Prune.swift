@@ -104,18 +104,16 @@ extension Statectl {
             Date(timeIntervalSince1970: (date.timeIntervalSince1970 * 1000).rounded() / 1000)
         }
 
-        /// What prune prints of the states removed (or that would be): `measuring` visits them
-        /// for the count, the total and the columns' widths, then `listing` for their lines.
+        /// What prune prints of the states removed (or that would be): `listing` visits them for
+        /// their lines, after `measuring` has visited them for the table's widths (JSON needs no
+        /// first pass: the count and total are written ahead of the objects gathered).
         private func report(
             criterion: String, cutoff: Date?, prefix: RestorationPath?,
             measuring: (_ visit: (StateStore.Entry) -> Void) throws(StateStoreError) -> Void,
             listing scan: (_ visit: (StateStore.Entry) -> Void) throws(StateStoreError) -> Void
         ) throws(StateStoreError) -> GatheredOutput {
-            var listing = EntryListing()
-            let json = output.json
-            try measuring { json ? listing.tally($0) : listing.measure($0) }
-            if json {
-                return try EntryOutput.document(kind: "prune", [
+            if output.json {
+                return try EntryOutput.document(kind: "prune", { listing in [
                     ("database", .string(database.path)),
                     ("dry_run", .bool(dryRun)),
                     ("older_than", olderThan.map { .string($0.description) } ?? .null),
@@ -123,8 +121,10 @@ extension Statectl {
                     ("path_prefix", prefix.map { .string($0.rawValue) } ?? .null),
                     ("count", .int(listing.count)),
                     ("total_bytes", .int(listing.totalBytes)),
-                ], listing: "removed", scan)
+                ] }, listing: "removed", scan).document
             }
+            var listing = EntryListing()
+            try measuring { listing.measure($0) }
             var output = GatheredOutput()
             if listing.count == 0 {
                 output.appendLine("No states \(criterion) in \(database.path); nothing \(dryRun ? "would be" : "was") removed.")

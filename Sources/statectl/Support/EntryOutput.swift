@@ -23,28 +23,39 @@ enum EntryOutput {
     }
 
     /// The `--json` document of `kind` whose member `name` holds the entries `scan` visits (each
-    /// as ``json(_:)-(StateStore.Entry)`` gives it): `members` before that array, `trailing`
-    /// after it. Written an element at a time: the list's JSON value is never built.
+    /// as ``json(_:)-(StateStore.Entry)`` gives it), in one pass: the entries' objects are
+    /// gathered as they come (the list's JSON value is never built), then `members`, made from
+    /// their count and total, are written ahead of them; `trailing` after them.
     static func document<E: Error>(
-        kind: String, _ members: [(key: String, value: JSON)], listing name: String,
+        kind: String, _ members: (EntryListing) -> [(key: String, value: JSON)], listing name: String,
         _ scan: (_ visit: (StateStore.Entry) -> Void) throws(E) -> Void,
         trailing: [(key: String, value: JSON)] = []
-    ) throws(E) -> GatheredOutput {
+    ) throws(E) -> (document: GatheredOutput, listing: EntryListing) {
+        var listing = EntryListing()
+        var elements = GatheredOutput()
+        var piece: [UInt8] = []
+        try scan { entry in
+            JSON.ObjectWriter.writeElement(json(entry), after: listing.count, to: &piece)
+            listing.tally(entry)
+            if piece.count >= 1 << 16 {
+                elements.append(piece)
+                piece.removeAll(keepingCapacity: true)
+            }
+        }
+        elements.append(piece)
         var output = GatheredOutput()
         var writer = JSON.ObjectWriter()
         writer.member("schema", .int(Output.schemaVersion))
         writer.member("kind", .string(kind))
-        for (key, value) in members { writer.member(key, value) }
-        writer.beginArray(name)
-        try scan { entry in
-            writer.element(json(entry))
-            if writer.pending.count >= 1 << 16 { writer.take { output.append($0) } }
-        }
+        for (key, value) in members(listing) { writer.member(key, value) }
+        writer.beginArray(name, writtenApart: listing.count)
+        writer.take { output.append($0) }
+        output.append(contentsOf: elements)
         writer.endArray()
         for (key, value) in trailing { writer.member(key, value) }
         writer.end()
         writer.take { output.append($0) }
-        return output
+        return (output, listing)
     }
 
     /// The table of the entries `scan` visits, measured before by `listing` (``EntryListing``):

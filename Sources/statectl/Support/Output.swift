@@ -122,6 +122,13 @@ struct GatheredOutput {
         bytes.withUnsafeBufferPointer { current.append(contentsOf: $0) }
     }
 
+    /// Everything `other` gathered, after what this one has.
+    mutating func append(contentsOf other: GatheredOutput) {
+        if !current.isEmpty { pieces.append(current) }
+        pieces += other.pieces
+        current = other.current
+    }
+
     /// `text` and a newline.
     mutating func appendLine(_ text: String) {
         append(Array(text.utf8))
