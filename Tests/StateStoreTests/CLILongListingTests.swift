@@ -85,4 +85,38 @@ import Testing
             #expect(large.kilobytes - small.kilobytes < allowed, "\(command): \(small.kilobytes) KiB for 1,000 states, \(large.kilobytes) KiB for 40,000, \(text.utf8.count / 1024) KiB listed")
         }
     }
+
+    /// A listing read by a pager that stops reading (`statectl inspect | less`, left open): the
+    /// listing is printed after its read transaction ended, so the application beside it can
+    /// still checkpoint its WAL back to nothing while `statectl` waits to write the rest.
+    @Test func aListingNobodyReadsDoesNotHoldBackTheApplicationsCheckpoints() throws {
+        let folder = TemporaryFolder()
+        let db = try Self.database(folder, states: 20_000)
+        // The application, open, with a commit in its WAL when the listing begins.
+        let app = try StateStore(path: db)
+        try app.save(["edit": 1], for: "list/edited")
+        let (process, pipe) = try CLI.start(CLI.executable, ["inspect", "--db", db])
+        defer {
+            if process.isRunning { process.terminate() }
+            process.waitUntilExit()
+        }
+        // The first bytes, then time to fill the pipe (2 MB of listing, 64 KiB of pipe) and block.
+        let first = pipe.fileHandleForReading.readData(ofLength: 1)
+        #expect(first == Data("P".utf8))
+        usleep(300_000)
+        #expect(process.isRunning, "statectl should wait for its reader")
+        try app.save(["edit": 2], for: "list/edited")
+        // A reader still in a read transaction on the WAL makes a truncating checkpoint busy (1).
+        let checkpoint = try CLI.tool("sqlite3", [db, "PRAGMA wal_checkpoint(TRUNCATE);"])
+        #expect(checkpoint == "0|0|0\n", "busy|frames|checkpointed: \(checkpoint)")
+        let rest = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        let listing = String(decoding: first + rest, as: UTF8.self)
+        #expect(listing.contains("\n20001 states, ") && listing.hasSuffix(" in \(db)\n"))
+        // One snapshot, taken before the second edit: the edited row at its first generation.
+        let edited = try #require(listing.split(separator: "\n").first { $0.hasPrefix("list/edited ") })
+        let fields = edited.split(separator: " ")  // ..., GENERATION, date, time
+        #expect(fields[fields.count - 3] == "1", "\(edited)")
+    }
 }
