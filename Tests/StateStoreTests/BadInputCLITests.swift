@@ -67,6 +67,15 @@ import Testing
         #expect(try Self.shell("\"$STATECTL\" inspect --db '\(db)' >&-; echo $?").output == "1\n")
         #expect(try Self.shell("\"$STATECTL\" inspect --db '\(db)' 2>&1 >&- | head -1").output.hasPrefix("statectl: cannot write the output"))
         #expect(try Self.shell("\"$STATECTL\" export --db '\(db)' >/dev/full; echo $?").output == "1\n")
+        for listing in ["inspect", "inspect --json", "prune --older-than 0s --dry-run"] {
+            #expect(try Self.shell("\"$STATECTL\" \(listing) --db '\(db)' 2>&1 >/dev/full; echo $?").output
+                == "statectl: cannot write the output: No space left on device.\n1\n", "\(listing)")
+            #expect(try Self.shell("\"$STATECTL\" \(listing) --db '\(db)' | head -c 1 >/dev/null; echo ${PIPESTATUS[0]}").output == "0\n", "\(listing)")
+        }
+        // A prune whose list cannot be written has still removed the states: it says so.
+        let pruned = try Self.shell("\"$STATECTL\" prune --older-than 0s --db '\(db)' 2>&1 >/dev/full; echo $?").output
+        #expect(pruned.hasPrefix("statectl: The states were removed and the removal committed") && pruned.hasSuffix("No space left on device.\n1\n"), "\(pruned)")
+        #expect(try StateStore(path: db).entries().isEmpty)
         // A reader that left is not a failure, and SIGPIPE does not end the process.
         #expect(try Self.shell("\"$STATECTL\" export --db '\(db)' | true; echo ${PIPESTATUS[0]}").output == "0\n")
         #expect(try Self.shell("\"$STATECTL\" monitor --once >&- 2>&- <&-; echo $?").output == "0\n")

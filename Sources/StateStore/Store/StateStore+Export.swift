@@ -221,11 +221,7 @@ extension StateStore.WriteTransaction {
     /// Visits the entries ``removeEntries(in:visiting:)`` would remove now, in its order, and
     /// removes nothing: with it in the same transaction, a listing's first pass.
     package func forEachEntry(in selection: Selection, _ visit: (StateStore.Entry) -> Void) throws(StateStoreError) {
-        let statement = try select(selection)
-        defer { statement.reset() }
-        while try statement.step() {
-            if let entry = StateStore.Entry(row: statement, from: 1) { visit(entry) }
-        }
+        try StateStore.Entry.forEach(in: select(selection), from: 1, visit)
     }
 
     /// Removes the selection's states (never a row whose path is invalid: those are listed, and

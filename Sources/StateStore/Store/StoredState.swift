@@ -138,11 +138,11 @@ extension StateStore.Entry {
         return entries
     }
 
-    /// ``all(from:)`` one entry at a time.
-    static func forEach(in statement: Statement, _ visit: (StateStore.Entry) -> Void) throws(StateStoreError) {
+    /// ``all(from:)`` one entry at a time, ``columns`` from column `first`; resets the statement.
+    static func forEach(in statement: Statement, from first: Int32 = 0, _ visit: (StateStore.Entry) -> Void) throws(StateStoreError) {
         defer { statement.reset() }
         while try statement.step() {
-            if let entry = StateStore.Entry(row: statement, from: 0) { visit(entry) }
+            if let entry = StateStore.Entry(row: statement, from: first) { visit(entry) }
         }
     }
 

@@ -73,6 +73,8 @@ extension Statectl {
                 report = try store.withSnapshot { (snapshot) throws(StateStoreError) -> GatheredOutput in
                     let limit = cutoff.map(Self.wholeMilliseconds)
                     let selected = { (entry: StateStore.Entry) in limit.map { entry.updatedAt < $0 } ?? true }
+                    // The same scan twice, written out: a closure kept in a constant cannot
+                    // capture the borrowed snapshot (Swift 6.3's compiler crashes on it).
                     return try self.report(criterion: criterion, cutoff: cutoff, prefix: prefix, measuring: { (visit) throws(StateStoreError) in
                         try snapshot.forEachEntry(under: prefix) { if selected($0) { visit($0) } }
                     }, listing: { (visit) throws(StateStoreError) in
@@ -94,7 +96,7 @@ extension Statectl {
                     })
                 }
             }
-            try report.write()
+            try report.write(done: dryRun ? nil : "The states were removed and the removal committed (do not run the command again; `statectl inspect` shows what is left)")
             if !output.json { noteInvalidRowsKept() }
         }
 

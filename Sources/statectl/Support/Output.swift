@@ -137,11 +137,16 @@ struct GatheredOutput {
 
     /// Writes everything gathered to stdout. Output that does not arrive (a full disk, a closed
     /// stdout) is an error, as for everything `statectl` prints; a reader that left (`| head`) is not.
-    func write() throws {
+    /// `done`, when given, says what the command did before its output failed (a removal
+    /// committed), so the message does not read as though nothing changed.
+    func write(done: String? = nil) throws {
         for piece in pieces + [current] {
             let failure = Output.standardOutput(piece)
             if failure == EPIPE { return }
-            if failure != 0 { throw CLIError(message: "cannot write the output: \(String(cString: strerror(failure)))") }
+            if failure != 0 {
+                let reason = String(cString: strerror(failure))
+                throw CLIError(message: done.map { "\($0), but its list could not be written: \(reason)" } ?? "cannot write the output: \(reason)")
+            }
         }
     }
 }
