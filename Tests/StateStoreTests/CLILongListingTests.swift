@@ -2,9 +2,10 @@ import Foundation
 import StateStore
 import Testing
 
-/// `statectl inspect` and `prune` over many states, run as the built binary: their
-/// listings are made from two scans of the database, so the process's memory grows by the
-/// listing's own bytes, not by the entries and the table it was made from.
+/// `statectl inspect`, `prune` and `export` over many states, run as the built binary: their
+/// listings and documents are made from scans of the database, a row at a time, so the
+/// process's memory grows by the output's own bytes, not by the entries, states and values it
+/// was made from.
 @Suite(.timeLimit(.minutes(10))) struct CLILongListingTests {
     /// A database of `count` states at `list/item00000` …, each a few bytes.
     static func database(_ folder: TemporaryFolder, states count: Int) throws -> String {
@@ -48,7 +49,7 @@ import Testing
         let folder = TemporaryFolder()
         let few = try Self.database(folder, states: 1_000)
         let many = try Self.database(folder, states: 40_000)
-        for command in [["inspect"], ["inspect", "--json"], ["prune", "--older-than", "0s", "--dry-run"], ["prune", "--older-than", "0s"]] {
+        for command in [["inspect"], ["inspect", "--json"], ["prune", "--older-than", "0s", "--dry-run"], ["prune", "--older-than", "0s"], ["export"]] {
             // A real prune empties its file: it runs on copies.
             let removes = command == ["prune", "--older-than", "0s"]
             let copies = removes ? try [few, many].map { original in
@@ -63,7 +64,15 @@ import Testing
             #expect(large.status == 0, "\(command)")
             let text = large.stdout
             // Every state is listed, in path order, and counted.
-            if command.contains("--json") {
+            if command == ["export"] {
+                let document = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+                #expect(document["state_count"] as? Int == 40_000)
+                let states = try #require(document["states"] as? [[String: Any]])
+                #expect(states.count == 40_000)
+                #expect(states.first?["path"] as? String == "list/item00000")
+                #expect(states.last?["path"] as? String == "list/item39999")
+                #expect(try StateExport(decoding: Data(text.utf8)).states.count == 40_000)
+            } else if command.contains("--json") {
                 let document = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
                 #expect(document["count"] as? Int == 40_000)
                 let entries = try #require(document["entries"] as? [[String: Any]])
@@ -79,7 +88,8 @@ import Testing
             }
             if removes { #expect(try StateStore(path: copies[1]).entries().isEmpty) }
             // Holding the entries and the table took about ten times the listing's own bytes
-            // (35-41 MiB here); scanned twice, the listing costs its bytes and a few pages of
+            // (35-41 MiB here), and holding every state, the document and its parsed value about
+            // five times the document's; scanned, the output costs its bytes and a few pages of
             // SQLite's cache.
             let allowed = text.utf8.count / 1024 + 4 * 1024
             #expect(large.kilobytes - small.kilobytes < allowed, "\(command): \(small.kilobytes) KiB for 1,000 states, \(large.kilobytes) KiB for 40,000, \(text.utf8.count / 1024) KiB listed")

@@ -86,9 +86,70 @@ import Testing
         for document in documents {
             let written = try document.encoded()
             #expect(written == Data(document.json.serializedBytes(pretty: true) + [UInt8(ascii: "\n")]))
-            #expect(document.serialized(limit: written.count) == (written, written.count))
-            #expect(document.serialized(limit: written.count - 1) == (nil, written.count))
-            #expect(document.serialized(limit: 10) == (nil, written.count))
+            #expect(try document.encoded(limit: written.count) == written)
+            // Over the limit, the whole document is still counted.
+            for limit in [written.count - 1, 10] {
+                #expect(throws: StateExport.ExportError.documentTooLarge(byteCount: written.count, limit: limit)) {
+                    try document.encoded(limit: limit)
+                }
+            }
+        }
+    }
+
+    /// What `statectl export` writes: the document read from the store a state at a time,
+    /// byte for byte what the export's value encodes, and counted as it is written.
+    @Test func theDocumentWrittenFromTheStoreIsTheOneTheExportEncodes() throws {
+        let clear = try populatedStore()
+        #expect(try clear.quarantine("tricky/floats", reason: "for the record"))
+        let keyring = StateKeyring(try testKey(5))
+        let sealed = try StateStore(path: folder.file("sealed.sqlite"), options: .init(sealer: keyring))
+        try sealed.save(["secret": "s3cret"], for: "vault/note")
+        try sealed.save(encoded: Data(repeating: 9, count: 100), encoding: .binary, typeName: "B", version: 0, for: "vault/binary")
+        let exportedAt = Date(timeIntervalSince1970: 1_767_323_045.678)
+        for (store, unsealed) in [(clear, false), (sealed, false), (sealed, true), (try StateStore.inMemory(), false)] {
+            let export = try StateExport(store: store, exportedAt: exportedAt, unsealed: unsealed)
+            let expected = try export.encoded()
+            var pieces: [[UInt8]] = []
+            let written = try StateExport.write(
+                store: store, maximumStateSize: StateStore.Options().maximumStateSize, exportedAt: exportedAt, unsealed: unsealed
+            ) { pieces.append(Array($0)) }
+            #expect(Data(pieces.joined()) == expected)
+            // A piece per state, besides the header's, the end's and the quarantine's.
+            #expect(pieces.count >= export.states.count + 2)
+            #expect(written.stateCount == export.states.count)
+            #expect(written.stateBytes == export.states.reduce(0) { $0 + $1.bytes.count })
+            #expect(written.sealedCount == export.states.filter(\.isSealed).count)
+            #expect(written.byteCount == expected.count)
+        }
+
+        // Over the limit once written: refused with the bytes written until then, and no more
+        // handed on than the limit.
+        let full = try StateExport(store: clear).encoded().count
+        var handedOn = 0
+        do {
+            _ = try StateExport.write(store: clear, maximumStateSize: 1 << 20, unsealed: false, limit: full - 200) { handedOn += $0.count }
+            Issue.record("a document over its limit was written")
+        } catch {
+            guard case .documentTooLarge(let byteCount, let limit) = error else { Issue.record("\(error)"); return }
+            #expect(limit == full - 200)
+            #expect(byteCount > limit && byteCount <= full)
+            #expect(handedOn <= limit)
+        }
+        // Over it by the rows' listing alone: refused before a state is read.
+        let smallest = StateExport.minimumByteCount(of: try clear.entries(), unsealed: false)
+        #expect(throws: StateExport.ExportError.documentTooLarge(byteCount: smallest, limit: smallest - 1)) {
+            try StateExport.write(store: clear, maximumStateSize: 1 << 20, unsealed: false, limit: smallest - 1) { _ in }
+        }
+
+        // A row whose checksum fails is named, as the decoder names it.
+        try rawSQL(folder.file("source.sqlite"), "UPDATE states SET checksum = checksum + 1 WHERE path = 'tricky/loose'")
+        #expect(throws: StateExport.ExportError.notImportable(.init(.checksumMismatch, stateIndex: 7, statePath: "tricky/loose"))) {
+            try StateExport.write(store: clear, maximumStateSize: 1 << 20, unsealed: false) { _ in }
+        }
+        // An update time the document cannot carry: every such row named, none read.
+        try rawSQL(folder.file("source.sqlite"), "UPDATE states SET updated_at = -100000000000000 WHERE path IN ('root/inbox', 'tricky/deep')")
+        #expect(throws: StateExport.ExportError.timesOutOfRange(["root/inbox", "tricky/deep"])) {
+            try StateExport.write(store: clear, maximumStateSize: 1 << 20, unsealed: false) { _ in }
         }
     }
 

@@ -21,7 +21,6 @@ extension StateExport {
     /// - Throws: ``DocumentError``, whose ``DocumentError/problem`` says what is wrong and whose
     ///   ``DocumentError/stateIndex`` says in which state.
     public init(decoding data: Data, maximumStateSize: Int = StateStore.Options().maximumStateSize) throws(DocumentError) {
-        typealias Problem = DocumentError.Problem
         guard data.count <= Self.maximumByteCount else {
             throw DocumentError(.documentTooLarge(byteCount: data.count, limit: Self.maximumByteCount))
         }
@@ -31,20 +30,7 @@ extension StateExport {
         } catch {
             throw DocumentError(.malformedJSON(reason: error.message, line: error.line, column: error.column))
         }
-        guard case .object = document else { throw DocumentError(.topLevelNotAnObject(kind: document.kindName)) }
-        guard let format = document["schema"].flatMap(Self.integer) else { throw DocumentError(.missingFormat) }
-        guard document["kind"].flatMap(Self.string) == "export" else { throw DocumentError(.notAnExport) }
-        guard format >= 1 else { throw DocumentError(.invalidFormat(format)) }
-        guard format <= Self.currentFormat else {
-            throw DocumentError(.formatTooNew(found: format, supported: Self.currentFormat))
-        }
-        guard let databaseSchema = document["database_schema_version"].flatMap(Self.integer) else {
-            throw DocumentError(.missingDatabaseSchemaVersion)
-        }
-        guard databaseSchema >= 0 else { throw DocumentError(.invalidDatabaseSchemaVersion(databaseSchema)) }
-        guard databaseSchema <= StateStore.latestSchemaVersion else {
-            throw DocumentError(.databaseSchemaTooNew(found: databaseSchema, supported: StateStore.latestSchemaVersion))
-        }
+        let databaseSchema = try Self.checkHeader(of: document)
         guard case .array(let items)? = document["states"] else { throw DocumentError(.missingStates) }
 
         var states: [StoredState] = []
@@ -73,13 +59,33 @@ extension StateExport {
         if case .array(let carried)? = document["quarantine"] { decodedQuarantineCount = carried.count }
     }
 
+    /// Checks the document's own members (all but its states) as a decoder does; returns its
+    /// `database_schema_version`.
+    static func checkHeader(of document: JSON) throws(DocumentError) -> Int {
+        guard case .object = document else { throw DocumentError(.topLevelNotAnObject(kind: document.kindName)) }
+        guard let format = document["schema"].flatMap(Self.integer) else { throw DocumentError(.missingFormat) }
+        guard document["kind"].flatMap(Self.string) == "export" else { throw DocumentError(.notAnExport) }
+        guard format >= 1 else { throw DocumentError(.invalidFormat(format)) }
+        guard format <= Self.currentFormat else {
+            throw DocumentError(.formatTooNew(found: format, supported: Self.currentFormat))
+        }
+        guard let databaseSchema = document["database_schema_version"].flatMap(Self.integer) else {
+            throw DocumentError(.missingDatabaseSchemaVersion)
+        }
+        guard databaseSchema >= 0 else { throw DocumentError(.invalidDatabaseSchemaVersion(databaseSchema)) }
+        guard databaseSchema <= StateStore.latestSchemaVersion else {
+            throw DocumentError(.databaseSchemaTooNew(found: databaseSchema, supported: StateStore.latestSchemaVersion))
+        }
+        return databaseSchema
+    }
+
     /// What is wrong with one state; ``init(decoding:maximumStateSize:)`` adds where it is.
-    private struct StateProblem: Error {
+    struct StateProblem: Error {
         var problem: DocumentError.Problem
     }
 
     /// One element of `"states"`.
-    private static func state(_ item: JSON, maximumStateSize: Int) throws(StateProblem) -> StoredState {
+    static func state(_ item: JSON, maximumStateSize: Int) throws(StateProblem) -> StoredState {
         func refuse(_ problem: DocumentError.Problem) -> StateProblem { StateProblem(problem: problem) }
         guard case .object = item else { throw refuse(.stateNotAnObject(kind: item.kindName)) }
         guard let rawPath = item["path"].flatMap(string) else { throw refuse(.missingPath) }
@@ -152,12 +158,12 @@ extension StateExport {
         )
     }
 
-    private static func integer(_ value: JSON) -> Int? {
+    static func integer(_ value: JSON) -> Int? {
         guard case .number(let text) = value else { return nil }
         return Int(text)
     }
 
-    private static func string(_ value: JSON) -> String? {
+    static func string(_ value: JSON) -> String? {
         guard case .string(let text) = value else { return nil }
         return text
     }

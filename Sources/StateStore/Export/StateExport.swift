@@ -109,7 +109,7 @@ public struct StateExport: Sendable, Hashable {
         self.exportedAt = exportedAt
     }
 
-    /// Every state in `store`, sorted by path; the states themselves are read in one snapshot.
+    /// Every state in `store`, sorted by path, and its quarantined rows, read in one snapshot.
     ///
     /// Rows the document could not carry, or that a decoder would refuse, are named before any
     /// bytes are read: rows whose path is not a valid ``RestorationPath`` (written outside the
@@ -132,45 +132,21 @@ public struct StateExport: Sendable, Hashable {
         exportedAt: Date = Date(),
         unsealed: Bool = false
     ) throws(ExportError) {
-        try self.init(store: store, listed: nil, maximumStateSize: maximumStateSize, exportedAt: exportedAt, unsealed: unsealed)
-    }
-
-    /// ``init(store:maximumStateSize:exportedAt:unsealed:)`` with the store's entries when the
-    /// caller listed them already (`statectl export`, for ``minimumByteCount(of:unsealed:)``).
-    package init(
-        store: StateStore, listed: [StateStore.Entry]?, maximumStateSize: Int, exportedAt: Date = Date(), unsealed: Bool
-    ) throws(ExportError) {
-        func read<T>(_ body: () throws(StateStoreError) -> T) throws(ExportError) -> T {
-            do { return try body() } catch { throw .store(error) }
-        }
-        let invalid = try read { () throws(StateStoreError) in try store.invalidRows() }
-        if !invalid.isEmpty { throw .invalidRows(invalid) }
-        let entries: [StateStore.Entry]
-        if let listed { entries = listed } else { entries = try read { () throws(StateStoreError) in try store.entries() } }
-        let oversize = entries.filter { $0.byteCount > maximumStateSize }
-        if !oversize.isEmpty { throw .statesTooLarge(oversize, limit: maximumStateSize) }
-        var states = try read { () throws(StateStoreError) in try store.states(maximumSize: maximumStateSize) }
-        if unsealed {
-            for index in states.indices where states[index].isSealed {
-                guard states[index].checksumIsValid else { throw .store(.checksumMismatch(path: states[index].path)) }
-                states[index].bytes = try read { () throws(StateStoreError) in try store.plaintext(of: states[index]) }
-                states[index].keyID = nil
-                states[index].checksum = Checksum.stored(states[index].bytes)
-            }
-        }
-        self.init(
-            states: states,
-            databaseSchemaVersion: store.schemaVersion,
-            exportedAt: exportedAt
+        var states: [StoredState] = []
+        let quarantine = try Self.read(
+            store, maximumStateSize: maximumStateSize, unsealed: unsealed, documentLimit: nil,
+            begin: { states.reserveCapacity($0) },
+            visit: { states.append($0); return true }
         )
-        quarantine = try read { () throws(StateStoreError) in try store.quarantinedStates(maximumSize: maximumStateSize) }
-            .map { QuarantineEntry(state: $0.state, byteCount: $0.byteCount) }
+        self.init(states: states, databaseSchemaVersion: store.schemaVersion, exportedAt: exportedAt)
+        self.quarantine = quarantine
     }
 
     /// The document as UTF-8 JSON, pretty-printed with two-space indents and ending in a newline.
     ///
-    /// The result is checked with ``init(decoding:maximumStateSize:)`` (with a state size limit
-    /// as large as the document's), so what this returns is a document a decoder accepts.
+    /// Each part of it is checked as it is written, as ``init(decoding:maximumStateSize:)``
+    /// (with a state size limit as large as the document's) checks a whole document, so what
+    /// this returns is a document a decoder accepts.
     ///
     /// - Throws: ``ExportError/timesOutOfRange(_:)`` for update times ISO 8601 cannot write with
     ///   a four-digit year, ``ExportError/documentTooLarge(byteCount:limit:)`` over
@@ -178,59 +154,24 @@ public struct StateExport: Sendable, Hashable {
     ///   decoder would refuse (a checksum that does not match, a duplicate path, a type name
     ///   with a control character, a version or generation out of range).
     public func encoded() throws(ExportError) -> Data {
+        try encoded(limit: Self.maximumByteCount)
+    }
+
+    /// ``encoded()`` with a document limit of `limit` bytes. A document over it is counted to
+    /// its end, not held: ``ExportError/documentTooLarge(byteCount:limit:)`` gives its length.
+    package func encoded(limit: Int) throws(ExportError) -> Data {
         let undated = states.filter { !TextFormat.isRepresentable($0.updatedAt) }
         if !undated.isEmpty { throw .timesOutOfRange(undated.map(\.path)) }
-        let (written, byteCount) = serialized(limit: Self.maximumByteCount)
-        guard let data = written else {
-            throw .documentTooLarge(byteCount: byteCount, limit: Self.maximumByteCount)
-        }
-        do {
-            _ = try StateExport(decoding: data, maximumStateSize: Self.maximumByteCount)
-        } catch {
-            throw .notImportable(error)
-        }
-        return data
-    }
-
-    /// The document ``encoded()`` writes (``json`` pretty-printed, and a newline), written a
-    /// state at a time, and its length; `nil` for a document longer than `limit` bytes, whose
-    /// bytes are counted and dropped once it is over: it is never held whole, nor its JSON value built.
-    package func serialized(limit: Int) -> (data: Data?, byteCount: Int) {
         var output: [UInt8] = []
         output.reserveCapacity(min(limit, 64 + states.reduce(0) { $0 + 320 + $1.bytes.count }))
-        var byteCount = 0
-        writeDocument { bytes in
-            byteCount += bytes.count
-            if byteCount <= limit {
-                output.append(contentsOf: bytes)
-            } else if !output.isEmpty {
-                output = []
-            }
-        }
-        return (byteCount <= limit ? Data(output) : nil, byteCount)
-    }
-
-    /// Hands the pretty-printed document (``json`` as ``JSON/serializedBytes(pretty:sortKeys:)``
-    /// writes it, then a newline) to `sink` in pieces, each state's object one piece.
-    private func writeDocument(_ sink: (borrowing [UInt8]) -> Void) {
-        var writer = JSON.ObjectWriter()
-        for (name, value) in headerMembers { writer.member(name, value) }
-        writer.beginArray("states")
-        for state in states {
-            writer.element(Self.json(state))
-            writer.take(sink)
-        }
-        writer.endArray()
-        if !quarantine.isEmpty {
-            writer.beginArray("quarantine")
-            for state in quarantine {
-                writer.element(Self.json(state))
-                writer.take(sink)
-            }
-            writer.endArray()
-        }
-        writer.end()
-        writer.take(sink)
+        func sink(_ bytes: borrowing [UInt8]) { bytes.withUnsafeBufferPointer { output.append(contentsOf: $0) } }
+        var document = try DocumentWriter(
+            databaseSchemaVersion: databaseSchemaVersion, exportedAt: exportedAt, stateCount: states.count, limit: limit, to: sink
+        )
+        for state in states { try document.add(state, to: sink) }
+        try document.finish(quarantine: quarantine, to: sink)
+        if document.isOverLimit { throw .documentTooLarge(byteCount: document.byteCount, limit: limit) }
+        return Data(output)
     }
 
     /// A lower bound on the bytes ``encoded()`` would write for `entries`, from their listing
@@ -240,27 +181,33 @@ public struct StateExport: Sendable, Hashable {
     /// nothing, nor do a sealed state's when it is written clear (`unsealed`), as its plaintext
     /// may be JSON.
     package static func minimumByteCount(of entries: [StateStore.Entry], unsealed: Bool) -> Int {
-        entries.reduce(128) { total, entry in
-            let sealed = unsealed ? 0 : entry.keyID.map { $0.utf8.count + 4 * ((entry.byteCount + 2) / 3) } ?? 0
-            return total + 240 + entry.path.rawValue.utf8.count + entry.typeName.utf8.count + sealed
-        }
+        entries.reduce(minimumDocumentByteCount) { $0 + minimumByteCount(of: $1, unsealed: unsealed) }
+    }
+
+    /// The least a document with no state takes.
+    static let minimumDocumentByteCount = 128
+
+    /// The least `entry`'s state adds to a document (``minimumByteCount(of:unsealed:)``).
+    static func minimumByteCount(of entry: StateStore.Entry, unsealed: Bool) -> Int {
+        let sealed = unsealed ? 0 : entry.keyID.map { $0.utf8.count + 4 * ((entry.byteCount + 2) / 3) } ?? 0
+        return 240 + entry.path.rawValue.utf8.count + entry.typeName.utf8.count + sealed
     }
 
     /// The document's members before `states`, in the order ``encoded()`` writes them.
-    private var headerMembers: [(key: String, value: JSON)] {
+    static func headerMembers(databaseSchemaVersion: Int, exportedAt: Date?, stateCount: Int) -> [(key: String, value: JSON)] {
         var members: [(key: String, value: JSON)] = [
             ("schema", .int(Self.currentFormat)),
             ("kind", .string("export")),
             ("database_schema_version", .int(databaseSchemaVersion)),
         ]
         if let exportedAt { members.append(("exported_at", .string(TextFormat.iso8601(exportedAt)))) }
-        members.append(("state_count", .int(states.count)))
+        members.append(("state_count", .int(stateCount)))
         return members
     }
 
     /// The document as a JSON value, members in the order ``encoded()`` writes them.
     package var json: JSON {
-        var members = headerMembers
+        var members = Self.headerMembers(databaseSchemaVersion: databaseSchemaVersion, exportedAt: exportedAt, stateCount: states.count)
         members.append(("states", .array(states.map(Self.json))))
         if !quarantine.isEmpty { members.append(("quarantine", .array(quarantine.map(Self.json)))) }
         return .object(members)

@@ -44,29 +44,34 @@ extension StateStore {
     /// `maximumSize` comes without its bytes (they are not read), so a huge row another tool
     /// wrote costs no memory.
     func quarantinedStates(maximumSize: Int?) throws(StateStoreError) -> [(state: QuarantinedState, byteCount: Int)] {
-        try withConnection { (connection) throws(StateStoreError) -> [(state: QuarantinedState, byteCount: Int)] in
-            let statement = try connection.cached("""
-                SELECT id, path, type_name, version, generation, encoding, checksum, updated_at,
-                       reason, quarantined_at, CASE WHEN length(bytes) <= ?1 THEN bytes END, length(bytes), key_id
-                FROM quarantine ORDER BY id DESC
-                """)
-            defer { statement.reset() }
-            statement.bind(Int64(maximumSize ?? Int.max), at: 1)
-            var result: [(state: QuarantinedState, byteCount: Int)] = []
-            while try statement.step() {
-                guard let path = try? RestorationPath(validating: statement.string(1)) else { continue }
-                result.append((QuarantinedState(
-                    id: statement.int64(0), path: path, typeName: statement.string(2),
-                    version: statement.int(3), generation: statement.int64(4),
-                    encoding: StateEncoding(rawValue: statement.string(5)) ?? .binary,
-                    checksum: statement.int64(6), updatedAt: Date(storedMilliseconds: statement.int64(7)),
-                    reason: statement.string(8), quarantinedAt: Date(storedMilliseconds: statement.int64(9)),
-                    bytes: statement.isNull(10) ? Data() : try statement.data(10),
-                    keyID: statement.isNull(12) ? nil : statement.string(12), byteCount: statement.int(11)
-                ), statement.int(11)))
-            }
-            return result
+        try withConnection { (connection) throws(StateStoreError) in try connection.quarantinedStates(maximumSize: maximumSize) }
+    }
+}
+
+extension Connection {
+    /// See ``StateStore/quarantinedStates(maximumSize:)``.
+    func quarantinedStates(maximumSize: Int?) throws(StateStoreError) -> [(state: StateStore.QuarantinedState, byteCount: Int)] {
+        let statement = try cached("""
+            SELECT id, path, type_name, version, generation, encoding, checksum, updated_at,
+                   reason, quarantined_at, CASE WHEN length(bytes) <= ?1 THEN bytes END, length(bytes), key_id
+            FROM quarantine ORDER BY id DESC
+            """)
+        defer { statement.reset() }
+        statement.bind(Int64(maximumSize ?? Int.max), at: 1)
+        var result: [(state: StateStore.QuarantinedState, byteCount: Int)] = []
+        while try statement.step() {
+            guard let path = try? RestorationPath(validating: statement.string(1)) else { continue }
+            result.append((StateStore.QuarantinedState(
+                id: statement.int64(0), path: path, typeName: statement.string(2),
+                version: statement.int(3), generation: statement.int64(4),
+                encoding: StateEncoding(rawValue: statement.string(5)) ?? .binary,
+                checksum: statement.int64(6), updatedAt: Date(storedMilliseconds: statement.int64(7)),
+                reason: statement.string(8), quarantinedAt: Date(storedMilliseconds: statement.int64(9)),
+                bytes: statement.isNull(10) ? Data() : try statement.data(10),
+                keyID: statement.isNull(12) ? nil : statement.string(12), byteCount: statement.int(11)
+            ), statement.int(11)))
         }
+        return result
     }
 }
 

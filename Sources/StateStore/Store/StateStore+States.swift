@@ -195,6 +195,24 @@ extension StateStore {
         package func invalidRows() throws(StateStoreError) -> [StateStore.InvalidRow] {
             try connection.invalidRows()
         }
+
+        /// Visits the states ``StateStore/states(under:maximumSize:)`` returns, in its order, one
+        /// at a time, none kept; stops when `visit` returns `false`.
+        package func forEachState(maximumSize: Int, _ visit: (StoredState) -> Bool) throws(StateStoreError) {
+            let statement = try connection.selectStates("path, " + StoredState.columns, under: nil, cached: true)
+            defer { statement.reset() }
+            statement.bind(maximumSize, at: 9)
+            while try statement.step() {
+                guard case .success(let path) = RestorationPath.stored(in: statement, column: 0) else { continue }
+                guard visit(try StoredState(path: path, row: statement, from: 1, limit: maximumSize)) else { return }
+            }
+        }
+
+        /// What ``StateStore/quarantinedStates()`` lists, with each row's length; a row over
+        /// `maximumSize` bytes comes without its bytes.
+        package func quarantinedStates(maximumSize: Int) throws(StateStoreError) -> [(state: StateStore.QuarantinedState, byteCount: Int)] {
+            try connection.quarantinedStates(maximumSize: maximumSize)
+        }
     }
 
     // MARK: Removing

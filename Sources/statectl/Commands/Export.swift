@@ -63,35 +63,28 @@ extension Statectl {
             // `statectl import` would take the whole document.
             let target = try output.map { (path) throws(CLIError) in try OutputTarget(path, protecting: database.path) }
             let store = try database.openReadOnly(sealer: try key.keyring())
-            let export: StateExport
-            let data: Data
-            // Refused from the listing when even the smallest document these rows could make is
-            // over import's limit: no state is read (1,000,000 states of 1 KB would otherwise be
-            // read whole, and their document begun, before the refusal).
-            let entries = try store.entries()
-            let atLeast = StateExport.minimumByteCount(of: entries, unsealed: clear)
-            if atLeast > StateExport.maximumByteCount {
-                throw CLIError(message: "The document would be at least \(Format.bytes(atLeast)), over the \(Format.bytes(StateExport.maximumByteCount)) import accepts; export part of the states (`statectl prune` others in a copy), or keep large data outside the store. Nothing was exported.")
-            }
+            // Read from one snapshot a state at a time, the document gathered (it is at most
+            // import's limit) and written once it is whole and checked: nothing is written unless
+            // import would take all of it, and a reader that stalls does not hold the snapshot.
+            var document = GatheredOutput()
+            let written: StateExport.Written
             do {
-                export = try StateExport(store: store, listed: entries, maximumStateSize: maximumStateSize, unsealed: clear)
-                data = try export.encoded()
+                written = try StateExport.write(store: store, maximumStateSize: maximumStateSize, unsealed: clear) { document.append($0) }
             } catch {
                 throw CLIError.exporting(error, limit: limit.maximumStateSize)
             }
             guard let target else {
-                let failure = Output.standardOutput(data)
+                fflush(nil)
+                let failure = document.write(to: STDOUT_FILENO)
                 // A reader that left (`| head`) is not a failure; a full disk or a closed stdout is.
                 if failure != 0 && failure != EPIPE {
                     throw CLIError(message: "Cannot write the document to stdout: \(String(cString: strerror(failure))). The export is incomplete.")
                 }
                 return
             }
-            try target.write(data)
-            let total = export.states.reduce(0) { $0 + $1.bytes.count }
-            let sealed = export.states.filter(\.isSealed).count
-            print("Exported \(export.states.count) \(export.states.count == 1 ? "state" : "states") (\(Format.bytes(total))) to \(target.path)."
-                  + (sealed > 0 ? " \(sealed) of them are sealed, as stored." : ""))
+            try target.write(document)
+            print("Exported \(written.stateCount) \(written.stateCount == 1 ? "state" : "states") (\(Format.bytes(written.stateBytes))) to \(target.path)."
+                  + (written.sealedCount > 0 ? " \(written.sealedCount) of them are sealed, as stored." : ""))
         }
     }
 }
@@ -182,12 +175,12 @@ struct OutputTarget {
         return String(cString: real) + "/" + (path as NSString).lastPathComponent
     }
 
-    func write(_ data: Data) throws(CLIError) {
+    func write(_ document: GatheredOutput) throws(CLIError) {
         switch kind {
         case .replace:
-            try AtomicFile.write(data, to: resolved)
+            try AtomicFile.write(document, to: resolved)
         case .descriptor(let descriptor):
-            let failure = Output.write(data, to: descriptor)
+            let failure = document.write(to: descriptor)
             if failure != 0 { throw CLIError(message: "Cannot write \(path): \(String(cString: strerror(failure))). The document is incomplete.") }
         case .writeThrough:
             let descriptor = open(resolved, O_WRONLY | O_CLOEXEC | O_NOCTTY)
@@ -195,7 +188,7 @@ struct OutputTarget {
                 throw CLIError(message: "Cannot write \(path): \(String(cString: strerror(errno))).")
             }
             defer { close(descriptor) }
-            let failure = Output.write(data, to: descriptor)
+            let failure = document.write(to: descriptor)
             if failure != 0 { throw CLIError(message: "Cannot write \(path): \(String(cString: strerror(failure))). The document is incomplete.") }
         }
     }
@@ -203,7 +196,7 @@ struct OutputTarget {
 
 /// Writes a file so that readers see the old contents or the new, never a part.
 enum AtomicFile {
-    static func write(_ data: Data, to path: String, mode: mode_t = 0o600) throws(CLIError) {
+    static func write(_ document: GatheredOutput, to path: String, mode: mode_t = 0o600) throws(CLIError) {
         let url = URL(fileURLWithPath: path)
         let folder = url.deletingLastPathComponent().path
         var template = Array("\(folder)/.\(url.lastPathComponent).tmp-XXXXXX".utf8CString)
@@ -214,18 +207,8 @@ enum AtomicFile {
         let temporary = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         var failure: String?
         fchmod(descriptor, mode)
-        data.withUnsafeBytes { raw in
-            var offset = 0
-            while offset < raw.count {
-                let written = Foundation.write(descriptor, raw.baseAddress! + offset, raw.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    failure = String(cString: strerror(errno))
-                    return
-                }
-                offset += written
-            }
-        }
+        let written = document.write(to: descriptor)
+        if written != 0 { failure = String(cString: strerror(written)) }
         if failure == nil && fsync(descriptor) != 0 { failure = String(cString: strerror(errno)) }
         close(descriptor)
         if failure == nil && rename(temporary, path) != 0 { failure = String(cString: strerror(errno)) }

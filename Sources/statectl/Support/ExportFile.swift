@@ -72,7 +72,9 @@ extension CLIError {
         case .timesOutOfRange(let paths):
             return CLIError(message: "\(paths.count) state(s) have an update time outside the years 0000–9999, which the document cannot carry (\(paths.prefix(5).map(\.rawValue).joined(separator: ", "))); re-save or prune them. Nothing was exported.")
         case .documentTooLarge(let byteCount, let limit):
-            return CLIError(message: "The document would be \(Format.bytes(byteCount)), over the \(Format.bytes(limit)) import accepts; export part of the states (`statectl prune` others in a copy), or keep large data outside the store. Nothing was exported.")
+            // A lower bound: the smallest document the rows' listing allows, or what was
+            // written when the document went over (the rest is not read).
+            return CLIError(message: "The document would be at least \(Format.bytes(byteCount)), over the \(Format.bytes(limit)) import accepts; export part of the states (`statectl prune` others in a copy), or keep large data outside the store. Nothing was exported.")
         case .notImportable(let refusal):
             // What export writes, import accepts: the library ran import's own decoder over the
             // document (a row whose checksum fails, for one, is named here, not at import).

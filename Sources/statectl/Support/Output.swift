@@ -47,13 +47,6 @@ enum Output {
         return write(text, to: STDOUT_FILENO)
     }
 
-    /// The same for bytes (a document as written), without a copy of them.
-    @discardableResult
-    static func standardOutput(_ data: Data) -> Int32 {
-        fflush(nil)
-        return write(data, to: STDOUT_FILENO)
-    }
-
     /// The same for bytes gathered in an array.
     @discardableResult
     static func standardOutput(_ bytes: borrowing [UInt8]) -> Int32 {
@@ -76,12 +69,7 @@ enum Output {
     }
 
     /// The same for bytes.
-    @discardableResult
-    static func write(_ data: Data, to descriptor: Int32) -> Int32 {
-        data.withUnsafeBytes { write($0, to: descriptor) }
-    }
-
-    private static func write(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32) -> Int32 {
+    static func write(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32) -> Int32 {
         var offset = 0
         while offset < bytes.count {
             let written = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
@@ -140,14 +128,21 @@ struct GatheredOutput {
     /// `done`, when given, says what the command did before its output failed (a removal
     /// committed), so the message does not read as though nothing changed.
     func write(done: String? = nil) throws {
+        fflush(nil)
+        let failure = write(to: STDOUT_FILENO)
+        if failure == 0 || failure == EPIPE { return }
+        let reason = String(cString: strerror(failure))
+        throw CLIError(message: done.map { "\($0), but its list could not be written: \(reason)" } ?? "cannot write the output: \(reason)")
+    }
+
+    /// Writes everything gathered to `descriptor`, in order. Returns `errno` of the write that
+    /// failed (the rest is then not written), else 0.
+    func write(to descriptor: Int32) -> Int32 {
         for piece in pieces + [current] {
-            let failure = Output.standardOutput(piece)
-            if failure == EPIPE { return }
-            if failure != 0 {
-                let reason = String(cString: strerror(failure))
-                throw CLIError(message: done.map { "\($0), but its list could not be written: \(reason)" } ?? "cannot write the output: \(reason)")
-            }
+            let failure = piece.withUnsafeBytes { Output.write($0, to: descriptor) }
+            if failure != 0 { return failure }
         }
+        return 0
     }
 }
 
