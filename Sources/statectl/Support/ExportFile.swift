@@ -76,8 +76,8 @@ extension CLIError {
             // written when the document went over (the rest is not read).
             return CLIError(message: "The document would be at least \(Format.bytes(byteCount)), over the \(Format.bytes(limit)) import accepts; export part of the states (`statectl prune` others in a copy), or keep large data outside the store. Nothing was exported.")
         case .notImportable(let refusal):
-            // What export writes, import accepts: the library ran import's own decoder over the
-            // document (a row whose checksum fails, for one, is named here, not at import).
+            // What export writes, import accepts: the library checked each part of the document
+            // with import's own decoder (a row whose checksum fails, for one, is named here, not at import).
             let message = CLIError(refusing: refusal, source: "The document").message
             return CLIError(message: message.replacingOccurrences(of: "Nothing was imported.", with: "import would refuse it, so nothing was exported."))
         }
