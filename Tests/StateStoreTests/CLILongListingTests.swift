@@ -96,6 +96,29 @@ import Testing
         }
     }
 
+    /// `statectl import` reads the document into memory and decodes it a state at a time: it
+    /// costs the document's bytes and its states, never the document's JSON value whole.
+    @Test func anImportTakesLittleMoreMemoryThanItsDocumentAndStates() throws {
+        let folder = TemporaryFolder()
+        var peaks: [(kilobytes: Int, documentBytes: Int)] = []
+        for count in [1_000, 40_000] {
+            let document = folder.file("export-\(count).json")
+            let export = try CLI.run(["export", "--db", try Self.database(folder, states: count), "--output", document])
+            #expect(export.status == 0, "\(export.stderr)")
+            let target = folder.file("imported-\(count).sqlite")
+            let result = try Self.peak(["import", "--db", target, document])
+            #expect(result.status == 0)
+            #expect(try StateStore(path: target).entries().count == count)
+            peaks.append((result.kilobytes, Int(try FileManager.default.attributesOfItem(atPath: document)[.size] as! UInt64)))
+        }
+        // The document's bytes and its states (their paths, type names and bytes, each state's
+        // few bytes in their own allocations): about twice the document here (25 MiB for 13 MiB).
+        // Its JSON value built whole took about five times the document (63 MiB).
+        let growth = peaks[1].kilobytes - peaks[0].kilobytes
+        let allowed = 5 * (peaks[1].documentBytes - peaks[0].documentBytes) / 2048 + 4 * 1024
+        #expect(growth < allowed, "\(peaks[0].kilobytes) KiB for 1,000 states, \(peaks[1].kilobytes) KiB for 40,000, a document of \(peaks[1].documentBytes / 1024) KiB")
+    }
+
     /// A listing read by a pager that stops reading (`statectl inspect | less`, left open): the
     /// listing is printed after its read transaction ended, so the application beside it can
     /// still checkpoint its WAL back to nothing while `statectl` waits to write the rest.

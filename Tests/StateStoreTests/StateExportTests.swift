@@ -311,7 +311,31 @@ import Testing
         ("base64 longer than any state", document(states: #"{"path": "root/big", "type_name": "T", "version": 1, "encoding": "binary", "base64": "\#(Data(count: 300).base64EncodedString())"}"#),
          .init(.invalidBase64(limit: 100), stateIndex: 1, statePath: "root/big")),
         ("a state that is not an object", document(states: "42"), .init(.stateNotAnObject(kind: "a number"), stateIndex: 1)),
+        // The states are read as they come, and the first problem in the decoder's order is the
+        // one named, wherever the members are: JSON that is not well formed anywhere, then the
+        // document's own members, then the first state at fault.
+        ("a newer format after a state at fault", #"{"kind": "export", "database_schema_version": 1, "states": [42], "schema": 2}"#,
+         .init(.formatTooNew(found: 2, supported: 1))),
+        ("broken JSON after a state at fault", #"{"schema": 1, "kind": "export", "database_schema_version": 1, "states": [42], "x": tru}"#,
+         .init(.malformedJSON(reason: "invalid literal", line: 1, column: 84))),
+        ("states twice", #"{"schema": 1, "kind": "export", "database_schema_version": 1, "states": [], "states": [42]}"#,
+         .init(.malformedJSON(reason: #"the key "states" appears twice in one object"#, line: 1, column: 77))),
+        ("states not an array", #"{"schema": 1, "kind": "export", "database_schema_version": 1, "states": {"0": 42}}"#, .init(.missingStates)),
+        ("two states at fault", document(states: "42, 43"), .init(.stateNotAnObject(kind: "a number"), stateIndex: 1)),
+        ("a count after the states", #"{"states": [], "state_count": 1, "schema": 1, "kind": "export", "database_schema_version": 1}"#,
+         .init(.stateCountMismatch(declared: 1, actual: 0))),
     ]
+
+    /// Quarantined rows are counted wherever they are, and states after them are read.
+    @Test func quarantinedRowsAreCountedWhereverTheyAre() throws {
+        let text = #"{"quarantine": [{"path": "q"}, 7, [[]]], "states": [{"path": "root/a", "type_name": "T", "version": 1, "encoding": "json", "value": {"quarantine": [1]}}], "schema": 1, "kind": "export", "database_schema_version": 1}"#
+        let decoded = try StateExport(decoding: Data(text.utf8))
+        #expect(decoded.quarantineCarried == 3)
+        #expect(decoded.states.map(\.path) == ["root/a"])
+        #expect(decoded.states.first?.bytes == Data(#"{"quarantine":[1]}"#.utf8))
+        let none = try StateExport(decoding: Data(#"{"schema": 1, "kind": "export", "database_schema_version": 1, "states": [], "quarantine": {}}"#.utf8))
+        #expect(none.quarantineCarried == 0 && none.states.isEmpty)
+    }
 
     @Test(arguments: malformed.indices)
     func aMalformedDocumentIsRefusedWhole(_ index: Int) throws {

@@ -185,9 +185,13 @@ package enum JSON {
         var text = text
         text.withUTF8 { utf8 in
             var runStart = 0
-            for (index, byte) in utf8.enumerated() where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
-                output.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
-                runStart = index + 1
+            var index = 0
+            while index < utf8.count {
+                let byte = utf8[index]
+                index += 1
+                if byte >= 0x20 && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\") { continue }
+                output.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index - 1]))
+                runStart = index
                 output.append(UInt8(ascii: "\\"))
                 switch byte {
                 case UInt8(ascii: "\""), UInt8(ascii: "\\"): output.append(byte)
@@ -240,6 +244,39 @@ package struct JSONParser {
         return value
     }
 
+    /// Parses one complete JSON text as ``parse(_:maximumDepth:)`` does, except that the
+    /// elements of an array that is the value of a top-level member named in `streamed` are
+    /// handed to `element` (with the member's name) as they are parsed, and not kept: that
+    /// member's value comes back as an empty array. A document with a long array (an export's
+    /// states) is read an element at a time, its value never built whole. Elements handed on
+    /// before a failure further in are not a document: a caller that keeps them drops them when
+    /// this throws.
+    package static func parse(
+        _ bytes: [UInt8], maximumDepth: Int, streaming streamed: Set<String>, element: (_ key: String, _ value: JSON) -> Void
+    ) throws(JSONParseError) -> JSON {
+        var parser = JSONParser(bytes: bytes, maximumDepth: maximumDepth)
+        parser.skipWhitespace()
+        let value: JSON
+        if parser.current == UInt8(ascii: "{"), maximumDepth > 0 {
+            parser.index += 1
+            value = .object(try parser.parseMembers(depth: 1) { (parser, key) throws(JSONParseError) -> JSON in
+                guard streamed.contains(key), parser.current == UInt8(ascii: "["), maximumDepth > 1 else {
+                    return try parser.parseValue(depth: 1)
+                }
+                parser.index += 1
+                try parser.parseElements(depth: 2) { (parser) throws(JSONParseError) in
+                    element(key, try parser.parseValue(depth: 2))
+                }
+                return .array([])
+            })
+        } else {
+            value = try parser.parseValue(depth: 0)
+        }
+        parser.skipWhitespace()
+        guard parser.index == parser.bytes.count else { throw parser.failure("unexpected text after the JSON value") }
+        return value
+    }
+
     private func failure(_ message: String) -> JSONParseError {
         var line = 1, column = 1
         for byte in bytes[..<min(index, bytes.count)] {
@@ -283,13 +320,21 @@ package struct JSONParser {
 
     private mutating func parseObject(depth: Int) throws(JSONParseError) -> JSON {
         index += 1
+        return .object(try parseMembers(depth: depth) { (parser, _) throws(JSONParseError) -> JSON in try parser.parseValue(depth: depth) })
+    }
+
+    /// The members of the object whose `{` was just read, each value read by `value` (with its
+    /// key) from the parser at its first byte, and the object's `}`.
+    private mutating func parseMembers(
+        depth: Int, _ value: (inout JSONParser, String) throws(JSONParseError) -> JSON
+    ) throws(JSONParseError) -> [(key: String, value: JSON)] {
         var members: [(key: String, value: JSON)] = []
         // Keys compared by their UTF-8 bytes: a repeated key is refused, never silently
         // resolved to its first (or last) value. The first few are compared one by one, the
         // rest found in a set made once an object has that many.
         var keys: Set<[UInt8]> = []
         skipWhitespace()
-        if current == UInt8(ascii: "}") { index += 1; return .object(members) }
+        if current == UInt8(ascii: "}") { index += 1; return members }
         while true {
             skipWhitespace()
             guard current == UInt8(ascii: "\"") else { throw failure("expected a string key") }
@@ -310,11 +355,11 @@ package struct JSONParser {
             guard current == UInt8(ascii: ":") else { throw failure("expected \":\"") }
             index += 1
             skipWhitespace()
-            members.append((key, try parseValue(depth: depth)))
+            members.append((key, try value(&self, key)))
             skipWhitespace()
             switch current {
             case UInt8(ascii: ","): index += 1
-            case UInt8(ascii: "}"): index += 1; return .object(members)
+            case UInt8(ascii: "}"): index += 1; return members
             default: throw failure("expected \",\" or \"}\"")
             }
         }
@@ -323,15 +368,22 @@ package struct JSONParser {
     private mutating func parseArray(depth: Int) throws(JSONParseError) -> JSON {
         index += 1
         var items: [JSON] = []
+        try parseElements(depth: depth) { (parser) throws(JSONParseError) in items.append(try parser.parseValue(depth: depth)) }
+        return .array(items)
+    }
+
+    /// The elements of the array whose `[` was just read, each read by `element` from the
+    /// parser at its first byte, and the array's `]`.
+    private mutating func parseElements(depth: Int, _ element: (inout JSONParser) throws(JSONParseError) -> Void) throws(JSONParseError) {
         skipWhitespace()
-        if current == UInt8(ascii: "]") { index += 1; return .array(items) }
+        if current == UInt8(ascii: "]") { index += 1; return }
         while true {
             skipWhitespace()
-            items.append(try parseValue(depth: depth))
+            try element(&self)
             skipWhitespace()
             switch current {
             case UInt8(ascii: ","): index += 1
-            case UInt8(ascii: "]"): index += 1; return .array(items)
+            case UInt8(ascii: "]"): index += 1; return
             default: throw failure("expected \",\" or \"]\"")
             }
         }
@@ -385,9 +437,16 @@ package struct JSONParser {
         // The usual string has no escape: it is the bytes up to the closing quote, taken whole.
         let start = index
         var highBits: UInt8 = 0
-        while index < bytes.count, bytes[index] != UInt8(ascii: "\""), bytes[index] != UInt8(ascii: "\\"), bytes[index] >= 0x20 {
-            highBits |= bytes[index]
-            index += 1
+        // Scanned through a buffer pointer: a state's long strings are most of a document.
+        index = bytes.withUnsafeBufferPointer { buffer in
+            var end = start
+            while end < buffer.count {
+                let byte = buffer[end]
+                if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 { break }
+                highBits |= byte
+                end += 1
+            }
+            return end
         }
         if index < bytes.count, bytes[index] == UInt8(ascii: "\"") {
             let text = bytes.withUnsafeBufferPointer { buffer -> String? in

@@ -21,42 +21,80 @@ extension StateExport {
     /// - Throws: ``DocumentError``, whose ``DocumentError/problem`` says what is wrong and whose
     ///   ``DocumentError/stateIndex`` says in which state.
     public init(decoding data: Data, maximumStateSize: Int = StateStore.Options().maximumStateSize) throws(DocumentError) {
-        guard data.count <= Self.maximumByteCount else {
-            throw DocumentError(.documentTooLarge(byteCount: data.count, limit: Self.maximumByteCount))
+        try self.init(decoding: Array(data), maximumStateSize: maximumStateSize)
+    }
+
+    /// ``init(decoding:maximumStateSize:)`` for bytes already in an array (read from a file
+    /// into the array the parser reads, with no copy).
+    package init(decoding bytes: [UInt8], maximumStateSize: Int = StateStore.Options().maximumStateSize) throws(DocumentError) {
+        var states: [StoredState] = []
+        let contents = try Self.decode(bytes, maximumStateSize: maximumStateSize) { states.append($0) }
+        self.init(states: states, databaseSchemaVersion: contents.databaseSchemaVersion, exportedAt: contents.exportedAt)
+        decodedQuarantineCount = contents.quarantineCarried
+    }
+
+    /// What a document holds besides its states: ``decode(_:maximumStateSize:visit:)``'s result.
+    struct DocumentContents {
+        var databaseSchemaVersion: Int
+        var exportedAt: Date?
+        /// The length of its `quarantine` array, when it has one.
+        var quarantineCarried: Int?
+    }
+
+    /// Reads and checks a document as ``init(decoding:maximumStateSize:)`` describes, the first
+    /// problem met thrown (JSON that is not well formed anywhere, then the document's own
+    /// members, then its states in order), without building its JSON value whole: each state
+    /// is parsed, decoded and handed to `visit` as it is read. So states are visited before
+    /// the rest of the document is checked: a caller that keeps them drops them when this throws.
+    static func decode(
+        _ bytes: [UInt8], maximumStateSize: Int, visit: (StoredState) -> Void
+    ) throws(DocumentError) -> DocumentContents {
+        guard bytes.count <= Self.maximumByteCount else {
+            throw DocumentError(.documentTooLarge(byteCount: bytes.count, limit: Self.maximumByteCount))
         }
+        var stateCount = 0
+        var quarantined = 0
+        var paths: Set<RestorationPath> = []  // by bytes, as the database's primary key is
+        // The first state at fault; the document's own problems and malformed JSON anywhere
+        // come before it, so the rest is still parsed.
+        var problem: DocumentError?
         let document: JSON
-        do {
-            document = try JSONParser.parse(data, maximumDepth: Self.maximumDepth)
+        do throws(JSONParseError) {
+            document = try JSONParser.parse(bytes, maximumDepth: Self.maximumDepth, streaming: ["states", "quarantine"]) { key, item in
+                guard key == "states" else {
+                    quarantined += 1
+                    return
+                }
+                let index = stateCount
+                stateCount += 1
+                guard problem == nil else { return }
+                do throws(StateProblem) {
+                    let state = try Self.state(item, maximumStateSize: maximumStateSize)
+                    guard paths.insert(state.path).inserted else {
+                        problem = DocumentError(.duplicatePath(state.path.rawValue), stateIndex: index)
+                        return
+                    }
+                    visit(state)
+                } catch {
+                    problem = DocumentError(error.problem, stateIndex: index, statePath: item["path"].flatMap(Self.string))
+                }
+            }
         } catch {
             throw DocumentError(.malformedJSON(reason: error.message, line: error.line, column: error.column))
         }
         let databaseSchema = try Self.checkHeader(of: document)
-        guard case .array(let items)? = document["states"] else { throw DocumentError(.missingStates) }
-
-        var states: [StoredState] = []
-        var seen: Set<RestorationPath> = []  // by bytes, as the database's primary key is
-        for (index, item) in items.enumerated() {
-            let state: StoredState
-            do {
-                state = try Self.state(item, maximumStateSize: maximumStateSize)
-            } catch {
-                throw DocumentError(error.problem, stateIndex: index, statePath: item["path"].flatMap(Self.string))
-            }
-            guard seen.insert(state.path).inserted else {
-                throw DocumentError(.duplicatePath(state.path.rawValue), stateIndex: index)
-            }
-            states.append(state)
-        }
-        if let count = document["state_count"].flatMap(Self.integer), count != states.count {
-            throw DocumentError(.stateCountMismatch(declared: count, actual: states.count))
+        guard case .array? = document["states"] else { throw DocumentError(.missingStates) }
+        if let problem { throw problem }
+        if let count = document["state_count"].flatMap(Self.integer), count != stateCount {
+            throw DocumentError(.stateCountMismatch(declared: count, actual: stateCount))
         }
         let exportedAt = document["exported_at"].flatMap(Self.string).flatMap(TextFormat.parseISO8601)
-        self.init(
-            states: states,
-            databaseSchemaVersion: databaseSchema,
-            exportedAt: exportedAt.map { Date(storedMilliseconds: $0) }
+        var quarantineCarried: Int?
+        if case .array? = document["quarantine"] { quarantineCarried = quarantined }
+        return DocumentContents(
+            databaseSchemaVersion: databaseSchema, exportedAt: exportedAt.map { Date(storedMilliseconds: $0) },
+            quarantineCarried: quarantineCarried
         )
-        if case .array(let carried)? = document["quarantine"] { decodedQuarantineCount = carried.count }
     }
 
     /// Checks the document's own members (all but its states) as a decoder does; returns its

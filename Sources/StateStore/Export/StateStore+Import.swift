@@ -75,21 +75,20 @@ extension StateStore {
             let existing = Set(try transaction.storedPaths().map { Array($0.utf8) })
             let removed = replace ? try transaction.removeStates(notIn: paths) : 0
             var result = ImportResult(created: 0, replaced: 0, removed: removed)
+            var sealedBy: [String: Int] = [:]
             for state in export.states {
                 try transaction.insert(verbatim: state)
                 if existing.contains(Array(state.path.rawValue.utf8)) { result.replaced += 1 } else { result.created += 1 }
+                if let keyID = state.keyID { sealedBy[keyID, default: 0] += 1 }
             }
             // Sealed states restored into a database that records no key make it a sealed one,
             // as the first store that seals it would: a store without the key then writes
             // nothing clear beside them. Recorded once every row is in, so the clear rows of an
             // export taken half-way through a sealing are restored as they were. The key most
             // of them are sealed with is the one recorded.
-            if try transaction.recordedSeal() == nil {
-                var counts: [String: Int] = [:]
-                for state in export.states { if let keyID = state.keyID { counts[keyID, default: 0] += 1 } }
-                if let key = counts.max(by: { $0.value < $1.value || ($0.value == $1.value && $0.key > $1.key) })?.key {
-                    try transaction.setMetadata(Self.sealedWithKey, to: key)
-                }
+            if try transaction.recordedSeal() == nil,
+               let key = sealedBy.max(by: { $0.value < $1.value || ($0.value == $1.value && $0.key > $1.key) })?.key {
+                try transaction.setMetadata(Self.sealedWithKey, to: key)
             }
             return result
         }

@@ -5,27 +5,42 @@ import StateStore
 /// the library's refusals (``StateExport/DocumentError``, ``StateExport/ExportError``): naming
 /// the file and `--max-state-size`, and saying that nothing was imported or exported.
 enum ExportFile {
-    /// Reads and decodes the whole document at `file` before anything is written.
-    /// Every failure is a ``CLIError`` naming the file, the state and what is wrong.
+    /// Reads and decodes the whole document at `file` before anything is written: its bytes,
+    /// then its states, never its JSON value whole. Every failure is a ``CLIError`` naming the file, the state and what is wrong.
     static func read(file: String, maximumStateSize: Int) throws(CLIError) -> StateExport {
         func refuse(_ message: String) -> CLIError {
             CLIError(message: "\(file): \(message.hasSuffix(".") ? message : message + ".") Nothing was imported.")
         }
-        var info = stat()
-        guard stat(file, &info) == 0 else {
-            throw CLIError(message: "Cannot read \(file): \(String(cString: strerror(errno))). Nothing was imported.")
+        func unreadable(_ code: Int32) -> CLIError {
+            CLIError(message: "Cannot read \(file): \(String(cString: strerror(code))). Nothing was imported.")
         }
-        guard (info.st_mode & S_IFMT) == S_IFREG else {
+        // Looked at before it is opened (opening a FIFO would wait for a writer), and again once
+        // open (O_NONBLOCK: a FIFO put there meanwhile does not block), in case it was replaced.
+        var info = stat()
+        guard stat(file, &info) == 0 else { throw unreadable(errno) }
+        let descriptor = (info.st_mode & S_IFMT) == S_IFREG ? open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK) : -1
+        defer { if descriptor >= 0 { close(descriptor) } }
+        if descriptor < 0, (info.st_mode & S_IFMT) == S_IFREG { throw unreadable(errno) }
+        if descriptor >= 0, fstat(descriptor, &info) != 0 { throw unreadable(errno) }
+        guard descriptor >= 0, (info.st_mode & S_IFMT) == S_IFREG else {
             throw refuse("it is not a regular file (a directory, FIFO or device); give the path of an export document")
         }
         guard Int(info.st_size) <= StateExport.maximumByteCount else {
             throw refuse("the file is \(Format.bytes(Int(info.st_size))), over the \(Format.bytes(StateExport.maximumByteCount)) import limit")
         }
-        let bytes: Data
-        do {
-            bytes = try Data(contentsOf: URL(fileURLWithPath: file))
-        } catch {
-            throw CLIError(message: "Cannot read \(file): \(error.localizedDescription). Nothing was imported.")
+        // Read into the array the parser reads, with no copy: up to one byte past the limit, so
+        // a file that grew while being read is noticed.
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(Int(info.st_size))
+        var chunk = [UInt8](repeating: 0, count: 1 << 20)
+        while bytes.count <= StateExport.maximumByteCount {
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw unreadable(errno)
+            }
+            if count == 0 { break }
+            bytes.append(contentsOf: chunk[..<count])
         }
         guard bytes.count <= StateExport.maximumByteCount else { throw refuse("the file grew over the import limit while being read") }
         do {
