@@ -141,6 +141,24 @@ import Testing
             try StateExport.write(store: clear, maximumStateSize: 1 << 20, unsealed: false, limit: smallest - 1) { _ in }
         }
 
+        // The piece that takes the document over its limit is counted, not checked (a state of
+        // hundreds of MiB is not parsed back to be refused): a damaged last state over the limit
+        // is refused as too large.
+        var sizes: [Int] = []
+        _ = try StateExport.write(store: clear, maximumStateSize: 1 << 20, unsealed: false) { sizes.append($0.count) }
+        let lastPath = try #require(try clear.entries().last?.path)
+        try rawSQL(folder.file("source.sqlite"), "UPDATE states SET checksum = checksum + 1 WHERE path = '\(lastPath.rawValue.replacingOccurrences(of: "'", with: "''"))'")
+        // The pieces: the header, one per state, the quarantine's opening, its row, the end.
+        let beforeLast = sizes.prefix(sizes.count - 4).reduce(0, +)
+        #expect(beforeLast + 1 >= smallest)
+        #expect(throws: StateExport.ExportError.documentTooLarge(byteCount: beforeLast + sizes[sizes.count - 4], limit: beforeLast + 1)) {
+            try StateExport.write(store: clear, maximumStateSize: 1 << 20, unsealed: false, limit: beforeLast + 1) { _ in }
+        }
+        #expect(throws: StateExport.ExportError.notImportable(.init(.checksumMismatch, stateIndex: 8, statePath: lastPath.rawValue))) {
+            try StateExport.write(store: clear, maximumStateSize: 1 << 20, unsealed: false) { _ in }
+        }
+        try rawSQL(folder.file("source.sqlite"), "UPDATE states SET checksum = checksum - 1 WHERE path = '\(lastPath.rawValue.replacingOccurrences(of: "'", with: "''"))'")
+
         // A row whose checksum fails is named, as the decoder names it.
         try rawSQL(folder.file("source.sqlite"), "UPDATE states SET checksum = checksum + 1 WHERE path = 'tricky/loose'")
         #expect(throws: StateExport.ExportError.notImportable(.init(.checksumMismatch, stateIndex: 7, statePath: "tricky/loose"))) {

@@ -25,7 +25,7 @@ extension StateExport {
     }
 
     /// ``init(decoding:maximumStateSize:)`` for bytes already in an array (read from a file
-    /// into the array the parser reads, with no copy).
+    /// into the array the parser reads, so that the file is never held twice).
     package init(decoding bytes: [UInt8], maximumStateSize: Int = StateStore.Options().maximumStateSize) throws(DocumentError) {
         var states: [StoredState] = []
         let contents = try Self.decode(bytes, maximumStateSize: maximumStateSize) { states.append($0) }

@@ -18,7 +18,9 @@ extension StateExport {
         /// four-digit year cannot write. Save or remove them.
         case timesOutOfRange([RestorationPath])
         /// The document would be `byteCount` bytes, over ``StateExport/maximumByteCount``
-        /// (`limit`). Export part of the states, or keep large data outside the store.
+        /// (`limit`). Export part of the states, or keep large data outside the store. (`statectl
+        /// export`, which writes the document as it reads the store, stops once it is over, and
+        /// gives the bytes until then: a lower bound.)
         case documentTooLarge(byteCount: Int, limit: Int)
         /// The document would be refused by ``StateExport/init(decoding:maximumStateSize:)``,
         /// for the reason given: a checksum that does not match a state's bytes, for one.

@@ -4,7 +4,7 @@ import Foundation
 // neither the document nor its JSON value is ever held whole to check it.
 
 extension StateExport {
-    /// What ``write(store:maximumStateSize:exportedAt:unsealed:to:)`` wrote.
+    /// What ``write(store:maximumStateSize:exportedAt:unsealed:limit:to:)`` wrote.
     package struct Written: Sendable, Hashable {
         /// The states in the document.
         package var stateCount = 0
@@ -19,14 +19,19 @@ extension StateExport {
     /// The document ``init(store:maximumStateSize:exportedAt:unsealed:)`` and ``encoded()``
     /// give, handed to `sink` in pieces as the states are read, from one snapshot, one state at a
     /// time: no state is held once its piece is written, so the cost in memory is what `sink`
-    /// keeps. Each piece is checked as ``init(decoding:maximumStateSize:)`` checks the whole.
+    /// keeps, and the state being written (its bytes, its piece, and the piece's parsed value
+    /// while it is checked). Each piece is checked as ``init(decoding:maximumStateSize:)``
+    /// checks the whole.
     ///
-    /// What ``init(store:maximumStateSize:exportedAt:unsealed:)`` refuses is refused before any
-    /// state's bytes are read, and so are update times a document cannot carry, and a store
-    /// whose smallest document (``minimumByteCount(of:unsealed:)``) is over ``maximumByteCount``.
-    /// A document that grows over that limit as it is written is refused once it is over, with
-    /// ``ExportError/documentTooLarge(byteCount:limit:)`` giving the bytes written until then.
-    /// On any error, what `sink` was given is not a document: drop it.
+    /// Refused before any state's bytes are read: a store whose smallest document
+    /// (``minimumByteCount(of:unsealed:)``) is over `limit`, rows whose path is invalid, states
+    /// over `maximumStateSize`, and update times a document cannot carry. A state that cannot
+    /// be read (a type name that is not UTF-8, a sealed state that does not open) is refused as
+    /// it is read. A document that grows over `limit` as it is written is refused by the piece
+    /// that takes it over, unchecked, with ``ExportError/documentTooLarge(byteCount:limit:)``
+    /// giving the bytes until then, and the rest is not read. With several problems, the first
+    /// met in that order is the one thrown. On any error, what `sink` was given is not a
+    /// document: drop it.
     /// `limit` is the largest document written: ``maximumByteCount``, import's limit.
     package static func write(
         store: StateStore, maximumStateSize: Int, exportedAt: Date = Date(), unsealed: Bool,
@@ -110,8 +115,8 @@ extension StateExport {
         } catch {
             throw .store(error)
         }
-        if !invalid.isEmpty { throw .invalidRows(invalid) }
         if let documentLimit, smallest > documentLimit { throw .documentTooLarge(byteCount: smallest, limit: documentLimit) }
+        if !invalid.isEmpty { throw .invalidRows(invalid) }
         if !oversize.isEmpty { throw .statesTooLarge(oversize, limit: maximumStateSize) }
         if documentLimit != nil, !undated.isEmpty { throw .timesOutOfRange(undated) }
         try begin(stateCount)
@@ -190,19 +195,23 @@ extension StateExport {
             }
             element.removeAll(keepingCapacity: true)
             JSON.ObjectWriter.writeElement(StateExport.json(state), after: written, to: &element)
+            written += 1
+            byteCount += element.count
+            // A piece that takes the document over its limit is not checked: the document is
+            // refused whatever it holds (and a state of hundreds of MiB is not parsed back).
+            if isOverLimit { return }
+            let index = written - 1
             // Less its leading `[` or `,`: the state's object, nested two levels in the document.
             let item = try Self.parse(element.dropFirst(), depth: StateExport.maximumDepth - 2)
             do {
                 _ = try StateExport.state(item, maximumStateSize: StateExport.maximumByteCount)
             } catch {
-                throw .notImportable(DocumentError(error.problem, stateIndex: written, statePath: state.path.rawValue))
+                throw .notImportable(DocumentError(error.problem, stateIndex: index, statePath: state.path.rawValue))
             }
             guard seen.insert(state.path).inserted else {
-                throw .notImportable(DocumentError(.duplicatePath(state.path.rawValue), stateIndex: written))
+                throw .notImportable(DocumentError(.duplicatePath(state.path.rawValue), stateIndex: index))
             }
-            written += 1
-            byteCount += element.count
-            if !isOverLimit { sink(element) }
+            sink(element)
         }
 
         /// Closes `states`, writes `quarantine` (when not empty) and ends the document.
@@ -217,10 +226,11 @@ extension StateExport {
                 for (index, entry) in quarantine.enumerated() {
                     element.removeAll(keepingCapacity: true)
                     JSON.ObjectWriter.writeElement(StateExport.json(entry), after: index, to: &element)
+                    byteCount += element.count
+                    if isOverLimit { continue }
                     // A decoder counts these and reads nothing in them: they need only be JSON.
                     _ = try Self.parse(element.dropFirst(), depth: StateExport.maximumDepth - 2)
-                    byteCount += element.count
-                    if !isOverLimit { sink(element) }
+                    sink(element)
                 }
                 object.endArray()
             }

@@ -28,7 +28,8 @@ enum ExportFile {
         guard Int(info.st_size) <= StateExport.maximumByteCount else {
             throw refuse("the file is \(Format.bytes(Int(info.st_size))), over the \(Format.bytes(StateExport.maximumByteCount)) import limit")
         }
-        // Read into the array the parser reads, with no copy: up to one byte past the limit, so
+        // Read in 1 MiB chunks into the array the parser reads (the file is never held twice):
+        // up to one byte past the limit, so
         // a file that grew while being read is noticed.
         var bytes: [UInt8] = []
         bytes.reserveCapacity(Int(info.st_size))
