@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import StateStore
 import Testing
 
@@ -22,27 +23,40 @@ import Testing
 
     /// Runs `statectl arguments` and returns its exit status, its stdout, and its peak resident
     /// set size in KiB (`VmHWM`). `wait4`'s `ru_maxrss` would not do: a child spawned with
-    /// `vfork` semantics is charged the parent's peak at its `exec`. The peak is read from
-    /// `/proc/PID/status` after each piece of output is taken from the pipe, so the last reading
-    /// comes after the last piece: the child cannot exit (its peak gone with it) while it is
-    /// still writing.
+    /// `vfork` semantics is charged the parent's peak at its `exec`. The peak is a high-water
+    /// mark, so any reading taken after it gives it: `/proc/PID/status` is read every
+    /// millisecond until the child has exited (its last readings come after its work, while it
+    /// syncs, writes and exits), and after each piece of output taken from the pipe (a child
+    /// with more output than the pipe holds cannot exit while it is still writing).
     static func peak(_ arguments: [String]) throws -> (status: Int32, stdout: String, kilobytes: Int) {
         let (process, pipe) = try CLI.start(CLI.executable, arguments)
         let status = "/proc/\(process.processIdentifier)/status"
-        var output = Data()
-        var kilobytes = 0
-        while true {
-            let piece = pipe.fileHandleForReading.availableData
+        let highest = Mutex(0)
+        let running = Mutex(true)
+        @Sendable func read() {
             if let text = try? String(contentsOfFile: status, encoding: .utf8),
                let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
                let value = Int(line.split(separator: " ").dropFirst().first ?? "") {
-                kilobytes = max(kilobytes, value)
+                highest.withLock { $0 = max($0, value) }
             }
+        }
+        let poller = Thread {
+            while running.withLock({ $0 }) {
+                read()
+                usleep(1_000)
+            }
+        }
+        poller.start()
+        var output = Data()
+        while true {
+            let piece = pipe.fileHandleForReading.availableData
+            read()
             if piece.isEmpty { break }
             output.append(piece)
         }
         process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: output, as: UTF8.self), kilobytes)
+        running.withLock { $0 = false }
+        return (process.terminationStatus, String(decoding: output, as: UTF8.self), highest.withLock { $0 })
     }
 
     @Test func aListingOfManyStatesTakesLittleMoreMemoryThanItsOwnBytes() throws {
@@ -108,6 +122,7 @@ import Testing
             let target = folder.file("imported-\(count).sqlite")
             let result = try Self.peak(["import", "--db", target, document])
             #expect(result.status == 0)
+            #expect(result.kilobytes > 0, "no peak read")
             #expect(try StateStore(path: target).entries().count == count)
             peaks.append((result.kilobytes, Int(try FileManager.default.attributesOfItem(atPath: document)[.size] as! UInt64)))
         }
