@@ -191,9 +191,23 @@ extension StateStore {
             try StateStore.Entry.forEach(in: connection.selectStates(StateStore.Entry.columns, under: prefix, cached: true), visit)
         }
 
-        /// What ``StateStore/invalidRows()`` lists.
-        package func invalidRows() throws(StateStoreError) -> [StateStore.InvalidRow] {
-            try connection.invalidRows()
+        /// Visits what ``forEachEntry(under:_:)`` visits with no prefix, and returns what
+        /// ``StateStore/invalidRows()`` lists, in its order, found by the same scan: the table is
+        /// read once for both.
+        package func forEachEntryFindingInvalidRows(_ visit: (StateStore.Entry) -> Void) throws(StateStoreError) -> [StateStore.InvalidRow] {
+            let statement = try connection.selectStates("rowid, " + StateStore.Entry.columns, under: nil, cached: true)
+            defer { statement.reset() }
+            var invalid: [StateStore.InvalidRow] = []
+            while try statement.step() {
+                switch RestorationPath.stored(in: statement, column: 1) {
+                case .success(let path):
+                    visit(StateStore.Entry(path: path, row: statement, from: 1))
+                case .failure(let error):
+                    // Entry.columns after the rowid: path, version, length(bytes), updated_at, …
+                    invalid.append(StateStore.InvalidRow(row: statement, rowID: 0, path: 1, byteCount: 3, updatedAt: 4, error: error))
+                }
+            }
+            return invalid.sorted { $0.rowID < $1.rowID }
         }
 
         /// Visits the states ``StateStore/states(under:maximumSize:)`` returns, in its order, one
@@ -244,12 +258,7 @@ extension Connection {
         var rows: [StateStore.InvalidRow] = []
         while try statement.step() {
             guard case .failure(let error) = RestorationPath.stored(in: statement, column: 1) else { continue }
-            var reason = error.description
-            if case .invalidPath(_, let why) = error { reason = why }
-            rows.append(StateStore.InvalidRow(
-                rowID: statement.int64(0), path: statement.string(1), reason: reason,
-                byteCount: statement.int(2), updatedAt: Date(storedMilliseconds: statement.int64(3))
-            ))
+            rows.append(StateStore.InvalidRow(row: statement, rowID: 0, path: 1, byteCount: 2, updatedAt: 3, error: error))
         }
         return rows
     }

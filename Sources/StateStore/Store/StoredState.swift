@@ -149,6 +149,11 @@ extension StateStore.Entry {
     /// The entry `statement` is on, ``columns`` from column `first`; `nil` for an invalid path.
     init?(row statement: Statement, from first: Int32) {
         guard case .success(let path) = RestorationPath.stored(in: statement, column: first) else { return nil }
+        self.init(path: path, row: statement, from: first)
+    }
+
+    /// The entry `statement` is on, ``columns`` from column `first`, whose path is `path`.
+    init(path: RestorationPath, row statement: Statement, from first: Int32) {
         self.init(
             path: path,
             version: statement.int(first + 1),
@@ -158,6 +163,19 @@ extension StateStore.Entry {
             generation: statement.int64(first + 5),
             encoding: StateEncoding(rawValue: statement.string(first + 6)) ?? .binary,
             keyID: statement.isNull(first + 7) ? nil : statement.string(first + 7)
+        )
+    }
+}
+
+extension StateStore.InvalidRow {
+    /// The row `statement` is on, whose path (column `path`) is not valid for `error`; its rowid,
+    /// length and update time in the columns given.
+    init(row statement: Statement, rowID: Int32, path: Int32, byteCount: Int32, updatedAt: Int32, error: StateStoreError) {
+        var reason = error.description
+        if case .invalidPath(_, let why) = error { reason = why }
+        self.init(
+            rowID: statement.int64(rowID), path: statement.string(path), reason: reason,
+            byteCount: statement.int(byteCount), updatedAt: Date(storedMilliseconds: statement.int64(updatedAt))
         )
     }
 }

@@ -117,20 +117,29 @@ extension Statectl {
             // application's checkpoints (its WAL would grow for as long as the pager stays).
             let json = output.json, below = prefix.map { " at or below \($0)" } ?? "", path = database.path
             let listing = try store.withSnapshot { (snapshot) throws(StateStoreError) -> GatheredOutput? in
-                // Rows no restoration path can name are listed with the whole database, never hidden.
-                let invalid = prefix == nil ? try snapshot.invalidRows() : []
+                // Rows no restoration path can name are listed with the whole database, never
+                // hidden: found by the first scan of every row.
+                var invalid: [StateStore.InvalidRow] = []
                 if json {
                     let (document, listing) = try EntryOutput.document(kind: "entries", { listing in [
                         ("prefix", prefix.map { .string($0.rawValue) } ?? .null),
                         ("count", .int(listing.count)),
                         ("total_bytes", .int(listing.totalBytes)),
                     ] }, listing: "entries", { (visit) throws(StateStoreError) in
-                        try snapshot.forEachEntry(under: prefix, visit)
-                    }, trailing: [("invalid_rows", .array(invalid.map(EntryOutput.json)))])
+                        if prefix == nil {
+                            invalid = try snapshot.forEachEntryFindingInvalidRows(visit)
+                        } else {
+                            try snapshot.forEachEntry(under: prefix, visit)
+                        }
+                    }, trailing: { [("invalid_rows", .array(invalid.map(EntryOutput.json)))] })
                     return prefix != nil && listing.count == 0 && !list ? nil : document
                 }
                 var listing = EntryListing()
-                try snapshot.forEachEntry(under: prefix) { listing.measure($0) }
+                if prefix == nil {
+                    invalid = try snapshot.forEachEntryFindingInvalidRows { listing.measure($0) }
+                } else {
+                    try snapshot.forEachEntry(under: prefix) { listing.measure($0) }
+                }
                 if prefix != nil, listing.count == 0, !list { return nil }
                 var text = GatheredOutput()
                 if listing.count == 0 {

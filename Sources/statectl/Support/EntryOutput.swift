@@ -25,11 +25,12 @@ enum EntryOutput {
     /// The `--json` document of `kind` whose member `name` holds the entries `scan` visits (each
     /// as ``json(_:)-(StateStore.Entry)`` gives it), in one pass: the entries' objects are
     /// gathered as they come (the list's JSON value is never built), then `members`, made from
-    /// their count and total, are written ahead of them; `trailing` after them.
+    /// their count and total, are written ahead of them; `trailing`, made once the scan is
+    /// done, after them.
     static func document<E: Error>(
         kind: String, _ members: (EntryListing) -> [(key: String, value: JSON)], listing name: String,
         _ scan: (_ visit: (StateStore.Entry) -> Void) throws(E) -> Void,
-        trailing: [(key: String, value: JSON)] = []
+        trailing: () -> [(key: String, value: JSON)] = { [] }
     ) throws(E) -> (document: GatheredOutput, listing: EntryListing) {
         var listing = EntryListing()
         var elements = GatheredOutput()
@@ -52,7 +53,7 @@ enum EntryOutput {
         writer.take { output.append($0) }
         output.append(contentsOf: elements)
         writer.endArray()
-        for (key, value) in trailing { writer.member(key, value) }
+        for (key, value) in trailing() { writer.member(key, value) }
         writer.end()
         writer.take { output.append($0) }
         return (output, listing)
