@@ -63,7 +63,7 @@ package enum JSON {
         /// Written and not yet taken.
         package private(set) var pending: [UInt8] = [UInt8(ascii: "{")]
         private var firstMember = true
-        /// Elements of the open array so far; `nil` when no array is open.
+        /// Elements of the open array; `nil` when no array is open.
         private var elements: Int?
 
         package init() {}
@@ -82,28 +82,17 @@ package enum JSON {
             value.write(to: &pending, pretty: true, indent: 1)
         }
 
-        /// Opens the array member `name`; ``element(_:)`` adds to it, ``endArray()`` closes it.
-        package mutating func beginArray(_ name: String) {
-            key(name)
-            elements = 0
-        }
-
         /// Opens the array member `name` whose `count` elements the caller writes apart, each
         /// with ``writeElement(_:after:to:)``, and hands on after what is ``pending`` (taken with
-        /// ``take(_:)``); ``endArray()`` then closes it. For an array whose length a member
-        /// ahead of it gives: the elements are gathered first, and their count is then known.
+        /// ``take(_:)``); ``endArray()`` then closes it. The elements of a long array are gathered
+        /// (or counted) apart, and a member ahead of the array can give their count.
         package mutating func beginArray(_ name: String, writtenApart count: Int) {
             key(name)
             elements = count
         }
 
-        package mutating func element(_ value: JSON) {
-            guard let count = elements else { preconditionFailure("an element written outside an array") }
-            Self.writeElement(value, after: count, to: &pending)
-            elements = count + 1
-        }
-
-        /// Appends to `output` what ``element(_:)`` writes for `value` after `index` elements.
+        /// Appends to `output` element `index` of an array opened with
+        /// ``beginArray(_:writtenApart:)``: `value`, after its `[` or `,`.
         package static func writeElement(_ value: JSON, after index: Int, to output: inout [UInt8]) {
             output.append(contentsOf: (index == 0 ? "[\n    " : ",\n    ").utf8)
             value.write(to: &output, pretty: true, indent: 2)

@@ -105,7 +105,7 @@ extension StateExport {
         var undated: [RestorationPath] = []
         let invalid: [StateStore.InvalidRow]
         do {
-            invalid = try snapshot.forEachEntryFindingInvalidRows { entry in
+            invalid = try snapshot.forEachEntryFindingInvalidRows(under: nil) { entry in
                 stateCount += 1
                 smallest += minimumByteCount(of: entry, unsealed: unsealed)
                 if entry.byteCount > maximumStateSize { oversize.append(entry) }

@@ -43,7 +43,8 @@ import Foundation
 ///
 /// What ``encoded()`` writes, ``init(decoding:maximumStateSize:)`` reads back: the encoder checks
 /// each part of its output as the decoder checks a whole document (each state parsed back from
-/// its own bytes and decoded), and throws rather than return a document the decoder would refuse. The decoder is strict, and checks the whole document before returning anything: see
+/// its own bytes and decoded), and throws rather than return a document the decoder would
+/// refuse. The decoder is strict, and checks the whole document before returning anything: see
 /// ``DocumentError/Problem`` for what it refuses.
 public struct StateExport: Sendable, Hashable {
     /// The version of the document format this build writes, and the newest it reads (the

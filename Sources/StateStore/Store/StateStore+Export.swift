@@ -39,14 +39,8 @@ extension StateStore {
     public func states(under prefix: RestorationPath? = nil, maximumSize: Int = .max) throws(StateStoreError) -> [StoredState] {
         try withConnection { (connection) throws(StateStoreError) -> [StoredState] in
             try connection.readTransaction { () throws(StateStoreError) -> [StoredState] in
-                let columns = "path, " + StoredState.columns
-                let statement = try connection.selectStates(columns, under: prefix, cached: false)
-                statement.bind(maximumSize, at: 9)
                 var result: [StoredState] = []
-                while try statement.step() {
-                    guard case .success(let path) = RestorationPath.stored(in: statement, column: 0) else { continue }
-                    result.append(try StoredState(path: path, row: statement, from: 1, limit: maximumSize))
-                }
+                try connection.forEachState(under: prefix, maximumSize: maximumSize) { result.append($0); return true }
                 return result
             }
         }

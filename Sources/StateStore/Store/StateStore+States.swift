@@ -191,10 +191,17 @@ extension StateStore {
             try StateStore.Entry.forEach(in: connection.selectStates(StateStore.Entry.columns, under: prefix, cached: true), visit)
         }
 
-        /// Visits what ``forEachEntry(under:_:)`` visits with no prefix, and returns what
+        /// Visits what ``forEachEntry(under:_:)`` visits, and with no prefix returns what
         /// ``StateStore/invalidRows()`` lists, in its order, found by the same scan: the table is
-        /// read once for both.
-        package func forEachEntryFindingInvalidRows(_ visit: (StateStore.Entry) -> Void) throws(StateStoreError) -> [StateStore.InvalidRow] {
+        /// read once for both. (Under a prefix there are none: such a row has no valid path to
+        /// be under it.)
+        package func forEachEntryFindingInvalidRows(
+            under prefix: RestorationPath?, _ visit: (StateStore.Entry) -> Void
+        ) throws(StateStoreError) -> [StateStore.InvalidRow] {
+            if prefix != nil {
+                try forEachEntry(under: prefix, visit)
+                return []
+            }
             let statement = try connection.selectStates("rowid, " + StateStore.Entry.columns, under: nil, cached: true)
             defer { statement.reset() }
             var invalid: [StateStore.InvalidRow] = []
@@ -213,13 +220,7 @@ extension StateStore {
         /// Visits the states ``StateStore/states(under:maximumSize:)`` returns, in its order, one
         /// at a time, none kept; stops when `visit` returns `false`.
         package func forEachState(maximumSize: Int, _ visit: (StoredState) -> Bool) throws(StateStoreError) {
-            let statement = try connection.selectStates("path, " + StoredState.columns, under: nil, cached: true)
-            defer { statement.reset() }
-            statement.bind(maximumSize, at: 9)
-            while try statement.step() {
-                guard case .success(let path) = RestorationPath.stored(in: statement, column: 0) else { continue }
-                guard visit(try StoredState(path: path, row: statement, from: 1, limit: maximumSize)) else { return }
-            }
+            try connection.forEachState(under: nil, maximumSize: maximumSize, visit)
         }
 
         /// What ``StateStore/quarantinedStates()`` lists, with each row's length; a row over
@@ -251,6 +252,19 @@ extension StateStore {
 }
 
 extension Connection {
+    /// Visits the states at `prefix` or below it (all of them when `nil`), bytes included, by
+    /// path, until `visit` returns `false`; rows with invalid paths are skipped. A row over
+    /// `maximumSize` bytes is not loaded: it throws ``StateStoreError/stateTooLarge(path:byteCount:limit:)``.
+    func forEachState(under prefix: RestorationPath?, maximumSize: Int, _ visit: (StoredState) -> Bool) throws(StateStoreError) {
+        let statement = try selectStates("path, " + StoredState.columns, under: prefix, cached: true)
+        defer { statement.reset() }
+        statement.bind(maximumSize, at: 9)
+        while try statement.step() {
+            guard case .success(let path) = RestorationPath.stored(in: statement, column: 0) else { continue }
+            guard visit(try StoredState(path: path, row: statement, from: 1, limit: maximumSize)) else { return }
+        }
+    }
+
     /// See ``StateStore/invalidRows()``. Reads paths and sizes, never the bytes.
     func invalidRows() throws(StateStoreError) -> [StateStore.InvalidRow] {
         let statement = try cached("SELECT rowid, path, length(bytes), updated_at FROM states ORDER BY rowid")

@@ -126,20 +126,12 @@ extension Statectl {
                         ("count", .int(listing.count)),
                         ("total_bytes", .int(listing.totalBytes)),
                     ] }, listing: "entries", { (visit) throws(StateStoreError) in
-                        if prefix == nil {
-                            invalid = try snapshot.forEachEntryFindingInvalidRows(visit)
-                        } else {
-                            try snapshot.forEachEntry(under: prefix, visit)
-                        }
+                        invalid = try snapshot.forEachEntryFindingInvalidRows(under: prefix, visit)
                     }, trailing: { [("invalid_rows", .array(invalid.map(EntryOutput.json)))] })
                     return prefix != nil && listing.count == 0 && !list ? nil : document
                 }
                 var listing = EntryListing()
-                if prefix == nil {
-                    invalid = try snapshot.forEachEntryFindingInvalidRows { listing.measure($0) }
-                } else {
-                    try snapshot.forEachEntry(under: prefix) { listing.measure($0) }
-                }
+                invalid = try snapshot.forEachEntryFindingInvalidRows(under: prefix) { listing.measure($0) }
                 if prefix != nil, listing.count == 0, !list { return nil }
                 var text = GatheredOutput()
                 if listing.count == 0 {

@@ -6,7 +6,8 @@ import StateStore
 /// the file and `--max-state-size`, and saying that nothing was imported or exported.
 enum ExportFile {
     /// Reads and decodes the whole document at `file` before anything is written: its bytes,
-    /// then its states, never its JSON value whole. Every failure is a ``CLIError`` naming the file, the state and what is wrong.
+    /// then its states, never its JSON value whole. Every failure is a ``CLIError`` naming the
+    /// file, the state and what is wrong.
     static func read(file: String, maximumStateSize: Int) throws(CLIError) -> StateExport {
         func refuse(_ message: String) -> CLIError {
             CLIError(message: "\(file): \(message.hasSuffix(".") ? message : message + ".") Nothing was imported.")
@@ -14,23 +15,22 @@ enum ExportFile {
         func unreadable(_ code: Int32) -> CLIError {
             CLIError(message: "Cannot read \(file): \(String(cString: strerror(code))). Nothing was imported.")
         }
+        let notARegularFile = refuse("it is not a regular file (a directory, FIFO or device); give the path of an export document")
         // Looked at before it is opened (opening a FIFO would wait for a writer), and again once
         // open (O_NONBLOCK: a FIFO put there meanwhile does not block), in case it was replaced.
         var info = stat()
         guard stat(file, &info) == 0 else { throw unreadable(errno) }
-        let descriptor = (info.st_mode & S_IFMT) == S_IFREG ? open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK) : -1
-        defer { if descriptor >= 0 { close(descriptor) } }
-        if descriptor < 0, (info.st_mode & S_IFMT) == S_IFREG { throw unreadable(errno) }
-        if descriptor >= 0, fstat(descriptor, &info) != 0 { throw unreadable(errno) }
-        guard descriptor >= 0, (info.st_mode & S_IFMT) == S_IFREG else {
-            throw refuse("it is not a regular file (a directory, FIFO or device); give the path of an export document")
-        }
+        guard (info.st_mode & S_IFMT) == S_IFREG else { throw notARegularFile }
+        let descriptor = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard descriptor >= 0 else { throw unreadable(errno) }
+        defer { close(descriptor) }
+        guard fstat(descriptor, &info) == 0 else { throw unreadable(errno) }
+        guard (info.st_mode & S_IFMT) == S_IFREG else { throw notARegularFile }
         guard Int(info.st_size) <= StateExport.maximumByteCount else {
             throw refuse("the file is \(Format.bytes(Int(info.st_size))), over the \(Format.bytes(StateExport.maximumByteCount)) import limit")
         }
-        // Read in 1 MiB chunks into the array the parser reads (the file is never held twice):
-        // up to one byte past the limit, so
-        // a file that grew while being read is noticed.
+        // Read in 1 MiB chunks into the array the parser reads (the file is never held twice), up
+        // to one byte past the limit, so that a file that grew while being read is noticed.
         var bytes: [UInt8] = []
         bytes.reserveCapacity(Int(info.st_size))
         var chunk = [UInt8](repeating: 0, count: 1 << 20)
@@ -93,7 +93,8 @@ extension CLIError {
             return CLIError(message: "The document would be at least \(Format.bytes(byteCount)), over the \(Format.bytes(limit)) import accepts; export part of the states (`statectl prune` others in a copy), or keep large data outside the store. Nothing was exported.")
         case .notImportable(let refusal):
             // What export writes, import accepts: the library checked each part of the document
-            // with import's own decoder (a row whose checksum fails, for one, is named here, not at import).
+            // with import's own decoder (a row whose checksum fails, for one, is named here, not
+            // at import).
             let message = CLIError(refusing: refusal, source: "The document").message
             return CLIError(message: message.replacingOccurrences(of: "Nothing was imported.", with: "import would refuse it, so nothing was exported."))
         }

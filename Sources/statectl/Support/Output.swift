@@ -47,13 +47,6 @@ enum Output {
         return write(text, to: STDOUT_FILENO)
     }
 
-    /// The same for bytes gathered in an array.
-    @discardableResult
-    static func standardOutput(_ bytes: borrowing [UInt8]) -> Int32 {
-        fflush(nil)
-        return bytes.withUnsafeBytes { write($0, to: STDOUT_FILENO) }
-    }
-
     /// `text` on stderr, unbuffered.
     static func standardError(_ text: String) {
         write(text, to: STDERR_FILENO)
