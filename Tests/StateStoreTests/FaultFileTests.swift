@@ -61,7 +61,7 @@ struct FaultFileTests {
     }
 
     @Test(arguments: ["garbage", "damaged", "truncated"])
-    func openOrRecoverMovesABrokenFileAsideAndStartsFresh(_ damage: String) throws {
+    func openOrRecoverMovesABrokenFileAsideAndStartsFreshWithWhatSurvived(_ damage: String) throws {
         var bytes = try populated()
         switch damage {
         case "garbage": bytes = (0..<8192).map { UInt8(truncatingIfNeeded: $0 &* 7919) }
@@ -74,7 +74,14 @@ struct FaultFileTests {
         let moved = try #require(recovery)
         #expect(moved.movedTo.hasPrefix(path + ".broken-"))
         #expect(FileSnapshot(moved.movedTo) == FileSnapshot(bytes: bytes))
-        #expect(try store.entries().isEmpty)
+        // What survived is in the fresh database, each state as it was saved (SalvageTests has the rest).
+        let entries = try store.entries()
+        #expect(entries.count == moved.salvage.states)
+        if damage == "garbage" { #expect(entries.isEmpty) } else { #expect(!entries.isEmpty) }
+        for entry in entries {
+            let index = try #require(Int(entry.path.rawValue.dropFirst("root/item".count)))
+            #expect(try store.restore(String.self, for: entry.path) == "\(index)" + String(repeating: "x", count: 900))
+        }
         try store.save("fresh", for: "root")
         #expect(try store.check().isHealthy)
     }

@@ -81,19 +81,26 @@ extension StateStore {
                 if existing.contains(Array(state.path.rawValue.utf8)) { result.replaced += 1 } else { result.created += 1 }
                 if let keyID = state.keyID { sealedBy[keyID, default: 0] += 1 }
             }
-            // Sealed states restored into a database that records no key make it a sealed one,
-            // as the first store that seals it would: a store without the key then writes
-            // nothing clear beside them. Recorded once every row is in, so the clear rows of an
-            // export taken half-way through a sealing are restored as they were. The key most
-            // of them are sealed with is the one recorded.
-            if try transaction.recordedSeal() == nil,
-               let key = sealedBy.max(by: { $0.value < $1.value || ($0.value == $1.value && $0.key > $1.key) })?.key {
-                try transaction.setMetadata(Self.sealedWithKey, to: key)
-            }
+            // Recorded once every row is in, so the clear rows of an export taken half-way
+            // through a sealing are restored as they were.
+            try transaction.recordSealIfNone(sealedBy: sealedBy)
             return result
         }
         // A restore from a backup is on storage once it returns, like a flush point.
         try synchronize()
         return result
+    }
+}
+
+extension StateStore.WriteTransaction {
+    /// Records the key the database is sealed with when it records none: `preferred`, or else
+    /// the key most of the states counted in `sealedBy` (states by key) are sealed with. Sealed
+    /// states put into a database that records no key make it a sealed one, as the first store
+    /// that seals it would: a store without the key then writes nothing clear beside them.
+    func recordSealIfNone(preferring preferred: String? = nil, sealedBy: [String: Int]) throws(StateStoreError) {
+        guard try recordedSeal() == nil,
+              let key = preferred ?? sealedBy.max(by: { $0.value < $1.value || ($0.value == $1.value && $0.key > $1.key) })?.key
+        else { return }
+        try setMetadata(StateStore.sealedWithKey, to: key)
     }
 }

@@ -79,6 +79,12 @@ final class Statement {
         }
     }
 
+    /// Binds column `column` of the row `other` is on (a statement of any connection) as it is,
+    /// its type and value, at parameter `index`.
+    func bind(column: Int32, of other: Statement, at index: Int32) {
+        sqlite3_bind_value(handle, index, sqlite3_column_value(other.handle, column))
+    }
+
     /// Runs the statement to completion, ignoring any rows.
     func run() throws(StateStoreError) {
         defer { reset() }

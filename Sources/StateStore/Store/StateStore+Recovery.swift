@@ -8,11 +8,24 @@ extension StateStore {
         public var reason: StateStoreError
         /// Where the database file (and its `-wal`/`-shm`, with the same suffix) now is.
         public var movedTo: String
+        /// What the fresh database holds of the old one: the states whose bytes still match
+        /// their checksums, the window hierarchy archives, the quarantine, and the rest that
+        /// could be read.
+        public var salvage: Salvage
     }
 
     /// Opens the database at `path`; when it is damaged, not a database, its WAL is lost, or its
     /// tables or triggers were changed outside StateStore, moves it aside as `<path>.broken-<UTC timestamp>` (with its `-wal` and `-shm`) and starts
-    /// a fresh one. Nothing is deleted.
+    /// a fresh one holding everything of the old one that can still be read and checked. Nothing
+    /// is deleted, and the moved file is not changed.
+    ///
+    /// What survives is copied into the fresh database in one transaction, synced before this
+    /// returns (``Recovery/salvage`` counts it): every state whose row SQLite can still read and
+    /// whose bytes match the checksum stored with them (a state is never copied damaged), the
+    /// window hierarchy archives, the quarantined rows, the memory-pressure events and the
+    /// metadata. Where SQLite cannot read a page of the states, the copy goes on past it and the
+    /// states on it stay behind; a file that is not a database, or whose schema cannot be read,
+    /// gives an empty fresh one. The copy reads the whole old file once, at this launch only.
     ///
     /// Damage is seen as far as ``Options/openCheck`` reads: the default, ``Options/OpenCheck/header``,
     /// sees a file that is not a database, a lost WAL and a damaged schema; pass
@@ -76,7 +89,19 @@ extension StateStore {
             options.logger.info("database moved aside", metadata: [
                 "statestore.database": "\(path)", "statestore.moved_to": "\(destination)", "statestore.reason": "\(error.description)",
             ])
-            return (try StateStore(path: path, options: options), Recovery(reason: error, movedTo: destination))
+            let fresh = try StateStore(path: path, options: options)
+            var salvage = Salvage()
+            if !options.readOnly {
+                salvage = fresh.salvage(from: destination)
+                options.logger.info("database salvaged", metadata: [
+                    "statestore.database": "\(path)", "statestore.salvaged_states": "\(salvage.states)",
+                    "statestore.states_left_behind": "\(salvage.statesLeftBehind)",
+                    "statestore.unreadable_stretches": "\(salvage.unreadableStretches)",
+                    "statestore.salvaged_archives": "\(salvage.archives)",
+                    "statestore.error": "\(salvage.error?.description ?? "none")",
+                ])
+            }
+            return (fresh, Recovery(reason: error, movedTo: destination, salvage: salvage))
         }
     }
 

@@ -1,0 +1,229 @@
+import Foundation
+import StateStoreSQLite
+
+extension StateStore {
+    /// What ``StateStore/openOrRecover(path:options:)`` copied from the database it moved aside
+    /// into the fresh one (``Recovery/salvage``). The moved file itself is never changed.
+    ///
+    /// A state is copied only when its bytes still match the checksum stored with them, so
+    /// nothing damaged comes back; the rest stays in the moved file, for `statectl` or a backup.
+    public struct Salvage: Sendable, Hashable {
+        /// The states copied: every one whose row could be read and whose bytes match its checksum.
+        public var states = 0
+        /// Rows read but not copied: bytes that fail their checksum, a path or a column that
+        /// cannot be read, a state over ``Options/maximumStateSize``, or one the fresh store
+        /// refuses (sealed with a key it cannot open, beside clear states).
+        public var statesLeftBehind = 0
+        /// Stretches of the `states` table SQLite could not read (damaged pages): the reading
+        /// went on past each one, and the states on them, which cannot be counted, stay behind.
+        public var unreadableStretches = 0
+        /// The window hierarchy archives copied (each scene's, and the ones the crash-loop guard
+        /// set aside), so the relaunch can rebuild the windows the user left.
+        public var archives = 0
+        /// The quarantined rows copied.
+        public var quarantined = 0
+        /// Why part of the salvage could not be done: the moved file could not be opened or its
+        /// schema read (nothing could be copied), a table other than `states` could not be read
+        /// whole, or the fresh database could not take the copy (a full disk: then nothing was
+        /// copied, and every count is 0). `nil` when everything readable was copied.
+        public var error: StateStoreError?
+
+        public init() {}
+    }
+
+    /// Copies what can still be read in the database at `damaged` (moved aside, never written
+    /// to) into this store, in one transaction, then syncs it. Never throws: what it could not
+    /// do is in the result.
+    func salvage(from damaged: String) -> Salvage {
+        var result = Salvage()
+        let source: Connection
+        do throws(StateStoreError) {
+            source = try Connection(path: damaged, options: .init(readOnly: true, create: false))
+            // A file shorter than its header says is refused whole at its first read, unless
+            // the schema is "writable": then SQLite reads the pages the file still has, which
+            // is what a salvage wants. The connection is read-only: nothing can be written.
+            var ignored: Int32 = 0
+            _ = csqlite_db_config_int(source.handle, SQLITE_DBCONFIG_DEFENSIVE, 0, &ignored)
+            try source.execute("PRAGMA writable_schema = ON")
+            _ = try source.scalarInt("SELECT count(*) FROM sqlite_schema")
+        } catch {
+            result.error = error
+            return result
+        }
+        let limit = options.maximumStateSize
+        do throws(StateStoreError) {
+            result = try write { (transaction) throws(StateStoreError) -> Salvage in
+                var copied = Salvage()
+                copied.quarantined = transaction.copyRows(
+                    of: "quarantine", columns: "id, path, type_name, version, generation, encoding, checksum, updated_at, reason, quarantined_at, bytes, key_id",
+                    from: source, error: &copied.error
+                )
+                _ = transaction.copyRows(of: "scenes", columns: "identifier, path_prefix, created_at", from: source, error: &copied.error)
+                copied.archives = transaction.copyRows(of: "hierarchy", columns: "scene, set_aside, archive, updated_at", from: source, error: &copied.error)
+                _ = transaction.copyRows(
+                    of: "pressure_events", columns: "id, occurred_at, level, available_bytes, rss_before, rss_after, duration_us",
+                    from: source, error: &copied.error
+                )
+                // The seal record is made from the states copied, below.
+                _ = transaction.copyRows(of: "metadata", columns: "key, value", from: source, where: "key <> '\(Self.sealedWithKey)'", error: &copied.error)
+                var sealedBy: [String: Int] = [:]
+                try Self.forEachReadableState(in: source, limit: limit, stretches: &copied.unreadableStretches) { (state) throws(StateStoreError) in
+                    guard let state else {
+                        copied.statesLeftBehind += 1
+                        return
+                    }
+                    do throws(StateStoreError) {
+                        try transaction.insert(verbatim: state)
+                    } catch {
+                        switch error {
+                        case .checksumMismatch, .invalidState, .stateTooLarge, .keyMismatch, .keyRequired, .sealedStateUnopenable:
+                            copied.statesLeftBehind += 1
+                            return
+                        default:
+                            throw error
+                        }
+                    }
+                    copied.states += 1
+                    if let keyID = state.keyID { sealedBy[keyID, default: 0] += 1 }
+                }
+                // The key the moved file recorded, else the one most copied states are sealed with.
+                let recorded = try? source.strings("SELECT value FROM metadata WHERE key = '\(Self.sealedWithKey)'").first
+                try transaction.recordSealIfNone(preferring: recorded ?? nil, sealedBy: sealedBy)
+                return copied
+            }
+            try synchronize()
+        } catch {
+            // Nothing was copied (the transaction rolled back), or it was and could not be synced.
+            if case .notSynced = error {
+                result.error = error
+            } else {
+                result = Salvage()
+                result.error = error
+            }
+        }
+        return result
+    }
+
+    /// Visits every state row of `source` that can be read, in rowid order: the row, or `nil`
+    /// for one whose path or columns cannot be read or whose bytes fail their checksum. Where
+    /// SQLite cannot read a page, it counts a stretch in `stretches` and looks for the first
+    /// rowid past the damage it can reach (doubling its step, then halving back), and reads on
+    /// from there.
+    static func forEachReadableState(
+        in source: Connection, limit: Int, stretches: inout Int, _ visit: (StoredState?) throws(StateStoreError) -> Void
+    ) throws(StateStoreError) {
+        let scan = try Statement(
+            connection: source, sql: "SELECT rowid, path, \(StoredState.columns) FROM states WHERE rowid >= ?1 ORDER BY rowid", persistent: false
+        )
+        let seek = try Statement(connection: source, sql: "SELECT rowid FROM states WHERE rowid >= ?1 ORDER BY rowid LIMIT 1", persistent: false)
+        /// Whether a read from `rowid` on gets past the damage: `nil` when SQLite cannot read it.
+        func reaches(_ rowid: Int64) -> Bool {
+            seek.reset()
+            seek.bind(rowid, at: 1)
+            defer { seek.reset() }
+            return (try? seek.step()) != nil
+        }
+        var from = Int64.min
+        while true {
+            scan.reset()
+            scan.bind(from, at: 1)
+            scan.bind(limit, at: 9)
+            var last: Int64?
+            while true {
+                // Only the reading is read past: a failure to take a state (the fresh file
+                // full) is the caller's.
+                do {
+                    guard try scan.step() else {
+                        scan.reset()
+                        return
+                    }
+                } catch let error where error.isDamage {
+                    stretches += 1
+                    break
+                }
+                let rowid = scan.int64(0)
+                last = rowid
+                guard case .success(let path) = RestorationPath.stored(in: scan, column: 1),
+                      let state = try? StoredState(path: path, row: scan, from: 2, limit: limit), state.checksumIsValid
+                else {
+                    try visit(nil)
+                    continue
+                }
+                try visit(state)
+            }
+            // The damage lies after `last` (or `from`). Find a rowid past it that a read reaches:
+            // double the step until one does, then halve back to the first.
+            let start = last.map { $0 == .max ? $0 : $0 + 1 } ?? from
+            guard start < .max else {
+                scan.reset()
+                return
+            }
+            var failing = start
+            var step: Int64 = 1
+            var reached: Int64?
+            while true {
+                let (candidate, overflow) = failing.addingReportingOverflow(step)
+                let probe = overflow ? Int64.max : candidate
+                if reaches(probe) {
+                    reached = probe
+                    break
+                }
+                if probe == .max { break }
+                failing = probe
+                step = step > Int64.max / 2 ? Int64.max : step * 2
+            }
+            guard var reachable = reached else {
+                scan.reset()
+                return
+            }
+            while reachable - failing > 1 {
+                let middle = failing + (reachable - failing) / 2
+                if reaches(middle) { reachable = middle } else { failing = middle }
+            }
+            from = reachable
+        }
+    }
+}
+
+extension StateStoreError {
+    /// Whether the error says a page of the file could not be read as SQLite wrote it: what a
+    /// salvage reads past.
+    fileprivate var isDamage: Bool {
+        switch self {
+        case .corrupt, .notADatabase: true
+        case .sqlite(let failure): failure.resultCode == .ioError
+        default: false
+        }
+    }
+}
+
+extension StateStore.WriteTransaction {
+    /// Copies the rows of `table` that `source` can read (`columns` of them, `filter` a
+    /// `WHERE` clause) into this database's table of that name, leaving a row whose key is
+    /// already there; returns how many it copied. A table it cannot read whole sets `error`
+    /// (when none is set yet) and keeps the rows read before the damage.
+    fileprivate func copyRows(
+        of table: String, columns: String, from source: Connection, where filter: String? = nil, error: inout StateStoreError?
+    ) -> Int {
+        let count = columns.split(separator: ",").count
+        var copied = 0
+        do {
+            let read = try Statement(
+                connection: source, sql: "SELECT \(columns) FROM \(table)" + (filter.map { " WHERE \($0)" } ?? ""), persistent: false
+            )
+            let insert = try Statement(
+                connection: connection,
+                sql: "INSERT OR IGNORE INTO \(table)(\(columns)) VALUES (\((1...count).map { "?\($0)" }.joined(separator: ", ")))",
+                persistent: false
+            )
+            while try read.step() {
+                for column in 0..<Int32(count) { insert.bind(column: column, of: read, at: column + 1) }
+                try insert.run()
+                copied += connection.changes
+            }
+        } catch let failure {
+            if error == nil { error = failure }
+        }
+        return copied
+    }
+}

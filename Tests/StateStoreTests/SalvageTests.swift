@@ -1,0 +1,170 @@
+import Foundation
+import StateStore
+import StateStoreCrypto
+import Testing
+
+/// `StateStore.openOrRecover` on real damaged files: the fresh database holds every state that
+/// survived, exactly, and nothing damaged; the moved file is not changed.
+@Suite("Salvage: what a recovery keeps")
+struct SalvageTests {
+    let folder = TemporaryFolder()
+    var path: String { folder.file("state.sqlite") }
+    static let pageSize = 4096
+
+    /// The text of state `index`: its marker (`state-12-`), found once in the file, then 900 bytes.
+    static func text(_ index: Int) -> String { "state-\(index)-" + String(repeating: "x", count: 900) }
+
+    /// A closed database (one file, no WAL) of `count` states, an archive, the app's metadata and
+    /// a quarantined row.
+    func populate(_ count: Int, options: StateStore.Options = .init()) throws {
+        let store = try StateStore(path: path, options: options)
+        try store.write { (transaction) throws(StateStoreError) in
+            for index in 0..<count {
+                try transaction.save(Self.text(index), for: try RestorationPath(validating: "root/item\(index)"))
+            }
+            try transaction.setHierarchyArchive(Data(#"{"archived":"main"}"#.utf8))
+            try transaction.setMetadata("app.onboarding", to: "done")
+        }
+        try store.save("not a number", for: "root/count")
+        #expect(try store.quarantine("root/count", reason: "it is not a count"))
+        #expect(try store.quarantinedStates().count == 1)
+    }
+
+    /// The pages (from 0) holding each state's marker in `bytes`, by state; a marker found
+    /// twice fails the test.
+    static func markerPages(in bytes: [UInt8]) throws -> [Int: Int] {
+        let prefix = Array("state-".utf8)
+        var pages: [Int: Int] = [:]
+        var offset = 0
+        while offset + prefix.count < bytes.count {
+            defer { offset += 1 }
+            guard bytes[offset] == prefix[0], Array(bytes[offset..<(offset + prefix.count)]) == prefix else { continue }
+            var end = offset + prefix.count
+            var index = 0
+            while end < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[end]) {
+                index = index * 10 + Int(bytes[end] - UInt8(ascii: "0"))
+                end += 1
+            }
+            guard end > offset + prefix.count, end < bytes.count, bytes[end] == UInt8(ascii: "-") else { continue }
+            try #require(pages[index] == nil, "state \(index)'s marker is in the file twice")
+            pages[index] = offset / pageSize
+        }
+        return pages
+    }
+
+    @Test func aDamagedFileComesBackWithEveryStateThatSurvivedAndNothingDamaged() throws {
+        let count = 400
+        try populate(count)
+        var bytes = fileBytes(path)
+        // Two leaves of the states table overwritten, far apart, and one state's bytes changed
+        // where its page still reads.
+        let pages = try Self.markerPages(in: bytes)
+        try #require(pages.count == count)
+        let damagedPages: Set<Int> = [try #require(pages[100]), try #require(pages[300])]
+        let lost = Set(pages.filter { damagedPages.contains($0.value) }.keys)
+        for page in damagedPages {
+            for offset in (page * Self.pageSize)..<((page + 1) * Self.pageSize) { bytes[offset] = UInt8(truncatingIfNeeded: offset &* 31) }
+        }
+        let changed = 200
+        #expect(!lost.contains(changed))
+        let markerEnd = try Self.offset(of: "state-\(changed)-", in: bytes) + 20
+        bytes[markerEnd] = UInt8(ascii: "y")
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+
+        let (store, recovery) = try StateStore.openOrRecover(path: path, options: .init(openCheck: .quick))
+        let moved = try #require(recovery)
+        guard case .corrupt = moved.reason else {
+            Issue.record("reason \(moved.reason)")
+            return
+        }
+        #expect(FileSnapshot(moved.movedTo) == FileSnapshot(bytes: bytes))
+        let salvage = moved.salvage
+        #expect(salvage.error == nil)
+        #expect(salvage.unreadableStretches == 2)
+        #expect(salvage.statesLeftBehind == 1)
+        // Every state of an intact page but the one whose bytes changed.
+        #expect(salvage.states == count - lost.count - 1)
+        #expect(lost.count >= 4, "a leaf holds several 1 KB states: \(lost)")
+        for index in 0..<count {
+            let restored = try store.restore(String.self, for: try RestorationPath(validating: "root/item\(index)"))
+            if lost.contains(index) || index == changed {
+                #expect(restored == nil, "state \(index)")
+            } else {
+                #expect(restored == Self.text(index), "state \(index)")
+            }
+        }
+        #expect(salvage.archives == 1)
+        #expect(try store.hierarchyArchive() == Data(#"{"archived":"main"}"#.utf8))
+        #expect(try store.metadata("app.onboarding") == "done")
+        #expect(salvage.quarantined == 1)
+        #expect(try store.quarantinedStates().map(\.path) == ["root/count"])
+        let health = try store.check()
+        #expect(health.integrity == ["ok"] && health.checksumMismatches.isEmpty && health.stateCount == salvage.states)
+        // The fresh database is on storage and takes saves.
+        try store.save("after", for: "root/item100")
+        #expect(try store.restore(String.self, for: "root/item100") == "after")
+    }
+
+    @Test func aLostWALBringsBackWhatTheFileHeld() throws {
+        try populate(20)
+        // A live store adds a state only its WAL holds; a copy takes the file and its index, not the WAL.
+        let live = try StateStore(path: path)
+        try live.save("only in the WAL", for: "root/item3")
+        let copy = folder.file("copy.sqlite")
+        for suffix in ["", "-shm"] { try FileManager.default.copyItem(atPath: path + suffix, toPath: copy + suffix) }
+        let (store, recovery) = try StateStore.openOrRecover(path: copy)
+        let moved = try #require(recovery)
+        guard case .walMissing = moved.reason else {
+            Issue.record("reason \(moved.reason)")
+            return
+        }
+        #expect(moved.salvage.states == 20)
+        #expect(moved.salvage.unreadableStretches == 0)
+        #expect(try store.restore(String.self, for: "root/item3") == Self.text(3))
+        #expect(try store.restore(String.self, for: "root/item19") == Self.text(19))
+        #expect(try store.hierarchyArchive() == Data(#"{"archived":"main"}"#.utf8))
+        withExtendedLifetime(live) {}
+    }
+
+    @Test func sealedStatesComeBackSealedWithTheirKeyRecorded() throws {
+        let keyring = StateKeyring(try testKey(9))
+        try populate(60, options: .init(sealer: keyring))
+        var bytes = fileBytes(path)
+        // Sealed bytes hide the markers: the last page of the file holds states' rows.
+        let last = bytes.count / Self.pageSize - 1
+        for offset in (last * Self.pageSize)..<bytes.count { bytes[offset] = 0xA5 }
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let (store, recovery) = try StateStore.openOrRecover(path: path, options: .init(openCheck: .quick, sealer: keyring))
+        let salvage = try #require(recovery).salvage
+        #expect(salvage.error == nil)
+        #expect(salvage.states > 0)
+        var found = 0
+        for index in 0..<60 {
+            let path = try RestorationPath(validating: "root/item\(index)")
+            guard let state = try store.state(at: path) else { continue }
+            #expect(state.keyID == keyring.keyID)
+            #expect(try store.restore(String.self, for: path) == Self.text(index))
+            found += 1
+        }
+        #expect(found == salvage.states)
+        #expect(try store.metadata("statestore.sealed_with") == keyring.keyID)
+        // Without the key, the fresh database is the sealed one it was: nothing clear is written into it.
+        #expect(throws: StateStoreError.self) { try StateStore(path: path).save("clear", for: "root/new") }
+    }
+
+    @Test func aFileThatIsNotADatabaseGivesAnEmptyFreshOneAndSaysWhy() throws {
+        try Data((0..<8192).map { UInt8(truncatingIfNeeded: $0 &* 7919) }).write(to: URL(fileURLWithPath: path))
+        let (store, recovery) = try StateStore.openOrRecover(path: path)
+        let salvage = try #require(recovery).salvage
+        #expect(salvage.states == 0)
+        #expect(salvage.error != nil)
+        #expect(try store.entries().isEmpty)
+        try store.save("fresh", for: "root")
+        #expect(try store.check().isHealthy)
+    }
+
+    static func offset(of text: String, in bytes: [UInt8]) throws -> Int {
+        let marker = Array(text.utf8)
+        return try #require((0...(bytes.count - marker.count)).first { bytes[$0] == marker[0] && Array(bytes[$0..<($0 + marker.count)]) == marker })
+    }
+}
