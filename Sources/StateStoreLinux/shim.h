@@ -5,6 +5,7 @@
 // <sys/vfs.h>, <sys/prctl.h>, <sys/xattr.h>), declared here so they are linked like any other C function:
 // looking them up with dlsym at run time finds nothing in a statically linked executable.
 
+#include <fcntl.h>
 #include <malloc.h>
 #include <sched.h>
 #include <signal.h>
@@ -40,6 +41,19 @@ static inline long clinux_filesystem_type(int fd) {
     struct statfs info;
     if (fstatfs(fd, &info) != 0) return -1;
     return (long)info.f_type;
+}
+
+/// Whether another process holds a lock on byte `offset` of the open file `fd` (an `F_GETLK`
+/// test of an exclusive lock on it; the caller's own locks never count): 1 when one does, 0 when
+/// none does, -1 with `errno` set when the test fails.
+static inline int clinux_byte_locked_elsewhere(int fd, long offset) {
+    struct flock lock = {0};
+    lock.l_type = F_WRLCK;
+    lock.l_whence = SEEK_SET;
+    lock.l_start = offset;
+    lock.l_len = 1;
+    if (fcntl(fd, F_GETLK, &lock) != 0) return -1;
+    return lock.l_type != F_UNLCK;
 }
 
 /// Puts the calling thread under `SCHED_BATCH`: the same share of the CPU as any other thread,

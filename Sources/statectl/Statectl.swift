@@ -23,6 +23,9 @@ struct Statectl: AsyncParsableCommand {
             Read commands (inspect, check, export) open the database read-only: they never \
             create, migrate or write it, and they work while an application is writing to it.
 
+            recover moves a damaged database aside and starts a fresh one holding every state \
+            that can still be read; it refuses while another process has the database open.
+
             demo runs a small mail app on the database (creating it when needed) and shows what \
             it saved and restored; monitor watches memory pressure and opens no database.
 
@@ -41,7 +44,7 @@ struct Statectl: AsyncParsableCommand {
                  yet, for inspect and export), a lost -wal, another database's
                  -journal beside it; import: a document from a newer schema;
                  monitor: /proc/meminfo cannot be read or parsed
-              4  the change was made (import, prune, rekey), but
+              4  the change was made (import, prune, rekey, recover), but
                  syncing it to storage failed: it is in the database, and may not
                  survive a power cut; do not run the command again
 
@@ -56,6 +59,7 @@ struct Statectl: AsyncParsableCommand {
         version: "1.0.0",
         subcommands: [
             Migrate.self,
+            Recover.self,
             Check.self,
             Inspect.self,
             Export.self,

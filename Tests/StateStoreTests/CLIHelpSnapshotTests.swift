@@ -4,7 +4,7 @@ import Testing
 /// `statectl --help`, each subcommand's `--help` and the completion scripts, compared in full
 /// with `Snapshots/` (at the 200 columns `CLI.run` sets).
 @Suite(.timeLimit(.minutes(10))) struct CLIHelpSnapshotTests {
-    static let subcommands = ["migrate", "check", "inspect", "export", "import", "prune", "rekey", "monitor", "demo", "soak"]
+    static let subcommands = ["migrate", "recover", "check", "inspect", "export", "import", "prune", "rekey", "monitor", "demo", "soak"]
     static let shells = ["bash", "zsh", "fish"]
     static let regenerate = "scripts/cli-output (or STATESTORE_UPDATE_SNAPSHOTS=1 swift test --filter CLIHelpSnapshotTests)"
 

@@ -94,6 +94,22 @@ enum CLIOutputDocument {
             "statectl check --db demo.sqlite --key-file state.key",
             "statectl rekey --db demo.sqlite --key-file state.key --clear",
         ]),
+        .prose("""
+            ## `statectl recover`
+
+            A copy of the demo's database, grown to 3,003 states with `sqlite3` (each state copied a
+            thousand times under `…/copyN`, checksums and all), then one of its pages overwritten, as
+            a failing disk or a bad copy would. `recover` moves the file aside unchanged and starts a
+            fresh one holding every state that still reads and matches its checksum: the 24 states on
+            the overwritten page stay in the moved file.
+            """),
+        .console([
+            "sqlite3 demo.sqlite \"VACUUM INTO 'copy.sqlite'\"",
+            "sqlite3 copy.sqlite \"WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1000) INSERT INTO states(path, type_name, version, generation, encoding, checksum, updated_at, bytes, key_id) SELECT s.path || '/copy' || n.i, s.type_name, s.version, s.generation, s.encoding, s.checksum, s.updated_at, s.bytes, s.key_id FROM states AS s, n\"",
+            "printf '\\377%.0s' $(seq 4096) | dd of=copy.sqlite bs=4096 seek=64 conv=notrunc status=none",
+            "statectl recover --db copy.sqlite",
+            "statectl inspect --db copy.sqlite | tail -1",
+        ]),
     ]
 
     /// Runs every command in a new empty folder and returns the whole document.
@@ -151,6 +167,7 @@ enum CLIOutputDocument {
     static func normalize(_ document: String) -> String {
         document.split(separator: "\n", omittingEmptySubsequences: false).map { line in
             var line = String(line).replacing(/\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(\.\d+)?Z?/, with: "<time>")
+                .replacing(/broken-\d{8}T\d{6}Z(-\d+)?/, with: "broken-<time>")
             if line.hasPrefix(#"{"schema":1,"kind":"sample""#),
                let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] {
                 return "sample with keys " + object.keys.sorted().joined(separator: ", ")

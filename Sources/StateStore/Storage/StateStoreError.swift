@@ -149,11 +149,11 @@ public enum StateStoreError: Error, Sendable, Hashable, CustomStringConvertible 
             // `.quick` for what `quick_check` found; else `.full`, which finds all of that and
             // what only `integrity_check` finds (a statement that met an index entry naming the
             // wrong row fails as corrupt too).
-            "The state database at \(file) is damaged (\(failure.message)). It was left untouched; restore a backup, or use StateStore.openOrRecover with openCheck: \(failure.sql?.contains("quick_check") == true ? ".quick" : ".full") to move it aside and start fresh."
+            "The state database at \(file) is damaged (\(failure.message)). It was left untouched; restore a backup, or use StateStore.openOrRecover with openCheck: \(failure.sql?.contains("quick_check") == true ? ".quick" : ".full") to move it aside and start a fresh one holding every state that can still be read (`statectl recover` does the same)."
         case .schemaTooNew(let file, let found, let supported):
             "The state database at \(file) has schema version \(found), newer than the \(supported) this build knows. It was left untouched; run a newer build of the app or statectl."
         case .walMissing(let file, let frames):
-            "The write-ahead log \(file)-wal is missing, but \(file)-shm shows \(frames) committed pages that were only in it. Nothing was changed: put the -wal file back beside the database, or use StateStore.openOrRecover to set the files aside and start fresh."
+            "The write-ahead log \(file)-wal is missing, but \(file)-shm shows \(frames) committed pages that were only in it. Nothing was changed: put the -wal file back beside the database, or use StateStore.openOrRecover (or `statectl recover`) to set the files aside and start a fresh database holding what the file itself still has."
         case .strayJournal(let file, let journal):
             "Beside the state database at \(file) lies a rollback journal, \(journal), that is not its own: the database uses a write-ahead log, so the journal came from another database (a file copied or renamed beside it), and SQLite would play it back into this one. Nothing was opened or changed. Move \(journal) out of the folder (keep it with the database it belongs to), then run again."
         case .schemaTooOld(let file, let found, let required):
@@ -185,7 +185,7 @@ public enum StateStoreError: Error, Sendable, Hashable, CustomStringConvertible 
         case .notAStateStore(let file, let reason):
             "\(file) is an SQLite database of another program (\(reason)). It was left untouched; point --db (or the path) at a StateStore database or at a new file."
         case .schemaMismatch(let file, let detail):
-            "The state database at \(file) does not have the schema StateStore wrote (\(detail)); it was changed outside StateStore. Nothing was written; restore a backup, or use StateStore.openOrRecover (or move the file aside) to start fresh."
+            "The state database at \(file) does not have the schema StateStore wrote (\(detail)); it was changed outside StateStore. Nothing was written; restore a backup, or use StateStore.openOrRecover (or `statectl recover`) to move it aside and start a fresh one holding every state that can still be read."
         case .invalidState(let path, let reason):
             "The state at \(path) cannot be used: \(reason)."
         case .keyMismatch(let path, let found, let configured):

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import StateStoreLinux
 
 extension StateStore {
     /// What ``StateStore/openOrRecover(path:options:)`` did with a database it could not open.
@@ -37,6 +38,8 @@ extension StateStore {
     /// when the repair fails for a reason that may pass (a lock, an I/O error, a full disk), that
     /// error is thrown and nothing is moved.
     ///
+    /// A database another process has open is not moved: ``StateStoreError/busy(_:)`` says so.
+    ///
     /// A database from a newer build (``StateStoreError/schemaTooNew(file:found:supported:)``)
     /// is not broken and is never moved; nor is another program's database
     /// (``StateStoreError/notAStateStore(file:reason:)``): those errors are rethrown, as is anything else.
@@ -61,6 +64,15 @@ extension StateStore {
                 break
             default:
                 throw error
+            }
+            // Moving a file another process has open would leave that process writing to the
+            // moved one while this one starts afresh: refused, nothing moved.
+            if isOpenInAnotherProcess(path) {
+                throw .busy(SQLiteFailure(
+                    extendedResultCode: .busy,
+                    message: "\(path) is open in another process (it holds the database's -shm), so it was not moved aside; close that process, then open it again",
+                    sql: nil
+                ))
             }
             let formatter = DateFormatter()
             formatter.locale = Locale(identifier: "en_US_POSIX")
@@ -103,6 +115,16 @@ extension StateStore {
             }
             return (fresh, Recovery(reason: error, movedTo: destination, salvage: salvage))
         }
+    }
+
+    /// Whether another process has the database at `path` open: every SQLite connection to a WAL
+    /// database holds a shared lock on byte 128 of its `-shm` (the "dead man switch" SQLite looks
+    /// at to tell whether it is the first connection) for as long as it is open.
+    static func isOpenInAnotherProcess(_ path: String) -> Bool {
+        let descriptor = open(path + "-shm", O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        return clinux_byte_locked_elsewhere(descriptor, 128) == 1
     }
 
     /// Whether ``repairSchemaVersion(at:)`` left the version records right (or found them

@@ -173,13 +173,13 @@ _statectl() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    migrate|check|inspect|export|import|prune|rekey|monitor|demo|soak|help)
+    migrate|recover|check|inspect|export|import|prune|rekey|monitor|demo|soak|help)
         # Offer subcommand argument completions
         "_statectl_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'migrate check inspect export import prune rekey monitor demo soak help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'migrate recover check inspect export import prune rekey monitor demo soak help' -- "${cur}"))
         ;;
     esac
 }
@@ -187,6 +187,22 @@ _statectl() {
 _statectl_migrate() {
     repeating_flags=()
     non_repeating_flags=(--json --dry-run --repair --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--db)
+    __statectl_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--db')
+        __statectl_add_completions -f
+        return
+        ;;
+    esac
+}
+
+_statectl_recover() {
+    repeating_flags=()
+    non_repeating_flags=(--json --version -h --help)
     repeating_options=()
     non_repeating_options=(--db)
     __statectl_offer_flags_options 0

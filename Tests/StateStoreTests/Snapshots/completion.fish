@@ -24,6 +24,8 @@ function __statectl_parse_tokens -S
         switch $unparsed_tokens[1]
         case 'migrate'
             __statectl_parse_subcommand 0 'db=' 'json' 'dry-run' 'repair' 'version' 'h/help'
+        case 'recover'
+            __statectl_parse_subcommand 0 'db=' 'json' 'version' 'h/help'
         case 'check'
             __statectl_parse_subcommand 0 'db=' 'json' 'key-file=' 'credential=' 'version' 'h/help'
         case 'inspect'
@@ -100,6 +102,7 @@ complete -c 'statectl' -f
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl" version' -l 'version' -d 'Show the version.'
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl" h help' -s 'h' -l 'help' -d 'Show help information.'
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_positional "statectl" -eq 1' -fa 'migrate' -d 'Create the database if needed and apply pending schema migrations.'
+complete -c 'statectl' -n '__statectl_should_offer_completions_for_positional "statectl" -eq 1' -fa 'recover' -d 'Move a damaged database aside and start a fresh one holding every state that can still be read.'
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_positional "statectl" -eq 1' -fa 'check' -d 'Check the database\'s integrity, schema version, checksums and quarantine.'
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_positional "statectl" -eq 1' -fa 'inspect' -d 'Show the stored states, one state, pressure events, quarantine or the hierarchy.'
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_positional "statectl" -eq 1' -fa 'export' -d 'Write every stored state as one JSON document.'
@@ -116,6 +119,10 @@ complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_opti
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl migrate" repair' -l 'repair' -d 'Re-record the schema version of a database whose tables match this build\'s schema exactly but whose version records were erased.'
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl migrate" version' -l 'version' -d 'Show the version.'
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl migrate" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl recover" db' -l 'db' -d 'The state database file. Default: $STATESTORE_DB, else the "statestore-demo" app\'s default path ($XDG_STATE_HOME/statestore-demo/state.sqlite or ~/.local/state/statestore-demo/state.sqlite).' -rF
+complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl recover" json' -l 'json' -d 'Print a JSON document (stable schema, see `statectl --help`) instead of text.'
+complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl recover" version' -l 'version' -d 'Show the version.'
+complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl recover" h help' -s 'h' -l 'help' -d 'Show help information.'
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl check" db' -l 'db' -d 'The state database file. Default: $STATESTORE_DB, else the "statestore-demo" app\'s default path ($XDG_STATE_HOME/statestore-demo/state.sqlite or ~/.local/state/statestore-demo/state.sqlite).' -rF
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl check" json' -l 'json' -d 'Print a JSON document (stable schema, see `statectl --help`) instead of text.'
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl check" key-file' -l 'key-file' -d 'Open sealed states with the key in this file (mode 600 or 400, owned by you).' -rF

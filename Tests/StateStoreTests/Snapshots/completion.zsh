@@ -51,6 +51,7 @@ _statectl() {
     command)
         local -ar subcommands=(
             'migrate:Create the database if needed and apply pending schema migrations.'
+            'recover:Move a damaged database aside and start a fresh one holding every state that can still be read.'
             'check:Check the database'\''s integrity, schema version, checksums and quarantine.'
             'inspect:Show the stored states, one state, pressure events, quarantine or the hierarchy.'
             'export:Write every stored state as one JSON document.'
@@ -66,7 +67,7 @@ _statectl() {
         ;;
     arg)
         case "${words[1]}" in
-        migrate|check|inspect|export|import|prune|rekey|monitor|demo|soak|help)
+        migrate|recover|check|inspect|export|import|prune|rekey|monitor|demo|soak|help)
             "_statectl_${words[1]}" && ret=0
             ;;
         esac
@@ -83,6 +84,19 @@ _statectl_migrate() {
         '--json[Print a JSON document (stable schema, see `statectl --help`) instead of text.]'
         '--dry-run[List the pending migrations without applying them.]'
         '--repair[Re-record the schema version of a database whose tables match this build'\''s schema exactly but whose version records were erased.]'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_statectl_recover() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--db[The state database file. Default\: $STATESTORE_DB, else the "statestore-demo" app'\''s default path ($XDG_STATE_HOME/statestore-demo/state.sqlite or ~/.local/state/statestore-demo/state.sqlite).]:path:_files'
+        '--json[Print a JSON document (stable schema, see `statectl --help`) instead of text.]'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )

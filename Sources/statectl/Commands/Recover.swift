@@ -1,0 +1,106 @@
+import ArgumentParser
+import Foundation
+import StateStore
+
+extension Statectl {
+    /// `statectl recover`: what `StateStore.openOrRecover` does at an application's launch, on demand.
+    struct Recover: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Move a damaged database aside and start a fresh one holding every state that can still be read.",
+            discussion: """
+                Opens the database and reads every page (PRAGMA quick_check). A sound database \
+                is left as it is (a database of an older schema is migrated, as by any command \
+                that writes). One that is damaged, is not a database, has lost its WAL, or whose \
+                tables were changed outside StateStore is moved aside as <file>.broken-<UTC time> \
+                with its -wal and -shm (nothing is deleted, and the moved file is not changed), \
+                and a fresh database takes its place, holding everything of the old one that can \
+                still be read and checked: every state whose bytes match their checksum (sealed \
+                ones as they are), the window hierarchy archives, the quarantine, the pressure \
+                events and the metadata. Reading goes on past damaged pages; the states on them, \
+                and states whose bytes fail their checksum, stay in the moved file.
+
+                A database another process has open is not moved (exit 1): stop the application \
+                first. A database from a newer build, or another program's, is never moved (exit 3).
+
+                Exit status: 0 when the database was sound or was recovered; 1 when it was not \
+                moved; 3 when it cannot be opened at all; 4 when the recovered database was \
+                committed but could not be synced to storage.
+
+                Example:
+                  statectl recover --db ./state.sqlite
+
+                JSON (--json): {"schema": 1, "kind": "recover", "database", "recovered", \
+                "reason", "moved_to", "states", "states_left_behind", "unreadable_stretches", \
+                "archives", "quarantined", "salvage_error"} (the last eight null when nothing was recovered)
+                """
+        )
+
+        @OptionGroup var database: DatabaseOptions
+        @OptionGroup var output: OutputOptions
+
+        func run() throws {
+            let path = database.path
+            try database.requireExistingFile()
+            let recovery = try Self.recover(path)
+            let salvage = recovery?.salvage
+            if output.json {
+                Output.json(kind: "recover", [
+                    ("database", .string(path)),
+                    ("recovered", .bool(recovery != nil)),
+                    ("reason", recovery.map { .string(Self.reason($0.reason)) } ?? .null),
+                    ("moved_to", recovery.map { .string($0.movedTo) } ?? .null),
+                    ("states", Self.number(salvage?.states)),
+                    ("states_left_behind", Self.number(salvage?.statesLeftBehind)),
+                    ("unreadable_stretches", Self.number(salvage?.unreadableStretches)),
+                    ("archives", Self.number(salvage?.archives)),
+                    ("quarantined", Self.number(salvage?.quarantined)),
+                    ("salvage_error", salvage?.error.map { .string(oneLine($0.description)) } ?? .null),
+                ])
+            } else if let recovery, let salvage {
+                print("\(path) could not be used: \(Self.reason(recovery.reason)).")
+                let companions = ["-wal", "-shm"].filter { FileManager.default.fileExists(atPath: recovery.movedTo + $0) }
+                let beside = companions.isEmpty ? "" : " (with its " + companions.joined(separator: " and ") + ")"
+                print("It was moved aside, unchanged, to \(recovery.movedTo)\(beside).")
+                print(Table.keyValue([
+                    ("States copied:", String(salvage.states)),
+                    ("States left behind:", salvage.statesLeftBehind == 0 ? "0" : "\(salvage.statesLeftBehind) (their bytes fail their checksum, or a column cannot be read)"),
+                    ("Unreadable stretches:", salvage.unreadableStretches == 0 ? "0" : "\(salvage.unreadableStretches) (damaged pages of the states table; the states on them stay behind)"),
+                    ("Archives copied:", String(salvage.archives)),
+                    ("Quarantined rows copied:", String(salvage.quarantined)),
+                ]))
+                if let error = salvage.error {
+                    print("Not everything readable could be copied: \(oneLine(error.description))")
+                } else {
+                    print("The fresh \(path) holds everything of the old one that could be read and checked.")
+                }
+            } else {
+                print("\(path): every page read and no damage found; nothing was moved.")
+            }
+            if let error = salvage?.error, case .notSynced = error { throw error }
+        }
+
+        /// `openOrRecover`, reading every page; a database another process has open is refused
+        /// in the command's words.
+        private static func recover(_ path: String) throws -> StateStore.Recovery? {
+            do {
+                return try StateStore.openOrRecover(path: path, options: .init(openCheck: .quick, backgroundCheck: .off)).recovery
+            } catch {
+                guard case .busy(let failure) = error else { throw error }
+                throw CLIError(message: failure.message + "; nothing was moved or changed")
+            }
+        }
+
+        /// Why the database was moved aside, without the library's advice (which this command follows).
+        private static func reason(_ error: StateStoreError) -> String {
+            switch error {
+            case .corrupt(_, let failure): "it is damaged (\(oneLine(failure.message)))"
+            case .notADatabase: "it is not an SQLite database"
+            case .walMissing(let file, let frames): "its write-ahead log \(file)-wal is missing, and \(frames) committed pages were only in it"
+            case .schemaMismatch(_, let detail): "its schema was changed outside StateStore (\(oneLine(detail)))"
+            default: oneLine(error.description)
+            }
+        }
+
+        private static func number(_ value: Int?) -> JSON { value.map { .int($0) } ?? .null }
+    }
+}

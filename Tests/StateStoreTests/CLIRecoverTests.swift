@@ -1,0 +1,124 @@
+import Foundation
+import StateStore
+import Testing
+
+/// `statectl recover` on the built binary: a damaged file is moved aside unchanged and a fresh
+/// one holds every state that still reads; a sound file, and one another process has open, are
+/// left where they are.
+@Suite(.timeLimit(.minutes(10))) struct CLIRecoverTests {
+    let folder = TemporaryFolder()
+    var db: String { folder.file("state.sqlite") }
+    static let count = 200
+
+    /// A closed database of ``count`` states of about 1 KB (SalvageTests' texts) and an archive;
+    /// returns its bytes with the leaf holding state 120 overwritten, and the states that leaf held.
+    func damagedDatabase() throws -> (bytes: [UInt8], lost: Set<Int>) {
+        do {
+            let store = try StateStore(path: db)
+            try store.write { (transaction) throws(StateStoreError) in
+                for index in 0..<Self.count {
+                    try transaction.save(SalvageTests.text(index), for: try RestorationPath(validating: "root/item\(index)"))
+                }
+                try transaction.setHierarchyArchive(Data(#"{"archived":"main"}"#.utf8))
+            }
+        }
+        var bytes = fileBytes(db)
+        let pages = try SalvageTests.markerPages(in: bytes)
+        let page = try #require(pages[120])
+        for offset in (page * SalvageTests.pageSize)..<((page + 1) * SalvageTests.pageSize) { bytes[offset] = 0xFF }
+        try Data(bytes).write(to: URL(fileURLWithPath: db))
+        return (bytes, Set(pages.filter { $0.value == page }.keys))
+    }
+
+    /// The names in the folder, sorted.
+    func names() throws -> [String] { try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() }
+
+    @Test func aDamagedDatabaseIsMovedAsideAndEveryStateThatReadsIsKept() throws {
+        let (bytes, lost) = try damagedDatabase()
+        let result = try CLI.run(["recover", "--db", db])
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stderr.isEmpty, "\(result)")
+        #expect(result.stdout.contains("could not be used: it is damaged ("), "\(result)")
+        #expect(result.stdout.contains("States copied:            \(Self.count - lost.count)\n"), "\(result)")
+        #expect(result.stdout.contains("Unreadable stretches:     1 "), "\(result)")
+        #expect(result.stdout.contains("Archives copied:          1\n"), "\(result)")
+        let moved = try #require(try names().first { $0.hasPrefix("state.sqlite.broken-") && !$0.hasSuffix("-wal") && !$0.hasSuffix("-shm") })
+        #expect(result.stdout.contains(folder.file(moved)), "\(result)")
+        #expect(FileSnapshot(folder.file(moved)) == FileSnapshot(bytes: bytes))
+        let store = try StateStore(path: db)
+        for index in 0..<Self.count {
+            let restored = try store.restore(String.self, for: try RestorationPath(validating: "root/item\(index)"))
+            #expect(restored == (lost.contains(index) ? nil : SalvageTests.text(index)), "state \(index)")
+        }
+        #expect(try store.hierarchyArchive() == Data(#"{"archived":"main"}"#.utf8))
+        #expect(try CLI.run(["check", "--db", db]).status == 0)
+    }
+
+    @Test func theJSONReportCountsWhatWasKept() throws {
+        let (_, lost) = try damagedDatabase()
+        let result = try CLI.run(["recover", "--db", db, "--json"])
+        #expect(result.status == 0, "\(result)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        #expect(object["kind"] as? String == "recover")
+        #expect(object["recovered"] as? Bool == true)
+        #expect(object["states"] as? Int == Self.count - lost.count)
+        #expect(object["states_left_behind"] as? Int == 0)
+        #expect(object["unreadable_stretches"] as? Int == 1)
+        #expect(object["archives"] as? Int == 1)
+        #expect(object["salvage_error"] is NSNull)
+        #expect((object["moved_to"] as? String)?.hasPrefix(db + ".broken-") == true)
+        #expect((object["reason"] as? String)?.hasPrefix("it is damaged") == true)
+    }
+
+    @Test func aSoundDatabaseIsLeftWhereItIs() throws {
+        let store = try StateStore(path: db)
+        try store.save("kept", for: "root/a")
+        let rows = try CLI.dump(db)
+        let result = try CLI.run(["recover", "--db", db])
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stdout == "\(db): every page read and no damage found; nothing was moved.\n", "\(result)")
+        #expect(try CLI.dump(db) == rows)
+        #expect(!(try names().contains { $0.contains("broken") }))
+        let json = try CLI.run(["recover", "--db", db, "--json"])
+        #expect(json.stdout.contains(#""recovered" : false"#) || json.stdout.contains(#""recovered": false"#), "\(json)")
+    }
+
+    @Test func aDatabaseAnotherProcessHasOpenIsNotMoved() throws {
+        let (bytes, _) = try damagedDatabase()
+        // sqlite3 holds the file open (its first query reads the schema, which the damage spares).
+        let holder = Process()
+        holder.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        holder.arguments = ["sqlite3", db]
+        let input = Pipe()
+        let output = Pipe()
+        holder.standardInput = input
+        holder.standardOutput = output
+        try holder.run()
+        input.fileHandleForWriting.write(Data("PRAGMA journal_mode = WAL; SELECT 'open';\n".utf8))
+        var seen = Data()
+        while !String(decoding: seen, as: UTF8.self).contains("open\n") {
+            let chunk = output.fileHandleForReading.availableData
+            try #require(!chunk.isEmpty, "sqlite3 ended before it had the file open")
+            seen.append(chunk)
+        }
+        let before = try names()
+        let result = try CLI.run(["recover", "--db", db])
+        #expect(result.status == 1, "\(result)")
+        #expect(result.stderr.contains("is open in another process"), "\(result)")
+        #expect(result.stderr.contains("nothing was moved or changed"), "\(result)")
+        #expect(try names() == before)
+        #expect(FileSnapshot(db) == FileSnapshot(bytes: bytes))
+        // Once it has closed the file, the recovery goes ahead.
+        try input.fileHandleForWriting.close()
+        holder.waitUntilExit()
+        let after = try CLI.run(["recover", "--db", db])
+        #expect(after.status == 0, "\(after)")
+        #expect(after.stdout.contains("States copied:"), "\(after)")
+    }
+
+    @Test func aMissingDatabaseIsNotCreated() throws {
+        let result = try CLI.run(["recover", "--db", db])
+        #expect(result.status == 3, "\(result)")
+        #expect(try names().isEmpty)
+    }
+}
