@@ -86,6 +86,38 @@ struct FaultFileTests {
         #expect(try store.check().isHealthy)
     }
 
+    @Test func aSalvageReadsAFileOfAnOlderSchema() throws {
+        // Schema 4: no `key_id` in `states` or `quarantine` yet.
+        let old = folder.file("old.sqlite")
+        do {
+            let connection = try Connection(path: old, options: .init())
+            try connection.execute("PRAGMA journal_mode = WAL")
+            try Migrator(migrations: Array(Migrator().migrations.prefix(4))).migrate(connection)
+            for index in 0..<50 {
+                let bytes = Data("\"state \(index)\"".utf8)
+                try connection.execute("""
+                    INSERT INTO states(path, type_name, version, generation, encoding, checksum, updated_at, bytes)
+                    VALUES ('root/c\(index)', 'String', 1, \(index + 1), 'json', \(Checksum.stored(bytes)), 1700000000000, X'\(bytes.map { String(format: "%02x", $0) }.joined())')
+                    """)
+            }
+            try connection.execute("""
+                INSERT INTO quarantine(path, type_name, version, generation, encoding, checksum, updated_at, reason, quarantined_at, bytes)
+                VALUES ('root/q', 'String', 1, 1, 'json', 0, 1700000000000, 'a reason', 1700000000000, X'00');
+                INSERT INTO hierarchy(scene, set_aside, archive, updated_at) VALUES ('main', 0, X'7b7d', 1700000000000);
+                INSERT INTO scenes(identifier, path_prefix, created_at) VALUES ('main', '', 1700000000000)
+                """)
+        }
+        let store = try StateStore(path: path)
+        let salvage = store.salvage(from: old)
+        #expect(salvage.error == nil, "\(salvage)")
+        #expect(salvage.states == 50)
+        #expect(salvage.quarantined == 1)
+        #expect(salvage.archives == 1)
+        #expect(try store.restore(String.self, for: "root/c7") == "state 7")
+        #expect(try store.state(at: "root/c7")?.generation == 8)
+        #expect(try store.hierarchyArchive() == Data("{}".utf8))
+    }
+
     @Test func openOrRecoverNeverMovesANewerDatabase() throws {
         _ = try populated(3)
         try rawSQL(path, "PRAGMA user_version = 42")

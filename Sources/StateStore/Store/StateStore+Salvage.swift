@@ -112,8 +112,11 @@ extension StateStore {
     static func forEachReadableState(
         in source: Connection, limit: Int, stretches: inout Int, _ visit: (StoredState?) throws(StateStoreError) -> Void
     ) throws(StateStoreError) {
+        // `key_id` came with schema 5: a file of an older schema has no sealed states.
+        let sealable = try source.strings("SELECT name FROM pragma_table_info('states')").contains("key_id")
+        let columns = sealable ? StoredState.columns : StoredState.columns.replacing("key_id", with: "NULL")
         let scan = try Statement(
-            connection: source, sql: "SELECT rowid, path, \(StoredState.columns) FROM states WHERE rowid >= ?1 ORDER BY rowid", persistent: false
+            connection: source, sql: "SELECT rowid, path, \(columns) FROM states WHERE rowid >= ?1 ORDER BY rowid", persistent: false
         )
         let seek = try Statement(connection: source, sql: "SELECT rowid FROM states WHERE rowid >= ?1 ORDER BY rowid LIMIT 1", persistent: false)
         /// Whether a read from `rowid` on gets past the damage: `nil` when SQLite cannot read it.
@@ -205,9 +208,13 @@ extension StateStore.WriteTransaction {
     fileprivate func copyRows(
         of table: String, columns: String, from source: Connection, where filter: String? = nil, error: inout StateStoreError?
     ) -> Int {
-        let count = columns.split(separator: ",").count
         var copied = 0
         do {
+            // A file of an older schema lacks the newer tables and columns: what it has is copied.
+            let present = Set(try source.strings("SELECT name FROM pragma_table_info('\(table)')"))
+            let columns = columns.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter(present.contains).joined(separator: ", ")
+            guard !columns.isEmpty else { return 0 }
+            let count = columns.split(separator: ",").count
             let read = try Statement(
                 connection: source, sql: "SELECT \(columns) FROM \(table)" + (filter.map { " WHERE \($0)" } ?? ""), persistent: false
             )
