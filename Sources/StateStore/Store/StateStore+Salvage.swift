@@ -24,8 +24,10 @@ extension StateStore {
         public var quarantined = 0
         /// Why part of the salvage could not be done: the moved file could not be opened or its
         /// schema read (nothing could be copied), a table other than `states` could not be read
-        /// whole, or the fresh database could not take the copy (a full disk: then nothing was
-        /// copied, and every count is 0). `nil` when everything readable was copied.
+        /// whole, the fresh database could not take the copy (a full disk: then nothing was
+        /// copied, and every count is 0), or the copy was committed and could not be synced
+        /// (``StateStoreError/notSynced(file:_:)``: the counts stand, and a power cut may take
+        /// the copy back). `nil` when everything readable was copied.
         public var error: StateStoreError?
 
         public init() {}
