@@ -108,7 +108,7 @@ struct FaultFileTests {
                 """)
         }
         let store = try StateStore(path: path)
-        let salvage = store.salvage(from: old)
+        let salvage = try store.salvage(from: old)
         #expect(salvage.error == nil, "\(salvage)")
         #expect(salvage.states == 50)
         #expect(salvage.quarantined == 1)

@@ -63,6 +63,13 @@ extension StateStore.WriteTransaction {
     /// with a key the store cannot open is replaced only by one sealed with the same key, else
     /// ``StateStoreError/keyMismatch(path:found:configured:)``.
     public func insert(verbatim state: StoredState) throws(StateStoreError) {
+        _ = try insert(verbatim: state, replacing: true)
+    }
+
+    /// ``insert(verbatim:)``; without `replacing`, a path that already has a row keeps it and
+    /// nothing is written (a salvage: the first row read for a path is the one kept). Returns
+    /// whether the state was written.
+    func insert(verbatim state: StoredState, replacing: Bool) throws(StateStoreError) -> Bool {
         var state = state
         if state.keyID == nil {
             // A clear state lands sealed in a store that seals, and never in a database sealed
@@ -85,9 +92,11 @@ extension StateStore.WriteTransaction {
         guard (0...StoredState.maximumVersion).contains(state.version) else {
             throw .invalidState(path: state.path, reason: "its version \(state.version) is outside 0...\(StoredState.maximumVersion)")
         }
-        try requireReplaceable(state.path, with: state.keyID)
-        try setAsideExhaustedGeneration(at: state.path)
-        let upsert = try connection.cached("""
+        if replacing {
+            try requireReplaceable(state.path, with: state.keyID)
+            try setAsideExhaustedGeneration(at: state.path)
+        }
+        let upsert = try connection.cached(replacing ? """
             INSERT INTO states(path, type_name, version, generation, encoding, checksum, updated_at, bytes, key_id)
             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
             ON CONFLICT(path) DO UPDATE SET
@@ -95,6 +104,10 @@ extension StateStore.WriteTransaction {
                 generation = max(excluded.generation, states.generation + 1), encoding = excluded.encoding,
                 checksum = excluded.checksum, updated_at = excluded.updated_at, bytes = excluded.bytes,
                 key_id = excluded.key_id
+            """ : """
+            INSERT INTO states(path, type_name, version, generation, encoding, checksum, updated_at, bytes, key_id)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+            ON CONFLICT(path) DO NOTHING
             """)
         try state.bytes.withBorrowedBytes { (raw) throws(StateStoreError) in
             defer { upsert.reset() }
@@ -109,6 +122,7 @@ extension StateStore.WriteTransaction {
             if let keyID = state.keyID { upsert.bind(keyID, at: 9) } else { upsert.bindNull(at: 9) }
             try upsert.run()
         }
+        return connection.changes > 0
     }
 
     /// Throws ``StateStoreError/keyMismatch(path:found:configured:)`` when the row at `path` is

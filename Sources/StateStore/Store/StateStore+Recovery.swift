@@ -27,6 +27,10 @@ extension StateStore {
     /// metadata. Where SQLite cannot read a page of the states, the copy goes on past it and the
     /// states on it stay behind; a file that is not a database, or whose schema cannot be read,
     /// gives an empty fresh one. The copy reads the whole old file once, at this launch only.
+    /// When the fresh file cannot take the copy (a full disk, an I/O error), the fresh file is
+    /// removed and the old one put back where it was, and that error is thrown: nothing changed.
+    /// A `path` that is a symbolic link is followed: the file it leads to is moved aside beside
+    /// itself and made afresh, so the link leads to the fresh one.
     ///
     /// Damage is seen as far as ``Options/openCheck`` reads: the default, ``Options/OpenCheck/header``,
     /// sees a file that is not a database, a lost WAL and a damaged schema; pass
@@ -65,9 +69,12 @@ extension StateStore {
             default:
                 throw error
             }
+            // The file itself, where a symbolic link leads (SQLite names its -wal and -shm after
+            // it): moved beside itself, and made afresh there, so the link leads to the fresh one.
+            let file = companionBase(of: path)
             // Moving a file another process has open would leave that process writing to the
             // moved one while this one starts afresh: refused, nothing moved.
-            if isOpenInAnotherProcess(path) {
+            if isOpenInAnotherProcess(file) {
                 throw .busy(SQLiteFailure(
                     extendedResultCode: .busy,
                     message: "\(path) is open in another process (it holds the database's -shm), so it was not moved aside; close that process, then open it again",
@@ -78,33 +85,54 @@ extension StateStore {
             formatter.locale = Locale(identifier: "en_US_POSIX")
             formatter.timeZone = TimeZone(identifier: "UTC")
             formatter.dateFormat = "yyyyMMdd'T'HHmmss'Z'"
-            var destination = "\(path).broken-\(formatter.string(from: Date()))"
+            var destination = "\(file).broken-\(formatter.string(from: Date()))"
             var attempt = 1
             while FileManager.default.fileExists(atPath: destination) {
                 attempt += 1
-                destination = "\(path).broken-\(formatter.string(from: Date()))-\(attempt)"
+                destination = "\(file).broken-\(formatter.string(from: Date()))-\(attempt)"
             }
+            let folder = (file as NSString).deletingLastPathComponent
             // The WAL and its index first: a WAL left behind beside a fresh database would be
             // replayed into it. On any failure, what was moved goes back.
             var moved: [String] = []
-            for suffix in ["-wal", "-shm", ""] where FileManager.default.fileExists(atPath: path + suffix) {
-                guard rename(path + suffix, destination + suffix) == 0 else {
-                    let failure = FileSystemFailure(operation: .move, path: path + suffix, errno: errno)
-                    for done in moved.reversed() { _ = rename(destination + done, path + done) }
+            /// Removes what was made at `file` and puts the moved files back.
+            func putBack() {
+                for suffix in ["-wal", "-shm", ""] { _ = unlink(file + suffix) }
+                for done in moved.reversed() { _ = rename(destination + done, file + done) }
+                syncFolder(folder)
+            }
+            for suffix in ["-wal", "-shm", ""] where FileManager.default.fileExists(atPath: file + suffix) {
+                guard rename(file + suffix, destination + suffix) == 0 else {
+                    let failure = FileSystemFailure(operation: .move, path: file + suffix, errno: errno)
+                    putBack()
                     throw .fileSystem(failure)
                 }
                 moved.append(suffix)
             }
             // The moves live in the folder's entries: synced before the fresh database is
             // created, so a power cut cannot put the broken file back beside the new one's WAL.
-            syncFolder((path as NSString).deletingLastPathComponent)
+            syncFolder(folder)
             options.logger.info("database moved aside", metadata: [
                 "statestore.database": "\(path)", "statestore.moved_to": "\(destination)", "statestore.reason": "\(error.description)",
             ])
-            let fresh = try StateStore(path: path, options: options)
             var salvage = Salvage()
             if !options.readOnly {
-                salvage = fresh.salvage(from: destination)
+                // Copied by a store of its own, closed before the one returned is opened: a copy
+                // that cannot be made (a full disk) removes the fresh file and puts the moved
+                // ones back, as if nothing had been tried, and throws why.
+                do throws(StateStoreError) {
+                    var copying = options
+                    copying.backgroundCheck = .off
+                    copying.openCheck = .header
+                    let copier = try StateStore(path: file, options: copying)
+                    salvage = try copier.salvage(from: destination)
+                } catch {
+                    putBack()
+                    options.logger.info("database put back: the copy of what it holds could not be made", metadata: [
+                        "statestore.database": "\(path)", "statestore.error": "\(error.description)",
+                    ])
+                    throw error
+                }
                 options.logger.info("database salvaged", metadata: [
                     "statestore.database": "\(path)", "statestore.salvaged_states": "\(salvage.states)",
                     "statestore.states_left_behind": "\(salvage.statesLeftBehind)",
@@ -113,7 +141,7 @@ extension StateStore {
                     "statestore.error": "\(salvage.error?.description ?? "none")",
                 ])
             }
-            return (fresh, Recovery(reason: error, movedTo: destination, salvage: salvage))
+            return (try StateStore(path: path, options: options), Recovery(reason: error, movedTo: destination, salvage: salvage))
         }
     }
 

@@ -11,8 +11,10 @@ extension StateStore {
         /// The states copied: every one whose row could be read and whose bytes match its checksum.
         public var states = 0
         /// Rows read but not copied: bytes that fail their checksum, a path or a column that
-        /// cannot be read, a state over ``Options/maximumStateSize``, or one the fresh store
-        /// refuses (sealed with a key it cannot open, beside clear states).
+        /// cannot be read or is not of its type, a path already copied from another row (a
+        /// damaged path that names another state's), a row marked sealed in a file that records
+        /// no key, a state over ``Options/maximumStateSize``, or one the fresh store refuses
+        /// (sealed with a key it cannot open, beside clear states).
         public var statesLeftBehind = 0
         /// Stretches of the `states` table SQLite could not read (damaged pages): the reading
         /// went on past each one, and the states on them, which cannot be counted, stay behind.
@@ -24,19 +26,21 @@ extension StateStore {
         public var quarantined = 0
         /// Why part of the salvage could not be done: the moved file could not be opened or its
         /// schema read (nothing could be copied), a table other than `states` could not be read
-        /// whole, the fresh database could not take the copy (a full disk: then nothing was
-        /// copied, and every count is 0), or the copy was committed and could not be synced
+        /// whole, or the copy was committed and could not be synced
         /// (``StateStoreError/notSynced(file:_:)``: the counts stand, and a power cut may take
-        /// the copy back). `nil` when everything readable was copied.
+        /// the copy back). `nil` when everything readable was copied. A copy the fresh file
+        /// cannot take (a full disk) is not a salvage: ``StateStore/openOrRecover(path:options:)``
+        /// then puts the files back and throws.
         public var error: StateStoreError?
 
         public init() {}
     }
 
     /// Copies what can still be read in the database at `damaged` (moved aside, never written
-    /// to) into this store, in one transaction, then syncs it. Never throws: what it could not
-    /// do is in the result.
-    func salvage(from damaged: String) -> Salvage {
+    /// to) into this store, in one transaction, then syncs it. What it cannot read is in the
+    /// result; it throws only when this store cannot take the copy (a full disk, an I/O error),
+    /// and then nothing was copied.
+    func salvage(from damaged: String) throws(StateStoreError) -> Salvage {
         var result = Salvage()
         let source: Connection
         do throws(StateStoreError) {
@@ -52,65 +56,86 @@ extension StateStore {
             result.error = error
             return result
         }
-        let limit = options.maximumStateSize
+        // The key the moved file records its states are sealed with: a row that says it is
+        // sealed in a file that records no key was damaged, and is left behind. When the record
+        // cannot be read, sealed rows are taken, and the key most of them name is recorded.
+        enum Seal: Equatable { case recorded(String), none, unreadable }
+        let seal: Seal
         do throws(StateStoreError) {
-            result = try write { (transaction) throws(StateStoreError) -> Salvage in
-                var copied = Salvage()
-                copied.quarantined = transaction.copyRows(
-                    of: "quarantine", columns: "id, path, type_name, version, generation, encoding, checksum, updated_at, reason, quarantined_at, bytes, key_id",
-                    from: source, error: &copied.error
-                )
-                _ = transaction.copyRows(of: "scenes", columns: "identifier, path_prefix, created_at", from: source, error: &copied.error)
-                copied.archives = transaction.copyRows(of: "hierarchy", columns: "scene, set_aside, archive, updated_at", from: source, error: &copied.error)
-                _ = transaction.copyRows(
-                    of: "pressure_events", columns: "id, occurred_at, level, available_bytes, rss_before, rss_after, duration_us",
-                    from: source, error: &copied.error
-                )
-                // The seal record is made from the states copied, below.
-                _ = transaction.copyRows(of: "metadata", columns: "key, value", from: source, where: "key <> '\(Self.sealedWithKey)'", error: &copied.error)
-                var sealedBy: [String: Int] = [:]
-                try Self.forEachReadableState(in: source, limit: limit, stretches: &copied.unreadableStretches) { (state) throws(StateStoreError) in
-                    guard let state else {
+            seal = try source.strings("SELECT value FROM metadata WHERE key = '\(Self.sealedWithKey)'").first.map(Seal.recorded) ?? .none
+        } catch {
+            seal = .unreadable
+        }
+        let limit = options.maximumStateSize
+        result = try write { (transaction) throws(StateStoreError) -> Salvage in
+            var copied = Salvage()
+            copied.quarantined = transaction.copyRows(
+                of: "quarantine", columns: "id, path, type_name, version, generation, encoding, checksum, updated_at, reason, quarantined_at, bytes, key_id",
+                from: source, error: &copied.error
+            )
+            _ = transaction.copyRows(of: "scenes", columns: "identifier, path_prefix, created_at", from: source, error: &copied.error)
+            copied.archives = transaction.copyRows(of: "hierarchy", columns: "scene, set_aside, archive, updated_at", from: source, error: &copied.error)
+            _ = transaction.copyRows(
+                of: "pressure_events", columns: "id, occurred_at, level, available_bytes, rss_before, rss_after, duration_us",
+                from: source, error: &copied.error
+            )
+            // The seal record is made below, from what was read of it.
+            _ = transaction.copyRows(of: "metadata", columns: "key, value", from: source, where: "key <> '\(Self.sealedWithKey)'", error: &copied.error)
+            var sealedBy: [String: Int] = [:]
+            try Self.forEachReadableState(in: source, limit: limit, stretches: &copied.unreadableStretches) { (state) throws(StateStoreError) in
+                guard let state, state.keyID == nil || seal != .none else {
+                    copied.statesLeftBehind += 1
+                    return
+                }
+                do throws(StateStoreError) {
+                    // A path read before keeps its row: a damaged path that names another
+                    // state's must not replace it.
+                    guard try transaction.insert(verbatim: state, replacing: false) else {
                         copied.statesLeftBehind += 1
                         return
                     }
-                    do throws(StateStoreError) {
-                        try transaction.insert(verbatim: state)
-                    } catch {
-                        switch error {
-                        case .checksumMismatch, .invalidState, .stateTooLarge, .keyMismatch, .keyRequired, .sealedStateUnopenable:
-                            copied.statesLeftBehind += 1
-                            return
-                        default:
-                            throw error
-                        }
+                } catch {
+                    switch error {
+                    case .checksumMismatch, .invalidState, .stateTooLarge, .keyMismatch, .keyRequired, .sealedStateUnopenable:
+                        copied.statesLeftBehind += 1
+                        return
+                    default:
+                        throw error
                     }
-                    copied.states += 1
-                    if let keyID = state.keyID { sealedBy[keyID, default: 0] += 1 }
                 }
-                // The key the moved file recorded, else the one most copied states are sealed with.
-                let recorded = try? source.strings("SELECT value FROM metadata WHERE key = '\(Self.sealedWithKey)'").first
-                try transaction.recordSealIfNone(preferring: recorded ?? nil, sealedBy: sealedBy)
-                return copied
+                copied.states += 1
+                if let keyID = state.keyID { sealedBy[keyID, default: 0] += 1 }
             }
+            switch seal {
+            case .recorded(let key): try transaction.recordSealIfNone(preferring: key, sealedBy: [:])
+            case .unreadable: try transaction.recordSealIfNone(sealedBy: sealedBy)
+            case .none: break
+            }
+            return copied
+        }
+        do throws(StateStoreError) {
             try synchronize()
         } catch {
-            // Nothing was copied (the transaction rolled back), or it was and could not be synced.
-            if case .notSynced = error {
-                result.error = error
-            } else {
-                result = Salvage()
-                result.error = error
-            }
+            // Committed, and a power cut may take it back: said, not thrown (the copy is made).
+            result.error = error
         }
         return result
     }
 
     /// Visits every state row of `source` that can be read, in rowid order: the row, or `nil`
-    /// for one whose path or columns cannot be read or whose bytes fail their checksum. Where
-    /// SQLite cannot read a page, it counts a stretch in `stretches` and looks for the first
-    /// rowid past the damage it can reach (doubling its step, then halving back), and reads on
-    /// from there.
+    /// for one whose path or columns cannot be read, whose columns are not of the types the
+    /// schema gives them, or whose bytes fail their checksum. Where SQLite cannot read a page, it
+    /// looks for the first row past the damage that a read reaches, and reads on from there:
+    ///
+    /// - a row whose place in the table reads but whose columns do not (a damaged overflow
+    ///   page) is left behind alone;
+    /// - else it counts an unreadable stretch in `stretches` and tries every rowid after the
+    ///   damage, one by one, for 65,536 rowids (a read that reaches one names the next row
+    ///   there is), so an intact page between two damaged ones is found;
+    /// - past that (sparse rowids), it doubles its step until a read reaches a row, then halves
+    ///   back to the first rowid that does.
+    ///
+    /// A row met again (a damaged page pointing back into the table) is not visited twice.
     static func forEachReadableState(
         in source: Connection, limit: Int, stretches: inout Int, _ visit: (StoredState?) throws(StateStoreError) -> Void
     ) throws(StateStoreError) {
@@ -118,22 +143,26 @@ extension StateStore {
         let sealable = try source.strings("SELECT name FROM pragma_table_info('states')").contains("key_id")
         let columns = sealable ? StoredState.columns : StoredState.columns.replacing("key_id", with: "NULL")
         let scan = try Statement(
-            connection: source, sql: "SELECT rowid, path, \(columns) FROM states WHERE rowid >= ?1 ORDER BY rowid", persistent: false
+            connection: source, sql: "SELECT rowid, path, \(columns), typeof(type_name) || typeof(version) || typeof(generation) || typeof(encoding) || typeof(checksum) || typeof(updated_at) || typeof(bytes) || typeof(\(sealable ? "key_id" : "NULL")) FROM states WHERE rowid >= ?1 ORDER BY rowid", persistent: false
         )
         let seek = try Statement(connection: source, sql: "SELECT rowid FROM states WHERE rowid >= ?1 ORDER BY rowid LIMIT 1", persistent: false)
-        /// Whether a read from `rowid` on gets past the damage: `nil` when SQLite cannot read it.
-        func reaches(_ rowid: Int64) -> Bool {
+        enum Reach { case row(Int64), end, fails }
+        /// Where a read from `rowid` on gets: the first row there is, none, or the damage.
+        func reach(_ rowid: Int64) -> Reach {
             seek.reset()
             seek.bind(rowid, at: 1)
             defer { seek.reset() }
-            return (try? seek.step()) != nil
+            guard let found = try? seek.step() else { return .fails }
+            return found ? .row(seek.int64(0)) : .end
         }
+        /// The columns' types as the schema gives them (STRICT), a clear row's or a sealed one's.
+        let expectedTypes: Set<String> = ["textintegerintegertextintegerintegerblobnull", "textintegerintegertextintegerintegerblobtext"]
         var from = Int64.min
-        while true {
+        var highest: Int64?
+        outer: while true {
             scan.reset()
             scan.bind(from, at: 1)
             scan.bind(limit, at: 9)
-            var last: Int64?
             while true {
                 // Only the reading is read past: a failure to take a state (the fresh file
                 // full) is the caller's.
@@ -143,49 +172,80 @@ extension StateStore {
                         return
                     }
                 } catch let error where error.isDamage {
-                    stretches += 1
                     break
                 }
                 let rowid = scan.int64(0)
-                last = rowid
-                guard case .success(let path) = RestorationPath.stored(in: scan, column: 1),
-                      let state = try? StoredState(path: path, row: scan, from: 2, limit: limit), state.checksumIsValid
+                if let highest, rowid <= highest { continue }
+                highest = rowid
+                guard expectedTypes.contains(scan.string(11)),
+                      case .success(let path) = RestorationPath.stored(in: scan, column: 1),
+                      let state = try? StoredState(path: path, row: scan, from: 2, limit: limit), state.checksumIsValid,
+                      StateEncoding(rawValue: scan.string(5)) != nil, state.keyID.map(StoredState.isValidKeyID) ?? true
                 else {
                     try visit(nil)
                     continue
                 }
                 try visit(state)
             }
-            // The damage lies after `last` (or `from`). Find a rowid past it that a read reaches:
-            // double the step until one does, then halve back to the first.
-            let start = last.map { $0 == .max ? $0 : $0 + 1 } ?? from
-            guard start < .max else {
-                scan.reset()
-                return
+            scan.reset()
+            let start: Int64
+            if let highest {
+                guard highest < .max else { return }
+                start = highest + 1
+            } else {
+                start = from
             }
-            var failing = start
+            switch reach(start) {
+            case .end:
+                return
+            case .row(let rowid):
+                // Its place reads, its columns do not: that row alone stays behind.
+                try visit(nil)
+                highest = rowid
+                guard rowid < .max else { return }
+                from = rowid + 1
+                continue outer
+            case .fails:
+                stretches += 1
+            }
+            // Every rowid after the damage, one by one, for a while.
+            var probe = start
+            for _ in 0..<65_536 {
+                guard probe < .max else { return }
+                probe += 1
+                switch reach(probe) {
+                case .row(let rowid):
+                    from = rowid
+                    continue outer
+                case .end:
+                    return
+                case .fails:
+                    continue
+                }
+            }
+            // Sparse rowids: double the step until a read reaches a row, then halve back.
+            var failing = probe
             var step: Int64 = 1
             var reached: Int64?
-            while true {
+            while reached == nil {
                 let (candidate, overflow) = failing.addingReportingOverflow(step)
-                let probe = overflow ? Int64.max : candidate
-                if reaches(probe) {
-                    reached = probe
-                    break
+                let next = overflow ? Int64.max : candidate
+                switch reach(next) {
+                case .row, .end:
+                    reached = next
+                case .fails:
+                    if next == .max { return }
+                    failing = next
+                    step = step > Int64.max / 2 ? Int64.max : step * 2
                 }
-                if probe == .max { break }
-                failing = probe
-                step = step > Int64.max / 2 ? Int64.max : step * 2
             }
-            guard var reachable = reached else {
-                scan.reset()
-                return
-            }
+            guard var reachable = reached else { return }
             while reachable - failing > 1 {
                 let middle = failing + (reachable - failing) / 2
-                if reaches(middle) { reachable = middle } else { failing = middle }
+                if case .fails = reach(middle) { failing = middle } else { reachable = middle }
             }
-            from = reachable
+            guard case .row(let rowid) = reach(reachable) else { return }
+            from = rowid
         }
     }
 }
