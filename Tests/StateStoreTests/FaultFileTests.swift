@@ -118,6 +118,43 @@ struct FaultFileTests {
         #expect(try store.hierarchyArchive() == Data("{}".utf8))
     }
 
+    @Test func rowsDamagedInTheirOwnColumnsStayBehindAndReplaceNothing() throws {
+        let old = folder.file("old.sqlite")
+        do {
+            let store = try StateStore(path: old)
+            try store.write { (transaction) throws(StateStoreError) in
+                for index in 0..<10 { try transaction.save("state \(index)", for: try RestorationPath(validating: "root/c\(index)")) }
+            }
+        }
+        // A path changed to another row's, a row marked sealed in a file that records no key,
+        // an encoding that is not one: each with its bytes and checksum intact.
+        try rawSQL(old, """
+            PRAGMA ignore_check_constraints = ON;
+            UPDATE states SET key_id = '0' WHERE path = 'root/c5';
+            UPDATE states SET encoding = 'jsox' WHERE path = 'root/c6';
+            """)
+        // The path in the table's row, not in the index: the page that holds its state too.
+        var bytes = fileBytes(old)
+        #expect(!FileManager.default.fileExists(atPath: old + "-wal"))
+        let state = Array(#""state 7""#.utf8), name = Array("root/c7".utf8)
+        func offsets(_ pattern: [UInt8]) -> [Int] {
+            (0...(bytes.count - pattern.count)).filter { bytes[$0] == pattern[0] && Array(bytes[$0..<($0 + pattern.count)]) == pattern }
+        }
+        let page = try #require(offsets(state).first) / 4096
+        let at = try #require(offsets(name).first { $0 / 4096 == page })
+        bytes[at + 6] = UInt8(ascii: "1")
+        try Data(bytes).write(to: URL(fileURLWithPath: old))
+        let store = try StateStore(path: path)
+        let salvage = try store.salvage(from: old)
+        #expect(salvage.states == 7, "\(salvage)")
+        #expect(salvage.statesLeftBehind == 3, "\(salvage)")
+        #expect(try store.restore(String.self, for: "root/c1") == "state 1")
+        #expect(try store.restore(String.self, for: "root/c5") == nil)
+        #expect(try store.restore(String.self, for: "root/c6") == nil)
+        #expect(try store.metadata(StateStore.sealedWithKey) == nil)
+        try store.save("clear", for: "root/new")
+    }
+
     @Test func openOrRecoverNeverMovesANewerDatabase() throws {
         _ = try populated(3)
         try rawSQL(path, "PRAGMA user_version = 42")

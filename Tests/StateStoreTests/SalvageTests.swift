@@ -163,6 +163,90 @@ struct SalvageTests {
         #expect(try store.check().isHealthy)
     }
 
+    @Test func intactPagesBetweenDamagedOnesComeBack() throws {
+        let count = 400
+        try populate(count)
+        var bytes = fileBytes(path)
+        let pages = try Self.markerPages(in: bytes)
+        // Every other leaf from state 100's on: each intact one lies between two damaged ones.
+        let first = try #require(pages[100])
+        let damagedPages: Set<Int> = [first, first + 2, first + 4, first + 6]
+        let lost = Set(pages.filter { damagedPages.contains($0.value) }.keys)
+        let between = Set(pages.filter { [first + 1, first + 3, first + 5].contains($0.value) }.keys)
+        try #require(between.count >= 3)
+        for page in damagedPages {
+            for offset in (page * Self.pageSize)..<((page + 1) * Self.pageSize) { bytes[offset] = 0 }
+        }
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let (store, recovery) = try StateStore.openOrRecover(path: path, options: .init(openCheck: .quick))
+        let salvage = try #require(recovery).salvage
+        #expect(salvage.states == count - lost.count, "\(salvage)")
+        for index in between {
+            #expect(try store.restore(String.self, for: try RestorationPath(validating: "root/item\(index)")) == Self.text(index))
+        }
+    }
+
+    @Test func aStateWhoseOverflowPageIsDamagedStaysBehindAlone() throws {
+        // The first row holds a state too large for its leaf: its bytes go on overflow pages.
+        let large = String(repeating: "a", count: 5000) + "overflow-marker" + String(repeating: "b", count: 4000)
+        do {
+            let store = try StateStore(path: path)
+            try store.write { (transaction) throws(StateStoreError) in
+                try transaction.save(large, for: "big/first")
+                for index in 0..<20 { try transaction.save(Self.text(index), for: try RestorationPath(validating: "root/item\(index)")) }
+            }
+        }
+        var bytes = fileBytes(path)
+        let page = try Self.offset(of: "overflow-marker", in: bytes) / Self.pageSize
+        for offset in (page * Self.pageSize)..<((page + 1) * Self.pageSize) { bytes[offset] = 0xFF }
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let (store, recovery) = try StateStore.openOrRecover(path: path, options: .init(openCheck: .quick))
+        let salvage = try #require(recovery).salvage
+        #expect(salvage.states == 20, "\(salvage)")
+        #expect(salvage.statesLeftBehind == 1, "\(salvage)")
+        #expect(try store.restore(String.self, for: "big/first") == nil)
+        #expect(try store.restore(String.self, for: "root/item19") == Self.text(19))
+    }
+
+    @Test func aCopyTheFreshFileCannotTakePutsEverythingBack() throws {
+        try populate(300)
+        var bytes = fileBytes(path)
+        let page = try #require(try Self.markerPages(in: bytes)[150])
+        for offset in (page * Self.pageSize)..<((page + 1) * Self.pageSize) { bytes[offset] = 0 }
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        // Room for the schema and a few pages, not for 300 states of 1 KB.
+        #expect {
+            try StateStore.openOrRecover(path: path, options: .init(openCheck: .quick, maximumPageCount: 40))
+        } throws: { error in
+            if case StateStoreError.diskFull = error { return true }
+            return false
+        }
+        #expect(FileSnapshot(path) == FileSnapshot(bytes: bytes))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.contains("broken") }.isEmpty)
+        // With room, the recovery goes ahead.
+        let (_, recovery) = try StateStore.openOrRecover(path: path, options: .init(openCheck: .quick))
+        #expect(try #require(recovery).salvage.states > 290)
+    }
+
+    @Test func aDatabaseReachedThroughASymbolicLinkIsRecoveredWhereItLies() throws {
+        try populate(100)
+        let target = folder.file("data/real.sqlite")
+        try FileManager.default.createDirectory(atPath: folder.file("data"), withIntermediateDirectories: true)
+        try FileManager.default.moveItem(atPath: path, toPath: target)
+        try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: target)
+        var bytes = fileBytes(target)
+        let page = try #require(try Self.markerPages(in: bytes)[50])
+        for offset in (page * Self.pageSize)..<((page + 1) * Self.pageSize) { bytes[offset] = 0 }
+        try Data(bytes).write(to: URL(fileURLWithPath: target))
+        let (store, recovery) = try StateStore.openOrRecover(path: path, options: .init(openCheck: .quick))
+        let moved = try #require(recovery)
+        #expect(moved.movedTo.hasPrefix(target + ".broken-"))
+        #expect(FileSnapshot(moved.movedTo) == FileSnapshot(bytes: bytes))
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: path) == target)
+        #expect(try store.restore(String.self, for: "root/item99") == Self.text(99))
+        #expect(try StateStore(path: target).restore(String.self, for: "root/item99") == Self.text(99))
+    }
+
     static func offset(of text: String, in bytes: [UInt8]) throws -> Int {
         let marker = Array(text.utf8)
         return try #require((0...(bytes.count - marker.count)).first { bytes[$0] == marker[0] && Array(bytes[$0..<($0 + marker.count)]) == marker })
