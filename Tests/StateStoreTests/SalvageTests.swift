@@ -168,12 +168,16 @@ struct SalvageTests {
         try populate(count)
         var bytes = fileBytes(path)
         let pages = try Self.markerPages(in: bytes)
-        // Every other leaf from state 100's on: each intact one lies between two damaged ones.
+        // The leaves from state 100's to state s + 40's (s the first state on 100's leaf), all
+        // but the one holding state s + 20: a search that doubles its step from s (s + 1, s + 3,
+        // …, s + 31, s + 63) would find nothing readable until s + 63, past the intact leaf.
         let first = try #require(pages[100])
-        let damagedPages: Set<Int> = [first, first + 2, first + 4, first + 6]
+        let start = try #require(pages.filter { $0.value == first }.keys.min())
+        let island = try #require(pages[start + 20])
+        let damagedPages = Set(first...(try #require(pages[start + 40]))).subtracting([island])
         let lost = Set(pages.filter { damagedPages.contains($0.value) }.keys)
-        let between = Set(pages.filter { [first + 1, first + 3, first + 5].contains($0.value) }.keys)
-        try #require(between.count >= 3)
+        let between = Set(pages.filter { $0.value == island }.keys)
+        try #require(between.count >= 2 && !between.contains(start + 15) && !between.contains(start + 31))
         for page in damagedPages {
             for offset in (page * Self.pageSize)..<((page + 1) * Self.pageSize) { bytes[offset] = 0 }
         }
@@ -187,8 +191,9 @@ struct SalvageTests {
     }
 
     @Test func aStateWhoseOverflowPageIsDamagedStaysBehindAlone() throws {
-        // The first row holds a state too large for its leaf: its bytes go on overflow pages.
-        let large = String(repeating: "a", count: 5000) + "overflow-marker" + String(repeating: "b", count: 4000)
+        // The first row holds a state too large for its leaf: its bytes go on two overflow
+        // pages, and the marker lies on the first, whose damaged link to the second fails the read.
+        let large = String(repeating: "a", count: 4200) + "overflow-marker" + String(repeating: "b", count: 4800)
         do {
             let store = try StateStore(path: path)
             try store.write { (transaction) throws(StateStoreError) in
