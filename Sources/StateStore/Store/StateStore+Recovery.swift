@@ -71,7 +71,8 @@ extension StateStore {
             }
             // The file itself, where a symbolic link leads (SQLite names its -wal and -shm after
             // it): moved beside itself, and made afresh there, so the link leads to the fresh one.
-            let file = companionBase(of: path)
+            var link = stat()
+            let file = lstat(path, &link) == 0 && link.st_mode & S_IFMT == S_IFLNK ? companionBase(of: path) : path
             // Moving a file another process has open would leave that process writing to the
             // moved one while this one starts afresh: refused, nothing moved.
             if isOpenInAnotherProcess(file) {

@@ -20,7 +20,11 @@ extension Statectl {
                 and states whose bytes fail their checksum, stay in the moved file.
 
                 A database another process has open is not moved (exit 1): stop the application \
-                first. A database from a newer build, or another program's, is never moved (exit 3).
+                first. When the fresh database cannot take the copy (a full disk), it is removed \
+                and the old files are put back where they were (exit 1; run it again once there \
+                is room). A --db that is a symbolic link is followed: the file it leads to is \
+                moved aside beside itself and made afresh there. A database from a newer build, \
+                or another program's, is never moved (exit 3).
 
                 Exit status: 0 when the database was sound or was recovered; 1 when it was not \
                 moved; 3 when it cannot be opened at all; 4 when the recovered database was \
