@@ -143,12 +143,18 @@ struct FaultFileTests {
         let page = try #require(offsets(state).first) / 4096
         let at = try #require(offsets(name).first { $0 / 4096 == page })
         bytes[at + 6] = UInt8(ascii: "1")
+        // And an earlier row's path changed to a later one's: the path index gives that path to
+        // the later row, which keeps it.
+        let earlier = try #require(offsets(Array("root/c2".utf8)).first { $0 / 4096 == page })
+        bytes[earlier + 6] = UInt8(ascii: "8")
         try Data(bytes).write(to: URL(fileURLWithPath: old))
         let store = try StateStore(path: path)
         let salvage = try store.salvage(from: old)
-        #expect(salvage.states == 7, "\(salvage)")
-        #expect(salvage.statesLeftBehind == 3, "\(salvage)")
+        #expect(salvage.states == 6, "\(salvage)")
+        #expect(salvage.statesLeftBehind == 4, "\(salvage)")
         #expect(try store.restore(String.self, for: "root/c1") == "state 1")
+        #expect(try store.restore(String.self, for: "root/c8") == "state 8")
+        #expect(try store.restore(String.self, for: "root/c2") == nil)
         #expect(try store.restore(String.self, for: "root/c5") == nil)
         #expect(try store.restore(String.self, for: "root/c6") == nil)
         #expect(try store.metadata(StateStore.sealedWithKey) == nil)

@@ -135,7 +135,9 @@ extension StateStore {
     /// - past that (sparse rowids), it doubles its step until a read reaches a row, then halves
     ///   back to the first rowid that does.
     ///
-    /// A row met again (a damaged page pointing back into the table) is not visited twice.
+    /// A row met again (a damaged page pointing back into the table) is not visited twice, and
+    /// a row whose path the path index gives to another row that holds the same path is left
+    /// behind: its path was damaged (a row the index misnames is kept).
     static func forEachReadableState(
         in source: Connection, limit: Int, stretches: inout Int, _ visit: (StoredState?) throws(StateStoreError) -> Void
     ) throws(StateStoreError) {
@@ -147,13 +149,34 @@ extension StateStore {
         )
         let seek = try Statement(connection: source, sql: "SELECT rowid FROM states WHERE rowid >= ?1 ORDER BY rowid LIMIT 1", persistent: false)
         enum Reach { case row(Int64), end, fails }
-        /// Where a read from `rowid` on gets: the first row there is, none, or the damage.
+        /// Where a read from `rowid` on gets: the first row there is, none, or the damage. A row
+        /// before `rowid` is the damage's doing (a page that points back into the table).
         func reach(_ rowid: Int64) -> Reach {
             seek.reset()
             seek.bind(rowid, at: 1)
             defer { seek.reset() }
             guard let found = try? seek.step() else { return .fails }
-            return found ? .row(seek.int64(0)) : .end
+            guard found else { return .end }
+            return seek.int64(0) >= rowid ? .row(seek.int64(0)) : .fails
+        }
+        // The path index, read beside the table: a row whose path the index gives to another
+        // row holding that same path has a damaged path (the checksum covers the bytes alone).
+        let owner = try? Statement(connection: source, sql: "SELECT rowid FROM states WHERE path = ?1", persistent: false)
+        let pathOf = try? Statement(connection: source, sql: "SELECT path FROM states WHERE rowid = ?1", persistent: false)
+        /// Whether another row, by the index, holds `path`, which row `rowid` also says it holds.
+        func pathBelongsElsewhere(_ path: String, rowid: Int64) -> Bool {
+            guard let owner, let pathOf else { return false }
+            owner.reset()
+            owner.bind(path, at: 1)
+            defer { owner.reset() }
+            guard (try? owner.step()) == true else { return false }
+            let other = owner.int64(0)
+            guard other != rowid else { return false }
+            pathOf.reset()
+            pathOf.bind(other, at: 1)
+            defer { pathOf.reset() }
+            guard (try? pathOf.step()) == true, let text = pathOf.validText(0) else { return false }
+            return text == path
         }
         /// The columns' types as the schema gives them (STRICT), a clear row's or a sealed one's.
         let expectedTypes: Set<String> = ["textintegerintegertextintegerintegerblobnull", "textintegerintegertextintegerintegerblobtext"]
@@ -180,7 +203,8 @@ extension StateStore {
                 guard expectedTypes.contains(scan.string(11)),
                       case .success(let path) = RestorationPath.stored(in: scan, column: 1),
                       let state = try? StoredState(path: path, row: scan, from: 2, limit: limit), state.checksumIsValid,
-                      StateEncoding(rawValue: scan.string(5)) != nil, state.keyID.map(StoredState.isValidKeyID) ?? true
+                      StateEncoding(rawValue: scan.string(5)) != nil, state.keyID.map(StoredState.isValidKeyID) ?? true,
+                      !pathBelongsElsewhere(path.rawValue, rowid: rowid)
                 else {
                     try visit(nil)
                     continue

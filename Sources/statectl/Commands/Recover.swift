@@ -8,7 +8,8 @@ extension Statectl {
         static let configuration = CommandConfiguration(
             abstract: "Move a damaged database aside and start a fresh one holding every state that can still be read.",
             discussion: """
-                Opens the database and reads every page (PRAGMA quick_check). A sound database \
+                Opens the database and checks every page and index (PRAGMA integrity_check, as \
+                check does). A sound database \
                 is left as it is (a database of an older schema is migrated, as by any command \
                 that writes). One that is damaged, is not a database, has lost its WAL, or whose \
                 tables were changed outside StateStore is moved aside as <file>.broken-<UTC time> \
@@ -83,11 +84,11 @@ extension Statectl {
             if let error = salvage?.error, case .notSynced = error { throw error }
         }
 
-        /// `openOrRecover`, reading every page; a database another process has open is refused
+        /// `openOrRecover`, checking every page and index; a database another process has open is refused
         /// in the command's words.
         private static func recover(_ path: String) throws -> StateStore.Recovery? {
             do {
-                return try StateStore.openOrRecover(path: path, options: .init(openCheck: .quick, backgroundCheck: .off)).recovery
+                return try StateStore.openOrRecover(path: path, options: .init(openCheck: .full, backgroundCheck: .off)).recovery
             } catch {
                 guard case .busy(let failure) = error else { throw error }
                 throw CLIError(message: failure.message + "; nothing was moved or changed")
