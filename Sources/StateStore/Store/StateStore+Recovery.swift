@@ -121,12 +121,17 @@ extension StateStore {
                 // Copied by a store of its own, closed before the one returned is opened: a copy
                 // that cannot be made (a full disk) removes the fresh file and puts the moved
                 // ones back, as if nothing had been tried, and throws why.
-                do throws(StateStoreError) {
+                /// The copy, by a store that is closed (its WAL checkpointed and removed) when
+                /// this returns, before anything is put back.
+                func copy() throws(StateStoreError) -> Salvage {
                     var copying = options
                     copying.backgroundCheck = .off
                     copying.openCheck = .header
                     let copier = try StateStore(path: file, options: copying)
-                    salvage = try copier.salvage(from: destination)
+                    return try copier.salvage(from: destination)
+                }
+                do throws(StateStoreError) {
+                    salvage = try copy()
                 } catch {
                     putBack()
                     options.logger.info("database put back: the copy of what it holds could not be made", metadata: [
