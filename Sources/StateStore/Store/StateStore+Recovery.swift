@@ -22,8 +22,8 @@ extension StateStore {
     ///
     /// What survives is copied into the fresh database in one transaction, synced before this
     /// returns (``Recovery/salvage`` counts it): every state whose row SQLite can still read and
-    /// whose bytes match the checksum stored with them (a state is never copied damaged), the
-    /// window hierarchy archives, the quarantined rows, the memory-pressure events and the
+    /// whose bytes match the checksum stored with them (and whose other columns show none of the
+    /// damage ``Salvage/statesLeftBehind`` lists), the window hierarchy archives, the quarantined rows, the memory-pressure events and the
     /// metadata. Where SQLite cannot read a page of the states, the copy goes on past it and the
     /// states on it stay behind; a file that is not a database, or whose schema cannot be read,
     /// gives an empty fresh one. The copy reads the whole old file once, at this launch only.
