@@ -123,8 +123,9 @@ extension StateStore {
     }
 
     /// Visits every state row of `source` that can be read, in rowid order: the row, or `nil`
-    /// for one whose path or columns cannot be read, whose columns are not of the types the
-    /// schema gives them, or whose bytes fail their checksum. Where SQLite cannot read a page, it
+    /// for one whose path or columns cannot be read, or whose columns are not of the types the
+    /// schema gives them. The bytes' checksum is the visitor's to check (`insert(verbatim:)`
+    /// checks it, and refuses a row that fails it). Where SQLite cannot read a page, it
     /// looks for the first row past the damage that a read reaches, and reads on from there:
     ///
     /// - a row whose place in the table reads but whose columns do not (a damaged overflow
@@ -202,7 +203,7 @@ extension StateStore {
                 highest = rowid
                 guard expectedTypes.contains(scan.string(11)),
                       case .success(let path) = RestorationPath.stored(in: scan, column: 1),
-                      let state = try? StoredState(path: path, row: scan, from: 2, limit: limit), state.checksumIsValid,
+                      let state = try? StoredState(path: path, row: scan, from: 2, limit: limit),
                       StateEncoding(rawValue: scan.string(5)) != nil, state.keyID.map(StoredState.isValidKeyID) ?? true,
                       !pathBelongsElsewhere(path.rawValue, rowid: rowid)
                 else {
@@ -250,20 +251,18 @@ extension StateStore {
             // Sparse rowids: double the step until a read reaches a row, then halve back.
             var failing = probe
             var step: Int64 = 1
-            var reached: Int64?
-            while reached == nil {
+            var reachable: Int64
+            while true {
                 let (candidate, overflow) = failing.addingReportingOverflow(step)
-                let next = overflow ? Int64.max : candidate
-                switch reach(next) {
-                case .row, .end:
-                    reached = next
-                case .fails:
-                    if next == .max { return }
-                    failing = next
+                reachable = overflow ? Int64.max : candidate
+                if case .fails = reach(reachable) {
+                    if reachable == .max { return }
+                    failing = reachable
                     step = step > Int64.max / 2 ? Int64.max : step * 2
+                } else {
+                    break
                 }
             }
-            guard var reachable = reached else { return }
             while reachable - failing > 1 {
                 let middle = failing + (reachable - failing) / 2
                 if case .fails = reach(middle) { failing = middle } else { reachable = middle }
