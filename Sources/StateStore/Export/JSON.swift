@@ -117,9 +117,18 @@ package enum JSON {
         }
     }
 
-    private static func newline(_ output: inout [UInt8], indent: Int) {
-        output.append(UInt8(ascii: "\n"))
-        output.append(contentsOf: repeatElement(UInt8(ascii: " "), count: 2 * indent))
+    /// A newline and the spaces of the deepest indent a document of ``JSONParser``'s usual
+    /// depths reaches, appended as one slice.
+    private static let newlineAndSpaces: [UInt8] = [UInt8(ascii: "\n")] + Array(repeating: UInt8(ascii: " "), count: 256)
+
+    static func newline(_ output: inout [UInt8], indent: Int) {
+        let count = 1 + 2 * indent
+        if count <= newlineAndSpaces.count {
+            newlineAndSpaces.withUnsafeBufferPointer { output.append(contentsOf: UnsafeBufferPointer(rebasing: $0[..<count])) }
+        } else {
+            output.append(UInt8(ascii: "\n"))
+            output.append(contentsOf: repeatElement(UInt8(ascii: " "), count: 2 * indent))
+        }
     }
 
     /// Appends the value to `output` as ``serializedBytes(pretty:sortKeys:)`` writes it at
@@ -147,16 +156,27 @@ package enum JSON {
                 : members
             output.append(UInt8(ascii: "{"))
             for (index, member) in ordered.enumerated() {
-                if index > 0 { output.append(UInt8(ascii: ",")) }
-                if pretty { JSON.newline(&output, indent: indent + 1) }
-                JSON.writeString(member.key, to: &output)
-                output.append(UInt8(ascii: ":"))
-                if pretty { output.append(UInt8(ascii: " ")) }
+                JSON.writeKey(member.key, after: index, pretty: pretty, indent: indent, to: &output)
                 member.value.write(to: &output, pretty: pretty, sortKeys: sortKeys, indent: indent + 1)
             }
-            if pretty { JSON.newline(&output, indent: indent) }
-            output.append(UInt8(ascii: "}"))
+            JSON.writeEnd(UInt8(ascii: "}"), pretty: pretty, indent: indent, to: &output)
         }
+    }
+
+    /// Appends what comes before the value of member `index` of an object written at `indent`:
+    /// its separator, its line, its key and colon.
+    static func writeKey(_ key: String, after index: Int, pretty: Bool, indent: Int, to output: inout [UInt8]) {
+        if index > 0 { output.append(UInt8(ascii: ",")) }
+        if pretty { JSON.newline(&output, indent: indent + 1) }
+        JSON.writeString(key, to: &output)
+        output.append(UInt8(ascii: ":"))
+        if pretty { output.append(UInt8(ascii: " ")) }
+    }
+
+    /// Appends the closing `bracket` of a non-empty array or object written at `indent`.
+    static func writeEnd(_ bracket: UInt8, pretty: Bool, indent: Int, to output: inout [UInt8]) {
+        if pretty { JSON.newline(&output, indent: indent) }
+        output.append(bracket)
     }
 
     private static func appendUTF8(_ text: String, to output: inout [UInt8]) {
@@ -233,15 +253,43 @@ package struct JSONParser {
         return value
     }
 
+    /// One element of a streamed array, or a text parsed by ``parse(_:maximumDepth:copying:)``:
+    /// its value, and the compact text of its member named `copying` when it is an object that
+    /// has one.
+    package struct Element {
+        /// The element, the copied member's value left out.
+        package var value: JSON
+        /// The copied member's value, as ``JSON/serializedBytes(pretty:sortKeys:)`` writes it
+        /// compact; `nil` when the element has no such member.
+        package var copied: [UInt8]?
+    }
+
+    /// Parses one complete JSON text as ``parse(_:maximumDepth:)`` does, except that when it
+    /// is an object, its member named `member` is not built: its value is checked as the parser
+    /// checks it and copied compact (``copy(_:maximumDepth:prettyIndent:to:)``) into
+    /// ``Element/copied``. An export state's `value` is read this way: what a decoder stores is
+    /// those bytes, so building the value would only be undone.
+    package static func parse(_ bytes: some Collection<UInt8>, maximumDepth: Int, copying member: String) throws(JSONParseError) -> Element {
+        let array = bytes.withContiguousStorageIfAvailable { Array($0) } ?? Array(bytes)
+        var parser = JSONParser(bytes: array, maximumDepth: maximumDepth)
+        parser.skipWhitespace()
+        let element = try parser.parseElement(depth: 0, copying: member)
+        parser.skipWhitespace()
+        guard parser.index == parser.bytes.count else { throw parser.failure("unexpected text after the JSON value") }
+        return element
+    }
+
     /// Parses one complete JSON text as ``parse(_:maximumDepth:)`` does, except that the
     /// elements of an array that is the value of a top-level member named in `streamed` are
     /// handed to `element` (with the member's name) as they are parsed, and not kept: that
     /// member's value comes back as an empty array. A document with a long array (an export's
-    /// states) is read an element at a time, its value never built whole. Elements handed on
-    /// before a failure further in are not a document: a caller that keeps them drops them when
-    /// this throws.
+    /// states) is read an element at a time, its value never built whole. The member of an
+    /// element named `copying` is read as ``parse(_:maximumDepth:copying:)`` reads it. Elements
+    /// handed on before a failure further in are not a document: a caller that keeps them drops
+    /// them when this throws.
     package static func parse(
-        _ bytes: [UInt8], maximumDepth: Int, streaming streamed: Set<String>, element: (_ key: String, _ value: JSON) -> Void
+        _ bytes: [UInt8], maximumDepth: Int, streaming streamed: Set<String>, copying member: String,
+        element: (_ key: String, _ value: Element) -> Void
     ) throws(JSONParseError) -> JSON {
         var parser = JSONParser(bytes: bytes, maximumDepth: maximumDepth)
         parser.skipWhitespace()
@@ -254,7 +302,7 @@ package struct JSONParser {
                 }
                 parser.index += 1
                 try parser.parseElements(depth: 2) { (parser) throws(JSONParseError) in
-                    element(key, try parser.parseValue(depth: 2))
+                    element(key, try parser.parseElement(depth: 2, copying: member))
                 }
                 return .array([])
             })
@@ -264,6 +312,22 @@ package struct JSONParser {
         parser.skipWhitespace()
         guard parser.index == parser.bytes.count else { throw parser.failure("unexpected text after the JSON value") }
         return value
+    }
+
+    /// ``parseValue(depth:)``, an object's member named `member` copied compact, not built.
+    private mutating func parseElement(depth: Int, copying member: String) throws(JSONParseError) -> Element {
+        guard current == UInt8(ascii: "{"), depth < maximumDepth else { return Element(value: try parseValue(depth: depth)) }
+        index += 1
+        var copied: [UInt8]?
+        let members = try parseMembers(depth: depth + 1) { (parser, key) throws(JSONParseError) -> JSON in
+            guard key == member else { return try parser.parseValue(depth: depth + 1) }
+            var bytes: [UInt8] = []
+            var copier = Copier(pretty: false)
+            try parser.copyValue(depth: depth + 1, indent: 0, &copier, to: &bytes)
+            copied = bytes
+            return .null
+        }
+        return Element(value: .object(members.filter { $0.key != member }), copied: copied)
     }
 
     private func failure(_ message: String) -> JSONParseError {
@@ -379,6 +443,11 @@ package struct JSONParser {
     }
 
     private mutating func parseNumber() throws(JSONParseError) -> JSON {
+        .number(String(decoding: bytes[try scanNumber()], as: UTF8.self))
+    }
+
+    /// Reads a number's text by the grammar of RFC 8259, returning where it is.
+    private mutating func scanNumber() throws(JSONParseError) -> Range<Int> {
         let start = index
         func digits(_ parser: inout JSONParser) -> Int {
             let from = parser.index
@@ -400,7 +469,7 @@ package struct JSONParser {
             if current == UInt8(ascii: "+") || current == UInt8(ascii: "-") { index += 1 }
             guard digits(&self) > 0 else { throw failure("invalid number") }
         }
-        return .number(String(decoding: bytes[start..<index], as: UTF8.self))
+        return start..<index
     }
 
     private mutating func hex4() throws(JSONParseError) -> UInt32 {
@@ -489,6 +558,206 @@ package struct JSONParser {
             default:
                 buffer.append(byte)
                 index += 1
+            }
+        }
+    }
+}
+
+// MARK: Copying without building
+
+extension JSONParser {
+    /// Copies one complete JSON text into `output` as ``JSON/serializedBytes(pretty:sortKeys:)``
+    /// writes its value, without building the value: compact, or pretty with the lines after
+    /// the first `indent` levels deep (as ``JSON/write(to:pretty:sortKeys:indent:)`` writes a
+    /// value at that indent). It accepts and refuses exactly what ``parse(_:maximumDepth:)``
+    /// does, with the same error at the same place; on an error, what it appended is partial.
+    ///
+    /// Returns whether `bytes` are already the compact text of their value: no whitespace, each
+    /// string escaped as ``JSON/writeString(_:to:)`` escapes it. An export embeds a state's
+    /// JSON only then (so import gives back the same bytes), and writes it pretty in the same
+    /// pass.
+    package static func copy(
+        _ bytes: some Collection<UInt8>, maximumDepth: Int, prettyIndent: Int? = nil, to output: inout [UInt8]
+    ) throws(JSONParseError) -> Bool {
+        let array = bytes.withContiguousStorageIfAvailable { Array($0) } ?? Array(bytes)
+        var parser = JSONParser(bytes: array, maximumDepth: maximumDepth)
+        var copier = Copier(pretty: prettyIndent != nil)
+        parser.skipWhitespace(noting: &copier)
+        try parser.copyValue(depth: 0, indent: prettyIndent ?? 0, &copier, to: &output)
+        parser.skipWhitespace(noting: &copier)
+        guard parser.index == parser.bytes.count else { throw parser.failure("unexpected text after the JSON value") }
+        return copier.isCompact
+    }
+
+    /// How a copy is laid out, and what it found about its source.
+    private struct Copier {
+        let pretty: Bool
+        /// Whether the source has been its compact text so far.
+        var isCompact = true
+    }
+
+    private mutating func skipWhitespace(noting copier: inout Copier) {
+        let start = index
+        skipWhitespace()
+        if index != start { copier.isCompact = false }
+    }
+
+    /// ``parseValue(depth:)``, appending the value's text to `output` instead of building it.
+    private mutating func copyValue(depth: Int, indent: Int, _ copier: inout Copier, to output: inout [UInt8]) throws(JSONParseError) {
+        guard let byte = current else { throw failure("unexpected end of input") }
+        switch byte {
+        case UInt8(ascii: "{"):
+            guard depth < maximumDepth else { throw failure("nesting deeper than \(maximumDepth) levels") }
+            index += 1
+            try copyMembers(depth: depth + 1, indent: indent, &copier, to: &output)
+        case UInt8(ascii: "["):
+            guard depth < maximumDepth else { throw failure("nesting deeper than \(maximumDepth) levels") }
+            index += 1
+            try copyElements(depth: depth + 1, indent: indent, &copier, to: &output)
+        case UInt8(ascii: "\""): try copyString(&copier, to: &output)
+        case UInt8(ascii: "t"): try copyLiteral("true", to: &output)
+        case UInt8(ascii: "f"): try copyLiteral("false", to: &output)
+        case UInt8(ascii: "n"): try copyLiteral("null", to: &output)
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            let number = try scanNumber()
+            bytes.withUnsafeBufferPointer { output.append(contentsOf: UnsafeBufferPointer(rebasing: $0[number])) }
+        default: throw failure("unexpected character")
+        }
+    }
+
+    private mutating func copyLiteral(_ literal: StaticString, to output: inout [UInt8]) throws(JSONParseError) {
+        _ = try expect(literal, .null)
+        literal.withUTF8Buffer { output.append(contentsOf: $0) }
+    }
+
+    /// ``parseMembers(depth:_:)``: keys are compared by their written bytes, which are as
+    /// distinct as their UTF-8 (each string has one written form).
+    private mutating func copyMembers(depth: Int, indent: Int, _ copier: inout Copier, to output: inout [UInt8]) throws(JSONParseError) {
+        skipWhitespace(noting: &copier)
+        if current == UInt8(ascii: "}") {
+            index += 1
+            output.append(contentsOf: "{}".utf8)
+            return
+        }
+        output.append(UInt8(ascii: "{"))
+        // Where each key's written bytes are in `output`; past 8, a set of them.
+        var keys: [Range<Int>] = []
+        var keySet: Set<[UInt8]> = []
+        while true {
+            skipWhitespace(noting: &copier)
+            guard current == UInt8(ascii: "\"") else { throw failure("expected a string key") }
+            if !keys.isEmpty { output.append(UInt8(ascii: ",")) }
+            if copier.pretty { JSON.newline(&output, indent: indent + 1) }
+            let keyStart = index
+            let written = output.count
+            try copyString(&copier, to: &output)
+            let key = written..<output.count
+            let repeated: Bool
+            if keys.count < 8 {
+                repeated = keys.contains { $0.count == key.count && output[$0].elementsEqual(output[key]) }
+            } else {
+                if keySet.isEmpty { for range in keys { keySet.insert(Array(output[range])) } }
+                repeated = !keySet.insert(Array(output[key])).inserted
+            }
+            guard !repeated else {
+                index = keyStart
+                let name = (try? parseString()) ?? ""
+                index = keyStart
+                throw failure("the key \(name.debugDescription) appears twice in one object")
+            }
+            keys.append(key)
+            skipWhitespace(noting: &copier)
+            guard current == UInt8(ascii: ":") else { throw failure("expected \":\"") }
+            index += 1
+            output.append(contentsOf: (copier.pretty ? ": " : ":").utf8)
+            skipWhitespace(noting: &copier)
+            try copyValue(depth: depth, indent: indent + 1, &copier, to: &output)
+            skipWhitespace(noting: &copier)
+            switch current {
+            case UInt8(ascii: ","): index += 1
+            case UInt8(ascii: "}"):
+                index += 1
+                if copier.pretty { JSON.newline(&output, indent: indent) }
+                output.append(UInt8(ascii: "}"))
+                return
+            default: throw failure("expected \",\" or \"}\"")
+            }
+        }
+    }
+
+    /// ``parseElements(depth:_:)`` of an array.
+    private mutating func copyElements(depth: Int, indent: Int, _ copier: inout Copier, to output: inout [UInt8]) throws(JSONParseError) {
+        skipWhitespace(noting: &copier)
+        if current == UInt8(ascii: "]") {
+            index += 1
+            output.append(contentsOf: "[]".utf8)
+            return
+        }
+        output.append(UInt8(ascii: "["))
+        var first = true
+        while true {
+            skipWhitespace(noting: &copier)
+            if !first { output.append(UInt8(ascii: ",")) }
+            first = false
+            if copier.pretty { JSON.newline(&output, indent: indent + 1) }
+            try copyValue(depth: depth, indent: indent + 1, &copier, to: &output)
+            skipWhitespace(noting: &copier)
+            switch current {
+            case UInt8(ascii: ","): index += 1
+            case UInt8(ascii: "]"):
+                index += 1
+                if copier.pretty { JSON.newline(&output, indent: indent) }
+                output.append(UInt8(ascii: "]"))
+                return
+            default: throw failure("expected \",\" or \"]\"")
+            }
+        }
+    }
+
+    /// ``parseString()``, written as ``JSON/writeString(_:to:)`` writes it. A string without
+    /// an escape or a control character is copied as it is (that is its written form); any
+    /// other is read by ``parseString()`` and written afresh.
+    private mutating func copyString(_ copier: inout Copier, to output: inout [UInt8]) throws(JSONParseError) {
+        let quote = index
+        let start = index + 1
+        var highBits: UInt8 = 0
+        let end = bytes.withUnsafeBufferPointer { buffer in
+            var end = start
+            while end < buffer.count {
+                let byte = buffer[end]
+                if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 { break }
+                highBits |= byte
+                end += 1
+            }
+            return end
+        }
+        if end < bytes.count, bytes[end] == UInt8(ascii: "\"") {
+            index = end + 1
+            try bytes.withUnsafeBufferPointer { (buffer) throws(JSONParseError) in
+                let run = UnsafeBufferPointer(rebasing: buffer[quote...end])
+                // ASCII is valid UTF-8 as it is; anything else is validated.
+                guard highBits < 0x80 || Self.isValidUTF8(UnsafeBufferPointer(rebasing: run.dropFirst().dropLast())) else {
+                    throw failure("invalid UTF-8 in a string")
+                }
+                output.append(contentsOf: run)
+            }
+            return
+        }
+        let text = try parseString()
+        let written = output.count
+        JSON.writeString(text, to: &output)
+        if !output[written...].elementsEqual(bytes[quote..<index]) { copier.isCompact = false }
+    }
+
+    /// Whether `buffer` is well-formed UTF-8, as `String(validating:as:)` judges it.
+    private static func isValidUTF8(_ buffer: UnsafeBufferPointer<UInt8>) -> Bool {
+        var iterator = buffer.makeIterator()
+        var parser = Unicode.UTF8.ForwardParser()
+        while true {
+            switch parser.parseScalar(from: &iterator) {
+            case .valid: continue
+            case .emptyInput: return true
+            case .error: return false
             }
         }
     }

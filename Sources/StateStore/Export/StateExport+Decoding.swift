@@ -60,7 +60,9 @@ extension StateExport {
         var problem: DocumentError?
         let document: JSON
         do throws(JSONParseError) {
-            document = try JSONParser.parse(bytes, maximumDepth: Self.maximumDepth, streaming: ["states", "quarantine"]) { key, item in
+            document = try JSONParser.parse(
+                bytes, maximumDepth: Self.maximumDepth, streaming: ["states", "quarantine"], copying: "value"
+            ) { key, element in
                 guard key == "states" else {
                     quarantined += 1
                     return
@@ -69,14 +71,14 @@ extension StateExport {
                 stateCount += 1
                 guard problem == nil else { return }
                 do throws(StateProblem) {
-                    let state = try Self.state(item, maximumStateSize: maximumStateSize)
+                    let state = try Self.state(element, maximumStateSize: maximumStateSize)
                     guard paths.insert(state.path).inserted else {
                         problem = DocumentError(.duplicatePath(state.path.rawValue), stateIndex: index)
                         return
                     }
                     visit(state)
                 } catch {
-                    problem = DocumentError(error.problem, stateIndex: index, statePath: item["path"].flatMap(Self.string))
+                    problem = DocumentError(error.problem, stateIndex: index, statePath: element.value["path"].flatMap(Self.string))
                 }
             }
         } catch {
@@ -122,9 +124,11 @@ extension StateExport {
         var problem: DocumentError.Problem
     }
 
-    /// One element of `"states"`.
-    static func state(_ item: JSON, maximumStateSize: Int) throws(StateProblem) -> StoredState {
+    /// One element of `"states"`, its `value` copied compact by the parser (the bytes a state
+    /// written as JSON holds), not built.
+    static func state(_ element: JSONParser.Element, maximumStateSize: Int) throws(StateProblem) -> StoredState {
         func refuse(_ problem: DocumentError.Problem) -> StateProblem { StateProblem(problem: problem) }
+        let item = element.value
         guard case .object = item else { throw refuse(.stateNotAnObject(kind: item.kindName)) }
         guard let rawPath = item["path"].flatMap(string) else { throw refuse(.missingPath) }
         let path: RestorationPath
@@ -158,9 +162,9 @@ extension StateExport {
             updatedAt = Date(storedMilliseconds: milliseconds)
         }
         let bytes: Data
-        switch (item["value"], item["base64"]) {
+        switch (element.copied, item["base64"]) {
         case (let value?, nil):
-            bytes = Data(value.serializedBytes())
+            bytes = Data(value)
         case (nil, let encoded?):
             // Base64 of n bytes is at most (n / 3 + 1) * 4 characters; longer text is refused unread.
             let limit = max(0, maximumStateSize) / 3 + 2
@@ -187,7 +191,7 @@ extension StateExport {
         }
         var keyID: String?
         if let value = item["key_id"] {
-            guard let text = string(value), StoredState.isValidKeyID(text), item["value"] == nil else { throw refuse(.invalidKeyID) }
+            guard let text = string(value), StoredState.isValidKeyID(text), element.copied == nil else { throw refuse(.invalidKeyID) }
             keyID = text
         }
         return StoredState(

@@ -193,7 +193,7 @@ extension StateExport {
                 throw .notImportable(DocumentError(.stateCountMismatch(declared: stateCount, actual: written + 1)))
             }
             element.removeAll(keepingCapacity: true)
-            JSON.ObjectWriter.writeElement(StateExport.json(state), after: written, to: &element)
+            StateExport.writeElement(state, after: written, to: &element)
             written += 1
             byteCount += element.count
             // A piece that takes the document over its limit is not checked: the document is
@@ -201,7 +201,12 @@ extension StateExport {
             if isOverLimit { return }
             let index = written - 1
             // Less its leading `[` or `,`: the state's object, nested two levels in the document.
-            let item = try Self.parse(element.dropFirst(), depth: StateExport.maximumDepth - 2)
+            let item: JSONParser.Element
+            do {
+                item = try JSONParser.parse(element.dropFirst(), maximumDepth: StateExport.maximumDepth - 2, copying: "value")
+            } catch {
+                throw Self.writerFault(error)
+            }
             do {
                 _ = try StateExport.state(item, maximumStateSize: StateExport.maximumByteCount)
             } catch {
@@ -248,9 +253,14 @@ extension StateExport {
             do {
                 return try JSONParser.parse(bytes, maximumDepth: depth)
             } catch {
-                // Only a fault of the writer's own gets here; the line and column are the piece's.
-                throw .notImportable(DocumentError(.malformedJSON(reason: error.message, line: error.line, column: error.column)))
+                throw writerFault(error)
             }
+        }
+
+        /// A piece the decoder would not parse: only a fault of the writer's own gets here; the
+        /// line and column are the piece's.
+        private static func writerFault(_ error: JSONParseError) -> ExportError {
+            .notImportable(DocumentError(.malformedJSON(reason: error.message, line: error.line, column: error.column)))
         }
     }
 }

@@ -243,16 +243,7 @@ public struct StateExport: Sendable, Hashable {
     }
 
     static func json(_ state: StoredState) -> JSON {
-        var members: [(key: String, value: JSON)] = [
-            ("path", .string(state.path.rawValue)),
-            ("type_name", .string(state.typeName)),
-            ("version", .int(state.version)),
-            ("generation", .int(state.generation)),
-            ("encoding", .string(state.encoding.rawValue)),
-            ("updated_at", .string(TextFormat.iso8601(state.updatedAt))),
-            ("checksum", .string(TextFormat.checksum(state.checksum))),
-            ("byte_count", .int(state.bytes.count)),
-        ]
+        var members = leadingMembers(of: state)
         if let keyID = state.keyID {
             members.append(("key_id", .string(keyID)))
             members.append(("base64", .string(state.bytes.base64EncodedString())))
@@ -262,6 +253,51 @@ public struct StateExport: Sendable, Hashable {
             members.append(("base64", .string(state.bytes.base64EncodedString())))
         }
         return .object(members)
+    }
+
+    /// Appends `state` as ``json(_:)-(StoredState)`` writes it pretty as element `index` of the
+    /// document's `states` (after its `[` or `,`), its JSON value copied from its bytes, never built.
+    static func writeElement(_ state: StoredState, after index: Int, to output: inout [UInt8]) {
+        output.append(contentsOf: (index == 0 ? "[\n    {" : ",\n    {").utf8)
+        // The element is at indent 2, its members at 3.
+        let members = leadingMembers(of: state)
+        for (index, member) in members.enumerated() {
+            JSON.writeKey(member.key, after: index, pretty: true, indent: 2, to: &output)
+            member.value.write(to: &output, pretty: true, indent: 3)
+        }
+        var last: [(key: String, value: JSON)] = []
+        if let keyID = state.keyID {
+            last = [("key_id", .string(keyID)), ("base64", .string(state.bytes.base64EncodedString()))]
+        } else {
+            let before = output.count
+            JSON.writeKey("value", after: members.count, pretty: true, indent: 2, to: &output)
+            let exact = (try? JSONParser.copy(
+                state.bytes, maximumDepth: maximumDepth - documentLevels, prettyIndent: 3, to: &output
+            )) ?? false
+            if !exact {
+                output.removeSubrange(before...)
+                last = [("base64", .string(state.bytes.base64EncodedString()))]
+            }
+        }
+        for (offset, member) in last.enumerated() {
+            JSON.writeKey(member.key, after: members.count + offset, pretty: true, indent: 2, to: &output)
+            member.value.write(to: &output, pretty: true, indent: 3)
+        }
+        JSON.writeEnd(UInt8(ascii: "}"), pretty: true, indent: 2, to: &output)
+    }
+
+    /// A state's members before its bytes, as a document carries them.
+    private static func leadingMembers(of state: StoredState) -> [(key: String, value: JSON)] {
+        [
+            ("path", .string(state.path.rawValue)),
+            ("type_name", .string(state.typeName)),
+            ("version", .int(state.version)),
+            ("generation", .int(state.generation)),
+            ("encoding", .string(state.encoding.rawValue)),
+            ("updated_at", .string(TextFormat.iso8601(state.updatedAt))),
+            ("checksum", .string(TextFormat.checksum(state.checksum))),
+            ("byte_count", .int(state.bytes.count)),
+        ]
     }
 }
 
