@@ -26,8 +26,8 @@ struct JSONCopyTests {
             case 4: return .int(Int64(bitPattern: generator.next()) >> Int(generator.next() % 63))
             case 5: return .array((0..<Int(generator.next() % 4)).map { _ in value(depth: depth + 1) })
             default:
-                // Up to 11 members: objects past the 8 keys compared one by one.
-                return .object((0..<Int(generator.next() % 12)).map { index in
+                // Up to 19 members: objects past the 16 keys compared one by one.
+                return .object((0..<Int(generator.next() % 20)).map { index in
                     (generator.next() % 3 == 0 ? "value" : "\(pick(strings))\(index)", value(depth: depth + 1))
                 })
             }

@@ -321,10 +321,9 @@ package struct JSONParser {
         var copied: [UInt8]?
         let members = try parseMembers(depth: depth + 1) { (parser, key) throws(JSONParseError) -> JSON in
             guard key == member else { return try parser.parseValue(depth: depth + 1) }
-            var bytes: [UInt8] = []
-            var copier = Copier(pretty: false)
-            try parser.copyValue(depth: depth + 1, indent: 0, &copier, to: &bytes)
-            copied = bytes
+            var copier = Copier(pretty: false, capacity: 256)
+            try parser.copyValue(depth: depth + 1, indent: 0, &copier)
+            copied = copier.output.withBytes { Array($0) }
             return .null
         }
         return Element(value: .object(members.filter { $0.key != member }), copied: copied)
@@ -341,7 +340,16 @@ package struct JSONParser {
     private var current: UInt8? { index < bytes.count ? bytes[index] : nil }
 
     private mutating func skipWhitespace() {
-        while let byte = current, byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 { index += 1 }
+        // Through a buffer pointer: a pretty document's indentation is a third of its bytes.
+        index = bytes.withUnsafeBufferPointer { buffer in
+            var index = index
+            while index < buffer.count {
+                let byte = buffer[index]
+                guard byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 else { break }
+                index += 1
+            }
+            return index
+        }
     }
 
     private mutating func expect(_ literal: StaticString, _ value: JSON) throws(JSONParseError) -> JSON {
@@ -394,7 +402,7 @@ package struct JSONParser {
             let keyStart = index
             let key = try parseString()
             let repeated: Bool
-            if members.count < 8 {
+            if members.count < 16 {
                 repeated = members.contains { $0.key.utf8.count == key.utf8.count && $0.key.utf8.elementsEqual(key.utf8) }
             } else {
                 if keys.isEmpty { for member in members { keys.insert(Array(member.key.utf8)) } }
@@ -570,7 +578,7 @@ extension JSONParser {
     /// writes its value, without building the value: compact, or pretty with the lines after
     /// the first `indent` levels deep (as ``JSON/write(to:pretty:sortKeys:indent:)`` writes a
     /// value at that indent). It accepts and refuses exactly what ``parse(_:maximumDepth:)``
-    /// does, with the same error at the same place; on an error, what it appended is partial.
+    /// does, with the same error at the same place; on an error, `output` is as it was.
     ///
     /// Returns whether `bytes` are already the compact text of their value: no whitespace, each
     /// string escaped as ``JSON/writeString(_:to:)`` escapes it. An export embeds a state's
@@ -581,83 +589,119 @@ extension JSONParser {
     ) throws(JSONParseError) -> Bool {
         let array = bytes.withContiguousStorageIfAvailable { Array($0) } ?? Array(bytes)
         var parser = JSONParser(bytes: array, maximumDepth: maximumDepth)
-        var copier = Copier(pretty: prettyIndent != nil)
+        var copier = Copier(pretty: prettyIndent != nil, capacity: array.count + array.count / 2)
         parser.skipWhitespace(noting: &copier)
-        try parser.copyValue(depth: 0, indent: prettyIndent ?? 0, &copier, to: &output)
+        try parser.copyValue(depth: 0, indent: prettyIndent ?? 0, &copier)
         parser.skipWhitespace(noting: &copier)
         guard parser.index == parser.bytes.count else { throw parser.failure("unexpected text after the JSON value") }
+        copier.output.withBytes { output.append(contentsOf: $0) }
         return copier.isCompact
     }
 
-    /// How a copy is laid out, and what it found about its source.
-    private struct Copier {
+    /// A copy's output and layout, and what it found about its source.
+    private struct Copier: ~Copyable {
         let pretty: Bool
+        var output: ByteBuffer
         /// Whether the source has been its compact text so far.
         var isCompact = true
+        /// Where the keys of the objects being copied are written, innermost last: the first
+        /// `keyCount` (the rest is room kept from objects that have ended).
+        var keys: [Range<Int>] = []
+        var keyCount = 0
+
+        @inline(__always)
+        mutating func pushKey(_ key: Range<Int>) {
+            if keyCount < keys.count { keys[keyCount] = key } else { keys.append(key) }
+            keyCount += 1
+        }
+
+        init(pretty: Bool, capacity: Int) {
+            self.pretty = pretty
+            output = ByteBuffer(capacity: capacity)
+        }
+
+        /// A newline and the indent of `level` (nothing when compact).
+        @inline(__always)
+        mutating func newline(indent level: Int) {
+            guard pretty else { return }
+            output.append(UInt8(ascii: "\n"))
+            output.append(repeating: UInt8(ascii: " "), count: 2 * level)
+        }
     }
 
+    @inline(__always)
     private mutating func skipWhitespace(noting copier: inout Copier) {
+        // Compact text has none: one look.
+        if index < bytes.count, bytes[index] > 0x20 { return }
         let start = index
         skipWhitespace()
         if index != start { copier.isCompact = false }
     }
 
-    /// ``parseValue(depth:)``, appending the value's text to `output` instead of building it.
-    private mutating func copyValue(depth: Int, indent: Int, _ copier: inout Copier, to output: inout [UInt8]) throws(JSONParseError) {
+    /// ``parseValue(depth:)``, appending the value's text to the copier's output instead of
+    /// building it.
+    private mutating func copyValue(depth: Int, indent: Int, _ copier: inout Copier) throws(JSONParseError) {
         guard let byte = current else { throw failure("unexpected end of input") }
         switch byte {
         case UInt8(ascii: "{"):
             guard depth < maximumDepth else { throw failure("nesting deeper than \(maximumDepth) levels") }
             index += 1
-            try copyMembers(depth: depth + 1, indent: indent, &copier, to: &output)
+            try copyMembers(depth: depth + 1, indent: indent, &copier)
         case UInt8(ascii: "["):
             guard depth < maximumDepth else { throw failure("nesting deeper than \(maximumDepth) levels") }
             index += 1
-            try copyElements(depth: depth + 1, indent: indent, &copier, to: &output)
-        case UInt8(ascii: "\""): try copyString(&copier, to: &output)
-        case UInt8(ascii: "t"): try copyLiteral("true", to: &output)
-        case UInt8(ascii: "f"): try copyLiteral("false", to: &output)
-        case UInt8(ascii: "n"): try copyLiteral("null", to: &output)
+            try copyElements(depth: depth + 1, indent: indent, &copier)
+        case UInt8(ascii: "\""): try copyString(&copier)
+        case UInt8(ascii: "t"): try copyLiteral("true", &copier)
+        case UInt8(ascii: "f"): try copyLiteral("false", &copier)
+        case UInt8(ascii: "n"): try copyLiteral("null", &copier)
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
             let number = try scanNumber()
-            bytes.withUnsafeBufferPointer { output.append(contentsOf: UnsafeBufferPointer(rebasing: $0[number])) }
+            bytes.withUnsafeBufferPointer { copier.output.append(UnsafeBufferPointer(rebasing: $0[number])) }
         default: throw failure("unexpected character")
         }
     }
 
-    private mutating func copyLiteral(_ literal: StaticString, to output: inout [UInt8]) throws(JSONParseError) {
-        _ = try expect(literal, .null)
-        literal.withUTF8Buffer { output.append(contentsOf: $0) }
+    /// ``expect(_:_:)``, appending the literal.
+    private mutating func copyLiteral(_ literal: StaticString, _ copier: inout Copier) throws(JSONParseError) {
+        let count = literal.utf8CodeUnitCount
+        let matches = bytes.count - index >= count && bytes.withUnsafeBufferPointer { memcmp($0.baseAddress! + index, literal.utf8Start, count) == 0 }
+        guard matches else { throw failure("invalid literal") }
+        index += count
+        literal.withUTF8Buffer { copier.output.append($0) }
     }
 
     /// ``parseMembers(depth:_:)``: keys are compared by their written bytes, which are as
     /// distinct as their UTF-8 (each string has one written form).
-    private mutating func copyMembers(depth: Int, indent: Int, _ copier: inout Copier, to output: inout [UInt8]) throws(JSONParseError) {
+    private mutating func copyMembers(depth: Int, indent: Int, _ copier: inout Copier) throws(JSONParseError) {
         skipWhitespace(noting: &copier)
         if current == UInt8(ascii: "}") {
             index += 1
-            output.append(contentsOf: "{}".utf8)
+            copier.output.append(UInt8(ascii: "{"))
+            copier.output.append(UInt8(ascii: "}"))
             return
         }
-        output.append(UInt8(ascii: "{"))
-        // Where each key's written bytes are in `output`; past 8, a set of them.
-        var keys: [Range<Int>] = []
+        copier.output.append(UInt8(ascii: "{"))
+        // This object's keys are on the copier's stack from `first` (taken off when it ends);
+        // past 16 of them, also in a set.
+        let first = copier.keyCount
         var keySet: Set<[UInt8]> = []
         while true {
             skipWhitespace(noting: &copier)
             guard current == UInt8(ascii: "\"") else { throw failure("expected a string key") }
-            if !keys.isEmpty { output.append(UInt8(ascii: ",")) }
-            if copier.pretty { JSON.newline(&output, indent: indent + 1) }
+            let count = copier.keyCount - first
+            if count > 0 { copier.output.append(UInt8(ascii: ",")) }
+            copier.newline(indent: indent + 1)
             let keyStart = index
-            let written = output.count
-            try copyString(&copier, to: &output)
-            let key = written..<output.count
+            let written = copier.output.count
+            try copyString(&copier)
+            let key = written..<copier.output.count
             let repeated: Bool
-            if keys.count < 8 {
-                repeated = keys.contains { $0.count == key.count && output[$0].elementsEqual(output[key]) }
+            if count < 16 {
+                repeated = copier.keys[first..<copier.keyCount].contains { copier.output.equal($0, key) }
             } else {
-                if keySet.isEmpty { for range in keys { keySet.insert(Array(output[range])) } }
-                repeated = !keySet.insert(Array(output[key])).inserted
+                if keySet.isEmpty { for range in copier.keys[first..<copier.keyCount] { keySet.insert(copier.output.array(range)) } }
+                repeated = !keySet.insert(copier.output.array(key)).inserted
             }
             guard !repeated else {
                 index = keyStart
@@ -665,20 +709,22 @@ extension JSONParser {
                 index = keyStart
                 throw failure("the key \(name.debugDescription) appears twice in one object")
             }
-            keys.append(key)
+            copier.pushKey(key)
             skipWhitespace(noting: &copier)
             guard current == UInt8(ascii: ":") else { throw failure("expected \":\"") }
             index += 1
-            output.append(contentsOf: (copier.pretty ? ": " : ":").utf8)
+            copier.output.append(UInt8(ascii: ":"))
+            if copier.pretty { copier.output.append(UInt8(ascii: " ")) }
             skipWhitespace(noting: &copier)
-            try copyValue(depth: depth, indent: indent + 1, &copier, to: &output)
+            try copyValue(depth: depth, indent: indent + 1, &copier)
             skipWhitespace(noting: &copier)
             switch current {
             case UInt8(ascii: ","): index += 1
             case UInt8(ascii: "}"):
                 index += 1
-                if copier.pretty { JSON.newline(&output, indent: indent) }
-                output.append(UInt8(ascii: "}"))
+                copier.keyCount = first
+                copier.newline(indent: indent)
+                copier.output.append(UInt8(ascii: "}"))
                 return
             default: throw failure("expected \",\" or \"}\"")
             }
@@ -686,28 +732,29 @@ extension JSONParser {
     }
 
     /// ``parseElements(depth:_:)`` of an array.
-    private mutating func copyElements(depth: Int, indent: Int, _ copier: inout Copier, to output: inout [UInt8]) throws(JSONParseError) {
+    private mutating func copyElements(depth: Int, indent: Int, _ copier: inout Copier) throws(JSONParseError) {
         skipWhitespace(noting: &copier)
         if current == UInt8(ascii: "]") {
             index += 1
-            output.append(contentsOf: "[]".utf8)
+            copier.output.append(UInt8(ascii: "["))
+            copier.output.append(UInt8(ascii: "]"))
             return
         }
-        output.append(UInt8(ascii: "["))
+        copier.output.append(UInt8(ascii: "["))
         var first = true
         while true {
             skipWhitespace(noting: &copier)
-            if !first { output.append(UInt8(ascii: ",")) }
+            if !first { copier.output.append(UInt8(ascii: ",")) }
             first = false
-            if copier.pretty { JSON.newline(&output, indent: indent + 1) }
-            try copyValue(depth: depth, indent: indent + 1, &copier, to: &output)
+            copier.newline(indent: indent + 1)
+            try copyValue(depth: depth, indent: indent + 1, &copier)
             skipWhitespace(noting: &copier)
             switch current {
             case UInt8(ascii: ","): index += 1
             case UInt8(ascii: "]"):
                 index += 1
-                if copier.pretty { JSON.newline(&output, indent: indent) }
-                output.append(UInt8(ascii: "]"))
+                copier.newline(indent: indent)
+                copier.output.append(UInt8(ascii: "]"))
                 return
             default: throw failure("expected \",\" or \"]\"")
             }
@@ -717,7 +764,7 @@ extension JSONParser {
     /// ``parseString()``, written as ``JSON/writeString(_:to:)`` writes it. A string without
     /// an escape or a control character is copied as it is (that is its written form); any
     /// other is read by ``parseString()`` and written afresh.
-    private mutating func copyString(_ copier: inout Copier, to output: inout [UInt8]) throws(JSONParseError) {
+    private mutating func copyString(_ copier: inout Copier) throws(JSONParseError) {
         let quote = index
         let start = index + 1
         var highBits: UInt8 = 0
@@ -733,20 +780,21 @@ extension JSONParser {
         }
         if end < bytes.count, bytes[end] == UInt8(ascii: "\"") {
             index = end + 1
-            try bytes.withUnsafeBufferPointer { (buffer) throws(JSONParseError) in
+            let valid = bytes.withUnsafeBufferPointer { buffer in
                 let run = UnsafeBufferPointer(rebasing: buffer[quote...end])
                 // ASCII is valid UTF-8 as it is; anything else is validated.
-                guard highBits < 0x80 || Self.isValidUTF8(UnsafeBufferPointer(rebasing: run.dropFirst().dropLast())) else {
-                    throw failure("invalid UTF-8 in a string")
-                }
-                output.append(contentsOf: run)
+                guard highBits < 0x80 || Self.isValidUTF8(UnsafeBufferPointer(rebasing: run.dropFirst().dropLast())) else { return false }
+                copier.output.append(run)
+                return true
             }
+            guard valid else { throw failure("invalid UTF-8 in a string") }
             return
         }
         let text = try parseString()
-        let written = output.count
-        JSON.writeString(text, to: &output)
-        if !output[written...].elementsEqual(bytes[quote..<index]) { copier.isCompact = false }
+        var written: [UInt8] = []
+        JSON.writeString(text, to: &written)
+        if !written.elementsEqual(bytes[quote..<index]) { copier.isCompact = false }
+        written.withUnsafeBufferPointer { copier.output.append($0) }
     }
 
     /// Whether `buffer` is well-formed UTF-8, as `String(validating:as:)` judges it.
@@ -760,5 +808,65 @@ extension JSONParser {
             case .error: return false
             }
         }
+    }
+}
+
+/// Bytes appended through a pointer, for a copy that appends a few bytes at each token: an
+/// array's append checks its uniqueness and capacity through calls that cost more than the
+/// bytes.
+private struct ByteBuffer: ~Copyable {
+    private var base: UnsafeMutablePointer<UInt8>
+    private(set) var count = 0
+    private var capacity: Int
+
+    init(capacity: Int) {
+        self.capacity = max(64, capacity)
+        base = .allocate(capacity: self.capacity)
+    }
+
+    deinit { base.deallocate() }
+
+    @inline(__always)
+    mutating func append(_ byte: UInt8) {
+        if count == capacity { grow(to: count + 1) }
+        base[count] = byte
+        count += 1
+    }
+
+    @inline(__always)
+    mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
+        guard let source = bytes.baseAddress else { return }
+        if capacity - count < bytes.count { grow(to: count + bytes.count) }
+        (base + count).initialize(from: source, count: bytes.count)
+        count += bytes.count
+    }
+
+    @inline(__always)
+    mutating func append(repeating byte: UInt8, count repeated: Int) {
+        if capacity - count < repeated { grow(to: count + repeated) }
+        (base + count).initialize(repeating: byte, count: repeated)
+        count += repeated
+    }
+
+    /// Whether the bytes at two ranges are the same.
+    func equal(_ first: Range<Int>, _ second: Range<Int>) -> Bool {
+        first.count == second.count && memcmp(base + first.lowerBound, base + second.lowerBound, first.count) == 0
+    }
+
+    func array(_ range: Range<Int>) -> [UInt8] {
+        Array(UnsafeBufferPointer(start: base + range.lowerBound, count: range.count))
+    }
+
+    func withBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        body(UnsafeBufferPointer(start: base, count: count))
+    }
+
+    private mutating func grow(to needed: Int) {
+        let grown = max(needed, 2 * capacity)
+        let new = UnsafeMutablePointer<UInt8>.allocate(capacity: grown)
+        new.initialize(from: base, count: count)
+        base.deallocate()
+        base = new
+        capacity = grown
     }
 }
