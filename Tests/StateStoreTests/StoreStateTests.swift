@@ -205,6 +205,25 @@ struct StoreStateTests {
         #expect(throws: StateStoreError.self) { try RestorationPath(components: ["a", "b/c"]) }
     }
 
+    /// A path of printable ASCII is taken in one pass; every string gets the verdict (and the
+    /// error) its components get one by one.
+    @Test func aPathValidatedWholeIsItsComponentsValidated() {
+        var generator = SplitMix(seed: 0x9A7)
+        let pieces = ["a", "/", "//", " ", "~", "\u{1F}", "\u{7F}", "\u{85}", "é", "e\u{301}", "\u{0}", String(repeating: "b", count: 300)]
+        for _ in 0..<5_000 {
+            let text = (0..<Int(generator.next() % 9)).map { _ in pieces[Int(generator.next() % UInt64(pieces.count))] }.joined()
+            let whole = Result { () throws(StateStoreError) in try RestorationPath(validating: text) }
+            let split = Result { () throws(StateStoreError) in
+                try RestorationPath(components: text.unicodeScalars.split(separator: "/", omittingEmptySubsequences: false).map { String($0) })
+            }
+            switch (whole, split) {
+            case (.success(let path), .success(let expected)): #expect(path == expected && path.hashValue == expected.hashValue)
+            case (.failure(let error), .failure(let expected)): #expect(error.description == expected.description)
+            default: Issue.record("\(text.debugDescription): \(whole) against \(split)")
+            }
+        }
+    }
+
     @Test func aPathFoundLeafFirstIsItsIdentifiersFromTheRoot() throws {
         // Built from the identifiers a walk up meets (the leaf first), below a scene's prefix.
         let accepted: [(String?, [String], String)] = [

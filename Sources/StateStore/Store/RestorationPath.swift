@@ -35,7 +35,29 @@ public struct RestorationPath: Hashable, Sendable, Comparable, Codable,
 
     /// Validates `string` (components separated by `/`).
     public init(validating string: String) throws(StateStoreError) {
+        // The usual path (printable ASCII, no empty component) is taken as it is, in one pass
+        // over its bytes; any other is split and its components checked one by one.
+        if Self.isPlainASCIIPath(string) {
+            self.init(checked: string)
+            return
+        }
         try self.init(components: string.unicodeScalars.split(separator: "/", omittingEmptySubsequences: false).map { String($0) })
+    }
+
+    /// Whether `string` is a valid path of printable ASCII: at most ``maximumLength`` bytes,
+    /// no `/` at either end nor two together.
+    private static func isPlainASCIIPath(_ string: String) -> Bool {
+        func scan(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+            guard !bytes.isEmpty, bytes.count <= maximumLength, bytes.first != UInt8(ascii: "/"), bytes.last != UInt8(ascii: "/")
+            else { return false }
+            var previous: UInt8 = 0
+            for byte in bytes {
+                guard byte >= 0x20, byte < 0x7F, byte != UInt8(ascii: "/") || previous != UInt8(ascii: "/") else { return false }
+                previous = byte
+            }
+            return true
+        }
+        return string.utf8.withContiguousStorageIfAvailable(scan) ?? false
     }
 
     /// Validates each component and joins them.
@@ -74,9 +96,14 @@ public struct RestorationPath: Hashable, Sendable, Comparable, Codable,
         guard joined.utf8.count <= Self.maximumLength else {
             throw .invalidPath(joined, reason: "it is longer than \(Self.maximumLength) UTF-8 bytes")
         }
-        self.rawValue = joined
+        self.init(checked: joined)
+    }
+
+    /// The path `rawValue`, already validated.
+    private init(checked rawValue: String) {
+        self.rawValue = rawValue
         var hasher = Hasher()
-        var bytes = joined
+        var bytes = rawValue
         bytes.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
         self.digest = hasher.finalize()
     }

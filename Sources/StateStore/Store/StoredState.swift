@@ -44,8 +44,10 @@ public struct StoredState: Sendable, Hashable {
     /// ``maximumTypeNameLength`` bytes. A Swift type name has neither; only another tool
     /// writes such a row.
     static func isCarried(typeName: String) -> Bool {
-        typeName.utf8.count <= maximumTypeNameLength
-            && !typeName.unicodeScalars.contains { $0.properties.generalCategory == .control }
+        guard typeName.utf8.count <= maximumTypeNameLength else { return false }
+        // Printable ASCII (a Swift type name) needs no Unicode property lookup.
+        let printable = typeName.utf8.withContiguousStorageIfAvailable { $0.allSatisfy { $0 >= 0x20 && $0 < 0x7F } } ?? false
+        return printable || !typeName.unicodeScalars.contains { $0.properties.generalCategory == .control }
     }
 }
 
