@@ -609,6 +609,16 @@ extension JSONParser {
         var keys: [Range<Int>] = []
         var keyCount = 0
 
+        /// Whether a key from `first` on the stack has the bytes at `key`.
+        func hasKey(_ key: Range<Int>, from first: Int) -> Bool {
+            var index = first
+            while index < keyCount {
+                if output.equal(keys[index], key) { return true }
+                index += 1
+            }
+            return false
+        }
+
         @inline(__always)
         mutating func pushKey(_ key: Range<Int>) {
             if keyCount < keys.count { keys[keyCount] = key } else { keys.append(key) }
@@ -698,7 +708,7 @@ extension JSONParser {
             let key = written..<copier.output.count
             let repeated: Bool
             if count < 16 {
-                repeated = copier.keys[first..<copier.keyCount].contains { copier.output.equal($0, key) }
+                repeated = copier.hasKey(key, from: first)
             } else {
                 if keySet.isEmpty { for range in copier.keys[first..<copier.keyCount] { keySet.insert(copier.output.array(range)) } }
                 repeated = !keySet.insert(copier.output.array(key)).inserted
@@ -766,25 +776,14 @@ extension JSONParser {
     /// other is read by ``parseString()`` and written afresh.
     private mutating func copyString(_ copier: inout Copier) throws(JSONParseError) {
         let quote = index
-        let start = index + 1
-        var highBits: UInt8 = 0
-        let end = bytes.withUnsafeBufferPointer { buffer in
-            var end = start
-            while end < buffer.count {
-                let byte = buffer[end]
-                if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 { break }
-                highBits |= byte
-                end += 1
-            }
-            return end
-        }
+        let (end, ascii) = bytes.withUnsafeBufferPointer { buffer in Self.plainRun(buffer, from: quote + 1) }
         if end < bytes.count, bytes[end] == UInt8(ascii: "\"") {
             index = end + 1
             let valid = bytes.withUnsafeBufferPointer { buffer in
-                let run = UnsafeBufferPointer(rebasing: buffer[quote...end])
+                let base = buffer.baseAddress! + quote
                 // ASCII is valid UTF-8 as it is; anything else is validated.
-                guard highBits < 0x80 || Self.isValidUTF8(UnsafeBufferPointer(rebasing: run.dropFirst().dropLast())) else { return false }
-                copier.output.append(run)
+                guard ascii || Self.isValidUTF8(UnsafeBufferPointer(start: base + 1, count: end - quote - 1)) else { return false }
+                copier.output.append(UnsafeBufferPointer(start: base, count: end - quote + 1))
                 return true
             }
             guard valid else { throw failure("invalid UTF-8 in a string") }
@@ -795,6 +794,20 @@ extension JSONParser {
         JSON.writeString(text, to: &written)
         if !written.elementsEqual(bytes[quote..<index]) { copier.isCompact = false }
         written.withUnsafeBufferPointer { copier.output.append($0) }
+    }
+
+    /// Where the run of string bytes from `start` ends (at a quote, a backslash, a control
+    /// character or the end), and whether it is ASCII.
+    private static func plainRun(_ buffer: UnsafeBufferPointer<UInt8>, from start: Int) -> (end: Int, ascii: Bool) {
+        var end = start
+        var highBits: UInt8 = 0
+        while end < buffer.count {
+            let byte = buffer[end]
+            if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 { break }
+            highBits |= byte
+            end += 1
+        }
+        return (end, highBits < 0x80)
     }
 
     /// Whether `buffer` is well-formed UTF-8, as `String(validating:as:)` judges it.
