@@ -19,9 +19,9 @@ extension StateExport {
     /// The document ``init(store:maximumStateSize:exportedAt:unsealed:)`` and ``encoded()``
     /// give, handed to `sink` in pieces as the states are read, from one snapshot, one state at a
     /// time: no state is held once its piece is written, so the cost in memory is what `sink`
-    /// keeps, and the state being written (its bytes, its piece, and the piece's parsed value
-    /// while it is checked). Each piece is checked as ``init(decoding:maximumStateSize:)``
-    /// checks the whole.
+    /// keeps, and the state being written (its bytes, its piece, and the piece read back while it
+    /// is checked: its members, and its value as the bytes it gives back). Each piece is checked
+    /// as ``init(decoding:maximumStateSize:)`` checks the whole.
     ///
     /// Refused before any state's bytes are read: a store whose smallest document
     /// (``minimumByteCount(of:unsealed:)``) is over `limit`, rows whose path is invalid, states

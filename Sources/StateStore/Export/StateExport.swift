@@ -206,7 +206,8 @@ public struct StateExport: Sendable, Hashable {
         return members
     }
 
-    /// The document as a JSON value, members in the order ``encoded()`` writes them.
+    /// The document as a JSON value, built whole: the bytes ``encoded()`` writes a piece at a
+    /// time, without building any state's value, are this value's pretty form.
     package var json: JSON {
         var members = Self.headerMembers(databaseSchemaVersion: databaseSchemaVersion, exportedAt: exportedAt, stateCount: states.count)
         members.append(("states", .array(states.map(Self.json))))
@@ -242,6 +243,8 @@ public struct StateExport: Sendable, Hashable {
         return .object(members)
     }
 
+    /// A state's element of `states`: its JSON bytes embedded as `value` when they are exactly
+    /// the compact text of that value (``JSON/exactValue(of:maximumDepth:)``), else base64.
     static func json(_ state: StoredState) -> JSON {
         var members = leadingMembers(of: state)
         if let keyID = state.keyID {
