@@ -681,17 +681,21 @@ extension JSONParser {
         literal.withUTF8Buffer { copier.output.append($0) }
     }
 
+    /// Writes the `open` bracket just read; when `close` follows (an empty object or array),
+    /// reads it and writes it too, and returns `false`: nothing is left to copy.
+    private mutating func copyOpening(_ open: UInt8, _ close: UInt8, _ copier: inout Copier) -> Bool {
+        skipWhitespace(noting: &copier)
+        copier.output.append(open)
+        guard current == close else { return true }
+        index += 1
+        copier.output.append(close)
+        return false
+    }
+
     /// ``parseMembers(depth:_:)``: keys are compared by their written bytes, which are as
     /// distinct as their UTF-8 (each string has one written form).
     private mutating func copyMembers(depth: Int, indent: Int, _ copier: inout Copier) throws(JSONParseError) {
-        skipWhitespace(noting: &copier)
-        if current == UInt8(ascii: "}") {
-            index += 1
-            copier.output.append(UInt8(ascii: "{"))
-            copier.output.append(UInt8(ascii: "}"))
-            return
-        }
-        copier.output.append(UInt8(ascii: "{"))
+        guard copyOpening(UInt8(ascii: "{"), UInt8(ascii: "}"), &copier) else { return }
         // This object's keys are on the copier's stack from `first` (taken off when it ends);
         // past 16 of them, also in a set.
         let first = copier.keyCount
@@ -727,30 +731,16 @@ extension JSONParser {
             if copier.pretty { copier.output.append(UInt8(ascii: " ")) }
             skipWhitespace(noting: &copier)
             try copyValue(depth: depth, indent: indent + 1, &copier)
-            skipWhitespace(noting: &copier)
-            switch current {
-            case UInt8(ascii: ","): index += 1
-            case UInt8(ascii: "}"):
-                index += 1
+            guard try copySeparator(UInt8(ascii: "}"), indent: indent, &copier) else {
                 copier.keyCount = first
-                copier.newline(indent: indent)
-                copier.output.append(UInt8(ascii: "}"))
                 return
-            default: throw failure("expected \",\" or \"}\"")
             }
         }
     }
 
     /// ``parseElements(depth:_:)`` of an array.
     private mutating func copyElements(depth: Int, indent: Int, _ copier: inout Copier) throws(JSONParseError) {
-        skipWhitespace(noting: &copier)
-        if current == UInt8(ascii: "]") {
-            index += 1
-            copier.output.append(UInt8(ascii: "["))
-            copier.output.append(UInt8(ascii: "]"))
-            return
-        }
-        copier.output.append(UInt8(ascii: "["))
+        guard copyOpening(UInt8(ascii: "["), UInt8(ascii: "]"), &copier) else { return }
         var first = true
         while true {
             skipWhitespace(noting: &copier)
@@ -758,17 +748,23 @@ extension JSONParser {
             first = false
             copier.newline(indent: indent + 1)
             try copyValue(depth: depth, indent: indent + 1, &copier)
-            skipWhitespace(noting: &copier)
-            switch current {
-            case UInt8(ascii: ","): index += 1
-            case UInt8(ascii: "]"):
-                index += 1
-                copier.newline(indent: indent)
-                copier.output.append(UInt8(ascii: "]"))
-                return
-            default: throw failure("expected \",\" or \"]\"")
-            }
+            guard try copySeparator(UInt8(ascii: "]"), indent: indent, &copier) else { return }
         }
+    }
+
+    /// After a member or an element: reads a `,` (another follows: `true`) or the `close`
+    /// bracket, written on a line of its own at `indent` (`false`).
+    private mutating func copySeparator(_ close: UInt8, indent: Int, _ copier: inout Copier) throws(JSONParseError) -> Bool {
+        skipWhitespace(noting: &copier)
+        if current == UInt8(ascii: ",") {
+            index += 1
+            return true
+        }
+        guard current == close else { throw failure("expected \",\" or \"\(Character(Unicode.Scalar(close)))\"") }
+        index += 1
+        copier.newline(indent: indent)
+        copier.output.append(close)
+        return false
     }
 
     /// ``parseString()``, written as ``JSON/writeString(_:to:)`` writes it. A string without
