@@ -116,6 +116,48 @@ import Testing
         #expect(after.stdout.contains("States copied:"), "\(after)")
     }
 
+    /// A recovery killed in the middle of its copy, as a crash or a power cut stops it, leaves
+    /// the damaged database where it was, unchanged: the next recovery keeps everything.
+    @Test func aRecoveryKilledDuringItsCopyIsMadeAgain() throws {
+        // States of 8 KB, so that the copy takes long enough to be caught in the middle.
+        let count = 6_000
+        let text = { (index: Int) in "state-\(index)-" + String(repeating: "k", count: 8_000) }
+        do {
+            let store = try StateStore(path: db)
+            try store.write { (transaction) throws(StateStoreError) in
+                for index in 0..<count { try transaction.save(text(index), for: try RestorationPath(validating: "root/item\(index)")) }
+            }
+        }
+        var bytes = fileBytes(db)
+        let pages = try SalvageTests.markerPages(in: bytes)
+        let page = try #require(pages[3_000])
+        let lost = Set(pages.filter { $0.value == page }.keys)
+        for offset in (page * SalvageTests.pageSize)..<((page + 1) * SalvageTests.pageSize) { bytes[offset] = 0xFF }
+        try Data(bytes).write(to: URL(fileURLWithPath: db))
+
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: CLI.executable)
+        process.arguments = ["recover", "--db", db]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // Killed once the copy has written a few megabytes.
+        var copied = stat()
+        while process.isRunning, !(stat(db + ".recovering-wal", &copied) == 0 && copied.st_size > 4 << 20) { usleep(1_000) }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        try #require(process.terminationReason == .uncaughtSignal, "the recovery ended (exit \(process.terminationStatus)) before it could be killed")
+        #expect(FileSnapshot(db) == FileSnapshot(bytes: bytes))
+        #expect(!(try names().contains { $0.contains("broken") }))
+
+        let again = try CLI.run(["recover", "--db", db])
+        #expect(again.status == 0, "\(again)")
+        #expect(again.stdout.contains("States copied:            \(count - lost.count)\n"), "\(again)")
+        #expect(!(try names().contains { $0.contains("recovering") }))
+        let store = try StateStore(path: db)
+        #expect(try store.restore(String.self, for: try RestorationPath(validating: "root/item\(count - 1)")) == text(count - 1))
+    }
+
     @Test func aMissingDatabaseIsNotCreated() throws {
         let result = try CLI.run(["recover", "--db", db])
         #expect(result.status == 3, "\(result)")

@@ -213,7 +213,7 @@ struct SalvageTests {
         #expect(try store.restore(String.self, for: "root/item19") == Self.text(19))
     }
 
-    @Test func aCopyTheFreshFileCannotTakePutsEverythingBack() throws {
+    @Test func aCopyTheFreshFileCannotTakeLeavesTheDatabaseWhereItIs() throws {
         try populate(300)
         var bytes = fileBytes(path)
         let page = try #require(try Self.markerPages(in: bytes)[150])
@@ -227,7 +227,7 @@ struct SalvageTests {
             return false
         }
         #expect(FileSnapshot(path) == FileSnapshot(bytes: bytes))
-        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.contains("broken") }.isEmpty)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.contains("broken") || $0.contains("recovering") }.isEmpty)
         // With room, the recovery goes ahead.
         let (_, recovery) = try StateStore.openOrRecover(path: path, options: .init(openCheck: .quick))
         #expect(try #require(recovery).salvage.states > 290)
@@ -250,6 +250,52 @@ struct SalvageTests {
         #expect(try FileManager.default.destinationOfSymbolicLink(atPath: path) == target)
         #expect(try store.restore(String.self, for: "root/item99") == Self.text(99))
         #expect(try StateStore(path: target).restore(String.self, for: "root/item99") == Self.text(99))
+    }
+
+    /// A recovery stopped while it copied (killed, or by a power cut) left the damaged file where
+    /// it was, and a copy cut short beside it: the next open removes that copy and recovers again.
+    @Test func aCopyCutShortIsRemovedAndTheRecoveryMadeAgain() throws {
+        let count = 300
+        try populate(count)
+        var bytes = fileBytes(path)
+        let pages = try Self.markerPages(in: bytes)
+        let page = try #require(pages[100])
+        let lost = Set(pages.filter { $0.value == page }.keys)
+        for offset in (page * Self.pageSize)..<((page + 1) * Self.pageSize) { bytes[offset] = 0xEE }
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let copy = path + ".recovering"
+        try Data(repeating: 0xAB, count: 8192).write(to: URL(fileURLWithPath: copy))
+        try Data(repeating: 0xCD, count: 4096).write(to: URL(fileURLWithPath: copy + "-wal"))
+        let (store, recovery) = try StateStore.openOrRecover(path: path, options: .init(openCheck: .quick))
+        let moved = try #require(recovery)
+        #expect(moved.salvage.states == count - lost.count, "\(moved.salvage)")
+        #expect(FileSnapshot(moved.movedTo) == FileSnapshot(bytes: bytes))
+        #expect(try store.restore(String.self, for: "root/item299") == Self.text(299))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.contains("recovering") }.isEmpty)
+    }
+
+    /// A recovery stopped after the damaged file was moved aside and before the whole copy took
+    /// its name: the next open puts the copy in place. A copy that was not whole (its store not
+    /// closed: a `-wal` beside it) is removed instead, and the database starts empty.
+    @Test func aWholeCopyBesideAMissingDatabaseTakesItsPlace() throws {
+        let copy = path + ".recovering"
+        do {
+            let store = try StateStore(path: copy)
+            try store.save("recovered", for: "root/a")
+        }
+        #expect(!FileManager.default.fileExists(atPath: copy + "-wal"))
+        let (store, recovery) = try StateStore.openOrRecover(path: path)
+        #expect(recovery == nil)
+        #expect(try store.restore(String.self, for: "root/a") == "recovered")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.contains("recovering") }.isEmpty)
+
+        let other = folder.file("other.sqlite")
+        try Data(repeating: 0xAB, count: 8192).write(to: URL(fileURLWithPath: other + ".recovering"))
+        try Data(repeating: 0xCD, count: 4096).write(to: URL(fileURLWithPath: other + ".recovering-wal"))
+        let (empty, none) = try StateStore.openOrRecover(path: other)
+        #expect(none == nil)
+        #expect(try empty.entries().isEmpty)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.contains("recovering") }.isEmpty)
     }
 
     static func offset(of text: String, in bytes: [UInt8]) throws -> Int {

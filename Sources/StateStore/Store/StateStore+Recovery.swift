@@ -27,10 +27,14 @@ extension StateStore {
     /// metadata. Where SQLite cannot read a page of the states, the copy goes on past it and the
     /// states on it stay behind; a file that is not a database, or whose schema cannot be read,
     /// gives an empty fresh one. The copy reads the whole old file once, at this launch only.
-    /// When the fresh file cannot take the copy (a full disk, an I/O error), the fresh file is
-    /// removed and the old one put back where it was, and that error is thrown: nothing changed.
-    /// A `path` that is a symbolic link is followed: the file it leads to is moved aside beside
-    /// itself and made afresh, so the link leads to the fresh one.
+    ///
+    /// The fresh database is built beside the old one as `<path>.recovering`, and takes its name
+    /// only once it is whole: the old file stays where it is until then. A crash or a power cut
+    /// during the copy leaves it there, and the next call recovers it again (removing the copy
+    /// cut short); one between the two renames that end it is finished by the next call. When
+    /// the copy cannot be made (a full disk, an I/O error), it is removed and that error is
+    /// thrown: nothing changed. A `path` that is a symbolic link is followed: the file it leads
+    /// to is moved aside beside itself and made afresh, so the link leads to the fresh one.
     ///
     /// Damage is seen as far as ``Options/openCheck`` reads: the default, ``Options/OpenCheck/header``,
     /// sees a file that is not a database, a lost WAL and a damaged schema; pass
@@ -42,7 +46,8 @@ extension StateStore {
     /// when the repair fails for a reason that may pass (a lock, an I/O error, a full disk), that
     /// error is thrown and nothing is moved.
     ///
-    /// A database another process has open is not moved: ``StateStoreError/busy(_:)`` says so.
+    /// A database another process has open is not moved, nor one another process is recovering:
+    /// ``StateStoreError/busy(_:)`` says so.
     ///
     /// A database from a newer build (``StateStoreError/schemaTooNew(file:found:supported:)``)
     /// is not broken and is never moved; nor is another program's database
@@ -50,6 +55,7 @@ extension StateStore {
     public static func openOrRecover(
         path: String, options: Options = .init()
     ) throws(StateStoreError) -> (store: StateStore, recovery: Recovery?) {
+        if !options.readOnly { try finishInterruptedRecovery(at: path, logger: options.logger) }
         do {
             return (try StateStore(path: path, options: options), nil)
         } catch {
@@ -71,8 +77,7 @@ extension StateStore {
             }
             // The file itself, where a symbolic link leads (SQLite names its -wal and -shm after
             // it): moved beside itself, and made afresh there, so the link leads to the fresh one.
-            var link = stat()
-            let file = lstat(path, &link) == 0 && link.st_mode & S_IFMT == S_IFLNK ? companionBase(of: path) : path
+            let file = recoveryFile(of: path)
             // Moving a file another process has open would leave that process writing to the
             // moved one while this one starts afresh: refused, nothing moved.
             if isOpenInAnotherProcess(file) {
@@ -93,52 +98,72 @@ extension StateStore {
                 destination = "\(file).broken-\(formatter.string(from: Date()))-\(attempt)"
             }
             let folder = (file as NSString).deletingLastPathComponent
-            // The WAL and its index first: a WAL left behind beside a fresh database would be
-            // replayed into it. On any failure, what was moved goes back.
-            var moved: [String] = []
-            /// Removes what was made at `file` and puts the moved files back.
-            func putBack() {
-                for suffix in ["-wal", "-shm", ""] { _ = unlink(file + suffix) }
-                for done in moved.reversed() { _ = rename(destination + done, file + done) }
-                syncFolder(folder)
-            }
-            for suffix in ["-wal", "-shm", ""] where FileManager.default.fileExists(atPath: file + suffix) {
-                guard rename(file + suffix, destination + suffix) == 0 else {
-                    let failure = FileSystemFailure(operation: .move, path: file + suffix, errno: errno)
-                    putBack()
-                    throw .fileSystem(failure)
-                }
-                moved.append(suffix)
-            }
-            // The moves live in the folder's entries: synced before the fresh database is
-            // created, so a power cut cannot put the broken file back beside the new one's WAL.
-            syncFolder(folder)
-            options.logger.info("database moved aside", metadata: [
-                "statestore.database": "\(path)", "statestore.moved_to": "\(destination)", "statestore.reason": "\(error.description)",
-            ])
+            // What survives is copied first, into a file of its own beside the damaged one,
+            // which stays where it is until the copy is whole: a crash or a power cut during the
+            // copy leaves the damaged file in place, and the next open recovers it again.
             var salvage = Salvage()
+            let copy = recoveryCopy(of: file)
             if !options.readOnly {
-                // Copied by a store of its own, closed before the one returned is opened: a copy
-                // that cannot be made (a full disk) removes the fresh file and puts the moved
-                // ones back, as if nothing had been tried, and throws why.
-                /// The copy, by a store that is closed (its WAL checkpointed and removed) when
-                /// this returns, before anything is put back.
-                func copy() throws(StateStoreError) -> Salvage {
+                if isOpenInAnotherProcess(copy) {
+                    throw .busy(SQLiteFailure(
+                        extendedResultCode: .busy,
+                        message: "\(path) is being recovered by another process (it holds \(copy)); wait for it to finish, then open it again",
+                        sql: nil
+                    ))
+                }
+                removeDatabaseFiles(copy)
+                /// The copy, by a store that is closed (its WAL checkpointed into the copy and
+                /// removed) when this returns.
+                func salvaged() throws(StateStoreError) -> Salvage {
                     var copying = options
                     copying.backgroundCheck = .off
                     copying.openCheck = .header
-                    let copier = try StateStore(path: file, options: copying)
-                    return try copier.salvage(from: destination)
+                    let copier = try StateStore(path: copy, options: copying)
+                    return try copier.salvage(from: file)
                 }
                 do throws(StateStoreError) {
-                    salvage = try copy()
+                    salvage = try salvaged()
                 } catch {
-                    putBack()
-                    options.logger.info("database put back: the copy of what it holds could not be made", metadata: [
+                    // A copy that cannot be made (a full disk) is removed, and the damaged file
+                    // stays where it is, as if nothing had been tried.
+                    removeDatabaseFiles(copy)
+                    options.logger.info("database left in place: the copy of what it holds could not be made", metadata: [
                         "statestore.database": "\(path)", "statestore.error": "\(error.description)",
                     ])
                     throw error
                 }
+            }
+            // The damaged file moves aside, its WAL and index first (a WAL left behind beside the
+            // copy would be replayed into it), then the copy takes its name. On any failure, what
+            // was moved goes back and the copy is removed.
+            var moved: [String] = []
+            for suffix in ["-wal", "-shm", ""] where FileManager.default.fileExists(atPath: file + suffix) {
+                guard rename(file + suffix, destination + suffix) == 0 else {
+                    let failure = FileSystemFailure(operation: .move, path: file + suffix, errno: errno)
+                    for done in moved.reversed() { _ = rename(destination + done, file + done) }
+                    removeDatabaseFiles(copy)
+                    syncFolder(folder)
+                    throw .fileSystem(failure)
+                }
+                moved.append(suffix)
+            }
+            if !options.readOnly {
+                guard rename(copy, file) == 0 else {
+                    let failure = FileSystemFailure(operation: .move, path: copy, errno: errno)
+                    for done in moved.reversed() { _ = rename(destination + done, file + done) }
+                    removeDatabaseFiles(copy)
+                    syncFolder(folder)
+                    throw .fileSystem(failure)
+                }
+                removeDatabaseFiles(copy)  // an index its closed store left
+            }
+            // The renames live in the folder's entries: synced before anything is written to the
+            // copy in its place.
+            syncFolder(folder)
+            options.logger.info("database moved aside", metadata: [
+                "statestore.database": "\(path)", "statestore.moved_to": "\(destination)", "statestore.reason": "\(error.description)",
+            ])
+            if !options.readOnly {
                 options.logger.info("database salvaged", metadata: [
                     "statestore.database": "\(path)", "statestore.salvaged_states": "\(salvage.states)",
                     "statestore.states_left_behind": "\(salvage.statesLeftBehind)",
@@ -149,6 +174,51 @@ extension StateStore {
             }
             return (try StateStore(path: path, options: options), Recovery(reason: error, movedTo: destination, salvage: salvage))
         }
+    }
+
+    /// Where ``openOrRecover(path:options:)`` builds the copy of the damaged database `file`
+    /// before it takes the file's name.
+    static func recoveryCopy(of file: String) -> String { file + ".recovering" }
+
+    /// Takes up a recovery a crash or a power cut interrupted. With no database at `path` and a
+    /// whole copy beside it (its store closed, so no `-wal`), the damaged file had been moved
+    /// aside after the copy was made: the copy takes its name. Any other copy was cut short: it
+    /// is removed, and the recovery is made again when the database fails to open.
+    static func finishInterruptedRecovery(at path: String, logger: Logger) throws(StateStoreError) {
+        let file = recoveryFile(of: path)
+        let copy = recoveryCopy(of: file)
+        var info = stat()
+        guard stat(copy, &info) == 0 else { return }
+        if isOpenInAnotherProcess(copy) { return }  // another process's recovery: its own to finish
+        let whole = stat(copy + "-wal", &info) != 0
+        if !whole || stat(file, &info) == 0 || errno != ENOENT {
+            removeDatabaseFiles(copy)
+            return
+        }
+        guard rename(copy, file) == 0 else {
+            throw .fileSystem(FileSystemFailure(operation: .move, path: copy, errno: errno))
+        }
+        removeDatabaseFiles(copy)  // an index its closed store left
+        syncFolder((file as NSString).deletingLastPathComponent)
+        logger.info("database recovered: the copy made before an interruption took its place", metadata: ["statestore.database": "\(path)"])
+    }
+
+    /// The file the database at `path` is: where a symbolic link leads, even when nothing is
+    /// there (its file moved aside during a recovery).
+    static func recoveryFile(of path: String) -> String {
+        var link = stat()
+        guard lstat(path, &link) == 0, link.st_mode & S_IFMT == S_IFLNK else { return path }
+        if let resolved = realpath(path, nil) {
+            defer { free(resolved) }
+            return String(cString: resolved)
+        }
+        guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: path) else { return path }
+        return target.hasPrefix("/") ? target : ((path as NSString).deletingLastPathComponent as NSString).appendingPathComponent(target)
+    }
+
+    /// Removes the database at `path` with its `-wal` and `-shm`.
+    static func removeDatabaseFiles(_ path: String) {
+        for suffix in ["-wal", "-shm", ""] { _ = unlink(path + suffix) }
     }
 
     /// Whether another process has the database at `path` open: every SQLite connection to a WAL

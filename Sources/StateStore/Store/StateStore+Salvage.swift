@@ -30,7 +30,7 @@ extension StateStore {
         /// (``StateStoreError/notSynced(file:_:)``: the counts stand, and a power cut may take
         /// the copy back). `nil` when everything readable was copied. A copy the fresh file
         /// cannot take (a full disk) is not a salvage: ``StateStore/openOrRecover(path:options:)``
-        /// then puts the files back and throws.
+        /// then removes it, leaves the old database where it was, and throws.
         public var error: StateStoreError?
 
         public init() {}

@@ -20,10 +20,12 @@ extension Statectl {
                 events and the metadata. Reading goes on past damaged pages; the states on them, \
                 and states whose bytes fail their checksum, stay in the moved file.
 
-                A database another process has open is not moved (exit 1): stop the application \
-                first. When the fresh database cannot take the copy (a full disk), it is removed \
-                and the old files are put back where they were (exit 1; run it again once there \
-                is room). A --db that is a symbolic link is followed: the file it leads to is \
+                The fresh database is built beside the old one as <file>.recovering and takes its \
+                name once it is whole: a recovery interrupted (killed, a power cut) leaves the old \
+                file in place, and the next one starts again. A database another process has open \
+                is not moved (exit 1): stop the application first. When the fresh database cannot \
+                take the copy (a full disk), it is removed and the old file stays where it is \
+                (exit 1; run it again once there is room). A --db that is a symbolic link is followed: the file it leads to is \
                 moved aside beside itself and made afresh there. A database from a newer build, \
                 or another program's, is never moved (exit 3).
 
