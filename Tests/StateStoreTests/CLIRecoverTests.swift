@@ -141,9 +141,14 @@ import Testing
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        // Killed once the copy has written a few megabytes.
-        var copied = stat()
-        while process.isRunning, !(stat(db + ".recovering-wal", &copied) == 0 && copied.st_size > 4 << 20) { usleep(1_000) }
+        // Killed once the copy has written a few megabytes (to the fresh file or its journal).
+        func written() -> Int {
+            ["", "-wal", "-journal"].reduce(0) { total, suffix in
+                var info = stat()
+                return total + (stat(db + ".recovering" + suffix, &info) == 0 ? Int(info.st_size) : 0)
+            }
+        }
+        while process.isRunning, written() < 4 << 20 { usleep(1_000) }
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
         try #require(process.terminationReason == .uncaughtSignal, "the recovery ended (exit \(process.terminationStatus)) before it could be killed")

@@ -36,10 +36,11 @@ extension StateStore {
         public init() {}
     }
 
-    /// Copies what can still be read in the database at `damaged` (moved aside, never written
-    /// to) into this store, in one transaction, then syncs it. What it cannot read is in the
-    /// result; it throws only when this store cannot take the copy (a full disk, an I/O error),
-    /// and then nothing was copied.
+    /// Copies what can still be read in the database at `damaged` (never written to) into this
+    /// store, in one transaction, then syncs it. What it cannot read is in the result; it throws
+    /// only when this store cannot take the copy (a full disk, an I/O error), and then nothing
+    /// was copied. This store's connection must be the only one to its file (a new file that
+    /// nothing else knows of).
     func salvage(from damaged: String) throws(StateStoreError) -> Salvage {
         var result = Salvage()
         let source: Connection
@@ -67,6 +68,13 @@ extension StateStore {
             seal = .unreadable
         }
         let limit = options.maximumStateSize
+        // The fresh file is this store's alone until it takes the damaged one's name, so the copy
+        // goes through a rollback journal: a new page is written to the file once (a journal
+        // keeps only pages that existed before the transaction), where a WAL would hold it and a
+        // checkpoint write it again. Back to WAL once copied, as every store's file is.
+        let journaled = try withConnection { (connection) throws(StateStoreError) -> [String] in
+            try connection.strings("PRAGMA journal_mode = DELETE")
+        } == ["delete"]
         result = try write { (transaction) throws(StateStoreError) -> Salvage in
             var copied = Salvage()
             copied.quarantined = transaction.copyRows(
@@ -112,6 +120,9 @@ extension StateStore {
             case .none: break
             }
             return copied
+        }
+        if journaled {
+            _ = try withConnection { (connection) throws(StateStoreError) -> [String] in try connection.strings("PRAGMA journal_mode = WAL") }
         }
         do throws(StateStoreError) {
             try synchronize()
