@@ -130,4 +130,19 @@ struct JSONCopyTests {
         }
         #expect(copiedMembers > 500)
     }
+
+    /// The member is named by its bytes, as repeated keys are told: a key canonically
+    /// equivalent to its name (a different string of bytes) is another member.
+    @Test func theMemberCopiedIsFoundByItsBytes() throws {
+        let text = Array(#"{"K":1,"\#u{212A}":2,"\#u{E9}":3,"e\#u{301}":4}"#.utf8)
+        for (name, copied) in [("K", "1"), ("\u{212A}", "2"), ("\u{E9}", "3"), ("e\u{301}", "4")] {
+            let element = try JSONParser.parse(text, maximumDepth: 4, copying: name)
+            #expect(element.copied == Array(copied.utf8))
+            guard case .object(let members) = element.value else {
+                Issue.record("not an object")
+                continue
+            }
+            #expect(members.count == 3)
+        }
+    }
 }

@@ -319,14 +319,16 @@ package struct JSONParser {
         guard current == UInt8(ascii: "{"), depth < maximumDepth else { return Element(value: try parseValue(depth: depth)) }
         index += 1
         var copied: [UInt8]?
+        // Keys are told apart by their bytes, as the parser tells repeated ones (`String`'s `==`
+        // would take a canonically equivalent key for the member).
         let members = try parseMembers(depth: depth + 1) { (parser, key) throws(JSONParseError) -> JSON in
-            guard key == member else { return try parser.parseValue(depth: depth + 1) }
+            guard key.utf8.elementsEqual(member.utf8) else { return try parser.parseValue(depth: depth + 1) }
             var copier = Copier(pretty: false, capacity: 256)
             try parser.copyValue(depth: depth + 1, indent: 0, &copier)
             copied = copier.output.withBytes { Array($0) }
             return .null
         }
-        return Element(value: .object(members.filter { $0.key != member }), copied: copied)
+        return Element(value: .object(members.filter { !$0.key.utf8.elementsEqual(member.utf8) }), copied: copied)
     }
 
     private func failure(_ message: String) -> JSONParseError {
@@ -587,6 +589,7 @@ extension JSONParser {
     package static func copy(
         _ bytes: some Collection<UInt8>, maximumDepth: Int, prettyIndent: Int? = nil, to output: inout [UInt8]
     ) throws(JSONParseError) -> Bool {
+        precondition((prettyIndent ?? 0) >= 0, "a negative indent")
         let array = bytes.withContiguousStorageIfAvailable { Array($0) } ?? Array(bytes)
         var parser = JSONParser(bytes: array, maximumDepth: maximumDepth)
         var copier = Copier(pretty: prettyIndent != nil, capacity: array.count + array.count / 2)
