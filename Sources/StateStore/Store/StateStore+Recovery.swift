@@ -123,6 +123,9 @@ extension StateStore {
                 }
                 do throws(StateStoreError) {
                     salvage = try salvaged()
+                    // On storage before it takes the name: after a power cut, the damaged file
+                    // (by then aside) must not be replaced by a copy the storage never had.
+                    try syncFile(copy)
                 } catch {
                     // A copy that cannot be made (a full disk) is removed, and the damaged file
                     // stays where it is, as if nothing had been tried.
@@ -214,6 +217,20 @@ extension StateStore {
         }
         guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: path) else { return path }
         return target.hasPrefix("/") ? target : ((path as NSString).deletingLastPathComponent as NSString).appendingPathComponent(target)
+    }
+
+    /// Syncs the file at `path` to storage; a sync that fails throws
+    /// ``StateStoreError/notSynced(file:_:)``.
+    static func syncFile(_ path: String) throws(StateStoreError) {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        let synced = descriptor >= 0 && fsync(descriptor) == 0
+        let code = errno
+        if descriptor >= 0 { close(descriptor) }
+        guard synced else {
+            throw .notSynced(file: path, SQLiteFailure(
+                extendedResultCode: .ioError, message: "the file could not be synced to storage (\(String(cString: strerror(code))))", sql: nil
+            ))
+        }
     }
 
     /// Removes the database at `path` with its `-wal` and `-shm`.
