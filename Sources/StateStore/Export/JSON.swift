@@ -322,13 +322,20 @@ package struct JSONParser {
         // Keys are told apart by their bytes, as the parser tells repeated ones (`String`'s `==`
         // would take a canonically equivalent key for the member).
         let members = try parseMembers(depth: depth + 1) { (parser, key) throws(JSONParseError) -> JSON in
-            guard key.utf8.elementsEqual(member.utf8) else { return try parser.parseValue(depth: depth + 1) }
+            guard Self.sameBytes(key, member) else { return try parser.parseValue(depth: depth + 1) }
             var copier = Copier(pretty: false, capacity: 256)
             try parser.copyValue(depth: depth + 1, indent: 0, &copier)
             copied = copier.output.withBytes { Array($0) }
             return .null
         }
-        return Element(value: .object(members.filter { !$0.key.utf8.elementsEqual(member.utf8) }), copied: copied)
+        return Element(value: .object(members.filter { !Self.sameBytes($0.key, member) }), copied: copied)
+    }
+
+    /// Whether two strings are the same UTF-8 bytes (not merely canonically equivalent).
+    private static func sameBytes(_ first: String, _ second: String) -> Bool {
+        guard first.utf8.count == second.utf8.count else { return false }
+        var first = first, second = second
+        return first.withUTF8 { one in second.withUTF8 { other in one.count == 0 || memcmp(one.baseAddress!, other.baseAddress!, one.count) == 0 } }
     }
 
     private func failure(_ message: String) -> JSONParseError {
