@@ -128,12 +128,7 @@ import Testing
                 for index in 0..<count { try transaction.save(text(index), for: try RestorationPath(validating: "root/item\(index)")) }
             }
         }
-        var bytes = fileBytes(db)
-        let pages = try SalvageTests.markerPages(in: bytes)
-        let page = try #require(pages[3_000])
-        let lost = Set(pages.filter { $0.value == page }.keys)
-        for offset in (page * SalvageTests.pageSize)..<((page + 1) * SalvageTests.pageSize) { bytes[offset] = 0xFF }
-        try Data(bytes).write(to: URL(fileURLWithPath: db))
+        let (bytes, lost) = try SalvageTests.overwritePage(holding: 3_000, of: db)
 
         let process = Process()
         process.executableURL = URL(fileURLWithPath: CLI.executable)

@@ -257,12 +257,7 @@ struct SalvageTests {
     @Test func aCopyCutShortIsRemovedAndTheRecoveryMadeAgain() throws {
         let count = 300
         try populate(count)
-        var bytes = fileBytes(path)
-        let pages = try Self.markerPages(in: bytes)
-        let page = try #require(pages[100])
-        let lost = Set(pages.filter { $0.value == page }.keys)
-        for offset in (page * Self.pageSize)..<((page + 1) * Self.pageSize) { bytes[offset] = 0xEE }
-        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let (bytes, lost) = try Self.overwritePage(holding: 100, of: path)
         let copy = path + ".recovering"
         try Data(repeating: 0xAB, count: 8192).write(to: URL(fileURLWithPath: copy))
         try Data(repeating: 0xCD, count: 4096).write(to: URL(fileURLWithPath: copy + "-wal"))
@@ -296,6 +291,17 @@ struct SalvageTests {
         #expect(none == nil)
         #expect(try empty.entries().isEmpty)
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.contains("recovering") }.isEmpty)
+    }
+
+    /// Overwrites the page of the database at `path` that holds state `index`'s marker; returns
+    /// the file's bytes then, and the states that page held.
+    static func overwritePage(holding index: Int, of path: String) throws -> (bytes: [UInt8], lost: Set<Int>) {
+        var bytes = fileBytes(path)
+        let pages = try markerPages(in: bytes)
+        let page = try #require(pages[index])
+        for offset in (page * pageSize)..<((page + 1) * pageSize) { bytes[offset] = 0xEE }
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        return (bytes, Set(pages.filter { $0.value == page }.keys))
     }
 
     static func offset(of text: String, in bytes: [UInt8]) throws -> Int {
