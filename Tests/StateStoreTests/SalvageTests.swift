@@ -270,9 +270,17 @@ struct SalvageTests {
     }
 
     /// A recovery stopped after the damaged file was moved aside and before the whole copy took
-    /// its name: the next open puts the copy in place. A copy that was not whole (its store not
-    /// closed: a `-wal` beside it) is removed instead, and the database starts empty.
+    /// its name: the next open puts the copy in place, through `openOrRecover` or a plain
+    /// `StateStore(path:)`. A copy that was not whole (its store not closed: a `-wal` beside it)
+    /// is removed instead, and the database starts empty.
     @Test func aWholeCopyBesideAMissingDatabaseTakesItsPlace() throws {
+        let plain = folder.file("plain.sqlite")
+        do {
+            let store = try StateStore(path: plain + ".recovering")
+            try store.save("recovered", for: "root/a")
+        }
+        #expect(try StateStore(path: plain).restore(String.self, for: "root/a") == "recovered")
+
         let copy = path + ".recovering"
         do {
             let store = try StateStore(path: copy)

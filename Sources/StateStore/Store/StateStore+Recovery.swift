@@ -31,7 +31,8 @@ extension StateStore {
     /// The fresh database is built beside the old one as `<path>.recovering`, and takes its name
     /// only once it is whole: the old file stays where it is until then. A crash or a power cut
     /// during the copy leaves it there, and the next call recovers it again (removing the copy
-    /// cut short); one between the two renames that end it is finished by the next call. When
+    /// cut short); one between the two renames that end it is finished by the next open of
+    /// `path`, by this call or ``init(path:options:)``. When
     /// the copy cannot be made (a full disk, an I/O error), it is removed and that error is
     /// thrown: nothing changed. A `path` that is a symbolic link is followed: the file it leads
     /// to is moved aside beside itself and made afresh, so the link leads to the fresh one.
@@ -55,7 +56,6 @@ extension StateStore {
     public static func openOrRecover(
         path: String, options: Options = .init()
     ) throws(StateStoreError) -> (store: StateStore, recovery: Recovery?) {
-        if !options.readOnly { try finishInterruptedRecovery(at: path, logger: options.logger) }
         do {
             return (try StateStore(path: path, options: options), nil)
         } catch {
@@ -183,27 +183,26 @@ extension StateStore {
     /// before it takes the file's name.
     static func recoveryCopy(of file: String) -> String { file + ".recovering" }
 
-    /// Takes up a recovery a crash or a power cut interrupted. With no database at `path` and a
-    /// whole copy beside it (its store closed, so no `-wal`), the damaged file had been moved
-    /// aside after the copy was made: the copy takes its name. Any other copy was cut short: it
-    /// is removed, and the recovery is made again when the database fails to open.
-    static func finishInterruptedRecovery(at path: String, logger: Logger) throws(StateStoreError) {
+    /// Finishes a recovery a crash or a power cut stopped between moving the damaged file aside
+    /// and giving its copy the name, before the missing database at `path` would be made afresh:
+    /// a whole copy beside it (its store closed, so no `-wal`) takes the name. A copy that is not
+    /// whole was cut short: it is removed. Returns whether a copy took the name.
+    static func finishInterruptedRecovery(at path: String) throws(StateStoreError) -> Bool {
         let file = recoveryFile(of: path)
         let copy = recoveryCopy(of: file)
         var info = stat()
-        guard stat(copy, &info) == 0 else { return }
-        if isOpenInAnotherProcess(copy) { return }  // another process's recovery: its own to finish
-        let whole = stat(copy + "-wal", &info) != 0
-        if !whole || stat(file, &info) == 0 || errno != ENOENT {
+        guard stat(copy, &info) == 0, stat(file, &info) != 0, errno == ENOENT else { return false }
+        if isOpenInAnotherProcess(copy) { return false }  // another process's recovery: its own to finish
+        guard stat(copy + "-wal", &info) != 0 else {
             removeDatabaseFiles(copy)
-            return
+            return false
         }
         guard rename(copy, file) == 0 else {
             throw .fileSystem(FileSystemFailure(operation: .move, path: copy, errno: errno))
         }
         removeDatabaseFiles(copy)  // an index its closed store left
         syncFolder((file as NSString).deletingLastPathComponent)
-        logger.info("database recovered: the copy made before an interruption took its place", metadata: ["statestore.database": "\(path)"])
+        return true
     }
 
     /// The file the database at `path` is: where a symbolic link leads, even when nothing is

@@ -219,7 +219,13 @@ public final class StateStore: Sendable {
         var warnings: [String] = []
         if !isMemory {
             // Everything about the files is settled before SQLite opens one: SQLite itself may
-            // write on open (rolling back another program's hot journal, for one).
+            // write on open (rolling back another program's hot journal, for one). A missing
+            // file may be a recovery's, stopped before its whole copy took the name.
+            if !options.readOnly, access(path, F_OK) != 0, try Self.finishInterruptedRecovery(at: path) {
+                options.logger.info("database recovered: the copy made before an interruption took its place", metadata: [
+                    "statestore.database": "\(path)",
+                ])
+            }
             try Self.requireRegularFileOrNothing(at: path, readOnly: options.readOnly)
             try Self.requireStateStoreBeforeOpening(path)
             try Self.refuseLostWAL(at: path)
