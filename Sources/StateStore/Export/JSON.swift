@@ -243,11 +243,18 @@ package struct JSONParser {
 
     /// Parses one complete JSON text (surrounding whitespace allowed, nothing else).
     package static func parse<Bytes: Collection<UInt8>>(_ bytes: Bytes, maximumDepth: Int) throws(JSONParseError) -> JSON {
+        try whole(bytes, maximumDepth: maximumDepth) { (parser) throws(JSONParseError) in try parser.parseValue(depth: 0) }
+    }
+
+    /// Reads one complete JSON text with `read`: whitespace around it allowed, nothing else.
+    private static func whole<T>(
+        _ bytes: some Collection<UInt8>, maximumDepth: Int, _ read: (inout JSONParser) throws(JSONParseError) -> T
+    ) throws(JSONParseError) -> T {
         // Copied whole when contiguous (`Data`, an array), not byte by byte through an iterator.
         let array = bytes.withContiguousStorageIfAvailable { Array($0) } ?? Array(bytes)
         var parser = JSONParser(bytes: array, maximumDepth: maximumDepth)
         parser.skipWhitespace()
-        let value = try parser.parseValue(depth: 0)
+        let value = try read(&parser)
         parser.skipWhitespace()
         guard parser.index == parser.bytes.count else { throw parser.failure("unexpected text after the JSON value") }
         return value
@@ -270,13 +277,7 @@ package struct JSONParser {
     /// ``Element/copied``. An export state's `value` is read this way: what a decoder stores is
     /// those bytes, so building the value would only be undone.
     package static func parse(_ bytes: some Collection<UInt8>, maximumDepth: Int, copying member: String) throws(JSONParseError) -> Element {
-        let array = bytes.withContiguousStorageIfAvailable { Array($0) } ?? Array(bytes)
-        var parser = JSONParser(bytes: array, maximumDepth: maximumDepth)
-        parser.skipWhitespace()
-        let element = try parser.parseElement(depth: 0, copying: member)
-        parser.skipWhitespace()
-        guard parser.index == parser.bytes.count else { throw parser.failure("unexpected text after the JSON value") }
-        return element
+        try whole(bytes, maximumDepth: maximumDepth) { (parser) throws(JSONParseError) in try parser.parseElement(depth: 0, copying: member) }
     }
 
     /// Parses one complete JSON text as ``parse(_:maximumDepth:)`` does, except that the
@@ -364,7 +365,7 @@ package struct JSONParser {
     private mutating func expect(_ literal: StaticString, _ value: JSON) throws(JSONParseError) -> JSON {
         let count = literal.utf8CodeUnitCount
         let matches = bytes.count - index >= count
-            && literal.withUTF8Buffer { $0.elementsEqual(bytes[index..<index + count]) }
+            && bytes.withUnsafeBufferPointer { memcmp($0.baseAddress! + index, literal.utf8Start, count) == 0 }
         guard matches else { throw failure("invalid literal") }
         index += count
         return value
@@ -412,7 +413,7 @@ package struct JSONParser {
             let key = try parseString()
             let repeated: Bool
             if members.count < 16 {
-                repeated = members.contains { $0.key.utf8.count == key.utf8.count && $0.key.utf8.elementsEqual(key.utf8) }
+                repeated = members.contains { Self.sameBytes($0.key, key) }
             } else {
                 if keys.isEmpty { for member in members { keys.insert(Array(member.key.utf8)) } }
                 repeated = !keys.insert(Array(key.utf8)).inserted
@@ -684,10 +685,7 @@ extension JSONParser {
 
     /// ``expect(_:_:)``, appending the literal.
     private mutating func copyLiteral(_ literal: StaticString, _ copier: inout Copier) throws(JSONParseError) {
-        let count = literal.utf8CodeUnitCount
-        let matches = bytes.count - index >= count && bytes.withUnsafeBufferPointer { memcmp($0.baseAddress! + index, literal.utf8Start, count) == 0 }
-        guard matches else { throw failure("invalid literal") }
-        index += count
+        _ = try expect(literal, .null)
         literal.withUTF8Buffer { copier.output.append($0) }
     }
 

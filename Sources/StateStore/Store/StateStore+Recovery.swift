@@ -32,10 +32,10 @@ extension StateStore {
     /// only once it is whole: the old file stays where it is until then. A crash or a power cut
     /// during the copy leaves it there, and the next call recovers it again (removing the copy
     /// cut short); one between the two renames that end it is finished by the next open of
-    /// `path`, by this call or ``init(path:options:)``. When
-    /// the copy cannot be made (a full disk, an I/O error), it is removed and that error is
-    /// thrown: nothing changed. A `path` that is a symbolic link is followed: the file it leads
-    /// to is moved aside beside itself and made afresh, so the link leads to the fresh one.
+    /// `path`, by this call or ``init(path:options:)``. When the copy cannot be made (a full
+    /// disk, an I/O error), it is removed and that error is thrown: nothing changed. A `path`
+    /// that is a symbolic link is followed: the file it leads to is moved aside beside itself
+    /// and made afresh, so the link leads to the fresh one.
     ///
     /// Damage is seen as far as ``Options/openCheck`` reads: the default, ``Options/OpenCheck/header``,
     /// sees a file that is not a database, a lost WAL and a damaged schema; pass
@@ -140,24 +140,21 @@ extension StateStore {
             // copy would be replayed into it), then the copy takes its name. On any failure, what
             // was moved goes back and the copy is removed.
             var moved: [String] = []
+            /// Renames `from` to `to`; when that fails, undoes what was done and throws why.
+            func move(_ from: String, to: String) throws(StateStoreError) {
+                guard rename(from, to) != 0 else { return }
+                let failure = FileSystemFailure(operation: .move, path: from, errno: errno)
+                for done in moved.reversed() { _ = rename(destination + done, file + done) }
+                removeDatabaseFiles(copy)
+                syncFolder(folder)
+                throw .fileSystem(failure)
+            }
             for suffix in ["-wal", "-shm", ""] where FileManager.default.fileExists(atPath: file + suffix) {
-                guard rename(file + suffix, destination + suffix) == 0 else {
-                    let failure = FileSystemFailure(operation: .move, path: file + suffix, errno: errno)
-                    for done in moved.reversed() { _ = rename(destination + done, file + done) }
-                    removeDatabaseFiles(copy)
-                    syncFolder(folder)
-                    throw .fileSystem(failure)
-                }
+                try move(file + suffix, to: destination + suffix)
                 moved.append(suffix)
             }
             if !options.readOnly {
-                guard rename(copy, file) == 0 else {
-                    let failure = FileSystemFailure(operation: .move, path: copy, errno: errno)
-                    for done in moved.reversed() { _ = rename(destination + done, file + done) }
-                    removeDatabaseFiles(copy)
-                    syncFolder(folder)
-                    throw .fileSystem(failure)
-                }
+                try move(copy, to: file)
                 removeDatabaseFiles(copy)  // an index its closed store left
             }
             // The renames live in the folder's entries: synced before anything is written to the
@@ -210,10 +207,9 @@ extension StateStore {
     static func recoveryFile(of path: String) -> String {
         var link = stat()
         guard lstat(path, &link) == 0, link.st_mode & S_IFMT == S_IFLNK else { return path }
-        if let resolved = realpath(path, nil) {
-            defer { free(resolved) }
-            return String(cString: resolved)
-        }
+        // A link is never its own real path: the same one back means nothing is there.
+        let resolved = companionBase(of: path)
+        if resolved != path { return resolved }
         guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: path) else { return path }
         return target.hasPrefix("/") ? target : ((path as NSString).deletingLastPathComponent as NSString).appendingPathComponent(target)
     }
