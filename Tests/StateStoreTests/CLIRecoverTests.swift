@@ -30,6 +30,27 @@ import Testing
         return (bytes, Set(pages.filter { $0.value == page }.keys))
     }
 
+    /// Starts `sqlite3` on `file`, runs `sql`, and returns once it holds the file open; the
+    /// process ends when its input is closed.
+    func holdOpen(_ file: String, running sql: String) throws -> (Process, Pipe) {
+        let holder = Process()
+        holder.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        holder.arguments = ["sqlite3", file]
+        let input = Pipe()
+        let output = Pipe()
+        holder.standardInput = input
+        holder.standardOutput = output
+        try holder.run()
+        input.fileHandleForWriting.write(Data("\(sql) SELECT 'open';\n".utf8))
+        var seen = Data()
+        while !String(decoding: seen, as: UTF8.self).contains("open\n") {
+            let chunk = output.fileHandleForReading.availableData
+            try #require(!chunk.isEmpty, "sqlite3 ended before it had \(file) open")
+            seen.append(chunk)
+        }
+        return (holder, input)
+    }
+
     /// The names in the folder, sorted.
     func names() throws -> [String] { try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() }
 
@@ -86,21 +107,7 @@ import Testing
     @Test func aDatabaseAnotherProcessHasOpenIsNotMoved() throws {
         let (bytes, _) = try damagedDatabase()
         // sqlite3 holds the file open (its first query reads the schema, which the damage spares).
-        let holder = Process()
-        holder.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        holder.arguments = ["sqlite3", db]
-        let input = Pipe()
-        let output = Pipe()
-        holder.standardInput = input
-        holder.standardOutput = output
-        try holder.run()
-        input.fileHandleForWriting.write(Data("PRAGMA journal_mode = WAL; SELECT 'open';\n".utf8))
-        var seen = Data()
-        while !String(decoding: seen, as: UTF8.self).contains("open\n") {
-            let chunk = output.fileHandleForReading.availableData
-            try #require(!chunk.isEmpty, "sqlite3 ended before it had the file open")
-            seen.append(chunk)
-        }
+        let (holder, input) = try holdOpen(db, running: "PRAGMA journal_mode = WAL;")
         let before = try names()
         let result = try CLI.run(["recover", "--db", db])
         #expect(result.status == 1, "\(result)")
@@ -114,6 +121,29 @@ import Testing
         let after = try CLI.run(["recover", "--db", db])
         #expect(after.status == 0, "\(after)")
         #expect(after.stdout.contains("States copied:"), "\(after)")
+    }
+
+    /// A database another process is recovering (it holds the copy open) is left to it: nothing
+    /// moved, nothing changed, the copy untouched.
+    @Test func aDatabaseAnotherProcessIsRecoveringIsLeftToIt() throws {
+        let (bytes, _) = try damagedDatabase()
+        let copy = db + ".recovering"
+        let (holder, input) = try holdOpen(copy, running: "PRAGMA journal_mode = WAL; CREATE TABLE t(x);")
+        let copyFiles = try names().filter { $0.contains("recovering") }
+        let result = try CLI.run(["recover", "--db", db])
+        #expect(result.status == 1, "\(result)")
+        #expect(result.stderr.contains("is being recovered by another process"), "\(result)")
+        // The check's read gave the damaged file a -wal and -shm, as any read of it does.
+        let after = try names()
+        #expect(!after.contains { $0.contains("broken") }, "\(after)")
+        #expect(after.filter { $0.contains("recovering") } == copyFiles, "\(after)")
+        #expect(FileSnapshot(db) == FileSnapshot(bytes: bytes))
+        try input.fileHandleForWriting.close()
+        holder.waitUntilExit()
+        // Once it has let go, the recovery goes ahead (the copy it left is replaced).
+        let again = try CLI.run(["recover", "--db", db])
+        #expect(again.status == 0, "\(again)")
+        #expect(!(try names().contains { $0.contains("recovering") }))
     }
 
     /// A recovery killed in the middle of its copy, as a crash or a power cut stops it, leaves

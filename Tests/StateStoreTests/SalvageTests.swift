@@ -292,6 +292,19 @@ struct SalvageTests {
         #expect(try store.restore(String.self, for: "root/a") == "recovered")
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.contains("recovering") }.isEmpty)
 
+        // Through a symbolic link whose file was moved aside: the copy beside where it led.
+        let target = folder.file("data/real.sqlite")
+        try FileManager.default.createDirectory(atPath: folder.file("data"), withIntermediateDirectories: true)
+        do {
+            let store = try StateStore(path: target + ".recovering")
+            try store.save("through the link", for: "root/a")
+        }
+        let link = folder.file("link.sqlite")
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: "data/real.sqlite")
+        #expect(try StateStore(path: link).restore(String.self, for: "root/a") == "through the link")
+        #expect(FileManager.default.fileExists(atPath: target))
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link) == "data/real.sqlite")
+
         let other = folder.file("other.sqlite")
         try Data(repeating: 0xAB, count: 8192).write(to: URL(fileURLWithPath: other + ".recovering"))
         try Data(repeating: 0xCD, count: 4096).write(to: URL(fileURLWithPath: other + ".recovering-wal"))
