@@ -10,6 +10,11 @@ struct BackgroundCheckTests {
     let folder = TemporaryFolder()
     var path: String { folder.file("state.sqlite") }
 
+    /// How long a test waits for a check to end. It runs at nice 19 in the idle I/O class, so a
+    /// machine busy with other work (a build beside the suite) can hold it back for minutes; a
+    /// check that ends returns at once.
+    static let checkTimeout: Duration = .seconds(600)
+
     /// Writes `count` states of `size` bytes in one transaction and closes the store (so the
     /// WAL is checkpointed into the one file).
     func populate(_ count: Int, size: Int = 900) throws {
@@ -62,7 +67,7 @@ struct BackgroundCheckTests {
         let store = try StateStore(path: path, options: .init(logger: log.logger()))
         #expect(store.options.openCheck == .header)
         #expect(store.options.backgroundCheck == .quick())
-        let status = store.waitForBackgroundCheck(timeout: .seconds(60))
+        let status = store.waitForBackgroundCheck(timeout: Self.checkTimeout)
         guard case .damaged(let error) = status, case .corrupt(let file, let failure) = error else {
             Issue.record("expected damage, got \(status)")
             return
@@ -95,7 +100,7 @@ struct BackgroundCheckTests {
         try handle.seek(toOffset: 100)
         handle.write(Data([0]))
         try handle.close()
-        let status = store.waitForBackgroundCheck(timeout: .seconds(60))
+        let status = store.waitForBackgroundCheck(timeout: Self.checkTimeout)
         guard case .damaged(.corrupt(let file, _)) = status else {
             Issue.record("expected damage, got \(status)")
             return
@@ -108,7 +113,7 @@ struct BackgroundCheckTests {
         try populate(300)
         _ = try damageStatesRootPage()
         let store = try StateStore(path: path, options: .init(backgroundCheck: .full(after: .zero)))
-        guard case .damaged(.corrupt(_, let failure)) = store.waitForBackgroundCheck(timeout: .seconds(60)) else {
+        guard case .damaged(.corrupt(_, let failure)) = store.waitForBackgroundCheck(timeout: Self.checkTimeout) else {
             Issue.record("expected damage, got \(store.backgroundCheckStatus)")
             return
         }
@@ -120,7 +125,7 @@ struct BackgroundCheckTests {
         let log = RecordingLogHandler()
         let store = try StateStore(path: path, options: .init(logger: log.logger(), backgroundCheck: .quick(after: .zero)))
         try store.save("more", for: "root/after")
-        guard case .passed = store.waitForBackgroundCheck(timeout: .seconds(60)) else {
+        guard case .passed = store.waitForBackgroundCheck(timeout: Self.checkTimeout) else {
             Issue.record("expected a pass, got \(store.backgroundCheckStatus)")
             return
         }
@@ -155,7 +160,7 @@ struct BackgroundCheckTests {
         let store = try StateStore(path: path, options: .init(backgroundCheck: .quick(after: .seconds(2))))
         let checker = try #require(store.backgroundChecker)
         #expect(checker.threadID == nil)
-        guard case .passed = store.waitForBackgroundCheck(timeout: .seconds(60)) else {
+        guard case .passed = store.waitForBackgroundCheck(timeout: Self.checkTimeout) else {
             Issue.record("expected a pass, got \(store.backgroundCheckStatus)")
             return
         }
@@ -179,7 +184,7 @@ struct BackgroundCheckTests {
         }
         feeder.start()
         defer { stop.store(true, ordering: .relaxed) }
-        let status = store.waitForBackgroundCheck(timeout: .seconds(20))
+        let status = store.waitForBackgroundCheck(timeout: Self.checkTimeout)
         stop.store(true, ordering: .relaxed)
         guard case .passed = status else {
             Issue.record("expected the check to pass while the writer is busy, got \(status) after \(submitted.load(ordering: .relaxed)) jobs")
@@ -196,7 +201,7 @@ struct BackgroundCheckTests {
         var received: [RestorationError] = []
         coordinator.errorHandler = { received.append($0) }
         // Waiting here blocks the main actor; the report is delivered at its next turn.
-        guard case .damaged(let error) = store.waitForBackgroundCheck(timeout: .seconds(60)) else {
+        guard case .damaged(let error) = store.waitForBackgroundCheck(timeout: Self.checkTimeout) else {
             Issue.record("expected damage, got \(store.backgroundCheckStatus)")
             return
         }
@@ -229,7 +234,7 @@ struct BackgroundCheckTests {
         let stillReading = checker.isHoldingSnapshot.load(ordering: .relaxed)
         #expect(stillReading, "the check should still hold its snapshot")
         if stillReading { #expect(during == 0) }
-        guard case .passed = store.waitForBackgroundCheck(timeout: .seconds(120)) else {
+        guard case .passed = store.waitForBackgroundCheck(timeout: Self.checkTimeout) else {
             Issue.record("expected a pass, got \(store.backgroundCheckStatus)")
             return
         }
@@ -278,7 +283,7 @@ struct BackgroundCheckTests {
         // Before the check begins: the store's file moves away and the damaged one takes its name.
         try FileManager.default.moveItem(atPath: path, toPath: folder.file("moved.sqlite"))
         try FileManager.default.moveItem(atPath: other, toPath: path)
-        let status = store.waitForBackgroundCheck(timeout: .seconds(60))
+        let status = store.waitForBackgroundCheck(timeout: Self.checkTimeout)
         // Not the other file's damage: the path no longer names the file the store opened.
         #expect(status == .failed(.fileReplaced(file: path)), "\(status)")
         #expect(lock.withLock { $0 } == [.fileReplaced(file: path)])
@@ -292,7 +297,7 @@ struct BackgroundCheckTests {
         try populate(30)
         let store = try StateStore(path: path, options: .init(backgroundCheck: .quick(after: .seconds(10))))
         for suffix in ["", "-wal", "-shm"] { unlink(path + suffix) }
-        #expect(store.waitForBackgroundCheck(timeout: .seconds(60)) == .failed(.fileReplaced(file: path)))
+        #expect(store.waitForBackgroundCheck(timeout: Self.checkTimeout) == .failed(.fileReplaced(file: path)))
     }
 
     @Test func aRelativePathIsCheckedAsTheFileItNamedAtOpenAfterAChangeOfFolder() throws {
@@ -329,7 +334,7 @@ struct BackgroundCheckTests {
         #expect(early == nil)
         // Observed after a check passed: nothing is kept (a coordinator made later adds none).
         let store = try StateStore(path: path, options: .init(backgroundCheck: .quick(after: .zero)))
-        guard case .passed = store.waitForBackgroundCheck(timeout: .seconds(60)) else {
+        guard case .passed = store.waitForBackgroundCheck(timeout: Self.checkTimeout) else {
             Issue.record("expected a pass, got \(store.backgroundCheckStatus)")
             return
         }
@@ -345,7 +350,7 @@ struct BackgroundCheckTests {
     @Test func damageFoundAfterOpenIsMovedAsideAsItsMessageSays() throws {
         try populate(300)
         _ = try damageStatesRootPage()
-        let status = try StateStore(path: path).waitForBackgroundCheck(timeout: .seconds(60))
+        let status = try StateStore(path: path).waitForBackgroundCheck(timeout: Self.checkTimeout)
         guard case .damaged(let error) = status else {
             Issue.record("expected damage, got \(status)")
             return
@@ -411,12 +416,12 @@ struct BackgroundCheckTests {
     @Test func indexDamageTheFullCheckFindsIsMovedAsideAsItsMessageSays() throws {
         try populate(300)
         try misdirectAnIndexEntry()
-        let quick = try StateStore(path: path, options: .init(backgroundCheck: .quick(after: .zero))).waitForBackgroundCheck(timeout: .seconds(60))
+        let quick = try StateStore(path: path, options: .init(backgroundCheck: .quick(after: .zero))).waitForBackgroundCheck(timeout: Self.checkTimeout)
         guard case .passed = quick else {
             Issue.record("quick_check does not compare indexes with tables; got \(quick)")
             return
         }
-        let status = try StateStore(path: path, options: .init(backgroundCheck: .full(after: .zero))).waitForBackgroundCheck(timeout: .seconds(60))
+        let status = try StateStore(path: path, options: .init(backgroundCheck: .full(after: .zero))).waitForBackgroundCheck(timeout: Self.checkTimeout)
         guard case .damaged(let error) = status else {
             Issue.record("expected damage, got \(status)")
             return
