@@ -127,8 +127,7 @@ import Testing
     /// moved, nothing changed, the copy untouched.
     @Test func aDatabaseAnotherProcessIsRecoveringIsLeftToIt() throws {
         let (bytes, _) = try damagedDatabase()
-        let copy = db + ".recovering"
-        let (holder, input) = try holdOpen(copy, running: "PRAGMA journal_mode = WAL; CREATE TABLE t(x);")
+        let holder = try RecoveryClaimHolder(db + ".recovering")
         let copyFiles = try names().filter { $0.contains("recovering") }
         let result = try CLI.run(["recover", "--db", db])
         #expect(result.status == 1, "\(result)")
@@ -138,8 +137,7 @@ import Testing
         #expect(!after.contains { $0.contains("broken") }, "\(after)")
         #expect(after.filter { $0.contains("recovering") } == copyFiles, "\(after)")
         #expect(FileSnapshot(db) == FileSnapshot(bytes: bytes))
-        try input.fileHandleForWriting.close()
-        holder.waitUntilExit()
+        try holder.release()
         // Once it has let go, the recovery goes ahead (the copy it left is replaced).
         let again = try CLI.run(["recover", "--db", db])
         #expect(again.status == 0, "\(again)")
@@ -186,6 +184,54 @@ import Testing
         #expect(!(try names().contains { $0.contains("recovering") }))
         let store = try StateStore(path: db)
         #expect(try store.restore(String.self, for: try RestorationPath(validating: "root/item\(count - 1)")) == text(count - 1))
+    }
+
+    /// Two recoveries of one database at once, as when an application and `statectl recover`
+    /// find it damaged together: the second is refused while the first copies, and the first
+    /// keeps everything.
+    @Test func aSecondRecoveryIsRefusedWhileTheFirstCopies() throws {
+        let count = 6_000
+        let text = { (index: Int) in "state-\(index)-" + String(repeating: "k", count: 8_000) }
+        do {
+            let store = try StateStore(path: db)
+            try store.write { (transaction) throws(StateStoreError) in
+                for index in 0..<count { try transaction.save(text(index), for: try RestorationPath(validating: "root/item\(index)")) }
+            }
+        }
+        let (bytes, lost) = try SalvageTests.overwritePage(holding: 3_000, of: db)
+
+        let first = Process()
+        first.executableURL = URL(fileURLWithPath: CLI.executable)
+        first.arguments = ["recover", "--db", db]
+        let firstOutput = Pipe()
+        first.standardOutput = firstOutput
+        first.standardError = FileHandle.nullDevice
+        try first.run()
+        func written() -> Int {
+            ["", "-wal", "-journal"].reduce(0) { total, suffix in
+                var info = stat()
+                return total + (stat(db + ".recovering" + suffix, &info) == 0 ? Int(info.st_size) : 0)
+            }
+        }
+        // Stopped in the middle of its copy, so that the second runs all of its course then.
+        while first.isRunning, written() < 2 << 20 { usleep(1_000) }
+        kill(first.processIdentifier, SIGSTOP)
+        try #require(first.isRunning, "the first recovery ended before it could be stopped")
+        let second = try CLI.run(["recover", "--db", db])
+        kill(first.processIdentifier, SIGCONT)
+        let report = String(decoding: firstOutput.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        first.waitUntilExit()
+        #expect(second.status == 1, "\(second)")
+        #expect(second.stderr.contains("is being recovered by another process"), "\(second)")
+        #expect(first.terminationStatus == 0, "\(report)")
+        #expect(report.contains("States copied:            \(count - lost.count)\n"), "\(report)")
+        let after = try names()
+        #expect(after.filter { $0.contains("broken") && !$0.hasSuffix("-wal") && !$0.hasSuffix("-shm") }.count == 1, "\(after)")
+        #expect(!after.contains { $0.contains("recovering") }, "\(after)")
+        let broken = try #require(after.first { $0.contains("broken") && !$0.hasSuffix("-wal") && !$0.hasSuffix("-shm") })
+        #expect(FileSnapshot(folder.file(broken)) == FileSnapshot(bytes: bytes))
+        let store = try StateStore(path: db)
+        #expect(try store.entries().count == count - lost.count)
     }
 
     @Test func aMissingDatabaseIsNotCreated() throws {

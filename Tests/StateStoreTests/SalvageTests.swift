@@ -314,6 +314,35 @@ struct SalvageTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.contains("recovering") }.isEmpty)
     }
 
+    /// A recovery under way is left to the process making it. Between its renames (the damaged
+    /// file moved aside, the copy not yet in its place) an open of the missing database is
+    /// refused, rather than making a fresh file that the copy would then replace; once it ends,
+    /// the open takes the whole copy in.
+    @Test func aMissingDatabaseWhoseRecoveryIsUnderWayIsNotMadeAfresh() throws {
+        let copy = path + ".recovering"
+        do {
+            let store = try StateStore(path: copy)
+            try store.save("recovered", for: "root/a")
+        }
+        let holder = try RecoveryClaimHolder(copy)
+        for open in [{ _ = try StateStore(path: self.path) }, { _ = try StateStore.openOrRecover(path: self.path) }] {
+            do {
+                try open()
+                Issue.record("opened while another process recovers it")
+            } catch {
+                guard case .busy(let failure) = error as? StateStoreError else {
+                    Issue.record("expected busy, got \(error)")
+                    continue
+                }
+                #expect(failure.message.contains("is being recovered by another process"), "\(failure)")
+            }
+            #expect(!FileManager.default.fileExists(atPath: path))
+        }
+        try holder.release()
+        #expect(try StateStore(path: path).restore(String.self, for: "root/a") == "recovered")
+        #expect(!FileManager.default.fileExists(atPath: copy))
+    }
+
     /// Overwrites the page of the database at `path` that holds state `index`'s marker; returns
     /// the file's bytes then, and the states that page held.
     static func overwritePage(holding index: Int, of path: String) throws -> (bytes: [UInt8], lost: Set<Int>) {

@@ -82,6 +82,7 @@ public struct FileSystemFailure: Sendable, Hashable, CustomStringConvertible {
         case createFile = "create or open the file"
         case move = "move"
         case stat = "look at"
+        case lock = "lock"
     }
 
     public var operation: Operation

@@ -385,6 +385,12 @@ struct FileIdentity: Hashable, Sendable {
     static func of(_ path: String) -> Result<FileIdentity, Failure> {
         var info = stat()
         guard stat(path, &info) == 0 else { return .failure(Failure(errno: errno)) }
-        return .success(FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino)))
+        return .success(FileIdentity(info))
+    }
+
+    /// The identity of the file `info` describes (`stat`'s or `fstat`'s).
+    init(_ info: stat) {
+        device = UInt64(info.st_dev)
+        inode = UInt64(info.st_ino)
     }
 }

@@ -47,8 +47,10 @@ extension StateStore {
     /// when the repair fails for a reason that may pass (a lock, an I/O error, a full disk), that
     /// error is thrown and nothing is moved.
     ///
-    /// A database another process has open is not moved, nor one another process is recovering:
-    /// ``StateStoreError/busy(_:)`` says so.
+    /// A database another process has open is not moved, nor one another process is recovering
+    /// (a recovery holds an exclusive `flock` on its copy until it ends):
+    /// ``StateStoreError/busy(_:)`` says so. A file another process's recovery put in the
+    /// path's place after this call found it damaged is opened as it is, not recovered again.
     ///
     /// A database from a newer build (``StateStoreError/schemaTooNew(file:found:supported:)``)
     /// is not broken and is never moved; nor is another program's database
@@ -56,6 +58,25 @@ extension StateStore {
     public static func openOrRecover(
         path: String, options: Options = .init()
     ) throws(StateStoreError) -> (store: StateStore, recovery: Recovery?) {
+        // Another process may recover the same file meanwhile and put its copy in the file's
+        // place: a recovery goes ahead only while the file is the one this open found damaged.
+        // Tried again, a few times, when it was replaced before the recovery could claim it.
+        for _ in 0..<3 {
+            if let opened = try openOrRecoverOnce(path: path, options: options) { return opened }
+        }
+        throw .busy(SQLiteFailure(
+            extendedResultCode: .busy,
+            message: "\(path) was replaced by another process's recovery three times while this one tried to recover it; open it again",
+            sql: nil
+        ))
+    }
+
+    /// One attempt of ``openOrRecover(path:options:)``; `nil` when the file was replaced by
+    /// another process before its recovery could be claimed (see ``RecoveryClaim``).
+    private static func openOrRecoverOnce(
+        path: String, options: Options
+    ) throws(StateStoreError) -> (store: StateStore, recovery: Recovery?)? {
+        let found = try? FileIdentity.of(path).get()
         do {
             return (try StateStore(path: path, options: options), nil)
         } catch {
@@ -78,6 +99,13 @@ extension StateStore {
             // The file itself, where a symbolic link leads (SQLite names its -wal and -shm after
             // it): moved beside itself, and made afresh there, so the link leads to the fresh one.
             let file = recoveryFile(of: path)
+            // The copy's name is this recovery's until it ends: another process's recovery of the
+            // same file is refused meanwhile, and a file replaced since this open found it
+            // damaged is not this recovery's to move.
+            let copy = recoveryCopy(of: file)
+            let claim = try RecoveryClaim(copy: copy, of: path)
+            defer { claim.release() }
+            guard (try? FileIdentity.of(path).get()) == found else { return nil }
             // Moving a file another process has open would leave that process writing to the
             // moved one while this one starts afresh: refused, nothing moved.
             if isOpenInAnotherProcess(file) {
@@ -102,16 +130,8 @@ extension StateStore {
             // which stays where it is until the copy is whole: a crash or a power cut during the
             // copy leaves the damaged file in place, and the next open recovers it again.
             var salvage = Salvage()
-            let copy = recoveryCopy(of: file)
             if !options.readOnly {
-                if isOpenInAnotherProcess(copy) {
-                    throw .busy(SQLiteFailure(
-                        extendedResultCode: .busy,
-                        message: "\(path) is being recovered by another process (it holds \(copy)); wait for it to finish, then open it again",
-                        sql: nil
-                    ))
-                }
-                removeDatabaseFiles(copy)
+                claim.emptyCopy()
                 /// The copy, by a store that is closed (its WAL checkpointed into the copy and
                 /// removed) when this returns.
                 func salvaged() throws(StateStoreError) -> Salvage {
@@ -129,7 +149,7 @@ extension StateStore {
                 } catch {
                     // A copy that cannot be made (a full disk) is removed, and the damaged file
                     // stays where it is, as if nothing had been tried.
-                    removeDatabaseFiles(copy)
+                    claim.removeCopy()
                     options.logger.info("database left in place: the copy of what it holds could not be made", metadata: [
                         "statestore.database": "\(path)", "statestore.error": "\(error.description)",
                     ])
@@ -145,7 +165,7 @@ extension StateStore {
                 guard rename(from, to) != 0 else { return }
                 let failure = FileSystemFailure(operation: .move, path: from, errno: errno)
                 for done in moved.reversed() { _ = rename(destination + done, file + done) }
-                removeDatabaseFiles(copy)
+                claim.removeCopy()
                 syncFolder(folder)
                 throw .fileSystem(failure)
             }
@@ -155,7 +175,9 @@ extension StateStore {
             }
             if !options.readOnly {
                 try move(copy, to: file)
-                removeDatabaseFiles(copy)  // an index its closed store left
+                // An index its closed store left; not the name, which another recovery may
+                // already have claimed for a file of its own.
+                for suffix in ["-wal", "-shm"] { _ = unlink(copy + suffix) }
             }
             // The renames live in the folder's entries: synced before anything is written to the
             // copy in its place.
@@ -189,15 +211,19 @@ extension StateStore {
         let copy = recoveryCopy(of: file)
         var info = stat()
         guard stat(copy, &info) == 0, stat(file, &info) != 0, errno == ENOENT else { return false }
-        if isOpenInAnotherProcess(copy) { return false }  // another process's recovery: its own to finish
+        // Another process's recovery, under way, is its own to finish: refused, rather than
+        // making a fresh file its copy would then replace.
+        let claim = try RecoveryClaim(copy: copy, of: path)
+        defer { claim.release() }
+        guard stat(file, &info) != 0, errno == ENOENT else { return false }  // put in place meanwhile
         guard stat(copy + "-wal", &info) != 0 else {
-            removeDatabaseFiles(copy)
+            claim.removeCopy()
             return false
         }
         guard rename(copy, file) == 0 else {
             throw .fileSystem(FileSystemFailure(operation: .move, path: copy, errno: errno))
         }
-        removeDatabaseFiles(copy)  // an index its closed store left
+        for suffix in ["-wal", "-shm"] { _ = unlink(copy + suffix) }  // an index its closed store left
         syncFolder((file as NSString).deletingLastPathComponent)
         return true
     }
@@ -228,11 +254,6 @@ extension StateStore {
         }
     }
 
-    /// Removes the database at `path` with its `-wal` and `-shm`.
-    static func removeDatabaseFiles(_ path: String) {
-        for suffix in ["-wal", "-shm", ""] { _ = unlink(path + suffix) }
-    }
-
     /// Whether another process has the database at `path` open: every SQLite connection to a WAL
     /// database holds a shared lock on byte 128 of its `-shm` (the "dead man switch" SQLite looks
     /// at to tell whether it is the first connection) for as long as it is open.
@@ -257,4 +278,80 @@ extension StateStore {
             return false
         }
     }
+}
+
+/// The right to build a recovery's copy (`<file>.recovering`): an exclusive `flock` on the
+/// copy's file, taken before anything is written to it and held until the recovery ends, its
+/// copy renamed into the database's place or removed. `flock` locks are apart from SQLite's
+/// `fcntl` locks on the same file, and the kernel drops them with the process that held them,
+/// so a recovery stopped by a crash leaves no claim behind.
+final class RecoveryClaim {
+    private var descriptor: Int32
+    private let copy: String
+
+    /// Claims `copy`, making an empty file there when there is none. Throws
+    /// ``StateStoreError/busy(_:)`` when another recovery of the database at `path` holds it, and
+    /// ``StateStoreError/fileSystem(_:)`` when the file cannot be made.
+    init(copy: String, of path: String) throws(StateStoreError) {
+        self.copy = copy
+        // The name may be removed or given to another file between the open and the lock (the
+        // recovery that held it ends): the lock counts only on the file that still has it.
+        for _ in 0..<8 {
+            let descriptor = open(copy, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600)
+            guard descriptor >= 0 else {
+                throw .fileSystem(FileSystemFailure(operation: .createFile, path: copy, errno: errno))
+            }
+            guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+                let code = errno
+                close(descriptor)
+                if code == EWOULDBLOCK {
+                    throw .busy(SQLiteFailure(
+                        extendedResultCode: .busy,
+                        message: "\(path) is being recovered by another process (it holds \(copy)); wait for it to finish, then open it again",
+                        sql: nil
+                    ))
+                }
+                throw .fileSystem(FileSystemFailure(operation: .lock, path: copy, errno: code))
+            }
+            var held = stat()
+            if fstat(descriptor, &held) == 0,
+               (try? FileIdentity.of(copy).get()) == FileIdentity(held) {
+                self.descriptor = descriptor
+                return
+            }
+            close(descriptor)
+        }
+        throw .busy(SQLiteFailure(
+            extendedResultCode: .busy,
+            message: "\(copy) kept being replaced while this recovery tried to claim it; open \(path) again",
+            sql: nil
+        ))
+    }
+
+    /// Empties the copy for a recovery to begin, with whatever a copy cut short left beside it.
+    func emptyCopy() {
+        for suffix in ["-wal", "-shm", "-journal"] { _ = unlink(copy + suffix) }
+        _ = ftruncate(descriptor, 0)
+    }
+
+    /// Removes the copy and what its store left beside it (the claim is still held).
+    func removeCopy() {
+        for suffix in ["-wal", "-shm", "-journal", ""] { _ = unlink(copy + suffix) }
+    }
+
+    /// Ends the claim. A copy left empty (the claim made it, and nothing was written to it) is
+    /// removed first; one with pages stays, as it may be a whole copy whose recovery stopped
+    /// between its renames, for the next open to put in place.
+    func release() {
+        guard descriptor >= 0 else { return }
+        var info = stat()
+        if fstat(descriptor, &info) == 0, info.st_size == 0,
+           (try? FileIdentity.of(copy).get()) == FileIdentity(info) {
+            _ = unlink(copy)
+        }
+        close(descriptor)
+        descriptor = -1
+    }
+
+    deinit { release() }
 }

@@ -199,6 +199,10 @@ public final class StateStore: Sendable {
     /// and never altered; one whose tables or triggers are not StateStore's with
     /// ``StateStoreError/schemaMismatch(file:detail:)``.
     ///
+    /// A missing database that ``openOrRecover(path:options:)`` was recovering when it was
+    /// stopped between its renames is put in place from its whole copy first; one another
+    /// process is recovering now is refused with ``StateStoreError/busy(_:)``.
+    ///
     /// - Throws: ``StateStoreError``; every case leaves the file as it was.
     public convenience init(path: String, options: Options = .init()) throws(StateStoreError) {
         try Self.validateDatabasePath(path)
