@@ -238,5 +238,26 @@ import Testing
         let result = try CLI.run(["recover", "--db", db])
         #expect(result.status == 3, "\(result)")
         #expect(try names().isEmpty)
+        // Nor beside a copy cut short (it has a -wal): that is no database to finish.
+        for suffix in ["", "-wal"] { try Data("partial".utf8).write(to: URL(fileURLWithPath: db + ".recovering" + suffix)) }
+        let beside = try CLI.run(["recover", "--db", db])
+        #expect(beside.status == 3, "\(beside)")
+        #expect(try names() == ["state.sqlite.recovering", "state.sqlite.recovering-wal"])
+    }
+
+    /// A recovery stopped between its two renames (the damaged file moved aside, its whole copy
+    /// not yet in its place) is finished by the next `recover`, which puts the copy in place.
+    @Test func aRecoveryStoppedBetweenItsRenamesIsFinished() throws {
+        _ = try damagedDatabase()
+        let recovered = try CLI.run(["recover", "--db", db])
+        try #require(recovered.status == 0, "\(recovered)")
+        let states = try StateStore(path: db).entries().count
+        // Back to the moment between the renames: the fresh file under the copy's name.
+        try FileManager.default.moveItem(atPath: db, toPath: db + ".recovering")
+        let result = try CLI.run(["recover", "--db", db])
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stdout.contains("the copy an interrupted recovery had made took its place"), "\(result)")
+        #expect(!(try names().contains { $0.contains("recovering") }))
+        #expect(try StateStore(path: db).entries().count == states)
     }
 }

@@ -200,7 +200,7 @@ extension StateStore {
 
     /// Where ``openOrRecover(path:options:)`` builds the copy of the damaged database `file`
     /// before it takes the file's name.
-    static func recoveryCopy(of file: String) -> String { file + ".recovering" }
+    package static func recoveryCopy(of file: String) -> String { file + ".recovering" }
 
     /// Finishes a recovery a crash or a power cut stopped between moving the damaged file aside
     /// and giving its copy the name, before the missing database at `path` would be made afresh:
@@ -230,7 +230,7 @@ extension StateStore {
 
     /// The file the database at `path` is: where a symbolic link leads, even when nothing is
     /// there (its file moved aside during a recovery).
-    static func recoveryFile(of path: String) -> String {
+    package static func recoveryFile(of path: String) -> String {
         var link = stat()
         guard lstat(path, &link) == 0, link.st_mode & S_IFMT == S_IFLNK else { return path }
         // A link is never its own real path: the same one back means nothing is there.

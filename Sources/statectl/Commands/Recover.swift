@@ -22,7 +22,8 @@ extension Statectl {
 
                 The fresh database is built beside the old one as <file>.recovering and takes its \
                 name once it is whole: a recovery interrupted (killed, a power cut) leaves the old \
-                file in place, and the next one starts again. A database another process has open \
+                file in place, and the next one starts again; one interrupted between its renames \
+                leaves no file at --db, and its whole copy, which the next run puts in place. A database another process has open \
                 is not moved (exit 1): stop the application first. Nor is one another process is \
                 recovering (exit 1): each recovery holds a lock on its copy until it ends. When the fresh database cannot \
                 take the copy (a full disk), it is removed and the old file stays where it is \
@@ -48,7 +49,11 @@ extension Statectl {
 
         func run() throws {
             let path = database.path
-            try database.requireExistingFile()
+            // A recovery stopped between its renames left no file at the path, and its whole copy
+            // (no -wal: its store had closed) beside it, which the open puts in place.
+            let copy = StateStore.recoveryCopy(of: StateStore.recoveryFile(of: path))
+            let interrupted = access(path, F_OK) != 0 && access(copy, F_OK) == 0 && access(copy + "-wal", F_OK) != 0
+            if !interrupted { try database.requireExistingFile() }
             let recovery = try Self.recover(path)
             let salvage = recovery?.salvage
             if output.json {
@@ -81,6 +86,8 @@ extension Statectl {
                 } else {
                     print("The fresh \(path) holds everything of the old one that could be read and checked.")
                 }
+            } else if interrupted {
+                print("\(path): the copy an interrupted recovery had made took its place; every page read and no damage found.")
             } else {
                 print("\(path): every page read and no damage found; nothing was moved.")
             }
