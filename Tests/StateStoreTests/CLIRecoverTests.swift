@@ -234,6 +234,43 @@ import Testing
         #expect(try store.entries().count == count - lost.count)
     }
 
+    /// A process that opens the database while it is being copied would go on writing to it
+    /// once it is moved aside: the recovery looks again before it moves anything, and stops.
+    @Test func aDatabaseOpenedDuringTheCopyIsNotMoved() throws {
+        let count = 6_000
+        do {
+            let store = try StateStore(path: db)
+            try store.write { (transaction) throws(StateStoreError) in
+                for index in 0..<count {
+                    try transaction.save("state-\(index)-" + String(repeating: "k", count: 8_000), for: try RestorationPath(validating: "root/item\(index)"))
+                }
+            }
+        }
+        let (bytes, _) = try SalvageTests.overwritePage(holding: 3_000, of: db)
+        let first = Process()
+        first.executableURL = URL(fileURLWithPath: CLI.executable)
+        first.arguments = ["recover", "--db", db]
+        let errors = Pipe()
+        first.standardOutput = FileHandle.nullDevice
+        first.standardError = errors
+        try first.run()
+        var info = stat()
+        while first.isRunning, (stat(db + ".recovering", &info) == 0 ? Int(info.st_size) : 0) < 2 << 20 { usleep(1_000) }
+        kill(first.processIdentifier, SIGSTOP)
+        try #require(first.isRunning, "the recovery ended before it could be stopped")
+        let (holder, input) = try holdOpen(db, running: "PRAGMA journal_mode = WAL;")
+        kill(first.processIdentifier, SIGCONT)
+        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        first.waitUntilExit()
+        #expect(first.terminationStatus == 1, "\(message)")
+        #expect(message.contains("was opened by another process while it was being recovered"), "\(message)")
+        let after = try names()
+        #expect(!after.contains { $0.contains("broken") || $0.contains("recovering") }, "\(after)")
+        #expect(FileSnapshot(db) == FileSnapshot(bytes: bytes))
+        try input.fileHandleForWriting.close()
+        holder.waitUntilExit()
+    }
+
     @Test func aMissingDatabaseIsNotCreated() throws {
         let result = try CLI.run(["recover", "--db", db])
         #expect(result.status == 3, "\(result)")

@@ -305,13 +305,19 @@ struct SalvageTests {
         #expect(FileManager.default.fileExists(atPath: target))
         #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link) == "data/real.sqlite")
 
-        let other = folder.file("other.sqlite")
-        try Data(repeating: 0xAB, count: 8192).write(to: URL(fileURLWithPath: other + ".recovering"))
-        try Data(repeating: 0xCD, count: 4096).write(to: URL(fileURLWithPath: other + ".recovering-wal"))
-        let (empty, none) = try StateStore.openOrRecover(path: other)
-        #expect(none == nil)
-        #expect(try empty.entries().isEmpty)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.contains("recovering") }.isEmpty)
+        // A copy cut short has a WAL or, as the salvage writes it, a rollback journal.
+        for (name, companion) in [("other.sqlite", "-wal"), ("journaled.sqlite", "-journal")] {
+            let other = folder.file(name)
+            do {
+                let store = try StateStore(path: other + ".recovering")
+                try store.save("cut short", for: "root/a")
+            }
+            try Data(repeating: 0xCD, count: 4096).write(to: URL(fileURLWithPath: other + ".recovering" + companion))
+            let (empty, none) = try StateStore.openOrRecover(path: other)
+            #expect(none == nil)
+            #expect(try empty.entries().isEmpty, "\(companion)")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.contains("recovering") }.isEmpty)
+        }
     }
 
     /// A recovery under way is left to the process making it. Between its renames (the damaged
@@ -341,6 +347,48 @@ struct SalvageTests {
         try holder.release()
         #expect(try StateStore(path: path).restore(String.self, for: "root/a") == "recovered")
         #expect(!FileManager.default.fileExists(atPath: copy))
+    }
+
+    /// The store `openOrRecover` returns after a recovery holds SQLite's locks on its file like
+    /// any other: another process that opens and closes the database does not take itself for
+    /// the last one, checkpoint and remove the WAL the store still writes to.
+    @Test func aRecoveredStoreKeepsItsLockOnTheFile() throws {
+        try populate(300)
+        _ = try Self.overwritePage(holding: 150, of: path)
+        let (store, recovery) = try StateStore.openOrRecover(path: path, options: .init(openCheck: .quick))
+        try #require(recovery != nil)
+        func countElsewhere() throws -> String {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = ["sqlite3", path, "SELECT count(*) FROM states;"]
+            let output = Pipe()
+            process.standardOutput = output
+            try process.run()
+            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            return text.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        let before = try countElsewhere()
+        #expect(FileManager.default.fileExists(atPath: path + "-wal"), "another process's close removed the store's WAL")
+        try store.save("after", for: "root/after")
+        #expect(try countElsewhere() == String(Int(before)! + 1))
+    }
+
+    /// A read-only `openOrRecover` writes nothing: a damaged file is reported, not moved.
+    @Test func aReadOnlyRecoveryMovesNothing() throws {
+        try populate(300)
+        let (bytes, _) = try Self.overwritePage(holding: 150, of: path)
+        do {
+            _ = try StateStore.openOrRecover(path: path, options: .init(readOnly: true, openCheck: .quick))
+            Issue.record("a damaged file opened read-only")
+        } catch {
+            guard case .corrupt = error else {
+                Issue.record("expected corrupt, got \(error)")
+                return
+            }
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { !$0.hasSuffix("-wal") && !$0.hasSuffix("-shm") } == ["state.sqlite"])
+        #expect(fileBytes(path) == bytes)
     }
 
     /// Overwrites the page of the database at `path` that holds state `index`'s marker; returns

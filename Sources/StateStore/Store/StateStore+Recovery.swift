@@ -52,6 +52,8 @@ extension StateStore {
     /// ``StateStoreError/busy(_:)`` says so. A file another process's recovery put in the
     /// path's place after this call found it damaged is opened as it is, not recovered again.
     ///
+    /// With ``Options/readOnly``, nothing is moved or written: the error the open met is thrown.
+    ///
     /// A database from a newer build (``StateStoreError/schemaTooNew(file:found:supported:)``)
     /// is not broken and is never moved; nor is another program's database
     /// (``StateStoreError/notAStateStore(file:reason:)``): those errors are rethrown, as is anything else.
@@ -80,8 +82,10 @@ extension StateStore {
         do {
             return (try StateStore(path: path, options: options), nil)
         } catch {
+            // A read-only open writes nothing: a broken file is reported, not moved.
+            guard !options.readOnly else { throw error }
             switch error {
-            case .schemaMismatch where !options.readOnly:
+            case .schemaMismatch:
                 // Only the version records were changed, and the tables are the current schema's
                 // exactly: put right in place, as `statectl migrate --repair` does. Nothing is
                 // moved, unless the file still does not open once repaired.
@@ -91,7 +95,7 @@ extension StateStore {
                 } catch where error.isTransient {
                     throw error
                 } catch {}
-            case .corrupt, .notADatabase, .walMissing, .schemaMismatch:
+            case .corrupt, .notADatabase, .walMissing:
                 break
             default:
                 throw error
@@ -130,31 +134,39 @@ extension StateStore {
             // which stays where it is until the copy is whole: a crash or a power cut during the
             // copy leaves the damaged file in place, and the next open recovers it again.
             var salvage = Salvage()
-            if !options.readOnly {
-                claim.emptyCopy()
-                /// The copy, by a store that is closed (its WAL checkpointed into the copy and
-                /// removed) when this returns.
-                func salvaged() throws(StateStoreError) -> Salvage {
-                    var copying = options
-                    copying.backgroundCheck = .off
-                    copying.openCheck = .header
-                    let copier = try StateStore(path: copy, options: copying)
-                    return try copier.salvage(from: file)
+            claim.emptyCopy()
+            /// The copy, by a store that is closed (its WAL checkpointed into the copy and
+            /// removed) when this returns.
+            func salvaged() throws(StateStoreError) -> Salvage {
+                var copying = options
+                copying.backgroundCheck = .off
+                copying.openCheck = .header
+                let copier = try StateStore(path: copy, options: copying)
+                return try copier.salvage(from: file)
+            }
+            do throws(StateStoreError) {
+                salvage = try salvaged()
+                // On storage before it takes the name: after a power cut, the damaged file
+                // (by then aside) must not be replaced by a copy the storage never had.
+                try syncFile(copy)
+                // A process that opened the file while it was copied would go on writing
+                // to it once moved aside: refused, nothing moved. (One that opens it in the
+                // moment between this look and the renames is not seen.)
+                if isOpenInAnotherProcess(file) {
+                    throw .busy(SQLiteFailure(
+                        extendedResultCode: .busy,
+                        message: "\(path) was opened by another process while it was being recovered, so it was not moved aside; close that process, then open it again",
+                        sql: nil
+                    ))
                 }
-                do throws(StateStoreError) {
-                    salvage = try salvaged()
-                    // On storage before it takes the name: after a power cut, the damaged file
-                    // (by then aside) must not be replaced by a copy the storage never had.
-                    try syncFile(copy)
-                } catch {
-                    // A copy that cannot be made (a full disk) is removed, and the damaged file
-                    // stays where it is, as if nothing had been tried.
-                    claim.removeCopy()
-                    options.logger.info("database left in place: the copy of what it holds could not be made", metadata: [
-                        "statestore.database": "\(path)", "statestore.error": "\(error.description)",
-                    ])
-                    throw error
-                }
+            } catch {
+                // A copy that cannot be made (a full disk), or a file opened meanwhile: the copy
+                // is removed, and the damaged file stays where it is, as if nothing had been tried.
+                claim.removeCopy()
+                options.logger.info("database left in place: the recovery could not be finished", metadata: [
+                    "statestore.database": "\(path)", "statestore.error": "\(error.description)",
+                ])
+                throw error
             }
             // The damaged file moves aside, its WAL and index first (a WAL left behind beside the
             // copy would be replayed into it), then the copy takes its name. On any failure, what
@@ -173,27 +185,26 @@ extension StateStore {
                 try move(file + suffix, to: destination + suffix)
                 moved.append(suffix)
             }
-            if !options.readOnly {
-                try move(copy, to: file)
-                // An index its closed store left; not the name, which another recovery may
-                // already have claimed for a file of its own.
-                for suffix in ["-wal", "-shm"] { _ = unlink(copy + suffix) }
-            }
+            try move(copy, to: file)
+            // An index its closed store left; not the name, which another recovery may already
+            // have claimed for a file of its own.
+            for suffix in ["-wal", "-shm"] { _ = unlink(copy + suffix) }
             // The renames live in the folder's entries: synced before anything is written to the
             // copy in its place.
             syncFolder(folder)
+            // Let go before the store opens the file: closing a descriptor drops every `fcntl`
+            // lock the process holds on its file, SQLite's among them.
+            claim.release()
             options.logger.info("database moved aside", metadata: [
                 "statestore.database": "\(path)", "statestore.moved_to": "\(destination)", "statestore.reason": "\(error.description)",
             ])
-            if !options.readOnly {
-                options.logger.info("database salvaged", metadata: [
-                    "statestore.database": "\(path)", "statestore.salvaged_states": "\(salvage.states)",
-                    "statestore.states_left_behind": "\(salvage.statesLeftBehind)",
-                    "statestore.unreadable_stretches": "\(salvage.unreadableStretches)",
-                    "statestore.salvaged_archives": "\(salvage.archives)",
-                    "statestore.error": "\(salvage.error?.description ?? "none")",
-                ])
-            }
+            options.logger.info("database salvaged", metadata: [
+                "statestore.database": "\(path)", "statestore.salvaged_states": "\(salvage.states)",
+                "statestore.states_left_behind": "\(salvage.statesLeftBehind)",
+                "statestore.unreadable_stretches": "\(salvage.unreadableStretches)",
+                "statestore.salvaged_archives": "\(salvage.archives)",
+                "statestore.error": "\(salvage.error?.description ?? "none")",
+            ])
             return (try StateStore(path: path, options: options), Recovery(reason: error, movedTo: destination, salvage: salvage))
         }
     }
@@ -216,7 +227,8 @@ extension StateStore {
         let claim = try RecoveryClaim(copy: copy, of: path)
         defer { claim.release() }
         guard stat(file, &info) != 0, errno == ENOENT else { return false }  // put in place meanwhile
-        guard stat(copy + "-wal", &info) != 0 else {
+        // A copy cut short has a WAL, or a rollback journal (the salvage writes through one).
+        guard stat(copy + "-wal", &info) != 0, stat(copy + "-journal", &info) != 0 else {
             claim.removeCopy()
             return false
         }
