@@ -315,6 +315,15 @@ case "power-save", "power-verify":
     } else {
         PowerCutGuest.verify(database: arguments[1], mode: arguments[2])
     }
+case "power-recover-template":
+    guard arguments.count >= 2 else { fail("usage: power-recover-template FILE") }
+    RecoveryPowerCut.template(at: arguments[1])
+case "power-recover":
+    guard arguments.count >= 3 else { fail("usage: power-recover DB TEMPLATE") }
+    RecoveryPowerCut.loop(database: arguments[1], template: arguments[2])
+case "power-recover-verify":
+    guard arguments.count >= 3, let expected = Int(arguments[2]) else { fail("usage: power-recover-verify DB EXPECTED") }
+    RecoveryPowerCut.verify(database: arguments[1], expected: expected)
 case "ballast":
     ballast()
 case "contend":
