@@ -249,8 +249,15 @@ import Testing
         #expect(try remade.schemaRecords().isIntact)
         // Records gone beside a change the repair does not make (a trigger): openOrRecover
         // moves the file aside rather than fail the launch, and the fresh one, without the
-        // trigger, holds the states.
+        // trigger, holds the states; not while another store of this process has it open.
         try rawSQL(path, "PRAGMA user_version = 0; CREATE TRIGGER t AFTER INSERT ON schema_migrations BEGIN SELECT 1; END")
+        #expect { try StateStore.openOrRecover(path: path) } throws: { error in
+            guard case StateStoreError.busy(let failure) = error else { return false }
+            return failure.message.contains("is open in this process")
+        }
+        _ = consume repaired
+        _ = consume again
+        _ = consume remade
         let (fresh, moved) = try StateStore.openOrRecover(path: path)
         #expect(moved != nil)
         #expect(moved?.salvage.states == 1)

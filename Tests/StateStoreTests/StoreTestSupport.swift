@@ -1,5 +1,6 @@
 import StateStoreSQLite
 import Foundation
+import Testing
 @testable import StateStore
 
 /// Call before a test's own use of SQLite's C API: it sets up SQLite's log first, which SQLite
@@ -106,4 +107,27 @@ func builtProduct(_ name: String) throws -> String {
         folder = folder.deletingLastPathComponent()
     }
     throw RawSQLFailure(message: "\(name) is not built next to the tests; run `swift build --build-tests` first")
+}
+
+/// The number of states in the database at `path`, counted by `sqlite3` in a process of its own.
+func statesCountedElsewhere(_ path: String) throws -> Int? {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["sqlite3", path, "SELECT count(*) FROM states;"]
+    let output = Pipe()
+    process.standardOutput = output
+    try process.run()
+    let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    return Int(text.trimmingCharacters(in: .whitespacesAndNewlines))
+}
+
+/// Expects `store` to hold SQLite's locks on its file at `path`: another process that opens and
+/// closes the database does not take itself for the last connection (checkpointing and
+/// removing the WAL the store still writes to), and sees the store's next save.
+func expectLocksHeld(by store: StateStore, on path: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    let before = try #require(try statesCountedElsewhere(path), sourceLocation: sourceLocation)
+    #expect(FileManager.default.fileExists(atPath: path + "-wal"), "another process's close removed the store's WAL", sourceLocation: sourceLocation)
+    try store.save("after", for: try RestorationPath(validating: "root/locks-held-\(before)"))
+    #expect(try statesCountedElsewhere(path) == before + 1, sourceLocation: sourceLocation)
 }

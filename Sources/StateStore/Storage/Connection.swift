@@ -1,5 +1,6 @@
 import StateStoreSQLite
 import Foundation
+import Synchronization
 
 /// One SQLite connection: explicit open flags, the store's pragmas, a cache of
 /// prepared statements, and `BEGIN IMMEDIATE` write transactions.
@@ -10,6 +11,9 @@ final class Connection {
     let handle: OpaquePointer
     let path: String
     let readOnly: Bool
+    /// The file this connection holds SQLite's locks on, counted in ``OpenDatabaseFiles`` from
+    /// its open until it closes; `nil` in memory, and for an immutable open (which takes none).
+    private let lockedFile: FileIdentity?
     private var statements: [StatementKey: Statement] = [:]
     /// Rises with every commit made through ``writeTransaction(countsAsChange:_:)`` that counts,
     /// and every time ``noteOtherConnectionsCommits()`` finds another connection committed.
@@ -59,6 +63,13 @@ final class Connection {
             throw .cannotOpen(file: path, SQLiteFailure(extendedResultCode: SQLiteResultCode(rawValue: code), message: message))
         }
         self.handle = handle
+        if !options.immutable, let name = sqlite3_db_filename(handle, "main"), name.pointee != 0,
+           let file = try? FileIdentity.of(String(cString: name)).get() {
+            OpenDatabaseFiles.opened(file)
+            lockedFile = file
+        } else {
+            lockedFile = nil
+        }
         let milliseconds = options.busyTimeout.components.seconds * 1000
             + options.busyTimeout.components.attoseconds / 1_000_000_000_000_000
         sqlite3_busy_timeout(handle, Int32(clamping: milliseconds))
@@ -142,6 +153,7 @@ final class Connection {
     deinit {
         statements.removeAll()
         sqlite3_close_v2(handle)
+        if let lockedFile { OpenDatabaseFiles.closed(lockedFile) }
     }
 
     // MARK: Errors
@@ -402,5 +414,33 @@ final class Connection {
         sqlite3_db_status(handle, SQLITE_DBSTATUS_CACHE_USED, &cache, &high, 0)
         sqlite3_db_status(handle, SQLITE_DBSTATUS_STMT_USED, &statementsUsed, &high, 0)
         return Int(cache) + Int(statementsUsed)
+    }
+}
+
+/// The database files this process has open through SQLite connections, by identity, with how
+/// many connections each. On Linux, closing any descriptor of a file drops every `fcntl` lock
+/// the process holds on it, SQLite's among them: the shared lock a connection keeps on the
+/// database and its locks on the `-shm`, without which another process's close takes itself
+/// for the last connection, checkpoints and removes the WAL this one still writes to. SQLite
+/// keeps its own descriptors open for that reason; the store's looks at a file made through a
+/// descriptor of their own (its header before SQLite opens it, the `-shm` a recovery tests)
+/// are not made for a file open here.
+enum OpenDatabaseFiles {
+    private static let connections = Mutex<[FileIdentity: Int]>([:])
+
+    static func opened(_ file: FileIdentity) {
+        connections.withLock { $0[file, default: 0] += 1 }
+    }
+
+    static func closed(_ file: FileIdentity) {
+        connections.withLock { open in
+            if let count = open[file], count > 1 { open[file] = count - 1 } else { open[file] = nil }
+        }
+    }
+
+    /// Whether a connection of this process has the file `path` names open (following links).
+    static func contains(_ path: String) -> Bool {
+        guard let file = try? FileIdentity.of(path).get() else { return false }
+        return connections.withLock { $0[file] != nil }
     }
 }

@@ -199,7 +199,10 @@ extension StateStore {
                     + "who could replace the database; `chmod go-w` it, or keep the database in a folder of your own"
             )
         }
-        let existed = access(path, F_OK) == 0
+        // Made when missing (a file that exists was found readable and writable): an existing
+        // file is not opened here, since closing a descriptor of it would drop the locks a
+        // connection of this process holds on it.
+        guard access(path, F_OK) != 0 else { return warnings }
         let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0o600)
         guard descriptor >= 0 else {
             throw .fileSystem(FileSystemFailure(operation: .createFile, path: path, errno: errno))
@@ -207,7 +210,7 @@ extension StateStore {
         close(descriptor)
         // A new file's name lives in its folder's entries (and a new folder's in its parent's):
         // synced now, so a power cut after the first durable save cannot take the file away.
-        if !existed { syncFolder(folder) }
+        syncFolder(folder)
         return warnings
     }
 

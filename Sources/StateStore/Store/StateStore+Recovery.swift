@@ -47,7 +47,8 @@ extension StateStore {
     /// when the repair fails for a reason that may pass (a lock, an I/O error, a full disk), that
     /// error is thrown and nothing is moved.
     ///
-    /// A database another process has open is not moved, nor one another process is recovering
+    /// A database another process or another store of this process has open is not moved, nor
+    /// one another process is recovering
     /// (a recovery holds an exclusive `flock` on its copy until it ends):
     /// ``StateStoreError/busy(_:)`` says so. A file another process's recovery put in the
     /// path's place after this call found it damaged is opened as it is, not recovered again.
@@ -110,8 +111,15 @@ extension StateStore {
             let claim = try RecoveryClaim(copy: copy, of: path)
             defer { claim.release() }
             guard (try? FileIdentity.of(path).get()) == found else { return nil }
-            // Moving a file another process has open would leave that process writing to the
-            // moved one while this one starts afresh: refused, nothing moved.
+            // Moving a file a store has open would leave that store writing to the moved one
+            // while this one starts afresh: refused, nothing moved.
+            if OpenDatabaseFiles.contains(file) {
+                throw .busy(SQLiteFailure(
+                    extendedResultCode: .busy,
+                    message: "\(path) is open in this process (another StateStore has it open), so it was not moved aside; release that store, then open it again",
+                    sql: nil
+                ))
+            }
             if isOpenInAnotherProcess(file) {
                 throw .busy(SQLiteFailure(
                     extendedResultCode: .busy,
@@ -227,8 +235,9 @@ extension StateStore {
         let claim = try RecoveryClaim(copy: copy, of: path)
         defer { claim.release() }
         guard stat(file, &info) != 0, errno == ENOENT else { return false }  // put in place meanwhile
-        // A copy cut short has a WAL, or a rollback journal (the salvage writes through one).
-        guard stat(copy + "-wal", &info) != 0, stat(copy + "-journal", &info) != 0 else {
+        // A copy cut short has a WAL, or a rollback journal (the salvage writes through one); an
+        // empty one is the claim of a recovery stopped before its copy began.
+        guard stat(copy, &info) == 0, info.st_size > 0, stat(copy + "-wal", &info) != 0, stat(copy + "-journal", &info) != 0 else {
             claim.removeCopy()
             return false
         }
@@ -270,6 +279,9 @@ extension StateStore {
     /// database holds a shared lock on byte 128 of its `-shm` (the "dead man switch" SQLite looks
     /// at to tell whether it is the first connection) for as long as it is open.
     static func isOpenInAnotherProcess(_ path: String) -> Bool {
+        // Open here counts too, and is not looked at through a descriptor of the -shm, whose
+        // close would drop this process's own locks on it.
+        if OpenDatabaseFiles.contains(path) { return true }
         let descriptor = open(path + "-shm", O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         guard descriptor >= 0 else { return false }
         defer { close(descriptor) }

@@ -231,8 +231,12 @@ public final class StateStore: Sendable {
                 ])
             }
             try Self.requireRegularFileOrNothing(at: path, readOnly: options.readOnly)
-            try Self.requireStateStoreBeforeOpening(path)
-            try Self.refuseLostWAL(at: path)
+            // A file a connection of this process has open was looked at when it was opened;
+            // looking again would close a descriptor of it, and with it that connection's locks.
+            if !OpenDatabaseFiles.contains(path) {
+                try Self.requireStateStoreBeforeOpening(path)
+                try Self.refuseLostWAL(at: path)
+            }
             if !options.readOnly { warnings = try Self.prepareFile(at: path) }
         }
         // SQLite makes a -wal and -shm beside a file whose header says WAL as it reads it, and
