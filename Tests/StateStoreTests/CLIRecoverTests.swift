@@ -144,34 +144,50 @@ import Testing
         #expect(!(try names().contains { $0.contains("recovering") }))
     }
 
-    /// A recovery killed in the middle of its copy, as a crash or a power cut stops it, leaves
-    /// the damaged database where it was, unchanged: the next recovery keeps everything.
-    @Test func aRecoveryKilledDuringItsCopyIsMadeAgain() throws {
-        // States of 8 KB, so that the copy takes long enough to be caught in the middle.
-        let count = 6_000
-        let text = { (index: Int) in "state-\(index)-" + String(repeating: "k", count: 8_000) }
+    /// States of 8 KB in a large database, so that a recovery's copy takes long enough to be
+    /// caught in the middle.
+    static let largeCount = 6_000
+    static func largeText(_ index: Int) -> String { "state-\(index)-" + String(repeating: "k", count: 8_000) }
+
+    /// A damaged database of ``largeCount`` states of 8 KB (one page in its middle overwritten):
+    /// its bytes, and the states that page held.
+    func largeDamagedDatabase() throws -> (bytes: [UInt8], lost: Set<Int>) {
         do {
             let store = try StateStore(path: db)
             try store.write { (transaction) throws(StateStoreError) in
-                for index in 0..<count { try transaction.save(text(index), for: try RestorationPath(validating: "root/item\(index)")) }
+                for index in 0..<Self.largeCount {
+                    try transaction.save(Self.largeText(index), for: try RestorationPath(validating: "root/item\(index)"))
+                }
             }
         }
-        let (bytes, lost) = try SalvageTests.overwritePage(holding: 3_000, of: db)
+        return try SalvageTests.overwritePage(holding: 3_000, of: db)
+    }
 
+    /// Starts `statectl recover` on the database and returns once its copy has written `bytes`
+    /// (to the copy or its journal), or it has ended.
+    func startRecovery(copying bytes: Int, output: Any = FileHandle.nullDevice, errors: Any = FileHandle.nullDevice) throws -> Process {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: CLI.executable)
         process.arguments = ["recover", "--db", db]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
+        process.standardOutput = output
+        process.standardError = errors
         try process.run()
-        // Killed once the copy has written a few megabytes (to the fresh file or its journal).
         func written() -> Int {
             ["", "-wal", "-journal"].reduce(0) { total, suffix in
                 var info = stat()
                 return total + (stat(db + ".recovering" + suffix, &info) == 0 ? Int(info.st_size) : 0)
             }
         }
-        while process.isRunning, written() < 4 << 20 { usleep(1_000) }
+        while process.isRunning, written() < bytes { usleep(1_000) }
+        return process
+    }
+
+    /// A recovery killed in the middle of its copy, as a crash or a power cut stops it, leaves
+    /// the damaged database where it was, unchanged: the next recovery keeps everything.
+    @Test func aRecoveryKilledDuringItsCopyIsMadeAgain() throws {
+        let (bytes, lost) = try largeDamagedDatabase()
+        // Killed once the copy has written a few megabytes.
+        let process = try startRecovery(copying: 4 << 20)
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
         try #require(process.terminationReason == .uncaughtSignal, "the recovery ended (exit \(process.terminationStatus)) before it could be killed")
@@ -180,41 +196,21 @@ import Testing
 
         let again = try CLI.run(["recover", "--db", db])
         #expect(again.status == 0, "\(again)")
-        #expect(again.stdout.contains("States copied:            \(count - lost.count)\n"), "\(again)")
+        #expect(again.stdout.contains("States copied:            \(Self.largeCount - lost.count)\n"), "\(again)")
         #expect(!(try names().contains { $0.contains("recovering") }))
         let store = try StateStore(path: db)
-        #expect(try store.restore(String.self, for: try RestorationPath(validating: "root/item\(count - 1)")) == text(count - 1))
+        let last = try RestorationPath(validating: "root/item\(Self.largeCount - 1)")
+        #expect(try store.restore(String.self, for: last) == Self.largeText(Self.largeCount - 1))
     }
 
     /// Two recoveries of one database at once, as when an application and `statectl recover`
     /// find it damaged together: the second is refused while the first copies, and the first
     /// keeps everything.
     @Test func aSecondRecoveryIsRefusedWhileTheFirstCopies() throws {
-        let count = 6_000
-        let text = { (index: Int) in "state-\(index)-" + String(repeating: "k", count: 8_000) }
-        do {
-            let store = try StateStore(path: db)
-            try store.write { (transaction) throws(StateStoreError) in
-                for index in 0..<count { try transaction.save(text(index), for: try RestorationPath(validating: "root/item\(index)")) }
-            }
-        }
-        let (bytes, lost) = try SalvageTests.overwritePage(holding: 3_000, of: db)
-
-        let first = Process()
-        first.executableURL = URL(fileURLWithPath: CLI.executable)
-        first.arguments = ["recover", "--db", db]
+        let (bytes, lost) = try largeDamagedDatabase()
         let firstOutput = Pipe()
-        first.standardOutput = firstOutput
-        first.standardError = FileHandle.nullDevice
-        try first.run()
-        func written() -> Int {
-            ["", "-wal", "-journal"].reduce(0) { total, suffix in
-                var info = stat()
-                return total + (stat(db + ".recovering" + suffix, &info) == 0 ? Int(info.st_size) : 0)
-            }
-        }
         // Stopped in the middle of its copy, so that the second runs all of its course then.
-        while first.isRunning, written() < 2 << 20 { usleep(1_000) }
+        let first = try startRecovery(copying: 2 << 20, output: firstOutput)
         kill(first.processIdentifier, SIGSTOP)
         try #require(first.isRunning, "the first recovery ended before it could be stopped")
         let second = try CLI.run(["recover", "--db", db])
@@ -224,38 +220,22 @@ import Testing
         #expect(second.status == 1, "\(second)")
         #expect(second.stderr.contains("is being recovered by another process"), "\(second)")
         #expect(first.terminationStatus == 0, "\(report)")
-        #expect(report.contains("States copied:            \(count - lost.count)\n"), "\(report)")
+        #expect(report.contains("States copied:            \(Self.largeCount - lost.count)\n"), "\(report)")
         let after = try names()
         #expect(after.filter { $0.contains("broken") && !$0.hasSuffix("-wal") && !$0.hasSuffix("-shm") }.count == 1, "\(after)")
         #expect(!after.contains { $0.contains("recovering") }, "\(after)")
         let broken = try #require(after.first { $0.contains("broken") && !$0.hasSuffix("-wal") && !$0.hasSuffix("-shm") })
         #expect(FileSnapshot(folder.file(broken)) == FileSnapshot(bytes: bytes))
         let store = try StateStore(path: db)
-        #expect(try store.entries().count == count - lost.count)
+        #expect(try store.entries().count == Self.largeCount - lost.count)
     }
 
     /// A process that opens the database while it is being copied would go on writing to it
     /// once it is moved aside: the recovery looks again before it moves anything, and stops.
     @Test func aDatabaseOpenedDuringTheCopyIsNotMoved() throws {
-        let count = 6_000
-        do {
-            let store = try StateStore(path: db)
-            try store.write { (transaction) throws(StateStoreError) in
-                for index in 0..<count {
-                    try transaction.save("state-\(index)-" + String(repeating: "k", count: 8_000), for: try RestorationPath(validating: "root/item\(index)"))
-                }
-            }
-        }
-        let (bytes, _) = try SalvageTests.overwritePage(holding: 3_000, of: db)
-        let first = Process()
-        first.executableURL = URL(fileURLWithPath: CLI.executable)
-        first.arguments = ["recover", "--db", db]
+        let (bytes, _) = try largeDamagedDatabase()
         let errors = Pipe()
-        first.standardOutput = FileHandle.nullDevice
-        first.standardError = errors
-        try first.run()
-        var info = stat()
-        while first.isRunning, (stat(db + ".recovering", &info) == 0 ? Int(info.st_size) : 0) < 2 << 20 { usleep(1_000) }
+        let first = try startRecovery(copying: 2 << 20, errors: errors)
         kill(first.processIdentifier, SIGSTOP)
         try #require(first.isRunning, "the recovery ended before it could be stopped")
         let (holder, input) = try holdOpen(db, running: "PRAGMA journal_mode = WAL;")
