@@ -127,7 +127,7 @@ import Testing
     /// moved, nothing changed, the copy untouched.
     @Test func aDatabaseAnotherProcessIsRecoveringIsLeftToIt() throws {
         let (bytes, _) = try damagedDatabase()
-        let holder = try RecoveryClaimHolder(db + ".recovering")
+        let holder = try RecoveryClaimHolder(db + ".recovering-lock")
         let copyFiles = try names().filter { $0.contains("recovering") }
         let result = try CLI.run(["recover", "--db", db])
         #expect(result.status == 1, "\(result)")
@@ -255,11 +255,16 @@ import Testing
         let result = try CLI.run(["recover", "--db", db])
         #expect(result.status == 3, "\(result)")
         #expect(try names().isEmpty)
-        // Nor beside a copy cut short (it has a -wal): that is no database to finish.
-        for suffix in ["", "-wal"] { try Data("partial".utf8).write(to: URL(fileURLWithPath: db + ".recovering" + suffix)) }
-        let beside = try CLI.run(["recover", "--db", db])
-        #expect(beside.status == 3, "\(beside)")
-        #expect(try names() == ["state.sqlite.recovering", "state.sqlite.recovering-wal"])
+        // Nor beside a copy cut short (empty, or with a -wal or a -journal): that is no database
+        // to finish.
+        for companion in [nil, "-wal", "-journal"] {
+            try Data((companion == nil ? "" : "partial").utf8).write(to: URL(fileURLWithPath: db + ".recovering"))
+            if let companion { try Data("partial".utf8).write(to: URL(fileURLWithPath: db + ".recovering" + companion)) }
+            let beside = try CLI.run(["recover", "--db", db])
+            #expect(beside.status == 3, "\(beside)")
+            #expect(try names() == ["state.sqlite.recovering"] + (companion.map { ["state.sqlite.recovering" + $0] } ?? []))
+            if let companion { try FileManager.default.removeItem(atPath: db + ".recovering" + companion) }
+        }
     }
 
     /// A recovery stopped between its two renames (the damaged file moved aside, its whole copy

@@ -1,24 +1,24 @@
 import Foundation
 import Testing
 
-/// Another process holding a recovery's claim on `<file>.recovering` (an exclusive `flock`, as a
+/// Another process holding a recovery's claim on `<file>.recovering-lock` (an exclusive `flock`, as a
 /// recovery under way holds it), until ``release()``: `flock(1)` running `cat` on a pipe.
 final class RecoveryClaimHolder {
     private let process = Process()
     private let input = Pipe()
 
-    /// Returns once the lock on `copy` is held (`flock` makes the file when it is missing).
-    init(_ copy: String) throws {
+    /// Returns once the lock on `file` is held (`flock` makes the file when it is missing).
+    init(_ file: String) throws {
         let output = Pipe()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["flock", "--exclusive", copy, "sh", "-c", "echo held; exec cat"]
+        process.arguments = ["flock", "--exclusive", file, "sh", "-c", "echo held; exec cat"]
         process.standardInput = input
         process.standardOutput = output
         try process.run()
         var seen = Data()
         while !String(decoding: seen, as: UTF8.self).contains("held\n") {
             let chunk = output.fileHandleForReading.availableData
-            try #require(!chunk.isEmpty, "flock ended before it held \(copy)")
+            try #require(!chunk.isEmpty, "flock ended before it held \(file)")
             seen.append(chunk)
         }
     }

@@ -338,7 +338,7 @@ struct SalvageTests {
             let store = try StateStore(path: copy)
             try store.save("recovered", for: "root/a")
         }
-        let holder = try RecoveryClaimHolder(copy)
+        let holder = try RecoveryClaimHolder(copy + "-lock")
         for open in [{ _ = try StateStore(path: self.path) }, { _ = try StateStore.openOrRecover(path: self.path) }] {
             do {
                 try open()
@@ -355,6 +355,7 @@ struct SalvageTests {
         try holder.release()
         #expect(try StateStore(path: path).restore(String.self, for: "root/a") == "recovered")
         #expect(!FileManager.default.fileExists(atPath: copy))
+        #expect(!FileManager.default.fileExists(atPath: copy + "-lock"))
     }
 
     /// The store `openOrRecover` returns after a recovery holds SQLite's locks on its file like

@@ -443,4 +443,17 @@ enum OpenDatabaseFiles {
         guard let file = try? FileIdentity.of(path).get() else { return false }
         return connections.withLock { $0[file] != nil }
     }
+
+    /// Runs `look`, which opens and closes descriptors of the file `path` names (or of its
+    /// `-shm`), unless a connection of this process has that file open; returns whether it ran.
+    /// The registry stays locked while it runs: a connection opened meanwhile by another thread
+    /// counts itself before it takes any SQLite lock, so it waits, and `look` cannot drop them.
+    @discardableResult
+    static func lookUnlessOpen<E: Error>(at path: String, _ look: () throws(E) -> Void) throws(E) -> Bool {
+        try connections.withLock { (open) throws(E) -> Bool in
+            if let file = try? FileIdentity.of(path).get(), open[file] != nil { return false }
+            try look()
+            return true
+        }
+    }
 }

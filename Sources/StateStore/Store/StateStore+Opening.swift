@@ -202,9 +202,11 @@ extension StateStore {
         // Made when missing (a file that exists was found readable and writable): an existing
         // file is not opened here, since closing a descriptor of it would drop the locks a
         // connection of this process holds on it.
+        // Exclusive: a file another thread made meanwhile is not opened either.
         guard access(path, F_OK) != 0 else { return warnings }
-        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0o600)
+        let descriptor = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NONBLOCK, 0o600)
         guard descriptor >= 0 else {
+            if errno == EEXIST { return warnings }
             throw .fileSystem(FileSystemFailure(operation: .createFile, path: path, errno: errno))
         }
         close(descriptor)

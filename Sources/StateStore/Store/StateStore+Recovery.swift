@@ -49,7 +49,7 @@ extension StateStore {
     ///
     /// A database another process or another store of this process has open is not moved, nor
     /// one another process is recovering
-    /// (a recovery holds an exclusive `flock` on its copy until it ends):
+    /// (a recovery holds an exclusive `flock` on `<path>.recovering-lock` until it ends):
     /// ``StateStoreError/busy(_:)`` says so. A file another process's recovery put in the
     /// path's place after this call found it damaged is opened as it is, not recovered again.
     ///
@@ -142,7 +142,7 @@ extension StateStore {
             // which stays where it is until the copy is whole: a crash or a power cut during the
             // copy leaves the damaged file in place, and the next open recovers it again.
             var salvage = Salvage()
-            claim.emptyCopy()
+            claim.removeCopy()  // what a recovery cut short left
             /// The copy, by a store that is closed (its WAL checkpointed into the copy and
             /// removed) when this returns.
             func salvaged() throws(StateStoreError) -> Salvage {
@@ -200,9 +200,6 @@ extension StateStore {
             // The renames live in the folder's entries: synced before anything is written to the
             // copy in its place.
             syncFolder(folder)
-            // Let go before the store opens the file: closing a descriptor drops every `fcntl`
-            // lock the process holds on its file, SQLite's among them.
-            claim.release()
             options.logger.info("database moved aside", metadata: [
                 "statestore.database": "\(path)", "statestore.moved_to": "\(destination)", "statestore.reason": "\(error.description)",
             ])
@@ -219,7 +216,7 @@ extension StateStore {
 
     /// Where ``openOrRecover(path:options:)`` builds the copy of the damaged database `file`
     /// before it takes the file's name.
-    package static func recoveryCopy(of file: String) -> String { file + ".recovering" }
+    static func recoveryCopy(of file: String) -> String { file + ".recovering" }
 
     /// Finishes a recovery a crash or a power cut stopped between moving the damaged file aside
     /// and giving its copy the name, before the missing database at `path` would be made afresh:
@@ -235,9 +232,7 @@ extension StateStore {
         let claim = try RecoveryClaim(copy: copy, of: path)
         defer { claim.release() }
         guard stat(file, &info) != 0, errno == ENOENT else { return false }  // put in place meanwhile
-        // A copy cut short has a WAL, or a rollback journal (the salvage writes through one); an
-        // empty one is the claim of a recovery stopped before its copy began.
-        guard stat(copy, &info) == 0, info.st_size > 0, stat(copy + "-wal", &info) != 0, stat(copy + "-journal", &info) != 0 else {
+        guard isWholeRecoveryCopy(copy) else {
             claim.removeCopy()
             return false
         }
@@ -249,9 +244,25 @@ extension StateStore {
         return true
     }
 
+    /// Whether the database at `path` is missing beside a whole recovery copy, which the next
+    /// read-write open puts in its place (``finishInterruptedRecovery(at:)``).
+    package static func isMissingBesideWholeRecoveryCopy(_ path: String) -> Bool {
+        let file = recoveryFile(of: path)
+        var info = stat()
+        return stat(file, &info) != 0 && errno == ENOENT && isWholeRecoveryCopy(recoveryCopy(of: file))
+    }
+
+    /// Whether the recovery copy `copy` is whole: its store closed, so it has pages and no WAL
+    /// and no rollback journal (the salvage writes through one). An empty copy is the start of
+    /// one, stopped before its first page.
+    static func isWholeRecoveryCopy(_ copy: String) -> Bool {
+        var info = stat()
+        return stat(copy, &info) == 0 && info.st_size > 0 && stat(copy + "-wal", &info) != 0 && stat(copy + "-journal", &info) != 0
+    }
+
     /// The file the database at `path` is: where a symbolic link leads, even when nothing is
     /// there (its file moved aside during a recovery).
-    package static func recoveryFile(of path: String) -> String {
+    static func recoveryFile(of path: String) -> String {
         var link = stat()
         guard lstat(path, &link) == 0, link.st_mode & S_IFMT == S_IFLNK else { return path }
         // A link is never its own real path: the same one back means nothing is there.
@@ -281,11 +292,17 @@ extension StateStore {
     static func isOpenInAnotherProcess(_ path: String) -> Bool {
         // Open here counts too, and is not looked at through a descriptor of the -shm, whose
         // close would drop this process's own locks on it.
-        if OpenDatabaseFiles.contains(path) { return true }
-        let descriptor = open(path + "-shm", O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
-        guard descriptor >= 0 else { return false }
-        defer { close(descriptor) }
-        return clinux_byte_locked_elsewhere(descriptor, 128) == 1
+        var locked = true
+        OpenDatabaseFiles.lookUnlessOpen(at: path) {
+            let descriptor = open(path + "-shm", O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+            guard descriptor >= 0 else {
+                locked = false
+                return
+            }
+            locked = clinux_byte_locked_elsewhere(descriptor, 128) == 1
+            close(descriptor)
+        }
+        return locked
     }
 
     /// Whether ``repairSchemaVersion(at:)`` left the version records right (or found them
@@ -304,26 +321,30 @@ extension StateStore {
     }
 }
 
-/// The right to build a recovery's copy (`<file>.recovering`): an exclusive `flock` on the
-/// copy's file, taken before anything is written to it and held until the recovery ends, its
-/// copy renamed into the database's place or removed. `flock` locks are apart from SQLite's
-/// `fcntl` locks on the same file, and the kernel drops them with the process that held them,
-/// so a recovery stopped by a crash leaves no claim behind.
+/// The right to build a recovery's copy (`<file>.recovering`) and rename it into place: an
+/// exclusive `flock` on a lock file of its own (`<file>.recovering-lock`), taken before anything
+/// is written to the copy and held until the recovery ends. The lock file is never a database,
+/// so closing it drops no SQLite lock of this process (closing any descriptor of a file drops
+/// every `fcntl` lock the process holds on that file). `flock` locks are apart from `fcntl`
+/// ones, and the kernel drops them with the process that held them, so a recovery stopped by a
+/// crash leaves no claim behind. The lock file is removed as the claim ends.
 final class RecoveryClaim {
     private var descriptor: Int32
     private let copy: String
+    private let lock: String
 
-    /// Claims `copy`, making an empty file there when there is none. Throws
-    /// ``StateStoreError/busy(_:)`` when another recovery of the database at `path` holds it, and
-    /// ``StateStoreError/fileSystem(_:)`` when the file cannot be made.
+    /// Claims the copy `copy`. Throws ``StateStoreError/busy(_:)`` when another recovery of the
+    /// database at `path` holds it, and ``StateStoreError/fileSystem(_:)`` when the lock file
+    /// cannot be made or locked.
     init(copy: String, of path: String) throws(StateStoreError) {
         self.copy = copy
-        // The name may be removed or given to another file between the open and the lock (the
-        // recovery that held it ends): the lock counts only on the file that still has it.
+        lock = copy + "-lock"
+        // The lock file is removed by the claim that ends, and may be made again by another:
+        // the lock counts only on the file that still has the name.
         for _ in 0..<8 {
-            let descriptor = open(copy, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600)
+            let descriptor = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600)
             guard descriptor >= 0 else {
-                throw .fileSystem(FileSystemFailure(operation: .createFile, path: copy, errno: errno))
+                throw .fileSystem(FileSystemFailure(operation: .createFile, path: lock, errno: errno))
             }
             guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
                 let code = errno
@@ -331,15 +352,14 @@ final class RecoveryClaim {
                 if code == EWOULDBLOCK {
                     throw .busy(SQLiteFailure(
                         extendedResultCode: .busy,
-                        message: "\(path) is being recovered by another process (it holds \(copy)); wait for it to finish, then open it again",
+                        message: "\(path) is being recovered by another process (it holds \(lock)); wait for it to finish, then open it again",
                         sql: nil
                     ))
                 }
-                throw .fileSystem(FileSystemFailure(operation: .lock, path: copy, errno: code))
+                throw .fileSystem(FileSystemFailure(operation: .lock, path: lock, errno: code))
             }
             var held = stat()
-            if fstat(descriptor, &held) == 0,
-               (try? FileIdentity.of(copy).get()) == FileIdentity(held) {
+            if fstat(descriptor, &held) == 0, (try? FileIdentity.of(lock).get()) == FileIdentity(held) {
                 self.descriptor = descriptor
                 return
             }
@@ -347,15 +367,9 @@ final class RecoveryClaim {
         }
         throw .busy(SQLiteFailure(
             extendedResultCode: .busy,
-            message: "\(copy) kept being replaced while this recovery tried to claim it; open \(path) again",
+            message: "\(lock) kept being replaced while this recovery tried to claim it; open \(path) again",
             sql: nil
         ))
-    }
-
-    /// Empties the copy for a recovery to begin, with whatever a copy cut short left beside it.
-    func emptyCopy() {
-        for suffix in ["-wal", "-shm", "-journal"] { _ = unlink(copy + suffix) }
-        _ = ftruncate(descriptor, 0)
     }
 
     /// Removes the copy and what its store left beside it (the claim is still held).
@@ -363,16 +377,10 @@ final class RecoveryClaim {
         for suffix in ["-wal", "-shm", "-journal", ""] { _ = unlink(copy + suffix) }
     }
 
-    /// Ends the claim. A copy left empty (the claim made it, and nothing was written to it) is
-    /// removed first; one with pages stays, as it may be a whole copy whose recovery stopped
-    /// between its renames, for the next open to put in place.
+    /// Ends the claim: the lock file is removed while still locked, then let go.
     func release() {
         guard descriptor >= 0 else { return }
-        var info = stat()
-        if fstat(descriptor, &info) == 0, info.st_size == 0,
-           (try? FileIdentity.of(copy).get()) == FileIdentity(info) {
-            _ = unlink(copy)
-        }
+        _ = unlink(lock)
         close(descriptor)
         descriptor = -1
     }

@@ -233,7 +233,7 @@ public final class StateStore: Sendable {
             try Self.requireRegularFileOrNothing(at: path, readOnly: options.readOnly)
             // A file a connection of this process has open was looked at when it was opened;
             // looking again would close a descriptor of it, and with it that connection's locks.
-            if !OpenDatabaseFiles.contains(path) {
+            try OpenDatabaseFiles.lookUnlessOpen(at: path) { () throws(StateStoreError) in
                 try Self.requireStateStoreBeforeOpening(path)
                 try Self.refuseLostWAL(at: path)
             }

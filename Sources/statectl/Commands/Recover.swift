@@ -25,7 +25,7 @@ extension Statectl {
                 file in place, and the next one starts again; one interrupted between its renames \
                 leaves no file at --db, and its whole copy, which the next run puts in place. A database another process has open \
                 is not moved (exit 1): stop the application first. Nor is one another process is \
-                recovering (exit 1): each recovery holds a lock on its copy until it ends. When the fresh database cannot \
+                recovering (exit 1): each recovery holds a lock on <file>.recovering-lock until it ends. When the fresh database cannot \
                 take the copy (a full disk), it is removed and the old file stays where it is \
                 (exit 1; run it again once there is room). A --db that is a symbolic link is followed: the file it leads to is \
                 moved aside beside itself and made afresh there. A database from a newer build, \
@@ -50,9 +50,8 @@ extension Statectl {
         func run() throws {
             let path = database.path
             // A recovery stopped between its renames left no file at the path, and its whole copy
-            // (no -wal: its store had closed) beside it, which the open puts in place.
-            let copy = StateStore.recoveryCopy(of: StateStore.recoveryFile(of: path))
-            let interrupted = access(path, F_OK) != 0 && access(copy, F_OK) == 0 && access(copy + "-wal", F_OK) != 0
+            // beside it, which the open puts in place.
+            let interrupted = StateStore.isMissingBesideWholeRecoveryCopy(path)
             if !interrupted { try database.requireExistingFile() }
             let recovery = try Self.recover(path)
             let salvage = recovery?.salvage
