@@ -448,6 +448,8 @@ enum OpenDatabaseFiles {
     /// `-shm`), unless a connection of this process has that file open; returns whether it ran.
     /// The registry stays locked while it runs: a connection opened meanwhile by another thread
     /// counts itself before it takes any SQLite lock, so it waits, and `look` cannot drop them.
+    /// `look` may open immutable connections only (they take no lock and are not counted): a
+    /// counted one would wait for the lock `look` runs under.
     @discardableResult
     static func lookUnlessOpen<E: Error>(at path: String, _ look: () throws(E) -> Void) throws(E) -> Bool {
         try connections.withLock { (open) throws(E) -> Bool in
