@@ -347,9 +347,14 @@ struct TerminalAppTests {
         try terminal.waitForScreen(containing: "Stopped")
 
         // `bg` continues it in the background: it stops again at once, the terminal stays the shell's.
-        try terminal.type("clear; bg; sleep 1; jobs")
+        // `fg` is typed only once the shell has listed the jobs and is back at its prompt: the
+        // job's own stop is reported as it happens, before the listing, and keys typed then
+        // may not reach the next prompt.
+        try terminal.type("clear; bg; sleep 1; jobs; echo jobs-listed")
         try terminal.press("C-j")
-        let background = try terminal.waitForScreen("the job stopped again") { $0.contains("Stopped (tty output)") }
+        let background = try terminal.waitForScreen("the job stopped again") {
+            $0.contains("Stopped (tty output)") && $0.contains("\njobs-listed")
+        }
         #expect(!background.contains("Compose ›"), "\(background)")
 
         try terminal.type("fg")
