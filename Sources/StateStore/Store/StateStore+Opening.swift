@@ -199,10 +199,9 @@ extension StateStore {
                     + "who could replace the database; `chmod go-w` it, or keep the database in a folder of your own"
             )
         }
-        // Made when missing (a file that exists was found readable and writable): an existing
-        // file is not opened here, since closing a descriptor of it would drop the locks a
-        // connection of this process holds on it.
-        // Exclusive: a file another thread made meanwhile is not opened either.
+        // Made when missing, and only then (a file that exists was found readable and writable):
+        // closing a descriptor of an existing file would drop the locks a connection of this
+        // process holds on it. `O_EXCL`, so that one another thread made meanwhile is not opened.
         guard access(path, F_OK) != 0 else { return warnings }
         let descriptor = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NONBLOCK, 0o600)
         guard descriptor >= 0 else {

@@ -194,9 +194,7 @@ extension StateStore {
                 moved.append(suffix)
             }
             try move(copy, to: file)
-            // An index its closed store left; not the name, which another recovery may already
-            // have claimed for a file of its own.
-            for suffix in ["-wal", "-shm"] { _ = unlink(copy + suffix) }
+            claim.removeCopysIndex()
             // The renames live in the folder's entries: synced before anything is written to the
             // copy in its place.
             syncFolder(folder)
@@ -239,7 +237,7 @@ extension StateStore {
         guard rename(copy, file) == 0 else {
             throw .fileSystem(FileSystemFailure(operation: .move, path: copy, errno: errno))
         }
-        for suffix in ["-wal", "-shm"] { _ = unlink(copy + suffix) }  // an index its closed store left
+        claim.removeCopysIndex()
         syncFolder((file as NSString).deletingLastPathComponent)
         return true
     }
@@ -375,6 +373,12 @@ final class RecoveryClaim {
     /// Removes the copy and what its store left beside it (the claim is still held).
     func removeCopy() {
         for suffix in ["-wal", "-shm", "-journal", ""] { _ = unlink(copy + suffix) }
+    }
+
+    /// Removes the index a closed store leaves beside the copy (`-wal`, `-shm`) once the copy has
+    /// taken the database's name.
+    func removeCopysIndex() {
+        for suffix in ["-wal", "-shm"] { _ = unlink(copy + suffix) }
     }
 
     /// Ends the claim: the lock file is removed while still locked, then let go.

@@ -23,9 +23,10 @@ extension Statectl {
                 The fresh database is built beside the old one as <file>.recovering and takes its \
                 name once it is whole: a recovery interrupted (killed, a power cut) leaves the old \
                 file in place, and the next one starts again; one interrupted between its renames \
-                leaves no file at --db, and its whole copy, which the next run puts in place. A database another process has open \
-                is not moved (exit 1): stop the application first. Nor is one another process is \
-                recovering (exit 1): each recovery holds a lock on <file>.recovering-lock until it ends. When the fresh database cannot \
+                leaves no file at --db, and its whole copy, which the next run puts in place. A \
+                database another process has open is not moved (exit 1): stop the application \
+                first. Nor is one another process is recovering (exit 1): each recovery holds a \
+                lock on <file>.recovering-lock until it ends. When the fresh database cannot \
                 take the copy (a full disk), it is removed and the old file stays where it is \
                 (exit 1; run it again once there is room). A --db that is a symbolic link is followed: the file it leads to is \
                 moved aside beside itself and made afresh there. A database from a newer build, \
