@@ -16,6 +16,16 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+// Open-file-description locks (Linux 3.15): glibc declares them only under _GNU_SOURCE, which
+// the C module this header is part of may be built without. The numbers are Linux's, the
+// same on every architecture.
+#ifndef F_OFD_GETLK
+#define F_OFD_GETLK 36
+#endif
+#ifndef F_OFD_SETLK
+#define F_OFD_SETLK 37
+#endif
+
 /// `malloc_trim(pad)`: 1 when memory was returned to the system.
 static inline int clinux_malloc_trim(unsigned long pad) {
     return malloc_trim(pad);
@@ -53,6 +63,33 @@ static inline int clinux_byte_locked_elsewhere(int fd, long offset) {
     lock.l_start = offset;
     lock.l_len = 1;
     if (fcntl(fd, F_GETLK, &lock) != 0) return -1;
+    return lock.l_type != F_UNLCK;
+}
+
+/// Takes an exclusive open-file-description lock (`F_OFD_SETLK`) on the whole of the open file
+/// `fd`, without waiting: 0 when taken, -1 with `errno` set (`EAGAIN` or `EACCES` when another
+/// open file description holds a lock on it). The lock belongs to the open file description,
+/// not the process: closing another descriptor of the file drops nothing, and the kernel drops
+/// it when the last descriptor of the description closes, or the process dies.
+static inline int clinux_ofd_lock(int fd) {
+    struct flock lock = {0};
+    lock.l_type = F_WRLCK;
+    lock.l_whence = SEEK_SET;
+    lock.l_start = 0;
+    lock.l_len = 0;
+    return fcntl(fd, F_OFD_SETLK, &lock);
+}
+
+/// Whether an open file description other than `fd`'s holds a lock on any byte of the open
+/// file `fd` (an `F_OFD_GETLK` test of an exclusive lock on the whole file, which takes
+/// nothing): 1 when one does, 0 when none does, -1 with `errno` set when the test fails.
+static inline int clinux_ofd_locked_elsewhere(int fd) {
+    struct flock lock = {0};
+    lock.l_type = F_WRLCK;
+    lock.l_whence = SEEK_SET;
+    lock.l_start = 0;
+    lock.l_len = 0;
+    if (fcntl(fd, F_OFD_GETLK, &lock) != 0) return -1;
     return lock.l_type != F_UNLCK;
 }
 

@@ -11,6 +11,13 @@
 //     statestore-worker code-report DB           relaunch it; print what was restored, one key=value a line
 //     statestore-worker scenes-session DB [keep|close-first]   two windows on the same paths; "ready", wait to be killed
 //     statestore-worker scenes-report DB         relaunch one window per saved scene; print "window=..." lines
+//     statestore-worker scene-session DB DRAFT [another|read-only|wait:MS]   one instance of the mail app:
+//                                                a reply with DRAFT typed, saved; "ready scene=... outcome=...
+//                                                passed=... waited_ms=... restored=...", then runs until killed
+//                                                or SIGTERM (which saves what is visible)
+//     statestore-worker scene-report DB [another|read-only|wait:MS] [hold]   one instance: print
+//                                                "scene=... restored=... draft=...", then terminate (with `hold`:
+//                                                "holding", then run until killed or SIGTERM)
 //     statestore-worker rename-session DB / rename-report DB   a controller renamed by a new app version
 //                                                (STATESTORE_APP_VERSION=1|2)
 //     statestore-worker rebuild-timing N DB [restoring]   time restoreHierarchy of an archive of N plain
@@ -223,6 +230,17 @@ case "app-report":
 case "app-peak":
     guard arguments.count >= 2 else { fail("usage: app-peak DB") }
     MainActor.assumeIsolated { appPeak(database: arguments[1]) }
+case "scene-session":
+    guard arguments.count >= 3, let policy = SceneInstances.policy(arguments.count > 3 ? arguments[3] : "another") else {
+        fail("usage: scene-session DB DRAFT [another|read-only|wait:MS]")
+    }
+    MainActor.assumeIsolated { SceneInstances.session(database: arguments[1], draft: arguments[2], policy: policy) }
+case "scene-report":
+    let options = arguments.dropFirst(2)
+    guard arguments.count >= 2, let policy = SceneInstances.policy(options.first { $0 != "hold" } ?? "another") else {
+        fail("usage: scene-report DB [another|read-only|wait:MS] [hold]")
+    }
+    MainActor.assumeIsolated { SceneInstances.report(database: arguments[1], policy: policy, hold: options.contains("hold")) }
 case "code-session", "scenes-session", "rename-session":
     guard arguments.count >= 2 else { fail("usage: \(arguments[0]) DB") }
     MainActor.assumeIsolated {

@@ -71,6 +71,9 @@ public final class Application {
     /// restoration layer's store), by key.
     var attachments: [String: AnyObject] = [:]
 
+    /// Chooses the scene each new window shows (the restoration layer, with a store).
+    weak var sceneAssigner: (any SceneAssigning)?
+
     /// The last memory warning handled, with what it released.
     public internal(set) var lastMemoryWarning: MemoryWarningReport?
 

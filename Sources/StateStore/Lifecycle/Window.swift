@@ -41,7 +41,18 @@ public final class Window {
     /// The scene identifier of an application's first window, unless it is given another one.
     public static let defaultSceneIdentifier = "main"
 
+    /// What the layer that chose the window's scene keeps on it (the restoration layer's claim
+    /// on the scene, let go as the window closes, or when it is released).
+    var sceneClaim: AnyObject?
+
     /// Creates a window of `size` in `orientation` and adds it to `application`'s windows.
+    ///
+    /// In an application that saves into a store (`Application(store:)`), the window claims its
+    /// scene for this process until it closes (or the process ends, however it ends), so that a
+    /// second instance of the app on the same database never shows, and saves over, the same
+    /// scene. The scene a window gets, and why, is its `sceneAssignment`; a window turned away
+    /// from a held scene is also logged and reported to the restoration coordinator's
+    /// `errorHandler`.
     ///
     /// - Parameters:
     ///   - size: The window's size in points.
@@ -49,29 +60,45 @@ public final class Window {
     ///   - sceneIdentifier: The scene the window shows. Pass the identifier of a scene
     ///     a previous launch saved (see `Application.savedSceneIdentifiers()`) to restore it.
     ///     When `nil`, the window gets ``defaultSceneIdentifier`` if no open window of the
-    ///     application has it, else the first of `window1`, `window2`, … that no open window has.
+    ///     application has it (and, with a store, no other live process holds it); else the
+    ///     first saved scene that no window has and no other process holds, in the order
+    ///     `Application.savedSceneIdentifiers()` lists them; else the first of `window1`,
+    ///     `window2`, … that no window has, no process holds and no saved scene uses.
     ///     So an app that creates the same windows in the same order at every launch finds its
-    ///     scenes again without naming them; an app whose windows come and go names its scenes,
-    ///     or asks which were saved.
+    ///     scenes again without naming them, and a second instance finds the scenes of the
+    ///     instances that are gone before it starts a new one.
+    ///   - whenHeld: What the window does when the scene it would show is held by another live
+    ///     process (only with a store). By default it shows another scene, chosen as for a
+    ///     window given no identifier, except that a window given an identifier gets a new
+    ///     scene (`window1`, …) rather than another saved one.
     ///   - application: The application whose windows it joins.
     public init(
         size: Size, orientation: InterfaceOrientation = .portrait, sceneIdentifier: String? = nil,
-        application: Application
+        whenHeld: SceneConflictPolicy = .openAnotherScene, application: Application
     ) {
         self.size = size
         self.orientation = orientation
         self.application = application
-        if let sceneIdentifier {
+        let openHere = application.windows.map(\.sceneIdentifier)
+        if let assigner = application.sceneAssigner {
+            let assigned = assigner.assignScene(requested: sceneIdentifier, policy: whenHeld, openHere: openHere)
+            self.sceneIdentifier = assigned.identifier
+            sceneClaim = assigned.claim
+        } else if let sceneIdentifier {
             self.sceneIdentifier = sceneIdentifier
-        } else if !application.windows.contains(where: { $0.sceneIdentifier == Self.defaultSceneIdentifier }) {
-            self.sceneIdentifier = Self.defaultSceneIdentifier
         } else {
-            let taken = Set(application.windows.map(\.sceneIdentifier))
-            var number = 1
-            while taken.contains("window\(number)") { number += 1 }
-            self.sceneIdentifier = "window\(number)"
+            self.sceneIdentifier = Self.firstFreeSceneIdentifier(openHere: openHere) { _ in true }
         }
         application.windows.append(self)
+    }
+
+    /// ``defaultSceneIdentifier`` when no open window of the application has it, else the first
+    /// of `window1`, `window2`, … that none has and `isFree` accepts.
+    static func firstFreeSceneIdentifier(openHere: [String], isFree: (String) -> Bool) -> String {
+        if !openHere.contains(defaultSceneIdentifier), isFree(defaultSceneIdentifier) { return defaultSceneIdentifier }
+        var number = 1
+        while openHere.contains("window\(number)") || !isFree("window\(number)") { number += 1 }
+        return "window\(number)"
     }
 
     /// The window's bounds: its size at the origin.

@@ -18,6 +18,7 @@ extension Application {
         )
         let coordinator = RestorationCoordinator(store: store)
         addObserver(coordinator)
+        sceneAssigner = coordinator
         if let memoryMonitor { observeMemoryPressure(memoryMonitor) }
     }
 
@@ -63,17 +64,20 @@ extension Application {
         guard let coordinator = restorationCoordinator else { return HierarchyRestoration(scene: scene, outcome: .nothingToRestore) }
         let store = coordinator.store
         let limits = coordinator.archiveLimits
-        let guardrail = CrashLoopGuard(store: store, scene: scene)
+        // A window showing another process's scene read-only writes nothing: no crash-loop
+        // count, no archive set aside, no state moved.
+        let readOnly = coordinator.isReadOnly(window)
+        let guardrail = readOnly ? nil : CrashLoopGuard(store: store, scene: scene)
         guard let byteCount = try store.hierarchyArchiveByteCount(scene: scene) else {
             return HierarchyRestoration(scene: scene, outcome: .nothingToRestore)
         }
-        if case .skipped(let attempts) = try guardrail.beginRestoration() {
+        if case .skipped(let attempts)? = try guardrail?.beginRestoration() {
             coordinator.report(.crashLoopDetected(interruptedAttempts: attempts))
             return HierarchyRestoration(scene: scene, outcome: .crashLoopSkipped(interruptedAttempts: attempts))
         }
         func setAside(_ reason: String) throws(StateStoreError) -> HierarchyRestoration {
-            try store.setHierarchyArchiveAside(scene: scene, reason: reason)
-            try guardrail.finishRestoration()
+            if !readOnly { try store.setHierarchyArchiveAside(scene: scene, reason: reason) }
+            try guardrail?.finishRestoration()
             coordinator.report(.archiveUnusable(reason: reason))
             return HierarchyRestoration(scene: scene, outcome: .setAside(reason: reason))
         }
@@ -83,7 +87,7 @@ extension Application {
         let archive: HierarchyArchive
         do {
             guard let data = try store.hierarchyArchive(scene: scene) else {
-                try guardrail.finishRestoration()
+                try guardrail?.finishRestoration()
                 return HierarchyRestoration(scene: scene, outcome: .nothingToRestore)
             }
             archive = try HierarchyArchive.decode(data, limits: limits)
@@ -103,7 +107,7 @@ extension Application {
             return try setAside(error.description)
         }
         guard let rootNode = archive.root else {
-            try guardrail.finishRestoration()
+            try guardrail?.finishRestoration()
             return HierarchyRestoration(scene: scene, outcome: .nothingToRestore, unarchived: archive.unarchived)
         }
         var rebuild = RestorationCoordinator.Rebuild()
@@ -132,7 +136,7 @@ extension Application {
             coordinator.submit(archiving: window, stored: rebuiltAsArchived ? archive : nil)
         }
         // States follow renamed identifiers before anything appears and restores.
-        var moved = coordinator.followRenamedIdentifiers(rebuild.renamed, scene: scene)
+        var moved = readOnly ? [] : coordinator.followRenamedIdentifiers(rebuild.renamed, scene: scene)
         rebuild.renamed.removeAll()
         window.rootViewController = root
         // Every rebuilt controller's state in one query, before any appears.
@@ -149,7 +153,7 @@ extension Application {
                 guard let presented = try coordinator.instantiate(
                     node, from: storyboard, archivedParent: archived, currentParent: current, location: location, rebuild: &rebuild
                 ) else { continue }
-                moved += coordinator.followRenamedIdentifiers(rebuild.renamed, scene: scene)
+                if !readOnly { moved += coordinator.followRenamedIdentifiers(rebuild.renamed, scene: scene) }
                 rebuild.renamed.removeAll()
                 presenter.present(presented, animated: false, completion: nil)
             } catch {
@@ -164,7 +168,7 @@ extension Application {
             // The reason names the first 20; the report (and the returned value) has them all.
             var missing = rebuild.notRebuilt.prefix(20).map(\.description).joined(separator: "; ")
             if rebuild.notRebuilt.count > 20 { missing += "; and \(rebuild.notRebuilt.count - 20) more" }
-            try store.setHierarchyArchiveAside(scene: scene, reason: "partly rebuilt; not rebuilt: \(missing)")
+            if !readOnly { try store.setHierarchyArchiveAside(scene: scene, reason: "partly rebuilt; not rebuilt: \(missing)") }
             coordinator.forgetArchive(of: scene)
             // One report per controller for a few; past 20, one report for the rest.
             for omission in rebuild.notRebuilt.prefix(20) { coordinator.report(.notRebuilt(omission)) }
@@ -175,16 +179,23 @@ extension Application {
         for controller in coordinator.preorder(root) {
             coordinator.finishRestoring(controller)
         }
-        try guardrail.finishRestoration()
+        try guardrail?.finishRestoration()
         return HierarchyRestoration(
             scene: scene, outcome: .restored, notRebuilt: rebuild.notRebuilt, unarchived: archive.unarchived, movedStates: moved
         )
     }
 
-    /// The scenes a previous launch archived (see ``StateStore/savedSceneIdentifiers()``), the
-    /// default scene first; empty without a store. Create a window for each and restore it.
+    /// The scenes a previous launch archived (see ``StateStore/savedSceneIdentifiers()``) that
+    /// no other live process holds now, the default scene first; empty without a store. Create
+    /// a window for each and restore it. A scene another instance of the app shows is left out:
+    /// its window there saves it.
     public func savedSceneIdentifiers() throws(StateStoreError) -> [String] {
-        try store?.savedSceneIdentifiers() ?? []
+        guard let store else { return [] }
+        var free: [String] = []
+        for scene in try store.savedSceneIdentifiers() where try store.sceneHolder(of: scene)?.isThisProcess != false {
+            free.append(scene)
+        }
+        return free
     }
 
     /// Saves every visible controller's state now, in one transaction, and waits until it and

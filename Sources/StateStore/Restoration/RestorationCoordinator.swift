@@ -240,6 +240,14 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
     @exclusivity(unchecked) private var queuedEvents: [PressureEvent] = []
     @exclusivity(unchecked) private var queuedRemovals: [String] = []
     @exclusivity(unchecked) private var queuedForgotten: [String] = []
+    /// Claims of closed windows, released with the next batch once it is written.
+    @exclusivity(unchecked) var queuedReleases: [SceneClaim] = []
+    /// The scenes windows show read-only (``SceneConflictPolicy/openReadOnly``), with how many
+    /// windows do: nothing of them is saved.
+    @exclusivity(unchecked) var readOnlyScenes: [String: Int] = [:]
+    /// Set while a controller of a read-only scene restores: what it finds wrong is reported,
+    /// not set aside.
+    @exclusivity(unchecked) private var restoringReadOnly = false
     @exclusivity(unchecked) private var flushScheduled = false
     /// Whether a look at ``queued`` is waiting for the end of the transition under way.
     @exclusivity(unchecked) private var handOverAtTransitionEnd = false
@@ -667,6 +675,12 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
     }
 
     private func restore<C: StateRestoring>(_ controller: ViewController, as _: C.Type) {
+        guard !readOnlyScenes.isEmpty, isReadOnly(scene: controller.window?.sceneIdentifier) else {
+            restore(unsafeDowncast(controller, to: C.self))
+            return
+        }
+        restoringReadOnly = true
+        defer { restoringReadOnly = false }
         restore(unsafeDowncast(controller, to: C.self))
     }
 
@@ -677,15 +691,18 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
     public func hierarchyDidChange(in window: Window) {
         if window.isClosed, !isTerminating {
             // The user closed the window: its scene is gone, and a relaunch must not rebuild
-            // it. Its states stay in the store.
-            queuedRemovals.append(window.sceneIdentifier)
+            // it. Its states stay in the store. A read-only window's scene is another
+            // process's. The claim goes once the removal is written.
+            if !isReadOnly(window) { queuedRemovals.append(window.sceneIdentifier) }
+            windowDidClose(window)
             submit()
             return
         }
         if isTerminating {
             // Terminating is a flush point: the controllers that disappeared as the windows
-            // closed are written before the process goes.
+            // closed are written before the process goes, and only then is the scene let go.
             flush()
+            if window.isClosed { windowDidClose(window) }
             return
         }
         guard !isRestoringHierarchy, !window.isClosed else {
@@ -737,6 +754,8 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         counts.saveAttempts += 1
         let record = record(for: controller)
         guard let entry = pathEntry(for: controller, record: record) else { return }
+        // A read-only window's scene is another process's to save.
+        if !readOnlyScenes.isEmpty, isReadOnly(scene: record.path?.scene) { return }
         if !unprotectedPaths.isEmpty, unprotectedPaths[entry.path] != nil {
             refuseSave(at: entry.path)
             return
@@ -828,7 +847,7 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
     /// just read it); an equal archive is not handed over again.
     func submit(archiving window: Window? = nil, stored: HierarchyArchive? = nil, releasingMemory: Bool = false, waking: Bool = true) {
         var batch = WriteBatch()
-        if let window, window.application != nil {
+        if let window, window.application != nil, !isReadOnly(window) {
             let scene = window.sceneIdentifier
             let archive = makeArchive(of: window)
             let alreadyStored = if let stored { archive.describes(stored) } else { false }
@@ -841,11 +860,13 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         swap(&batch.states, &queued)
         if !queuedRemovals.isEmpty { swap(&batch.removedScenes, &queuedRemovals) }
         if !queuedEvents.isEmpty { swap(&batch.pressureEvents, &queuedEvents) }
+        if !queuedReleases.isEmpty { swap(&batch.releasedClaims, &queuedReleases) }
         batch.releaseMemory = releasingMemory
         if !queuedIndex.isEmpty { queuedIndex.removeAll(keepingCapacity: true) }
         // An empty batch still runs when writes wait for a retry: a flush point retries them.
         // Archives to forget alone do not make a batch: they wait for the next one.
-        guard !batch.isEmpty || writer.hasCarriedWork else { return }
+        // Claims alone make a batch: they go only after the batches before them are written.
+        guard !batch.isEmpty || writer.hasCarriedWork || !batch.releasedClaims.isEmpty else { return }
         if !queuedForgotten.isEmpty { swap(&batch.forgottenArchives, &queuedForgotten) }
         if writer.enqueue(&batch) {
             // Write-behind wakes the writer (nothing to do while it is still writing), so the
@@ -1253,7 +1274,8 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
     /// Keeps the stored `bytes` in quarantine, once, when they have members `state` (decoded from
     /// them) no longer carries: the next save would drop them.
     private func keepIfSuperseded<T: Encodable>(_ bytes: Data, by state: T, at path: RestorationPath) {
-        guard !store.options.readOnly, let reencoded = try? StateCoding.encode(state, for: path), reencoded != bytes else { return }
+        // A read-only window saves nothing, so nothing it reads is dropped.
+        guard !store.options.readOnly, !restoringReadOnly, let reencoded = try? StateCoding.encode(state, for: path), reencoded != bytes else { return }
         let members = UnreadMembers.find(stored: bytes, reencoded: reencoded)
         guard !members.isEmpty else { return }
         let reason = "superseded: the stored JSON has members \(String(reflecting: T.self)) no longer reads (\(members.joined(separator: ", "))); kept before a save replaces them"
@@ -1279,6 +1301,11 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
     private func quarantine(_ path: RestorationPath, reason: String) {
         forgetLatest(of: path)
         recentStates.removeValue(forKey: path)
+        guard !restoringReadOnly else {
+            // Another process's scene: its row is left as it is; the controller starts from its default.
+            report(.store(.invalidState(path: path, reason: "\(reason); left in place, as this window shows its scene read-only")))
+            return
+        }
         do {
             if try store.quarantine(path, reason: reason) {
                 counts.quarantined += 1

@@ -37,6 +37,11 @@ public enum RestorationError: Error, Sendable, Hashable, CustomStringConvertible
     /// SIGTERM and SIGINT (see ``TerminationSignalClaim``).
     case terminationSignalsClaimed(TerminationSignalsClaimedError)
 
+    /// A new window did not get the scene it would have shown: another live process holds it
+    /// (a second instance of the app on the same database). The assignment says which scene
+    /// the window shows instead, or that it shows the held one read-only.
+    case sceneHeld(SceneAssignment)
+
     public var description: String {
         switch self {
         case .store(let error):
@@ -61,6 +66,12 @@ public enum RestorationError: Error, Sendable, Hashable, CustomStringConvertible
             "The state at \(path) has members its type no longer reads (\(members.joined(separator: ", "))): the stored bytes were kept in quarantine before the next save replaces them. `statectl inspect --quarantine` shows them."
         case .terminationSignalsClaimed(let error):
             error.description
+        case .sceneHeld(let assignment):
+            if case .readOnly(let holder) = assignment.outcome {
+                "The scene \"\(assignment.identifier)\" is held by \(holder): this window shows it read-only and saves nothing of it."
+            } else {
+                "\(assignment.passedOver.map { "The scene \"\($0.scene)\" is held by \($0)" }.joined(separator: "; ")): this window shows the scene \"\(assignment.identifier)\" instead, and restores nothing of the held one."
+            }
         }
     }
 }

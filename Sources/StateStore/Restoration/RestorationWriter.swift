@@ -67,6 +67,9 @@ struct WriteBatch: Sendable {
     var pressureEvents: [PressureEvent] = []
     /// Ask SQLite to release its page cache once the batch is written.
     var releaseMemory = false
+    /// Claims on scenes whose window closed: released with the batch, once it is written (or
+    /// its writes failed), so no other process takes a scene before its last changes are in.
+    var releasedClaims: [SceneClaim] = []
     /// Where each path is in ``states``, kept by ``absorb(_:)`` once a batch has absorbed another.
     private var positions: [RestorationPath: Int] = [:]
 
@@ -111,6 +114,7 @@ struct WriteBatch: Sendable {
         if !later.forgottenArchives.isEmpty { forgottenArchives += later.forgottenArchives }
         if !later.pressureEvents.isEmpty { pressureEvents += later.pressureEvents }
         releaseMemory = releaseMemory || later.releaseMemory
+        if !later.releasedClaims.isEmpty { releasedClaims += later.releasedClaims }
     }
 
     /// Puts `state` at `position`, keeping the one it replaces (and its own) as fallbacks.

@@ -130,6 +130,10 @@ public final class StateStore: Sendable {
 
     /// The database file, or `":memory:"`.
     public let path: String
+    /// The folder beside the database where the live processes' claims on its scenes are kept
+    /// (`<file>.scenes`, by the absolute name SQLite opened the file by); `nil` in memory.
+    /// See ``sceneHolder(of:)``.
+    public let sceneClaimFolder: String?
     public let options: Options
     /// The schema version of the open database (equal to ``latestSchemaVersion`` unless read-only).
     public let schemaVersion: Int
@@ -245,6 +249,7 @@ public final class StateStore: Sendable {
         // names meanwhile and be writing its commits into them, which no check made without
         // SQLite's locks can rule out.
         let connection = try Self.connect(to: path, options: options)
+        sceneClaimFolder = isMemory ? nil : (connection.fileName.flatMap { $0.isEmpty ? nil : $0 } ?? path) + ".scenes"
         // The file SQLite opened, by the name it opened it by, and which file that is, taken
         // now: the check after open reads it again by that name, and makes sure it still names it.
         // Without a check, nothing is looked at.

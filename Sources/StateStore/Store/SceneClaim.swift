@@ -1,0 +1,257 @@
+import Foundation
+import StateStoreLinux
+import Synchronization
+
+/// A live process's claim on a window scene of a database: which process holds it, and since
+/// when. Read from the scene's claim file (see ``StateStore/sceneHolder(of:)``).
+public struct SceneHolder: Sendable, Hashable, CustomStringConvertible {
+    /// The scene held.
+    public var scene: String
+    /// The process that holds it, as it recorded itself; `nil` when its record cannot be read
+    /// (it is being written this instant, or something else wrote the file).
+    public var processIdentifier: Int32?
+    /// When the process took the scene; `nil` when its record cannot be read.
+    public var since: Date?
+    /// Whether the holder is the calling process.
+    public var isThisProcess: Bool
+
+    public init(scene: String, processIdentifier: Int32?, since: Date?, isThisProcess: Bool) {
+        self.scene = scene
+        self.processIdentifier = processIdentifier
+        self.since = since
+        self.isThisProcess = isThisProcess
+    }
+
+    /// `process 4242 since 2026-12-07T01:25:43.123Z`.
+    public var description: String {
+        let process = processIdentifier.map { "process \($0)" } ?? "a process"
+        guard let since else { return process }
+        return process + " since " + since.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+    }
+}
+
+/// One hold of a scene by this process. The process's first hold of a scene takes an exclusive
+/// open-file-description lock on the scene's claim file and writes its process id and the time
+/// into it; further holds of the same scene in the process share that lock. The lock goes when
+/// the last hold is released (its deinit) or the process dies: the kernel drops it with the
+/// process, so a `kill -9` leaves no stale claim.
+///
+/// Open-file-description locks (`F_OFD_SETLK`), not `flock`: whether one is held can be asked
+/// without taking it (`F_OFD_GETLK`), so `statectl inspect --scenes` or an app listing its free
+/// scenes never holds a claim for an instant and turns a launching window away. Unlike the
+/// process-wide `fcntl` locks SQLite uses, they belong to the open file description, so closing
+/// another descriptor of the file drops nothing. The claim files are never removed: removing a
+/// locked file lets a second process lock a new file of the same name, and two would hold the
+/// scene. A file whose lock is gone is an unclaimed scene.
+final class SceneClaim: Sendable {
+    /// The scene held.
+    let scene: String
+    /// This process's record in the claim file.
+    let holder: SceneHolder
+    private let file: FileIdentity
+
+    fileprivate init(scene: String, file: FileIdentity, since: Date) {
+        self.scene = scene
+        self.file = file
+        holder = SceneHolder(scene: scene, processIdentifier: getpid(), since: since, isThisProcess: true)
+    }
+
+    deinit { SceneClaims.release(file) }
+}
+
+/// What trying to claim a scene found.
+enum SceneClaimAttempt: Sendable {
+    /// This process holds the scene now (it may have held it already).
+    case claimed(SceneClaim)
+    /// Another live process holds it.
+    case held(SceneHolder)
+}
+
+/// The process's claims, by claim file: one open file description (and its lock) per file,
+/// however many holds share it.
+enum SceneClaims {
+    private struct Held {
+        let descriptor: Int32
+        var holds: Int
+        let since: Date
+    }
+    private static let held = Mutex<[FileIdentity: Held]>([:])
+
+    /// The name of `scene`'s claim file in a claim folder: the identifier with every byte but
+    /// ASCII letters, digits, `-`, `_` and a `.` not in first place written `%XX`, then `.lock`;
+    /// past 200 bytes, its first 120 and a hash of the whole.
+    static func fileName(for scene: String) -> String {
+        var name = ""
+        for byte in scene.utf8 {
+            let plain = (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || byte == 0x2D || byte == 0x5F || (byte == 0x2E && !name.isEmpty)
+            name += plain ? String(UnicodeScalar(byte)) : "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
+        }
+        if name.utf8.count > 200 {
+            // FNV-1a: stable across processes and builds, unlike `Hasher`.
+            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+            for byte in scene.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+            name = String(name.utf8.prefix(120))! + "~" + String(hash, radix: 16).leftPadded(to: 16)
+        }
+        return name + ".lock"
+    }
+
+    /// Claims `scene` in `folder` (made, 0700, when missing) for this process.
+    static func claim(_ scene: String, in folder: String) throws(StateStoreError) -> SceneClaimAttempt {
+        if mkdir(folder, 0o700) != 0, errno != EEXIST {
+            throw .fileSystem(FileSystemFailure(operation: .createFolder, path: folder, errno: errno))
+        }
+        let path = folder + "/" + fileName(for: scene)
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard descriptor >= 0 else {
+            throw .fileSystem(FileSystemFailure(operation: .createFile, path: path, errno: errno))
+        }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else {
+            let code = errno
+            close(descriptor)
+            throw .fileSystem(FileSystemFailure(operation: .stat, path: path, errno: code))
+        }
+        let file = FileIdentity(info)
+        return try held.withLock { (table) throws(StateStoreError) -> SceneClaimAttempt in
+            if var entry = table[file] {
+                // Held by this process already: the new descriptor is a second open file
+                // description, whose closing leaves the first one's lock alone.
+                close(descriptor)
+                entry.holds += 1
+                table[file] = entry
+                return .claimed(SceneClaim(scene: scene, file: file, since: entry.since))
+            }
+            guard clinux_ofd_lock(descriptor) == 0 else {
+                let code = errno
+                defer { close(descriptor) }
+                if code == EAGAIN || code == EACCES { return .held(holder(of: scene, reading: descriptor, ours: false)) }
+                throw .fileSystem(FileSystemFailure(operation: .lock, path: path, errno: code))
+            }
+            let since = Date()
+            let record = Array("pid=\(getpid())\nsince=\(since.storedMilliseconds)\nscene=\(scene)\n".utf8)
+            // The record says who holds it; a failure to write it leaves the claim in force
+            // (the lock is the claim), and readers then see "a process".
+            if ftruncate(descriptor, 0) == 0 {
+                _ = record.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) }
+            }
+            table[file] = Held(descriptor: descriptor, holds: 1, since: since)
+            return .claimed(SceneClaim(scene: scene, file: file, since: since))
+        }
+    }
+
+    /// Ends one hold of the claim file `file`; the last one closes its descriptor, which
+    /// drops the lock.
+    fileprivate static func release(_ file: FileIdentity) {
+        held.withLock { table in
+            guard var entry = table[file] else { return }
+            entry.holds -= 1
+            if entry.holds > 0 {
+                table[file] = entry
+            } else {
+                table[file] = nil
+                close(entry.descriptor)
+            }
+        }
+    }
+
+    /// Who holds `scene` in `folder`, without taking it; `nil` when no live process does.
+    static func holder(of scene: String, in folder: String) throws(StateStoreError) -> SceneHolder? {
+        try holder(atPath: folder + "/" + fileName(for: scene), scene: scene)
+    }
+
+    /// Every scene a live process holds in `folder`, by scene identifier.
+    static func holders(in folder: String) throws(StateStoreError) -> [SceneHolder] {
+        guard let directory = opendir(folder) else {
+            if errno == ENOENT { return [] }
+            throw .fileSystem(FileSystemFailure(operation: .stat, path: folder, errno: errno))
+        }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
+            if name.hasSuffix(".lock") { names.append(name) }
+        }
+        closedir(directory)
+        var holders: [SceneHolder] = []
+        for name in names.sorted() {
+            if let holder = try holder(atPath: folder + "/" + name, scene: nil) { holders.append(holder) }
+        }
+        return holders.sorted { $0.scene < $1.scene }
+    }
+
+    /// Who holds the claim file at `path`. `scene`: the scene it is for, when known (else read
+    /// from the record, or taken from the file name).
+    private static func holder(atPath path: String, scene: String?) throws(StateStoreError) -> SceneHolder? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard descriptor >= 0 else {
+            if errno == ENOENT { return nil }
+            throw .fileSystem(FileSystemFailure(operation: .createFile, path: path, errno: errno))
+        }
+        // Closing this descriptor drops no lock: the claim's lock is its own open file description's.
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else {
+            throw .fileSystem(FileSystemFailure(operation: .stat, path: path, errno: errno))
+        }
+        let fallback = scene ?? String(path.split(separator: "/").last ?? "").replacingOccurrences(of: ".lock", with: "")
+        if held.withLock({ $0[FileIdentity(info)] != nil }) {
+            return holder(of: fallback, reading: descriptor, ours: true, sceneFromRecord: scene == nil)
+        }
+        switch clinux_ofd_locked_elsewhere(descriptor) {
+        case 0: return nil
+        case 1: return holder(of: fallback, reading: descriptor, ours: false, sceneFromRecord: scene == nil)
+        default: throw .fileSystem(FileSystemFailure(operation: .lock, path: path, errno: errno))
+        }
+    }
+
+    /// The holder the record in the open claim file says (`pid=`, `since=` in milliseconds,
+    /// `scene=`, one a line); what cannot be read is left `nil`.
+    private static func holder(of scene: String, reading descriptor: Int32, ours: Bool, sceneFromRecord: Bool = false) -> SceneHolder {
+        var bytes = [UInt8](repeating: 0, count: 4096)
+        let count = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, 0) }
+        var result = SceneHolder(scene: scene, processIdentifier: nil, since: nil, isThisProcess: ours)
+        guard count > 0 else { return result }
+        for line in String(decoding: bytes.prefix(count), as: UTF8.self).split(separator: "\n") {
+            if line.hasPrefix("pid="), let pid = Int32(line.dropFirst(4)), pid > 0 {
+                result.processIdentifier = pid
+            } else if line.hasPrefix("since="), let milliseconds = Int64(line.dropFirst(6)) {
+                result.since = Date(storedMilliseconds: milliseconds)
+            } else if sceneFromRecord, line.hasPrefix("scene=") {
+                result.scene = String(line.dropFirst(6))
+            }
+        }
+        return result
+    }
+}
+
+extension String {
+    /// The string with `0`s put in front up to `width` characters.
+    fileprivate func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
+    }
+}
+
+extension StateStore {
+    // MARK: Scene claims
+
+    /// Who holds `scene` now: the live process (this one or another) whose window shows it,
+    /// or `nil` when none does. Reads the scene's claim file in ``sceneClaimFolder`` and takes
+    /// nothing, so asking never turns a launching window away. Always `nil` in memory.
+    public func sceneHolder(of scene: String) throws(StateStoreError) -> SceneHolder? {
+        guard let sceneClaimFolder else { return nil }
+        return try SceneClaims.holder(of: scene, in: sceneClaimFolder)
+    }
+
+    /// Every scene of this database a live process holds now, by scene identifier, including
+    /// scenes not archived yet (a window opened since its last structural change).
+    public func sceneHolders() throws(StateStoreError) -> [SceneHolder] {
+        guard let sceneClaimFolder else { return [] }
+        return try SceneClaims.holders(in: sceneClaimFolder)
+    }
+
+    /// Claims `scene` for this process (see ``SceneClaim``); `nil` in memory.
+    func claimScene(_ scene: String) throws(StateStoreError) -> SceneClaimAttempt? {
+        guard let sceneClaimFolder else { return nil }
+        return try SceneClaims.claim(scene, in: sceneClaimFolder)
+    }
+}

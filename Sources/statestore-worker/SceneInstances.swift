@@ -1,0 +1,99 @@
+// Two instances of the mail app on one database, each in a process of its own: which scene
+// each window gets, what it restores, and what it saves.
+import Foundation
+import MailExample
+import StateStore
+
+@MainActor
+enum SceneInstances {
+    /// The mail app's window, as `MailApp` makes it, with `policy` for a held scene.
+    static func launch(database: String, policy: SceneConflictPolicy) throws -> (Application, Window, HierarchyRestoration) {
+        let store = try StateStore(path: database)
+        let application = Application(store: store, storyboard: MailStoryboard.make())
+        let window = Window(size: Size(width: 390, height: 844), whenHeld: policy, application: application)
+        let restoration = try application.restoreHierarchyWithReport(in: window)
+        if !restoration.restored {
+            let storyboard = application.storyboard
+            let tabs = try storyboard.instantiateViewController(withIdentifier: MailStoryboard.tabs) as! TabBarController
+            let mail = try storyboard.instantiateViewController(withIdentifier: MailStoryboard.mail) as! NavigationController
+            mail.setViewControllers([try storyboard.instantiateViewController(withIdentifier: MailStoryboard.inbox)], animated: false)
+            tabs.viewControllers = [mail, try storyboard.instantiateViewController(withIdentifier: MailStoryboard.settings)]
+            window.rootViewController = tabs
+            window.makeKeyAndVisible()
+        }
+        return (application, window, restoration)
+    }
+
+    /// `scene=ID outcome=claimed|read-only|not-claimed passed=SCENE@PID,... waited_ms=N`.
+    static func describe(_ window: Window) -> String {
+        guard let assignment = window.sceneAssignment else { return "scene=\(window.sceneIdentifier) outcome=none" }
+        let outcome = switch assignment.outcome {
+        case .claimed: "claimed"
+        case .readOnly: "read-only"
+        case .notClaimed: "not-claimed"
+        }
+        let passed = assignment.passedOver.map { "\($0.scene)@\($0.processIdentifier.map(String.init) ?? "?")" }
+        let waited = assignment.waited.components.seconds * 1000 + assignment.waited.components.attoseconds / 1_000_000_000_000_000
+        return "scene=\(window.sceneIdentifier) outcome=\(outcome) passed=\(passed.isEmpty ? "-" : passed.joined(separator: ",")) waited_ms=\(waited)"
+    }
+
+    /// The draft the window shows, or `none`.
+    static func draft(in window: Window) -> String {
+        guard let compose = window.rootViewController?.presentedViewController as? ComposeController else { return "none" }
+        return compose.restorableState.body
+    }
+
+    /// An instance that opens a reply and types `draft` into it (unless it restored a draft),
+    /// saves, prints `ready` and what it got, then runs until killed, or terminated by
+    /// SIGTERM (which saves what is visible).
+    static func session(database: String, draft: String, policy: SceneConflictPolicy) -> Never {
+        do {
+            let (application, window, restoration) = try launch(database: database, policy: policy)
+            if !restoration.restored || Self.draft(in: window) == "none" {
+                let tabs = window.rootViewController as! TabBarController
+                let storyboard = application.storyboard
+                let compose = try storyboard.instantiateViewController(withIdentifier: MailStoryboard.compose) as! ComposeController
+                tabs.present(compose, animated: false)
+                compose.type(to: "grace@example.org", subject: "Re: scenes", body: draft)
+            } else if let compose = window.rootViewController?.presentedViewController as? ComposeController {
+                compose.type(to: compose.restorableState.to, subject: compose.restorableState.subject, body: draft)
+            }
+            application.saveVisibleState()
+            application.installTerminationHandlers()
+            emit("ready \(describe(window)) restored=\(restoration.restored)")
+            withExtendedLifetime(application) { dispatchMain() }
+        } catch {
+            fail("\(error)")
+        }
+    }
+
+    /// An instance that prints what it restored (`... restored=BOOL draft=TEXT`), then either
+    /// terminates (saving nothing new: it changed nothing) or, with `hold`, runs until killed.
+    static func report(database: String, policy: SceneConflictPolicy, hold: Bool) -> Never {
+        do {
+            let (application, window, restoration) = try launch(database: database, policy: policy)
+            emit("\(describe(window)) restored=\(restoration.restored) draft=\(draft(in: window))")
+            for error in application.restorationCoordinator?.recentErrors ?? [] { emit("error=\(error)") }
+            if hold {
+                application.installTerminationHandlers()
+                emit("holding")
+                withExtendedLifetime(application) { dispatchMain() }
+            }
+            application.terminate()
+            exit(0)
+        } catch {
+            fail("\(error)")
+        }
+    }
+
+    /// `another`, `read-only` or `wait:MILLISECONDS`.
+    static func policy(_ text: String) -> SceneConflictPolicy? {
+        switch text {
+        case "another": return .openAnotherScene
+        case "read-only": return .openReadOnly
+        default:
+            guard text.hasPrefix("wait:"), let milliseconds = Int(text.dropFirst(5)) else { return nil }
+            return .wait(timeout: .milliseconds(milliseconds))
+        }
+    }
+}
