@@ -66,7 +66,9 @@ final class TerminalMailApp {
         Size(width: Double(columns) * pointsPerColumn, height: Double(rows) * pointsPerRow)
     }
 
-    /// Back where the user left off, or the inbox.
+    /// Back where the user left off, or the inbox. A second instance on the same database gets
+    /// a window scene of its own (the scene of an instance that is gone, or a new one), and
+    /// says so: the two never save over each other's drafts.
     func launch() throws {
         if try application.restoreHierarchy(in: window) {
             notice = "restored"
@@ -77,6 +79,10 @@ final class TerminalMailApp {
             tabs.viewControllers = [mail, try make("settings", as: SettingsScreen.self)]
             window.rootViewController = tabs
             window.makeKeyAndVisible()
+        }
+        if let held = window.sceneAssignment?.passedOver.first {
+            let holder = held.processIdentifier.map { "process \($0)" } ?? "another process"
+            notice = "scene \(window.sceneIdentifier) (\(held.scene) is open in \(holder))" + (notice.isEmpty ? "" : ", " + notice)
         }
         settings?.app = self
         draw()

@@ -192,6 +192,53 @@ struct TerminalAppTests {
         #expect(quit.terminalRestored)
     }
 
+    /// Two terminals on the default database, as a person with two windows open would: each
+    /// instance saves its own draft, `kill -9` takes both, and two relaunches bring both back.
+    @Test func twoTerminalsKeepTwoDraftsThroughKill9AndTwoRelaunches() throws {
+        let left = try TerminalSession(folder: folder)
+        let right = try TerminalSession(folder: folder)
+        try left.run(try command(), as: "left")
+        try left.openReply(to: 3)
+        try left.type("DRAFT-FROM-A")
+        try left.waitForScreen(containing: "draft saved")
+        let leftApp = try #require(try left.foregroundProcess())
+
+        try right.run(try command(), as: "right")
+        // The second instance says it got a scene of its own, and whose the first one is.
+        try right.waitForScreen(containing: "scene window1 (main is open in process \(leftApp))")
+        try right.openReply(to: 5)
+        try right.type("DRAFT-FROM-B")
+        try right.waitForScreen(containing: "draft saved")
+        let rightApp = try #require(try right.foregroundProcess())
+
+        #expect(kill(leftApp, SIGKILL) == 0)
+        #expect(kill(rightApp, SIGKILL) == 0)
+        #expect(try left.waitForExit(of: "left").status == 128 + Int(SIGKILL))
+        #expect(try right.waitForExit(of: "right").status == 128 + Int(SIGKILL))
+
+        // Each relaunch is waited for by what only it shows ("restored", and the process that
+        // holds main): the killed app's last screen stays up until the shell clears it.
+        try left.run(try command(), as: "left-again", preparing: "stty sane; clear")
+        try left.waitForScreen("the first draft back") {
+            $0.contains("Compose › Re: Status report #3") && $0.contains("DRAFT-FROM-A") && $0.contains("restored")
+        }
+        let leftAgain = try #require(try left.foregroundProcess())
+        try right.run(try command(), as: "right-again", preparing: "stty sane; clear")
+        let screen = try right.waitForScreen("the second draft back") {
+            $0.contains("Compose › Re: Status report #5") && $0.contains("DRAFT-FROM-B")
+                && $0.contains("scene window1 (main is open in process \(leftAgain)), restored")
+        }
+        #expect(!screen.contains("DRAFT-FROM-A"))
+        try left.press("C-q")
+        let leftExit = try left.waitForExit(of: "left-again").status
+        let leftScreen = try left.screen()
+        #expect(leftExit == 0, "\(leftScreen)")
+        try right.press("C-q")
+        let rightExit = try right.waitForExit(of: "right-again").status
+        let rightScreen = try right.screen()
+        #expect(rightExit == 0, "\(rightScreen)")
+    }
+
     @Test func anArrowOrACharacterSplitAcrossReadsIsOneKey() throws {
         let terminal = try TerminalSession(folder: folder)
         // A lone ESC waits 2 s for what may follow: each half below is a tmux process of its

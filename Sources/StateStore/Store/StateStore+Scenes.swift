@@ -22,6 +22,70 @@ extension StateStore {
         }
     }
 
+    /// A window scene the database knows: recorded when its window was first archived, or
+    /// holding an archive.
+    public struct Scene: Sendable, Hashable {
+        /// The scene's identifier (``Window/sceneIdentifier``).
+        public var identifier: String
+        /// The restoration-path component its controllers save under (`""`: none, as for the
+        /// default scene and scenes archived before scenes had identities); `nil` when not recorded.
+        public var pathPrefix: String?
+        /// When its window was first archived; `nil` when not recorded.
+        public var createdAt: Date?
+        /// The size of its live hierarchy archive, the one a relaunch rebuilds; `nil` when it
+        /// has none (its window was closed, or the archive was set aside).
+        public var archiveByteCount: Int?
+        /// When its live archive was last written.
+        public var archiveUpdatedAt: Date?
+        /// Whether an archive of it is set aside (`statectl inspect --hierarchy --set-aside`).
+        public var hasSetAsideArchive: Bool
+
+        public init(
+            identifier: String, pathPrefix: String? = nil, createdAt: Date? = nil, archiveByteCount: Int? = nil,
+            archiveUpdatedAt: Date? = nil, hasSetAsideArchive: Bool = false
+        ) {
+            self.identifier = identifier
+            self.pathPrefix = pathPrefix
+            self.createdAt = createdAt
+            self.archiveByteCount = archiveByteCount
+            self.archiveUpdatedAt = archiveUpdatedAt
+            self.hasSetAsideArchive = hasSetAsideArchive
+        }
+    }
+
+    /// Every scene the database knows, the default scene first, then in the order they were
+    /// first archived. Scenes whose window was closed are listed too (their states stay until
+    /// ``Options/retention`` removes them); ``sceneHolder(of:)`` says whether a live process
+    /// shows one now. Reads a database of any schema version (before scenes had identities,
+    /// the archives' scenes).
+    public func scenes() throws(StateStoreError) -> [Scene] {
+        try withConnection { (connection) throws(StateStoreError) -> [Scene] in
+            let recorded = (try connection.scalarInt("SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'scenes'") ?? 0) > 0
+            let identifiers = recorded ? "SELECT identifier AS id FROM scenes UNION SELECT scene FROM hierarchy" : "SELECT scene AS id FROM hierarchy"
+            let statement = try Statement(connection: connection, sql: """
+                SELECT ids.id, \(recorded ? "s.path_prefix, s.created_at" : "NULL, NULL"), length(live.archive), live.updated_at,
+                       aside.scene IS NOT NULL
+                FROM (\(identifiers)) AS ids
+                \(recorded ? "LEFT JOIN scenes AS s ON s.identifier = ids.id" : "")
+                LEFT JOIN hierarchy AS live ON live.scene = ids.id AND live.set_aside = 0
+                LEFT JOIN hierarchy AS aside ON aside.scene = ids.id AND aside.set_aside = 1
+                ORDER BY ids.id <> 'main', \(recorded ? "s.created_at," : "") ids.id
+                """, persistent: false)
+            var scenes: [Scene] = []
+            while try statement.step() {
+                scenes.append(Scene(
+                    identifier: statement.string(0),
+                    pathPrefix: statement.isNull(1) ? nil : statement.string(1),
+                    createdAt: statement.isNull(2) ? nil : Date(storedMilliseconds: statement.int64(2)),
+                    archiveByteCount: statement.isNull(3) ? nil : statement.int(3),
+                    archiveUpdatedAt: statement.isNull(4) ? nil : Date(storedMilliseconds: statement.int64(4)),
+                    hasSetAsideArchive: statement.int(5) != 0
+                ))
+            }
+            return scenes
+        }
+    }
+
     /// The restoration-path component the controllers of `scene` save under (`""` for none),
     /// or `nil` when the scene was never archived.
     public func scenePathPrefix(scene: String) throws(StateStoreError) -> String? {

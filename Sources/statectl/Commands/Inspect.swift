@@ -27,11 +27,18 @@ extension Statectl {
                 be archived and why; with --set-aside, the archive set aside instead (by the crash-loop \
                 guard, or because it could not be rebuilt).
 
+                --scenes lists the window scenes the database knows (each one a window of the \
+                application, saved under its own paths), and each one's claim: the live process \
+                whose window shows it now, and since when, or "unclaimed". A scene no window takes \
+                again is kept, with its states, until the application's retention removes them. \
+                Scenes a process holds that have no archive yet are listed too.
+
                 Example:
                   statectl inspect --db ./state.sqlite
                   statectl inspect --db ./state.sqlite root/inbox
                   statectl inspect --db ./state.sqlite --quarantine --json
                   statectl inspect --db ./state.sqlite --hierarchy
+                  statectl inspect --db ./state.sqlite --scenes
 
                 JSON (--json), by "kind":
                   "entries":     {"prefix", "count", "total_bytes", "entries": [{"path", "type_name", \
@@ -50,6 +57,8 @@ extension Statectl {
                 "restorationIdentifier", "restorationClass", "kind", "children", "selectedIndex", "presented", \
                 and "unarchived": [{"path", "typeName", "reason"}]; when not readable, \
                 the stored JSON or null), "reason" and "base64" (when not readable / not JSON)}
+                  "scenes":      {"scenes": [{"scene", "path_prefix", "created_at", "archive_byte_count", \
+                "archive_updated_at", "set_aside", "claim": {"pid", "since"} or null}]} (null: not recorded)
                 """
         )
 
@@ -81,11 +90,14 @@ extension Statectl {
         @Flag(help: "With --hierarchy: the archive the crash-loop guard set aside instead of the live one.")
         var setAside = false
 
+        @Flag(help: "Show the window scenes and which live process holds each.")
+        var scenes = false
+
         func validate() throws {
-            let modes = [events, quarantine, hierarchy].filter { $0 }.count
-            if modes > 1 { throw ValidationError("Use at most one of --events, --quarantine and --hierarchy.") }
+            let modes = [events, quarantine, hierarchy, scenes].filter { $0 }.count
+            if modes > 1 { throw ValidationError("Use at most one of --events, --quarantine, --hierarchy and --scenes.") }
             if modes == 1 && (path != nil || list) {
-                throw ValidationError("PATH and --list cannot be combined with --events, --quarantine or --hierarchy.")
+                throw ValidationError("PATH and --list cannot be combined with --events, --quarantine, --hierarchy or --scenes.")
             }
             if limit < 0 { throw ValidationError("--limit must be zero or more.") }
             if let path {
@@ -98,6 +110,7 @@ extension Statectl {
             if events { return try showEvents(store) }
             if quarantine { return try showQuarantine(store) }
             if hierarchy { return try showHierarchy(store) }
+            if scenes { return try showScenes(store) }
             let prefix = try path.map { (path) throws(StateStoreError) in try RestorationPath(validating: path) }
             if let prefix, !list {
                 let state: StoredState?
@@ -258,6 +271,60 @@ extension Statectl {
                     archive: archive, scene: scene, setAside: setAside, otherScenes: HierarchyPrinter.savedScenes(in: store),
                     setAsideReason: HierarchyPrinter.setAsideReason(in: store, scene: scene)))
             }
+        }
+
+        /// One scene of `--scenes --json`.
+        private static func json(_ scene: StateStore.Scene, holder: SceneHolder?) -> JSON {
+            func date(_ value: Date?) -> JSON { value.map { .string(Format.iso8601($0)) } ?? .null }
+            var claim = JSON.null
+            if let holder {
+                let pid: JSON = holder.processIdentifier.map { .int(Int($0)) } ?? .null
+                claim = .object([("pid", pid), ("since", date(holder.since))])
+            }
+            let prefix: JSON = scene.pathPrefix.map { .string($0) } ?? .null
+            let byteCount: JSON = scene.archiveByteCount.map { .int($0) } ?? .null
+            return .object([
+                ("scene", .string(scene.identifier)),
+                ("path_prefix", prefix),
+                ("created_at", date(scene.createdAt)),
+                ("archive_byte_count", byteCount),
+                ("archive_updated_at", date(scene.archiveUpdatedAt)),
+                ("set_aside", .bool(scene.hasSetAsideArchive)),
+                ("claim", claim),
+            ])
+        }
+
+        /// The scenes the database knows and those a live process holds, each with its claim.
+        private func showScenes(_ store: StateStore) throws {
+            let known = try store.scenes()
+            let holders = Dictionary(try store.sceneHolders().map { ($0.scene, $0) }, uniquingKeysWith: { first, _ in first })
+            // A scene a process holds before its window's first archive is in no table yet.
+            let unrecorded = holders.keys.filter { scene in !known.contains { $0.identifier == scene } }.sorted()
+            let all = known + unrecorded.map { StateStore.Scene(identifier: $0) }
+            if output.json {
+                Output.json(kind: "scenes", [("scenes", .array(all.map { Self.json($0, holder: holders[$0.identifier]) }))])
+                return
+            }
+            guard !all.isEmpty else {
+                print("No window scenes in \(database.path).")
+                return
+            }
+            var table = Table(["SCENE", "SAVES UNDER", "ARCHIVE", "ARCHIVED (UTC)", "CLAIM"])
+            for scene in all {
+                var archive = scene.archiveByteCount.map { Format.bytes($0) } ?? (scene.createdAt == nil ? "not yet" : "none (closed)")
+                if scene.hasSetAsideArchive { archive += ", one set aside" }
+                let prefix = scene.pathPrefix.map { $0.isEmpty ? "(no prefix)" : $0 + "/" } ?? "-"
+                let claim = holders[scene.identifier].map { holder in
+                    (holder.processIdentifier.map { "process \($0)" } ?? "a process") + (holder.since.map { " since " + Format.table($0) } ?? "")
+                } ?? "unclaimed"
+                table.append([
+                    Table.visible(scene.identifier), Table.visible(prefix), archive,
+                    scene.archiveUpdatedAt.map(Format.table) ?? "-", claim,
+                ])
+            }
+            print(table.render())
+            let claimed = all.filter { holders[$0.identifier] != nil }.count
+            print("\(all.count) \(all.count == 1 ? "scene" : "scenes"), \(claimed) claimed by a live process, in \(database.path)")
         }
     }
 }

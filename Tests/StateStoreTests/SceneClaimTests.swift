@@ -1,0 +1,350 @@
+import Foundation
+import MailExample
+import Testing
+@testable import StateStore
+
+/// One instance of the mail app in a process of its own (`statestore-worker scene-session` or
+/// `scene-report`): its first line, then it runs until killed or terminated.
+final class AppInstance {
+    let process = Process()
+    private let pipe = Pipe()
+    /// The first line it printed ("ready scene=... outcome=... passed=... waited_ms=... restored=...").
+    private(set) var firstLine = ""
+
+    init(_ arguments: [String]) throws {
+        process.executableURL = URL(fileURLWithPath: try builtProduct("statestore-worker"))
+        process.arguments = arguments
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        firstLine = pipe.fileHandleForReading.availableLine() ?? ""
+    }
+
+    var pid: Int32 { process.processIdentifier }
+
+    /// The next line it prints, or `nil` at its end.
+    func nextLine() -> String? { pipe.fileHandleForReading.availableLine() }
+
+    /// `key=value` words of its first line.
+    var fields: [String: String] { Self.fields(firstLine) }
+
+    static func fields(_ line: String) -> [String: String] {
+        var fields: [String: String] = [:]
+        for word in line.split(separator: " ") {
+            let parts = word.split(separator: "=", maxSplits: 1).map(String.init)
+            if parts.count == 2 { fields[parts[0]] = parts[1] }
+        }
+        return fields
+    }
+
+    /// Sends `signal` and waits for the process to end; returns its termination status.
+    @discardableResult
+    func end(with signal: Int32 = SIGKILL) -> Int32 {
+        if process.isRunning { kill(pid, signal) }
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    /// Waits for the process to end by itself; returns its termination status.
+    func exitStatus() -> Int32 {
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    deinit { end() }
+}
+
+/// Two instances of an app on one database, each in a real process: a scene belongs to the
+/// live process that shows it, a second instance gets a scene of its own, and the drafts of
+/// both come back after both are killed.
+@Suite("Scenes claimed by the live process that shows them", .timeLimit(.minutes(10)))
+struct SceneClaimTests {
+    let folder = TemporaryFolder()
+    var database: String { folder.file("mail.sqlite") }
+
+    /// The draft body saved at `path`, read as a new process reads it.
+    func draft(at path: RestorationPath) throws -> String? {
+        let store = try StateStore(path: database, options: .init(readOnly: true))
+        return try store.restore(ComposeController.Draft.self, for: path)?.body
+    }
+
+    @Test func twoInstancesKeepTheirOwnDraftsThroughKill9AndTwoRelaunches() throws {
+        let first = try AppInstance(["scene-session", database, "DRAFT-FROM-A"])
+        #expect(first.firstLine.hasPrefix("ready "))
+        #expect(first.fields["scene"] == "main")
+        #expect(first.fields["outcome"] == "claimed")
+        #expect(first.fields["passed"] == "-")
+        let second = try AppInstance(["scene-session", database, "DRAFT-FROM-B"])
+        #expect(second.fields["scene"] == "window1")
+        #expect(second.fields["outcome"] == "claimed")
+        // It passed over the first instance's scene, and says whose it is.
+        #expect(second.fields["passed"] == "main@\(first.pid)")
+        #expect(second.fields["restored"] == "false")
+        // Each draft under its own scene's paths: neither overwrote the other.
+        #expect(try draft(at: "tabs/compose") == "DRAFT-FROM-A")
+        #expect(try draft(at: "window1/tabs/compose") == "DRAFT-FROM-B")
+
+        #expect(first.end(with: SIGKILL) == SIGKILL)
+        #expect(second.end(with: SIGKILL) == SIGKILL)
+        // The kernel dropped both claims with the processes: nothing stale blocks a relaunch.
+        let store = try StateStore(path: database, options: .init(readOnly: true))
+        #expect(try store.sceneHolders() == [])
+
+        // Relaunched twice (two terminals again): the first gets the scene it showed, the second
+        // the other saved scene before any new one.
+        let again = try AppInstance(["scene-report", database, "another", "hold"])
+        #expect(again.fields["scene"] == "main")
+        #expect(again.fields["restored"] == "true")
+        #expect(again.fields["draft"] == "DRAFT-FROM-A")
+        #expect(again.nextLine() == "holding")
+        let secondAgain = try AppInstance(["scene-report", database])
+        #expect(secondAgain.fields["scene"] == "window1")
+        #expect(secondAgain.fields["restored"] == "true")
+        #expect(secondAgain.fields["draft"] == "DRAFT-FROM-B")
+        #expect(secondAgain.fields["passed"] == "main@\(again.pid)")
+        #expect(secondAgain.nextLine()?.hasPrefix("error=The scene \"main\" is held by process \(again.pid) since ") == true)
+        #expect(secondAgain.exitStatus() == 0)
+        // SIGTERM: the holder saves what is visible and exits through the handlers.
+        #expect(again.end(with: SIGTERM) == 128 + SIGTERM)
+        #expect(try draft(at: "tabs/compose") == "DRAFT-FROM-A")
+        #expect(try draft(at: "window1/tabs/compose") == "DRAFT-FROM-B")
+    }
+
+    @Test func statectlShowsEachScenesClaimAndTheScenesNoWindowTook() throws {
+        let first = try AppInstance(["scene-session", database, "one"])
+        let second = try AppInstance(["scene-session", database, "two"])
+        second.end()
+        let json = try CLI.run(["inspect", "--db", database, "--scenes", "--json"])
+        #expect(json.status == 0, "\(json)")
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        #expect(document["kind"] as? String == "scenes")
+        let scenes = try #require(document["scenes"] as? [[String: Any]])
+        #expect(scenes.map { $0["scene"] as? String } == ["main", "window1"])
+        let claim = try #require(scenes[0]["claim"] as? [String: Any])
+        #expect(claim["pid"] as? Int == Int(first.pid))
+        let since = try #require(claim["since"] as? String)
+        #expect(since.hasSuffix("Z"))
+        #expect(scenes[1]["claim"] is NSNull)
+        #expect(scenes[0]["path_prefix"] as? String == "")
+        #expect(scenes[1]["path_prefix"] as? String == "window1")
+
+        let text = try CLI.run(["inspect", "--db", database, "--scenes"])
+        #expect(text.status == 0, "\(text)")
+        let lines = text.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count == 4, "\(text)")
+        #expect(lines[0].hasPrefix("SCENE"))
+        #expect(lines[1].hasPrefix("main ") && lines[1].contains("process \(first.pid) since "))
+        #expect(lines[2].hasPrefix("window1 ") && lines[2].hasSuffix("unclaimed"))
+        #expect(lines[3] == "2 scenes, 1 claimed by a live process, in \(database)")
+        first.end()
+        let after = try CLI.run(["inspect", "--db", database, "--scenes"])
+        #expect(after.stdout.contains("2 scenes, 0 claimed by a live process"), "\(after)")
+    }
+
+    @Test func aReadOnlyWindowShowsTheHeldSceneAndWritesNothing() throws {
+        let holder = try AppInstance(["scene-session", database, "HELD-DRAFT"])
+        #expect(holder.fields["scene"] == "main")
+        let before = try CLI.dump(database)
+        let reader = try AppInstance(["scene-report", database, "read-only"])
+        #expect(reader.fields["scene"] == "main")
+        #expect(reader.fields["outcome"] == "read-only")
+        #expect(reader.fields["restored"] == "true")
+        #expect(reader.fields["draft"] == "HELD-DRAFT")
+        // It terminated: a flush point, which wrote nothing of the held scene.
+        #expect(reader.exitStatus() == 0)
+        #expect(try CLI.dump(database) == before)
+        let store = try StateStore(path: database, options: .init(readOnly: true))
+        #expect(try store.sceneHolder(of: "main")?.processIdentifier == holder.pid)
+    }
+
+    @Test func aWindowThatWaitsGetsTheSceneOnceItsHolderTerminates() throws {
+        let holder = try AppInstance(["scene-session", database, "FINAL-DRAFT"])
+        // Started before the holder goes: it waits (up to 60 s) for the claim.
+        let waiter = Process()
+        waiter.executableURL = URL(fileURLWithPath: try builtProduct("statestore-worker"))
+        waiter.arguments = ["scene-report", database, "wait:60000"]
+        let output = Pipe()
+        waiter.standardOutput = output
+        waiter.standardError = FileHandle.nullDevice
+        try waiter.run()
+        // The waiter has tried once and found the scene held before the holder is told to go.
+        let store = try StateStore(path: database, options: .init(readOnly: true))
+        let deadline = ContinuousClock.now + .seconds(60)
+        while ContinuousClock.now < deadline, !(try isWaiting(waiter.processIdentifier)) { usleep(10_000) }
+        #expect(holder.end(with: SIGTERM) == 128 + SIGTERM)
+        let line = output.fileHandleForReading.availableLine() ?? ""
+        waiter.waitUntilExit()
+        let fields = AppInstance.fields(line)
+        #expect(fields["scene"] == "main", "\(line)")
+        #expect(fields["outcome"] == "claimed")
+        #expect(fields["passed"] == "-")
+        #expect(Int(fields["waited_ms"] ?? "") ?? 0 > 0)
+        #expect(fields["draft"] == "FINAL-DRAFT")
+        #expect(try store.sceneHolders() == [])
+    }
+
+    /// Whether `pid` has opened the database (its store is open, so its window is being made).
+    private func isWaiting(_ pid: Int32) throws -> Bool {
+        let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
+        return descriptors.contains { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\($0)")) == database }
+    }
+
+    @Test func aWindowThatWaitsInVainGetsAnotherScene() throws {
+        let holder = try AppInstance(["scene-session", database, "KEPT"])
+        let waiter = try AppInstance(["scene-report", database, "wait:300"])
+        #expect(waiter.fields["scene"] == "window1")
+        #expect(waiter.fields["passed"] == "main@\(holder.pid)")
+        #expect(Int(waiter.fields["waited_ms"] ?? "") ?? 0 >= 300)
+        #expect(waiter.fields["draft"] == "none")
+        #expect(waiter.exitStatus() == 0)
+        #expect(try draft(at: "tabs/compose") == "KEPT")
+    }
+
+    @Test func sigtermInOneInstanceFlushesItsOwnSceneAndLeavesTheOther() throws {
+        let first = try AppInstance(["scene-session", database, "FIRST"])
+        let second = try AppInstance(["scene-session", database, "SECOND"])
+        let rowsOfSecond = "SELECT path, hex(bytes), generation, updated_at FROM states WHERE path LIKE 'window1/%' ORDER BY path"
+        let before = try CLI.tool("sqlite3", [database, rowsOfSecond])
+        #expect(!before.isEmpty)
+        #expect(first.end(with: SIGTERM) == 128 + SIGTERM)
+        #expect(try CLI.tool("sqlite3", [database, rowsOfSecond]) == before)
+        // The second still holds its scene, and saves on.
+        let store = try StateStore(path: database, options: .init(readOnly: true))
+        #expect(try store.sceneHolder(of: "window1")?.processIdentifier == second.pid)
+        #expect(try store.sceneHolder(of: "main") == nil)
+        #expect(second.end(with: SIGTERM) == 128 + SIGTERM)
+        #expect(try draft(at: "window1/tabs/compose") == "SECOND")
+        #expect(try draft(at: "tabs/compose") == "FIRST")
+    }
+
+    // MARK: In this process, beside another
+
+    /// The mail storyboard's app in this process, with its errors collected.
+    @MainActor
+    final class LocalApp {
+        let application: Application
+        var errors: [RestorationError] = []
+        init(store: StateStore) {
+            application = Application(store: store, storyboard: MailStoryboard.make())
+            application.violationHandler = { Issue.record("lifecycle violation: \($0)") }
+            application.restorationCoordinator?.errorHandler = { [weak self] in self?.errors.append($0) }
+        }
+    }
+
+    @MainActor
+    @Test func theCrashLoopGuardCountsPerScene() throws {
+        let first = try AppInstance(["scene-session", database, "A"])
+        let second = try AppInstance(["scene-session", database, "B"])
+        second.end()
+        // Two launches died while restoring window1; main's count is its own.
+        let store = try StateStore(path: database)
+        try store.setMetadata(CrashLoopGuard.attemptsKey + ".window1", to: "2")
+        let app = LocalApp(store: store)
+        let window = Window(size: Size(width: 390, height: 844), application: app.application)
+        #expect(window.sceneIdentifier == "window1")
+        let report = try app.application.restoreHierarchyWithReport(in: window)
+        #expect(report.outcome == .crashLoopSkipped(interruptedAttempts: 2))
+        #expect(try store.hierarchyArchive(scene: "window1", setAside: true) != nil)
+        // main's archive, which the other instance shows, is untouched.
+        #expect(try store.hierarchyArchive(scene: "main") != nil)
+        #expect(try store.metadata(CrashLoopGuard.attemptsKey + ".main") == nil)
+        app.application.terminate()
+        first.end()
+    }
+
+    @MainActor
+    @Test func aWindowGivenAHeldIdentifierGetsANewSceneAndIsToldWhy() throws {
+        let holder = try AppInstance(["scene-session", database, "HELD"])
+        let store = try StateStore(path: database)
+        let app = LocalApp(store: store)
+        let window = Window(size: Size(width: 390, height: 844), sceneIdentifier: "main", application: app.application)
+        #expect(window.sceneIdentifier == "window1")
+        let assignment = try #require(window.sceneAssignment)
+        #expect(assignment.requested == "main")
+        #expect(assignment.outcome == .claimed)
+        #expect(assignment.passedOver.map(\.scene) == ["main"])
+        #expect(assignment.passedOver.first?.processIdentifier == holder.pid)
+        #expect(assignment.passedOver.first?.isThisProcess == false)
+        #expect(app.errors == [.sceneHeld(assignment)])
+        #expect(try app.application.restoreHierarchy(in: window) == false)
+        // The held scene is not offered to this process's windows.
+        #expect(try app.application.savedSceneIdentifiers() == [])
+        #expect(try store.savedSceneIdentifiers() == ["main"])
+        // Closing the window lets its scene go once the close is written.
+        window.close()
+        app.application.saveVisibleState()
+        #expect(try store.sceneHolder(of: "window1") == nil)
+        app.application.terminate()
+        holder.end()
+    }
+
+    @MainActor
+    @Test func windowsOfOneProcessShareItsClaim() throws {
+        let store = try StateStore(path: database)
+        let app = LocalApp(store: store)
+        let first = Window(size: Size(width: 390, height: 844), application: app.application)
+        let again = Window(size: Size(width: 390, height: 844), sceneIdentifier: "main", application: app.application)
+        #expect(first.sceneIdentifier == "main")
+        #expect(again.sceneIdentifier == "main")
+        #expect(again.sceneAssignment?.outcome == .claimed)
+        #expect(app.errors.isEmpty)
+        let holder = try #require(try store.sceneHolder(of: "main"))
+        #expect(holder.isThisProcess)
+        #expect(holder.processIdentifier == getpid())
+        // A process that looks sees this one hold it.
+        let inspect = try CLI.run(["inspect", "--db", database, "--scenes", "--json"])
+        #expect(inspect.stdout.contains("\"pid\" : \(getpid())") || inspect.stdout.contains("\"pid\": \(getpid())"), "\(inspect)")
+        // One window closing keeps the claim the other shares.
+        again.close()
+        app.application.saveVisibleState()
+        #expect(try store.sceneHolder(of: "main") != nil)
+        app.application.terminate()
+        #expect(try store.sceneHolder(of: "main") == nil)
+    }
+
+    @MainActor
+    @Test func aWindowLetGoWithoutTerminatingReleasesItsClaim() throws {
+        let store = try StateStore(path: database)
+        do {
+            let app = LocalApp(store: store)
+            _ = Window(size: Size(width: 390, height: 844), application: app.application)
+            #expect(try store.sceneHolder(of: "main") != nil)
+        }
+        #expect(try store.sceneHolder(of: "main") == nil)
+    }
+
+    @Test func anOldDatabaseWithPositionalScenesGivesASecondInstanceItsOtherWindow() throws {
+        // Schema 2, as an older build left it: two positional scenes saving under the same
+        // unprefixed paths, the second window with a message open.
+        #expect(FileManager.default.createFile(atPath: database, contents: nil))
+        for migration in EmbeddedMigrations.all where migration.version <= 2 {
+            try rawSQL(database, migration.sql)
+        }
+        try rawSQL(database, """
+            CREATE TABLE schema_migrations(version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT;
+            INSERT INTO schema_migrations VALUES (1, 'initial', 0), (2, 'states_rowid', 0);
+            PRAGMA user_version = 2;
+            INSERT INTO hierarchy(scene, set_aside, archive, updated_at) VALUES
+              ('main', 0, CAST('{"format":1,"root":{"kind":"tabBar","storyboardIdentifier":"tabs","selectedIndex":0,"children":[{"kind":"navigation","storyboardIdentifier":"mail","children":[{"kind":"plain","storyboardIdentifier":"inbox","children":[]}]},{"kind":"plain","storyboardIdentifier":"settings","children":[]}]}}' AS BLOB), 1),
+              ('window1', 0, CAST('{"format":1,"root":{"kind":"tabBar","storyboardIdentifier":"tabs","selectedIndex":0,"children":[{"kind":"navigation","storyboardIdentifier":"mail","children":[{"kind":"plain","storyboardIdentifier":"inbox","children":[]}]},{"kind":"plain","storyboardIdentifier":"settings","children":[]}],"presented":{"kind":"plain","storyboardIdentifier":"compose","children":[]}}}' AS BLOB), 2);
+            """)
+        do {
+            let store = try StateStore(path: database)
+            let draft = try JSONDecoder().decode(ComposeController.Draft.self, from: Data(#"{"to":"ada@example.org","subject":"","body":"OLD-DRAFT"}"#.utf8))
+            try store.save(draft, for: "tabs/compose")
+        }
+        let first = try AppInstance(["scene-report", database, "another", "hold"])
+        #expect(first.fields["scene"] == "main")
+        #expect(first.fields["draft"] == "none")
+        let second = try AppInstance(["scene-report", database])
+        // The positional window1 is the second instance's, under the paths it always used.
+        #expect(second.fields["scene"] == "window1")
+        #expect(second.fields["restored"] == "true")
+        #expect(second.fields["draft"] == "OLD-DRAFT")
+        #expect(second.exitStatus() == 0)
+        first.end(with: SIGTERM)
+        let store = try StateStore(path: database, options: .init(readOnly: true))
+        #expect(try store.scenePathPrefix(scene: "window1") == "")
+        #expect(try store.entries().map(\.path.rawValue).contains("window1/tabs/compose") == false)
+    }
+}
