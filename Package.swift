@@ -108,7 +108,10 @@ let package = Package(
         // saving in a loop until killed, allocating ballast, relaunching an app.
         .executableTarget(
             name: "statestore-worker",
-            dependencies: ["StateStore", "StateStoreLinux", "StateStoreCrashVFS", "StateStoreSQLite", "StateStoreCrypto", "MailExample"]
+            dependencies: [
+                "StateStore", "StateStoreLinux", "StateStoreCrashVFS", "StateStoreSQLite", "StateStoreCrypto", "MailExample",
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         // The mail app run by a ServiceGroup, for the tests: SIGTERM and SIGINT go to the group.
         .executableTarget(

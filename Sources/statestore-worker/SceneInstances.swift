@@ -1,14 +1,19 @@
 // Two instances of the mail app on one database, each in a process of its own: which scene
 // each window gets, what it restores, and what it saves.
 import Foundation
+import Logging
 import MailExample
 import StateStore
 
 @MainActor
 enum SceneInstances {
     /// The mail app's window, as `MailApp` makes it, with `policy` for a held scene.
+    /// A window that waits logs to stdout (`... waiting for a held scene ...`), so a test knows
+    /// when it has found the scene held.
     static func launch(database: String, policy: SceneConflictPolicy) throws -> (Application, Window, HierarchyRestoration) {
-        let store = try StateStore(path: database)
+        var options = StateStore.Options()
+        if case .wait = policy { options.logger = Logger(label: "statestore-worker", factory: { label in StreamLogHandler.standardOutput(label: label) }) }
+        let store = try StateStore(path: database, options: options)
         let application = Application(store: store, storyboard: MailStoryboard.make())
         let window = Window(size: Size(width: 390, height: 844), whenHeld: policy, application: application)
         let restoration = try application.restoreHierarchyWithReport(in: window)
@@ -67,7 +72,8 @@ enum SceneInstances {
         }
     }
 
-    /// An instance that prints what it restored (`... restored=BOOL draft=TEXT`), then either
+    /// An instance that prints what it restored (`scene=... restored=BOOL draft=TEXT`, after the
+    /// log lines of a window that waits), then either
     /// terminates (saving nothing new: it changed nothing) or, with `hold`, runs until killed.
     static func report(database: String, policy: SceneConflictPolicy, hold: Bool) -> Never {
         do {

@@ -68,6 +68,13 @@ enum CLIOutputDocument {
             """),
         .console(["statectl inspect --db demo.sqlite --hierarchy"]),
         .prose("""
+            ## `statectl inspect --scenes`
+
+            Each window scene, what its states save under, its archive, and the live process that
+            holds it now (none here: the demo has ended):
+            """),
+        .console(["statectl inspect --db demo.sqlite --scenes"]),
+        .prose("""
             ## `statectl monitor --once`
 
             On the machine the output was captured on (its memory cgroup, version and limit, are in the JSON):

@@ -159,43 +159,43 @@ struct SceneClaimTests {
 
     @Test func aWindowThatWaitsGetsTheSceneOnceItsHolderTerminates() throws {
         let holder = try AppInstance(["scene-session", database, "FINAL-DRAFT"])
-        // Started before the holder goes: it waits (up to 60 s) for the claim.
-        let waiter = Process()
-        waiter.executableURL = URL(fileURLWithPath: try builtProduct("statestore-worker"))
-        waiter.arguments = ["scene-report", database, "wait:60000"]
-        let output = Pipe()
-        waiter.standardOutput = output
-        waiter.standardError = FileHandle.nullDevice
-        try waiter.run()
-        // The waiter has tried once and found the scene held before the holder is told to go.
-        let store = try StateStore(path: database, options: .init(readOnly: true))
-        let deadline = ContinuousClock.now + .seconds(60)
-        while ContinuousClock.now < deadline, !(try isWaiting(waiter.processIdentifier)) { usleep(10_000) }
+        // Started before the holder goes; it logs once it has found the scene held, then waits
+        // (up to 60 s) for the claim.
+        let waiter = try AppInstance(["scene-report", database, "wait:60000"])
+        #expect(waiter.firstLine.contains("waiting for a held scene"), "\(waiter.firstLine)")
+        #expect(waiter.firstLine.contains("statestore.scene=main"))
         #expect(holder.end(with: SIGTERM) == 128 + SIGTERM)
-        let line = output.fileHandleForReading.availableLine() ?? ""
-        waiter.waitUntilExit()
+        var line = ""
+        while let next = waiter.nextLine() {
+            line = next
+            if next.hasPrefix("scene=") { break }
+        }
+        #expect(waiter.exitStatus() == 0)
         let fields = AppInstance.fields(line)
         #expect(fields["scene"] == "main", "\(line)")
         #expect(fields["outcome"] == "claimed")
         #expect(fields["passed"] == "-")
         #expect(Int(fields["waited_ms"] ?? "") ?? 0 > 0)
+        // What the holder's last flush left, as it left it.
         #expect(fields["draft"] == "FINAL-DRAFT")
+        let store = try StateStore(path: database, options: .init(readOnly: true))
         #expect(try store.sceneHolders() == [])
-    }
-
-    /// Whether `pid` has opened the database (its store is open, so its window is being made).
-    private func isWaiting(_ pid: Int32) throws -> Bool {
-        let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
-        return descriptors.contains { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\($0)")) == database }
     }
 
     @Test func aWindowThatWaitsInVainGetsAnotherScene() throws {
         let holder = try AppInstance(["scene-session", database, "KEPT"])
         let waiter = try AppInstance(["scene-report", database, "wait:300"])
-        #expect(waiter.fields["scene"] == "window1")
-        #expect(waiter.fields["passed"] == "main@\(holder.pid)")
-        #expect(Int(waiter.fields["waited_ms"] ?? "") ?? 0 >= 300)
-        #expect(waiter.fields["draft"] == "none")
+        #expect(waiter.firstLine.contains("waiting for a held scene"))
+        var line = ""
+        while let next = waiter.nextLine() {
+            line = next
+            if next.hasPrefix("scene=") { break }
+        }
+        let fields = AppInstance.fields(line)
+        #expect(fields["scene"] == "window1")
+        #expect(fields["passed"] == "main@\(holder.pid)")
+        #expect(Int(fields["waited_ms"] ?? "") ?? 0 >= 300)
+        #expect(fields["draft"] == "none")
         #expect(waiter.exitStatus() == 0)
         #expect(try draft(at: "tabs/compose") == "KEPT")
     }
@@ -311,6 +311,70 @@ struct SceneClaimTests {
             #expect(try store.sceneHolder(of: "main") != nil)
         }
         #expect(try store.sceneHolder(of: "main") == nil)
+    }
+
+    @MainActor
+    @Test func aClaimThatCannotBeMadeLeavesTheSceneUnclaimedReportedAndTheFileAlone() throws {
+        let store = try StateStore(path: database)
+        // Something that is not a folder where the claim folder goes.
+        let blocker = try #require(store.sceneClaimFolder)
+        #expect(FileManager.default.createFile(atPath: blocker, contents: Data("not a folder".utf8)))
+        let app = LocalApp(store: store)
+        let window = Window(size: Size(width: 390, height: 844), application: app.application)
+        #expect(window.sceneIdentifier == "main")
+        guard case .notClaimed(let reason)? = window.sceneAssignment?.outcome else {
+            Issue.record("the window's scene was claimed: \(String(describing: window.sceneAssignment))")
+            return
+        }
+        #expect(reason.contains(blocker), "\(reason)")
+        #expect(app.errors.count == 1)
+        guard case .store(.fileSystem(let failure))? = app.errors.first else {
+            Issue.record("not a file-system failure: \(app.errors)")
+            return
+        }
+        #expect(failure.errno == ENOTDIR)
+        // The app goes on, saving as before, and the file in the way is untouched.
+        #expect(try app.application.restoreHierarchy(in: window) == false)
+        app.application.terminate()
+        #expect(FileManager.default.contents(atPath: blocker) == Data("not a folder".utf8))
+    }
+
+    @Test func aClaimFileWithAnUnreadableRecordStillHoldsTheScene() throws {
+        let holder = try AppInstance(["scene-session", database, "HELD"])
+        let store = try StateStore(path: database, options: .init(readOnly: true))
+        let file = try #require(store.sceneClaimFolder) + "/main.lock"
+        // Its record overwritten with bytes no claim writes: the lock, not the record, is the claim.
+        // Written in place (not replaced: the lock is on the file the holder opened).
+        let handle = try #require(FileHandle(forWritingAtPath: file))
+        try handle.truncate(atOffset: 0)
+        try handle.write(contentsOf: Data([0xFF, 0x00, 0x0A]) + Data("pid=-7\nsince=x\n".utf8))
+        try handle.close()
+        let found = try #require(try store.sceneHolder(of: "main"))
+        #expect(found.processIdentifier == nil)
+        #expect(found.since == nil)
+        #expect(found.description == "a process")
+        let second = try AppInstance(["scene-report", database])
+        #expect(second.fields["scene"] == "window1")
+        #expect(second.fields["passed"] == "main@?")
+        #expect(second.exitStatus() == 0)
+        let inspect = try CLI.run(["inspect", "--db", database, "--scenes"])
+        #expect(inspect.stdout.split(separator: "\n").first { $0.hasPrefix("main ") }?.hasSuffix("a process") == true, "\(inspect)")
+        holder.end()
+        #expect(try store.sceneHolder(of: "main") == nil)
+    }
+
+    @Test func claimFileNamesAreSafeAndDistinctForAnyIdentifier() {
+        let identifiers = ["main", "window1", "", ".", "..", "../x", "a/b", "com.example.main", "é", "e\u{301}", "%41", "A",
+                           String(repeating: "x", count: 300), String(repeating: "x", count: 299) + "y"]
+        let names = identifiers.map(SceneClaims.fileName(for:))
+        #expect(Set(names).count == identifiers.count, "\(names)")
+        for name in names {
+            #expect(!name.contains("/"))
+            #expect(!name.hasPrefix(".") || name == ".lock")
+            #expect(name.utf8.count <= 255)
+            #expect(name.hasSuffix(".lock"))
+        }
+        #expect(SceneClaims.fileName(for: "com.example.main") == "com.example.main.lock")
     }
 
     @Test func anOldDatabaseWithPositionalScenesGivesASecondInstanceItsOtherWindow() throws {

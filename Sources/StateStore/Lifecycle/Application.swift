@@ -71,8 +71,9 @@ public final class Application {
     /// restoration layer's store), by key.
     var attachments: [String: AnyObject] = [:]
 
-    /// Chooses the scene each new window shows (the restoration layer, with a store).
-    weak var sceneAssigner: (any SceneAssigning)?
+    /// Chooses the scene each new window shows: the first observer that can (the restoration
+    /// layer's coordinator, with a store). One of ``observers``, which hold it.
+    private(set) weak var sceneAssigner: (any SceneAssigning)?
 
     /// The last memory warning handled, with what it released.
     public internal(set) var lastMemoryWarning: MemoryWarningReport?
@@ -125,12 +126,17 @@ public final class Application {
     public func addObserver(_ observer: any LifecycleObserver) {
         guard !observers.contains(where: { $0 === observer }) else { return }
         observers.append(observer)
+        // The first observer that chooses scenes (a restoration coordinator) chooses them.
+        if sceneAssigner == nil, let assigner = observer as? any SceneAssigning { sceneAssigner = assigner }
         updateObservedCallbacks()
     }
 
     /// Removes `observer`.
     public func removeObserver(_ observer: any LifecycleObserver) {
         observers.removeAll { $0 === observer }
+        if sceneAssigner === observer {
+            sceneAssigner = observers.lazy.compactMap { $0 as? any SceneAssigning }.first
+        }
         updateObservedCallbacks()
     }
 

@@ -18,7 +18,6 @@ extension Application {
         )
         let coordinator = RestorationCoordinator(store: store)
         addObserver(coordinator)
-        sceneAssigner = coordinator
         if let memoryMonitor { observeMemoryPressure(memoryMonitor) }
     }
 

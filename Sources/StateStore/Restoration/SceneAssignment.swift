@@ -133,6 +133,10 @@ extension RestorationCoordinator: SceneAssigning {
                     let holder = passedOver.removeLast()
                     return (SceneAssignment(requested: requested, identifier: first, outcome: .readOnly(heldBy: holder)), nil)
                 case .wait(let timeout):
+                    store.options.logger.info("waiting for a held scene", metadata: [
+                        "statestore.scene": "\(first)", "statestore.holder": "\(passedOver[passedOver.count - 1])",
+                        "statestore.timeout": "\(timeout)",
+                    ])
                     let clock = ContinuousClock()
                     let start = clock.now
                     while clock.now - start < timeout {

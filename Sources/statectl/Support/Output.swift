@@ -16,6 +16,7 @@ import Glibc
 /// | `events`     | `inspect --events`       | `events`: `occurred_at`, `level`, `available_bytes`, `rss_before`, `rss_after`, `bytes_freed`, `duration_us` |
 /// | `quarantine` | `inspect --quarantine`   | `quarantined`: `id`, `path`, `type_name`, `version`, `generation`, `encoding`, `byte_count`, `updated_at`, `quarantined_at`, `reason` |
 /// | `hierarchy`  | `inspect --hierarchy`    | `scene`, `set_aside`, `found`, `byte_count`, `readable`, `archive` (the decoded ``HierarchyArchive``), `reason`, `base64` |
+/// | `scenes`     | `inspect --scenes`       | `scenes`: `scene`, `path_prefix`, `created_at`, `archive_byte_count`, `archive_updated_at`, `set_aside`, `claim` (`pid`, `since`, or `null`) |
 /// | `check`      | `check`                  | `database`, `healthy`, `problems`, `integrity`, `schema_version`, `latest_schema_version`, `journal_mode`, `state_count`, `quarantine_count`, `pressure_event_count`, `checksum_mismatches` |
 /// | `migrate`    | `migrate`                | `database`, `dry_run`, `created`, `from_version`, `to_version`, `migrations` |
 /// | `export`     | `export`                 | `database_schema_version`, `exported_at`, `state_count`, `states` (see ``StateExport``) |

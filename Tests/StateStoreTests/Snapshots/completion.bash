@@ -241,7 +241,7 @@ _statectl_check() {
 
 _statectl_inspect() {
     repeating_flags=()
-    non_repeating_flags=(--json --list --events --quarantine --hierarchy --set-aside --version -h --help)
+    non_repeating_flags=(--json --list --events --quarantine --hierarchy --set-aside --scenes --version -h --help)
     repeating_options=()
     non_repeating_options=(--db --key-file --credential --limit --scene)
     __statectl_offer_flags_options 1

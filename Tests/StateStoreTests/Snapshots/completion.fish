@@ -29,7 +29,7 @@ function __statectl_parse_tokens -S
         case 'check'
             __statectl_parse_subcommand 0 'db=' 'json' 'key-file=' 'credential=' 'version' 'h/help'
         case 'inspect'
-            __statectl_parse_subcommand 1 'db=' 'json' 'key-file=' 'credential=' 'list' 'events' 'limit=' 'quarantine' 'hierarchy' 'scene=' 'set-aside' 'version' 'h/help'
+            __statectl_parse_subcommand 1 'db=' 'json' 'key-file=' 'credential=' 'list' 'events' 'limit=' 'quarantine' 'hierarchy' 'scene=' 'set-aside' 'scenes' 'version' 'h/help'
         case 'export'
             __statectl_parse_subcommand 0 'db=' 'o/output=' 'max-state-size=' 'key-file=' 'credential=' 'clear' 'version' 'h/help'
         case 'import'
@@ -140,6 +140,7 @@ complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_opti
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl inspect" hierarchy' -l 'hierarchy' -d 'Show the saved window hierarchy archive.'
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl inspect" scene' -l 'scene' -d 'The window scene whose hierarchy --hierarchy shows.' -rfka ''
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl inspect" set-aside' -l 'set-aside' -d 'With --hierarchy: the archive the crash-loop guard set aside instead of the live one.'
+complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl inspect" scenes' -l 'scenes' -d 'Show the window scenes and which live process holds each.'
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl inspect" version' -l 'version' -d 'Show the version.'
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl inspect" h help' -s 'h' -l 'help' -d 'Show help information.'
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl export" db' -l 'db' -d 'The state database file. Default: $STATESTORE_DB, else the "statestore-demo" app\'s default path ($XDG_STATE_HOME/statestore-demo/state.sqlite or ~/.local/state/statestore-demo/state.sqlite).' -rF

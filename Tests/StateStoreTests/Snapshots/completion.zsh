@@ -135,6 +135,7 @@ _statectl_inspect() {
         '--hierarchy[Show the saved window hierarchy archive.]'
         '--scene[The window scene whose hierarchy --hierarchy shows.]:scene:'
         '--set-aside[With --hierarchy\: the archive the crash-loop guard set aside instead of the live one.]'
+        '--scenes[Show the window scenes and which live process holds each.]'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
