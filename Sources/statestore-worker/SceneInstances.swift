@@ -48,9 +48,9 @@ enum SceneInstances {
         return compose.restorableState.body
     }
 
-    /// An instance that opens a reply and types `draft` into it (unless it restored a draft),
-    /// saves, prints `ready` and what it got, then runs until killed, or terminated by
-    /// SIGTERM (which saves what is visible).
+    /// An instance that opens a reply and types `draft` into it (unless it restored one, which it keeps),
+    /// saves, prints `ready` and what it got, then types and saves each line it reads, until
+    /// killed, or terminated by SIGTERM (which saves what is visible).
     static func session(database: String, draft: String, policy: SceneConflictPolicy) -> Never {
         do {
             let (application, window, restoration) = try launch(database: database, policy: policy)
@@ -60,13 +60,32 @@ enum SceneInstances {
                 let compose = try storyboard.instantiateViewController(withIdentifier: MailStoryboard.compose) as! ComposeController
                 tabs.present(compose, animated: false)
                 compose.type(to: "grace@example.org", subject: "Re: scenes", body: draft)
-            } else if let compose = window.rootViewController?.presentedViewController as? ComposeController {
-                compose.type(to: compose.restorableState.to, subject: compose.restorableState.subject, body: draft)
             }
             application.saveVisibleState()
             application.installTerminationHandlers()
             emit("ready \(describe(window)) restored=\(restoration.restored)")
-            withExtendedLifetime(application) { dispatchMain() }
+            // Each line on standard input is typed as the draft's new body and saved (a flush
+            // point): "saved TEXT" once it is written.
+            let input = DispatchSource.makeReadSource(fileDescriptor: 0, queue: .main)
+            nonisolated(unsafe) var pending = Data()
+            input.setEventHandler {
+                MainActor.assumeIsolated {
+                    var buffer = [UInt8](repeating: 0, count: 4096)
+                    let count = read(0, &buffer, buffer.count)
+                    guard count > 0 else { input.cancel(); return }
+                    pending.append(contentsOf: buffer.prefix(count))
+                    while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                        let text = String(decoding: pending[..<newline], as: UTF8.self)
+                        pending.removeSubrange(...newline)
+                        guard let compose = window.rootViewController?.presentedViewController as? ComposeController else { continue }
+                        compose.type(to: compose.restorableState.to, subject: compose.restorableState.subject, body: text)
+                        application.saveVisibleState()
+                        emit("saved \(text)")
+                    }
+                }
+            }
+            input.resume()
+            withExtendedLifetime((application, input)) { dispatchMain() }
         } catch {
             fail("\(error)")
         }

@@ -13,8 +13,8 @@
 //     statestore-worker scenes-report DB         relaunch one window per saved scene; print "window=..." lines
 //     statestore-worker scene-session DB DRAFT [another|read-only|wait:MS]   one instance of the mail app:
 //                                                a reply with DRAFT typed, saved; "ready scene=... outcome=...
-//                                                passed=... waited_ms=... restored=...", then runs until killed
-//                                                or SIGTERM (which saves what is visible)
+//                                                passed=... waited_ms=... restored=...", then types and saves each
+//                                                stdin line as the draft ("saved TEXT"), until killed or SIGTERM
 //     statestore-worker scene-report DB [another|read-only|wait:MS] [hold]   one instance: print
 //                                                "scene=... restored=... draft=...", then terminate (with `hold`:
 //                                                "holding", then run until killed or SIGTERM)

@@ -11,9 +11,12 @@ final class AppInstance {
     /// The first line it printed ("ready scene=... outcome=... passed=... waited_ms=... restored=...").
     private(set) var firstLine = ""
 
+    private let input = Pipe()
+
     init(_ arguments: [String]) throws {
         process.executableURL = URL(fileURLWithPath: try builtProduct("statestore-worker"))
         process.arguments = arguments
+        process.standardInput = input
         process.standardOutput = pipe
         process.standardError = FileHandle.nullDevice
         try process.run()
@@ -21,6 +24,13 @@ final class AppInstance {
     }
 
     var pid: Int32 { process.processIdentifier }
+
+    /// Types `text` as the draft (`scene-session`) and waits until it says it is saved.
+    func save(_ text: String) throws {
+        try input.fileHandleForWriting.write(contentsOf: Data((text + "\n").utf8))
+        let line = nextLine()
+        try #require(line == "saved \(text)", "\(String(describing: line))")
+    }
 
     /// The next line it prints, or `nil` at its end.
     func nextLine() -> String? { pipe.fileHandleForReading.availableLine() }
@@ -108,6 +118,39 @@ struct SceneClaimTests {
         #expect(again.end(with: SIGTERM) == 128 + SIGTERM)
         #expect(try draft(at: "tabs/compose") == "DRAFT-FROM-A")
         #expect(try draft(at: "window1/tabs/compose") == "DRAFT-FROM-B")
+    }
+
+    @Test func interleavedSavesKillsAndRelaunchesKeepEachInstancesLastDraft() throws {
+        var left = try AppInstance(["scene-session", database, "L0"])
+        var right = try AppInstance(["scene-session", database, "R0"])
+        #expect(right.fields["scene"] == "window1")
+        for round in 1...3 {
+            try left.save("L\(round)a")
+            try right.save("R\(round)a")
+            try left.save("L\(round)b")
+            // One killed and relaunched while the other goes on saving: it takes its own scene
+            // back, never the other's.
+            if round % 2 == 1 {
+                left.end()
+                try right.save("R\(round)b")
+                left = try AppInstance(["scene-session", database, "unused"])
+                #expect(left.fields["scene"] == "main")
+                #expect(left.fields["restored"] == "true")
+            } else {
+                right.end()
+                try left.save("L\(round)c")
+                right = try AppInstance(["scene-session", database, "unused"])
+                #expect(right.fields["scene"] == "window1")
+                #expect(right.fields["passed"] == "main@\(left.pid)")
+            }
+            #expect(try draft(at: "tabs/compose") == (round % 2 == 1 ? "L\(round)b" : "L\(round)c"))
+            #expect(try draft(at: "window1/tabs/compose") == (round % 2 == 1 ? "R\(round)b" : "R\(round)a"))
+        }
+        left.end()
+        right.end()
+        let store = try StateStore(path: database, options: .init(readOnly: true))
+        #expect(try store.entries().map(\.path.rawValue).filter { $0.hasSuffix("compose") } == ["tabs/compose", "window1/tabs/compose"])
+        #expect(try store.savedSceneIdentifiers() == ["main", "window1"])
     }
 
     @Test func statectlShowsEachScenesClaimAndTheScenesNoWindowTook() throws {
