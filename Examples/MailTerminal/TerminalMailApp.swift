@@ -80,7 +80,7 @@ final class TerminalMailApp {
             window.rootViewController = tabs
             window.makeKeyAndVisible()
         }
-        if let held = window.sceneAssignment?.passedOver.first {
+        if let held = window.sceneAssignment?.passedOver {
             let holder = held.processIdentifier.map { "process \($0)" } ?? "another process"
             notice = "scene \(window.sceneIdentifier) (\(held.scene) is open in \(holder))" + (notice.isEmpty ? "" : ", " + notice)
         }

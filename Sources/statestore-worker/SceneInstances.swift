@@ -37,9 +37,9 @@ enum SceneInstances {
         case .readOnly: "read-only"
         case .notClaimed: "not-claimed"
         }
-        let passed = assignment.passedOver.map { "\($0.scene)@\($0.processIdentifier.map(String.init) ?? "?")" }
+        let passed = assignment.passedOver.map { "\($0.scene)@\($0.processIdentifier.map(String.init) ?? "?")" } ?? "-"
         let waited = assignment.waited.components.seconds * 1000 + assignment.waited.components.attoseconds / 1_000_000_000_000_000
-        return "scene=\(window.sceneIdentifier) outcome=\(outcome) passed=\(passed.isEmpty ? "-" : passed.joined(separator: ",")) waited_ms=\(waited)"
+        return "scene=\(window.sceneIdentifier) outcome=\(outcome) passed=\(passed) waited_ms=\(waited)"
     }
 
     /// The draft the window shows, or `none`.

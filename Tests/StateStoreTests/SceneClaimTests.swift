@@ -1,5 +1,6 @@
 import Foundation
 import MailExample
+import StateStoreSQLite
 import Testing
 @testable import StateStore
 
@@ -305,9 +306,9 @@ struct SceneClaimTests {
         let assignment = try #require(window.sceneAssignment)
         #expect(assignment.requested == "main")
         #expect(assignment.outcome == .claimed)
-        #expect(assignment.passedOver.map(\.scene) == ["main"])
-        #expect(assignment.passedOver.first?.processIdentifier == holder.pid)
-        #expect(assignment.passedOver.first?.isThisProcess == false)
+        #expect(assignment.passedOver?.scene == "main")
+        #expect(assignment.passedOver?.processIdentifier == holder.pid)
+        #expect(assignment.passedOver?.isThisProcess == false)
         #expect(app.errors == [.sceneHeld(assignment)])
         #expect(try app.application.restoreHierarchy(in: window) == false)
         // The held scene is not offered to this process's windows.
@@ -343,6 +344,99 @@ struct SceneClaimTests {
         #expect(try store.sceneHolder(of: "main") != nil)
         app.application.terminate()
         #expect(try store.sceneHolder(of: "main") == nil)
+    }
+
+    @MainActor
+    @Test func aClosedWindowKeepsItsClaimWhileItsWritesWaitForARetry() throws {
+        let store = try StateStore(path: database, options: .init(busyTimeout: .milliseconds(100)))
+        let app = LocalApp(store: store)
+        let window = Window(size: Size(width: 390, height: 844), application: app.application)
+        let mail = try app.application.storyboard.instantiateViewController(withIdentifier: MailStoryboard.mail) as! NavigationController
+        let inbox = try app.application.storyboard.instantiateViewController(withIdentifier: MailStoryboard.inbox) as! InboxController
+        mail.setViewControllers([inbox], animated: false)
+        window.rootViewController = mail
+        window.makeKeyAndVisible()
+        app.application.saveVisibleState()
+        // Another connection holds the write lock: the close's writes fail for a reason that may
+        // pass, and wait for a retry.
+        beforeRawSQLite()
+        var handle: OpaquePointer?
+        try #require(sqlite3_open_v2(database, &handle, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK)
+        defer { sqlite3_close_v2(handle) }
+        try #require(sqlite3_exec(handle, "BEGIN IMMEDIATE", nil, nil, nil) == SQLITE_OK)
+        inbox.select(MailMessage.mailbox[3])
+        window.close()
+        app.application.saveVisibleState()
+        #expect(app.application.restorationCoordinator?.hasUnsavedWrites == true)
+        // Until they are written, no other process may take the scene and read what they replace.
+        #expect(try store.sceneHolder(of: "main")?.isThisProcess == true)
+        try #require(sqlite3_exec(handle, "ROLLBACK", nil, nil, nil) == SQLITE_OK)
+        app.application.saveVisibleState()
+        #expect(app.application.restorationCoordinator?.hasUnsavedWrites == false)
+        #expect(try store.sceneHolder(of: "main") == nil)
+        #expect(try store.restore(InboxController.State.self, for: "mail/inbox")?.selectedMessageID == MailMessage.mailbox[3].id)
+        app.application.terminate()
+    }
+
+    @Test func aSecondInstanceNeverShowsAHeldSceneWhenAnotherClaimFileIsBroken() throws {
+        let holder = try AppInstance(["scene-session", database, "HELD"])
+        let store = try StateStore(path: database, options: .init(readOnly: true))
+        let folder = try #require(store.sceneClaimFolder)
+        // A folder where window1's claim file goes: it cannot be claimed, and is passed over.
+        try FileManager.default.createDirectory(atPath: folder + "/window1.lock", withIntermediateDirectories: false)
+        let second = try AppInstance(["scene-session", database, "SECOND"])
+        #expect(second.fields["scene"] == "window2", "\(second.firstLine)")
+        #expect(second.fields["outcome"] == "claimed")
+        #expect(second.fields["passed"] == "main@\(holder.pid)")
+        #expect(try draft(at: "tabs/compose") == "HELD")
+        #expect(try draft(at: "window2/tabs/compose") == "SECOND")
+        // A FIFO and a link among the claim files hold nothing, and statectl lists the rest.
+        #expect(mkfifo(folder + "/fifo.lock", 0o600) == 0)
+        #expect(symlink("/etc/passwd", folder + "/link.lock") == 0)
+        let inspect = try CLI.run(["inspect", "--db", database, "--scenes"])
+        #expect(inspect.status == 0, "\(inspect)")
+        #expect(inspect.stdout.contains("2 scenes, 2 claimed by a live process"), "\(inspect)")
+        #expect(try store.sceneHolder(of: "fifo") == nil)
+        second.end()
+        holder.end()
+    }
+
+    @Test func aSceneIdentifierWithANewlineCannotForgeItsRecord() throws {
+        let store = try StateStore(path: database)
+        let scene = "evil\npid=1\nsince=0"
+        guard case .claimed(let claim)? = try store.claimScene(scene) else {
+            Issue.record("not claimed")
+            return
+        }
+        let text = try String(contentsOfFile: try #require(store.sceneClaimFolder) + "/" + SceneClaims.fileName(for: scene), encoding: .utf8)
+        #expect(text.split(separator: "\n").count == 3, "\(text)")
+        #expect(text.contains("pid=\(getpid())\n"))
+        let holders = try store.sceneHolders()
+        #expect(holders.map(\.scene) == [scene])
+        #expect(holders.first?.processIdentifier == getpid())
+        withExtendedLifetime(claim) {}
+    }
+
+    @MainActor
+    @Test func aReadOnlyWindowLeavesAClaimedWindowOfTheSameSceneSaving() throws {
+        let holder = try AppInstance(["scene-session", database, "HELD"])
+        let store = try StateStore(path: database)
+        let app = LocalApp(store: store)
+        let reader = Window(size: Size(width: 390, height: 844), whenHeld: .openReadOnly, application: app.application)
+        let held = try #require(try store.sceneHolder(of: "main"))
+        #expect(reader.sceneAssignment?.outcome == .readOnly(heldBy: held))
+        #expect(try app.application.restoreHierarchy(in: reader))
+        #expect((reader.rootViewController?.presentedViewController as? ComposeController)?.restorableState.body == "HELD")
+        // The holder goes; the app opens the scene again, and this time claims it.
+        #expect(holder.end(with: SIGTERM) == 128 + SIGTERM)
+        let owner = Window(size: Size(width: 390, height: 844), sceneIdentifier: "main", application: app.application)
+        #expect(owner.sceneAssignment?.outcome == .claimed)
+        #expect(try app.application.restoreHierarchy(in: owner))
+        let compose = try #require(owner.rootViewController?.presentedViewController as? ComposeController)
+        compose.type(to: compose.restorableState.to, subject: compose.restorableState.subject, body: "FROM-OWNER")
+        app.application.saveVisibleState()
+        #expect(try draft(at: "tabs/compose") == "FROM-OWNER")
+        app.application.terminate()
     }
 
     @MainActor
@@ -420,9 +514,9 @@ struct SceneClaimTests {
         #expect(SceneClaims.fileName(for: "com.example.main") == "com.example.main.lock")
     }
 
-    @Test func anOldDatabaseWithPositionalScenesGivesASecondInstanceItsOtherWindow() throws {
+    @Test func anOldDatabasesPositionalScenesShareTheDefaultScenesClaim() throws {
         // Schema 2, as an older build left it: two positional scenes saving under the same
-        // unprefixed paths, the second window with a message open.
+        // unprefixed paths, the second window with a reply open.
         #expect(FileManager.default.createFile(atPath: database, contents: nil))
         for migration in EmbeddedMigrations.all where migration.version <= 2 {
             try rawSQL(database, migration.sql)
@@ -443,15 +537,22 @@ struct SceneClaimTests {
         let first = try AppInstance(["scene-report", database, "another", "hold"])
         #expect(first.fields["scene"] == "main")
         #expect(first.fields["draft"] == "none")
+        // The positional window1 saves under the same paths as main: while main is held, so is
+        // it, and a second instance gets a new scene of its own.
+        let store = try StateStore(path: database, options: .init(readOnly: true))
+        #expect(try store.sceneHolder(of: "window1")?.processIdentifier == first.pid)
         let second = try AppInstance(["scene-report", database])
-        // The positional window1 is the second instance's, under the paths it always used.
-        #expect(second.fields["scene"] == "window1")
-        #expect(second.fields["restored"] == "true")
-        #expect(second.fields["draft"] == "OLD-DRAFT")
+        #expect(second.fields["scene"] == "window2")
+        #expect(second.fields["passed"] == "main@\(first.pid)")
+        #expect(second.fields["restored"] == "false")
+        #expect(second.fields["draft"] == "none")
         #expect(second.exitStatus() == 0)
         first.end(with: SIGTERM)
-        let store = try StateStore(path: database, options: .init(readOnly: true))
         #expect(try store.scenePathPrefix(scene: "window1") == "")
-        #expect(try store.entries().map(\.path.rawValue).contains("window1/tabs/compose") == false)
+        #expect(try draft(at: "tabs/compose") == "OLD-DRAFT")
+        // Once main's holder is gone, a process that asks for window1 gets it, as before.
+        let again = try AppInstance(["scene-report", database])
+        #expect(again.fields["scene"] == "main")
+        #expect(again.exitStatus() == 0)
     }
 }

@@ -240,11 +240,9 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
     @exclusivity(unchecked) private var queuedEvents: [PressureEvent] = []
     @exclusivity(unchecked) private var queuedRemovals: [String] = []
     @exclusivity(unchecked) private var queuedForgotten: [String] = []
-    /// Claims of closed windows, released with the next batch once it is written.
-    @exclusivity(unchecked) var queuedReleases: [SceneClaim] = []
-    /// The scenes windows show read-only (``SceneConflictPolicy/openReadOnly``), with how many
-    /// windows do: nothing of them is saved.
-    @exclusivity(unchecked) var readOnlyScenes: [String: Int] = [:]
+    /// How many open windows show their scene read-only (``SceneConflictPolicy/openReadOnly``):
+    /// while none does, no save or archive looks further.
+    @exclusivity(unchecked) var readOnlyWindows = 0
     /// Set while a controller of a read-only scene restores: what it finds wrong is reported,
     /// not set aside.
     @exclusivity(unchecked) private var restoringReadOnly = false
@@ -675,7 +673,7 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
     }
 
     private func restore<C: StateRestoring>(_ controller: ViewController, as _: C.Type) {
-        guard !readOnlyScenes.isEmpty, isReadOnly(scene: controller.window?.sceneIdentifier) else {
+        guard readOnlyWindows > 0, let window = controller.window, isReadOnly(window) else {
             restore(unsafeDowncast(controller, to: C.self))
             return
         }
@@ -694,8 +692,8 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
             // it. Its states stay in the store. A read-only window's scene is another
             // process's. The claim goes once the removal is written.
             if !isReadOnly(window) { queuedRemovals.append(window.sceneIdentifier) }
-            windowDidClose(window)
             submit()
+            windowDidClose(window)
             return
         }
         if isTerminating {
@@ -755,7 +753,7 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         let record = record(for: controller)
         guard let entry = pathEntry(for: controller, record: record) else { return }
         // A read-only window's scene is another process's to save.
-        if !readOnlyScenes.isEmpty, isReadOnly(scene: record.path?.scene) { return }
+        if readOnlyWindows > 0, let window = controller.window, isReadOnly(window) { return }
         if !unprotectedPaths.isEmpty, unprotectedPaths[entry.path] != nil {
             refuseSave(at: entry.path)
             return
@@ -860,13 +858,11 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
         swap(&batch.states, &queued)
         if !queuedRemovals.isEmpty { swap(&batch.removedScenes, &queuedRemovals) }
         if !queuedEvents.isEmpty { swap(&batch.pressureEvents, &queuedEvents) }
-        if !queuedReleases.isEmpty { swap(&batch.releasedClaims, &queuedReleases) }
         batch.releaseMemory = releasingMemory
         if !queuedIndex.isEmpty { queuedIndex.removeAll(keepingCapacity: true) }
         // An empty batch still runs when writes wait for a retry: a flush point retries them.
         // Archives to forget alone do not make a batch: they wait for the next one.
-        // Claims alone make a batch: they go only after the batches before them are written.
-        guard !batch.isEmpty || writer.hasCarriedWork || !batch.releasedClaims.isEmpty else { return }
+        guard !batch.isEmpty || writer.hasCarriedWork else { return }
         if !queuedForgotten.isEmpty { swap(&batch.forgottenArchives, &queuedForgotten) }
         if writer.enqueue(&batch) {
             // Write-behind wakes the writer (nothing to do while it is still writing), so the

@@ -69,8 +69,10 @@ public enum RestorationError: Error, Sendable, Hashable, CustomStringConvertible
         case .sceneHeld(let assignment):
             if case .readOnly(let holder) = assignment.outcome {
                 "The scene \"\(assignment.identifier)\" is held by \(holder): this window shows it read-only and saves nothing of it."
+            } else if let holder = assignment.passedOver {
+                "The scene \"\(holder.scene)\" is held by \(holder): this window shows the scene \"\(assignment.identifier)\" instead, and restores nothing of the held one."
             } else {
-                "\(assignment.passedOver.map { "The scene \"\($0.scene)\" is held by \($0)" }.joined(separator: "; ")): this window shows the scene \"\(assignment.identifier)\" instead, and restores nothing of the held one."
+                "This window shows \(assignment)."
             }
         }
     }

@@ -67,9 +67,6 @@ struct WriteBatch: Sendable {
     var pressureEvents: [PressureEvent] = []
     /// Ask SQLite to release its page cache once the batch is written.
     var releaseMemory = false
-    /// Claims on scenes whose window closed: released with the batch, once it is written (or
-    /// its writes failed), so no other process takes a scene before its last changes are in.
-    var releasedClaims: [SceneClaim] = []
     /// Where each path is in ``states``, kept by ``absorb(_:)`` once a batch has absorbed another.
     private var positions: [RestorationPath: Int] = [:]
 
@@ -114,7 +111,6 @@ struct WriteBatch: Sendable {
         if !later.forgottenArchives.isEmpty { forgottenArchives += later.forgottenArchives }
         if !later.pressureEvents.isEmpty { pressureEvents += later.pressureEvents }
         releaseMemory = releaseMemory || later.releaseMemory
-        if !later.releasedClaims.isEmpty { releasedClaims += later.releasedClaims }
     }
 
     /// Puts `state` at `position`, keeping the one it replaces (and its own) as fallbacks.
@@ -223,6 +219,11 @@ final class RestorationWriter: Sendable {
         var outbox: [WriteOutcome] = []
         /// Batches handed over and not yet started, oldest first.
         var waiting: [WriteBatch] = []
+        /// Whether ``runNext()`` is writing.
+        var running = false
+        /// Claims on scenes of closed windows, kept until everything handed over before them is
+        /// written (see ``release(afterPendingWrites:)``).
+        var heldClaims: [SceneClaim] = []
     }
     private let state = Mutex(State())
     /// Whether an outcome in the outbox carries a failure (or a row set aside) not yet taken.
@@ -239,6 +240,30 @@ final class RestorationWriter: Sendable {
         self.store = store
         self.cache = cache
         self.notify = notify
+    }
+
+    /// Lets `claim` go once every batch handed over so far is written, and no write waits for a
+    /// retry: at once when the writer is idle with nothing carried, else at the end of the run
+    /// that leaves it so. A scene whose window closed must not be taken by another process
+    /// while its last changes may still be written into it.
+    func release(afterPendingWrites claim: SceneClaim) {
+        state.withLock { state in
+            // Not kept: the caller's reference is the last, and the claim goes with it.
+            guard state.running || !state.waiting.isEmpty || !state.carried.isEmpty || !state.carriedArchives.isEmpty else { return }
+            state.heldClaims.append(claim)
+        }
+    }
+
+    /// At the end of a run: the held claims go when nothing waits and nothing is carried.
+    private func finishRun() {
+        let released: [SceneClaim] = state.withLock { state in
+            state.running = false
+            guard state.waiting.isEmpty, state.carried.isEmpty, state.carriedArchives.isEmpty, !state.heldClaims.isEmpty else { return [] }
+            defer { state.heldClaims.removeAll() }
+            return state.heldClaims
+        }
+        // Released here, outside the writer's lock.
+        withExtendedLifetime(released) {}
     }
 
     /// Whether writes that failed for a reason that may pass wait for the next batch.
@@ -302,7 +327,11 @@ final class RestorationWriter: Sendable {
         // Room for the hand-overs to come, made here rather than by the main thread's next one.
         var taken: [WriteBatch] = []
         taken.reserveCapacity(4)
-        state.withLock { swap(&taken, &$0.waiting) }
+        state.withLock {
+            swap(&taken, &$0.waiting)
+            $0.running = true
+        }
+        defer { finishRun() }
         guard !taken.isEmpty else { return }
         // Recorded here, not as the main actor hands a batch over: the metrics backend's call
         // stays off the main thread.

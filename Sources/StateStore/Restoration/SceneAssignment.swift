@@ -27,13 +27,15 @@ public struct SceneAssignment: Sendable, Hashable, CustomStringConvertible {
     /// The scene the window shows.
     public var identifier: String
     public var outcome: Outcome
-    /// The scenes the window would have shown and did not, because another live process held
-    /// them, in the order they were tried; empty when it got the first it tried.
-    public var passedOver: [SceneHolder]
+    /// The scene the window would have shown and did not, because another live process held
+    /// it (the identifier it was given, or the default scene), with its holder; `nil` when the
+    /// window shows the scene it would have. Saved scenes a window given no identifier passed
+    /// over on its way to a free one are not listed.
+    public var passedOver: SceneHolder?
     /// How long the window waited for a held scene (``SceneConflictPolicy/wait(timeout:)``).
     public var waited: Duration
 
-    public init(requested: String?, identifier: String, outcome: Outcome, passedOver: [SceneHolder] = [], waited: Duration = .zero) {
+    public init(requested: String?, identifier: String, outcome: Outcome, passedOver: SceneHolder? = nil, waited: Duration = .zero) {
         self.requested = requested
         self.identifier = identifier
         self.outcome = outcome
@@ -49,27 +51,40 @@ public struct SceneAssignment: Sendable, Hashable, CustomStringConvertible {
         case .readOnly(let holder): text += " (read-only: held by \(holder)"
         case .notClaimed(let reason): text += " (not claimed: \(reason)"
         }
-        for holder in passedOver { text += "; \"\(holder.scene)\" is held by \(holder)" }
+        if let holder = passedOver { text += "; \"\(holder.scene)\" is held by \(holder)" }
         return text + ")"
     }
 }
 
-/// What a window of an application with a store holds: its scene's assignment, and the claim,
-/// until the window closes (its last batch is written first).
+/// What a window of an application with a store keeps: its scene's assignment, and the claim
+/// until the window closes or is released. Either way the claim goes only once everything the
+/// window's process handed to the writer before is written (see
+/// ``RestorationWriter/release(afterPendingWrites:)``).
 @MainActor
 final class WindowScene {
     let assignment: SceneAssignment
-    private(set) var claim: SceneClaim?
+    /// Whether the window shows its scene read-only.
+    let isReadOnly: Bool
+    private var claim: SceneClaim?
+    private let writer: RestorationWriter
 
-    init(_ assignment: SceneAssignment, claim: SceneClaim?) {
+    init(_ assignment: SceneAssignment, claim: SceneClaim?, writer: RestorationWriter) {
         self.assignment = assignment
+        if case .readOnly = assignment.outcome { isReadOnly = true } else { isReadOnly = false }
         self.claim = claim
+        self.writer = writer
     }
 
-    /// The claim, handed to whoever releases it.
-    func takeClaim() -> SceneClaim? {
-        defer { claim = nil }
-        return claim
+    /// The window closed: the claim goes once what was handed over before is written.
+    func release() {
+        guard let claim else { return }
+        self.claim = nil
+        writer.release(afterPendingWrites: claim)
+    }
+
+    isolated deinit {
+        // A window released without closing (its application let go): the same.
+        release()
     }
 }
 
@@ -82,23 +97,24 @@ extension Window {
 extension RestorationCoordinator: SceneAssigning {
     func assignScene(requested: String?, policy: SceneConflictPolicy, openHere: [String]) -> (identifier: String, claim: AnyObject?) {
         let (assignment, claim) = chooseScene(requested: requested, policy: policy, openHere: openHere)
-        if case .readOnly = assignment.outcome { readOnlyScenes[assignment.identifier, default: 0] += 1 }
-        if !assignment.passedOver.isEmpty || assignment.outcome != .claimed {
+        let scene = WindowScene(assignment, claim: claim, writer: writer)
+        if scene.isReadOnly { readOnlyWindows += 1 }
+        if assignment.passedOver != nil || assignment.outcome != .claimed {
             var metadata: Logger.Metadata = [
                 "statestore.scene": "\(assignment.identifier)", "statestore.assignment": "\(assignment)",
             ]
             if let requested { metadata["statestore.requested_scene"] = "\(requested)" }
             store.options.logger.info("window scene assigned", metadata: metadata)
         }
-        if !assignment.passedOver.isEmpty {
-            report(.sceneHeld(assignment))
-        } else if case .readOnly = assignment.outcome {
-            report(.sceneHeld(assignment))
-        }
-        return (assignment.identifier, WindowScene(assignment, claim: claim))
+        if assignment.passedOver != nil || scene.isReadOnly { report(.sceneHeld(assignment)) }
+        return (assignment.identifier, scene)
     }
 
     /// The scene a new window shows (see ``Window/init(size:orientation:sceneIdentifier:whenHeld:application:)``).
+    /// A scene another live process holds is never the answer, unless read-only: when a claim
+    /// cannot be taken for a reason of the file system (a claim file that is a folder or a
+    /// link, a full disk), the next candidate is tried; only when none can be claimed does the
+    /// window show, unclaimed and reported, a scene no live process was found holding.
     private func chooseScene(
         requested: String?, policy: SceneConflictPolicy, openHere: [String]
     ) -> (SceneAssignment, SceneClaim?) {
@@ -107,92 +123,107 @@ extension RestorationCoordinator: SceneAssigning {
             let reason = store.options.readOnly ? "the store is read-only" : "the store is in memory"
             return (SceneAssignment(requested: requested, identifier: identifier, outcome: .notClaimed(reason: reason)), nil)
         }
-        var passedOver: [SceneHolder] = []
+        let first = requested ?? (openHere.contains(Window.defaultSceneIdentifier) ? nil : Window.defaultSceneIdentifier)
+        var passedOver: SceneHolder?
         var waited = Duration.zero
-        /// The claim on `scene`, or `nil` with its holder added to `passedOver`.
-        func claim(_ scene: String) throws(StateStoreError) -> SceneClaim? {
-            switch try store.claimScene(scene) {
-            case .claimed(let claim)?: return claim
-            case .held(let holder)?:
-                passedOver.append(holder)
-                return nil
-            case nil: return nil
+        /// The first candidate that could not be claimed for a reason of the file system, not
+        /// known to be held, and why.
+        var unclaimable: (scene: String, error: StateStoreError)?
+        enum Try { case claimed(SceneClaim), held(SceneHolder), failed }
+        func claim(_ scene: String) -> Try {
+            do {
+                switch try store.claimScene(scene) {
+                case .claimed(let claim)?: return .claimed(claim)
+                case .held(let holder)?: return .held(holder)
+                case nil: return .failed
+                }
+            } catch {
+                if unclaimable == nil { unclaimable = (scene, error) }
+                return .failed
             }
         }
         func claimed(_ scene: String, _ claim: SceneClaim) -> (SceneAssignment, SceneClaim?) {
             (SceneAssignment(requested: requested, identifier: scene, outcome: .claimed, passedOver: passedOver, waited: waited), claim)
         }
-        let first = requested ?? (openHere.contains(Window.defaultSceneIdentifier) ? nil : Window.defaultSceneIdentifier)
-        do {
-            if let first {
-                if let taken = try claim(first) { return claimed(first, taken) }
+        if let first {
+            switch claim(first) {
+            case .claimed(let taken): return claimed(first, taken)
+            case .failed: break
+            case .held(var holder):
                 switch policy {
                 case .openAnotherScene:
                     break
                 case .openReadOnly:
-                    let holder = passedOver.removeLast()
                     return (SceneAssignment(requested: requested, identifier: first, outcome: .readOnly(heldBy: holder)), nil)
                 case .wait(let timeout):
                     store.options.logger.info("waiting for a held scene", metadata: [
-                        "statestore.scene": "\(first)", "statestore.holder": "\(passedOver[passedOver.count - 1])",
-                        "statestore.timeout": "\(timeout)",
+                        "statestore.scene": "\(first)", "statestore.holder": "\(holder)", "statestore.timeout": "\(timeout)",
                     ])
                     let clock = ContinuousClock()
                     let start = clock.now
                     while clock.now - start < timeout {
                         // Polled: a blocking lock cannot be given up at a deadline.
                         usleep(10_000)
-                        passedOver.removeLast()
-                        let taken = try claim(first)
+                        let attempt = claim(first)
                         waited = clock.now - start
-                        if let taken { return claimed(first, taken) }
+                        if case .claimed(let taken) = attempt { return claimed(first, taken) }
+                        if case .held(let still) = attempt { holder = still } else { break }
                     }
                 }
+                passedOver = holder
             }
+        }
+        var storeError: StateStoreError?
+        do {
             let saved = try store.savedSceneIdentifiers()
             if requested == nil {
                 // A scene some instance that is gone left, before a new one.
                 for scene in saved where scene != first && !openHere.contains(scene) {
-                    if let taken = try claim(scene) { return claimed(scene, taken) }
-                    passedOver.removeLast()
+                    if case .claimed(let taken) = claim(scene) { return claimed(scene, taken) }
                 }
             }
+            // A new scene: none a window has, none saved, and none that saves under the default
+            // scene's paths (archived before scenes had identities; it shares the default's claim).
+            let shared = Set(try store.scenes().filter { $0.pathPrefix == "" }.map(\.identifier))
             var number = 1
-            while true {
+            var failures = 0
+            while failures < 16 {
                 let scene = "window\(number)"
                 number += 1
-                guard scene != first, !openHere.contains(scene), !saved.contains(scene) else { continue }
-                if let taken = try claim(scene) { return claimed(scene, taken) }
-                passedOver.removeLast()
+                guard scene != first, !openHere.contains(scene), !saved.contains(scene), !shared.contains(scene) else { continue }
+                switch claim(scene) {
+                case .claimed(let taken): return claimed(scene, taken)
+                case .held: continue
+                case .failed: failures += 1
+                }
             }
         } catch {
-            // The scene goes unclaimed rather than the window failing: the app works as before
-            // claims, and the reason is reported.
-            report(.store(error))
-            let identifier = first ?? requested ?? Window.firstFreeSceneIdentifier(openHere: openHere) { _ in true }
-            return (SceneAssignment(requested: requested, identifier: identifier, outcome: .notClaimed(reason: error.description), passedOver: passedOver), nil)
+            storeError = error
         }
+        // Nothing could be claimed (the claim folder cannot be made or written, or the store
+        // cannot be read): reported, and the window shows a scene no live process was found
+        // holding, unclaimed; when the only such scene known is the held one, that one read-only.
+        let reason = (unclaimable?.error ?? storeError).map { "\($0)" } ?? "no scene could be claimed"
+        if let error = unclaimable?.error ?? storeError { report(.store(error)) }
+        if let holder = passedOver, let first {
+            if let other = unclaimable?.scene, other != first {
+                return (SceneAssignment(requested: requested, identifier: other, outcome: .notClaimed(reason: reason), passedOver: holder), nil)
+            }
+            return (SceneAssignment(requested: requested, identifier: first, outcome: .readOnly(heldBy: holder)), nil)
+        }
+        let identifier = first ?? unclaimable?.scene ?? Window.firstFreeSceneIdentifier(openHere: openHere) { _ in true }
+        return (SceneAssignment(requested: requested, identifier: identifier, outcome: .notClaimed(reason: reason)), nil)
     }
 
     /// Whether `window` shows its scene read-only (``SceneConflictPolicy/openReadOnly``).
     func isReadOnly(_ window: Window) -> Bool {
-        !readOnlyScenes.isEmpty && readOnlyScenes[window.sceneIdentifier] != nil
+        readOnlyWindows > 0 && (window.sceneClaim as? WindowScene)?.isReadOnly == true
     }
 
-    /// Whether `scene` is shown read-only by a window of this coordinator's application.
-    func isReadOnly(scene: String?) -> Bool {
-        guard !readOnlyScenes.isEmpty, let scene else { return false }
-        return readOnlyScenes[scene] != nil
-    }
-
-    /// `window` closed: a read-only scene stops being read-only once no window shows it so;
-    /// a claim is handed to the batch that removes the scene's archive, and goes once it is
-    /// written (at once when terminating: that close flushed).
+    /// `window` closed: its claim goes once what was handed over before is written.
     func windowDidClose(_ window: Window) {
         guard let scene = window.sceneClaim as? WindowScene else { return }
-        if case .readOnly = scene.assignment.outcome, let count = readOnlyScenes[window.sceneIdentifier] {
-            readOnlyScenes[window.sceneIdentifier] = count > 1 ? count - 1 : nil
-        }
-        if let claim = scene.takeClaim(), !isTerminating { queuedReleases.append(claim) }
+        if scene.isReadOnly, readOnlyWindows > 0 { readOnlyWindows -= 1 }
+        scene.release()
     }
 }

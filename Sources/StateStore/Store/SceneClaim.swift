@@ -77,16 +77,23 @@ enum SceneClaims {
     }
     private static let held = Mutex<[FileIdentity: Held]>([:])
 
-    /// The name of `scene`'s claim file in a claim folder: the identifier with every byte but
-    /// ASCII letters, digits, `-`, `_` and a `.` not in first place written `%XX`, then `.lock`;
-    /// past 200 bytes, its first 120 and a hash of the whole.
-    static func fileName(for scene: String) -> String {
+    /// `scene` with every byte but ASCII letters, digits, `-`, `_` and a `.` not in first place
+    /// written `%XX`: safe as a file name and on one line of a record, and undone by
+    /// `removingPercentEncoding`.
+    static func percentEncoded(_ scene: String) -> String {
         var name = ""
         for byte in scene.utf8 {
             let plain = (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
                 || byte == 0x2D || byte == 0x5F || (byte == 0x2E && !name.isEmpty)
             name += plain ? String(UnicodeScalar(byte)) : "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
         }
+        return name
+    }
+
+    /// The name of `scene`'s claim file in a claim folder: ``percentEncoded(_:)``, then `.lock`;
+    /// past 200 bytes, its first 120 and a hash of the whole.
+    static func fileName(for scene: String) -> String {
+        var name = percentEncoded(scene)
         if name.utf8.count > 200 {
             // FNV-1a: stable across processes and builds, unlike `Hasher`.
             var hash: UInt64 = 0xcbf2_9ce4_8422_2325
@@ -96,13 +103,61 @@ enum SceneClaims {
         return name + ".lock"
     }
 
-    /// Claims `scene` in `folder` (made, 0700, when missing) for this process.
-    static func claim(_ scene: String, in folder: String) throws(StateStoreError) -> SceneClaimAttempt {
+    /// Claims `scene` in `folder` (made, 0700, when missing) for this process. `file` names the
+    /// claim file when it is not the scene's own (scenes that save under the default scene's
+    /// paths share its claim).
+    static func claim(_ scene: String, file claimed: String? = nil, in folder: String) throws(StateStoreError) -> SceneClaimAttempt {
         if mkdir(folder, 0o700) != 0, errno != EEXIST {
             throw .fileSystem(FileSystemFailure(operation: .createFolder, path: folder, errno: errno))
         }
-        let path = folder + "/" + fileName(for: scene)
-        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        let path = folder + "/" + fileName(for: claimed ?? scene)
+        // A file replaced between the open and the lock (another tool renamed one over it) is
+        // not the one the next process opens: the lock counts only on the file the name names.
+        for _ in 0..<8 {
+            let (descriptor, file) = try openClaimFile(path, flags: O_RDWR | O_CREAT)
+            let attempt = try held.withLock { (table) throws(StateStoreError) -> SceneClaimAttempt? in
+                if var entry = table[file] {
+                    // Held by this process already: the new descriptor is a second open file
+                    // description, whose closing leaves the first one's lock alone.
+                    close(descriptor)
+                    entry.holds += 1
+                    table[file] = entry
+                    return .claimed(SceneClaim(scene: scene, file: file, since: entry.since))
+                }
+                guard clinux_ofd_lock(descriptor) == 0 else {
+                    let code = errno
+                    defer { close(descriptor) }
+                    if code == EAGAIN || code == EACCES { return .held(holder(of: scene, reading: descriptor, ours: false)) }
+                    throw .fileSystem(FileSystemFailure(operation: .lock, path: path, errno: code))
+                }
+                var named = stat()
+                guard stat(path, &named) == 0, FileIdentity(named) == file else {
+                    close(descriptor)
+                    return nil
+                }
+                let since = Date()
+                let record = Array("pid=\(getpid())\nsince=\(since.storedMilliseconds)\nscene=\(percentEncoded(scene))\n".utf8)
+                // The record says who holds it; a failure to write it leaves the claim in force
+                // (the lock is the claim), and readers then see "a process".
+                if ftruncate(descriptor, 0) == 0 {
+                    _ = record.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) }
+                }
+                table[file] = Held(descriptor: descriptor, holds: 1, since: since)
+                return .claimed(SceneClaim(scene: scene, file: file, since: since))
+            }
+            if let attempt { return attempt }
+        }
+        throw .busy(SQLiteFailure(
+            extendedResultCode: .busy,
+            message: "\(path) kept being replaced while this process tried to claim it; remove what replaces it",
+            sql: nil
+        ))
+    }
+
+    /// Opens the claim file at `path` (never through a symbolic link, never waiting on a FIFO)
+    /// and makes sure it is a regular file. Throws ``StateStoreError/fileSystem(_:)`` otherwise.
+    private static func openClaimFile(_ path: String, flags: Int32) throws(StateStoreError) -> (Int32, FileIdentity) {
+        let descriptor = open(path, flags | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600)
         guard descriptor >= 0 else {
             throw .fileSystem(FileSystemFailure(operation: .createFile, path: path, errno: errno))
         }
@@ -112,32 +167,11 @@ enum SceneClaims {
             close(descriptor)
             throw .fileSystem(FileSystemFailure(operation: .stat, path: path, errno: code))
         }
-        let file = FileIdentity(info)
-        return try held.withLock { (table) throws(StateStoreError) -> SceneClaimAttempt in
-            if var entry = table[file] {
-                // Held by this process already: the new descriptor is a second open file
-                // description, whose closing leaves the first one's lock alone.
-                close(descriptor)
-                entry.holds += 1
-                table[file] = entry
-                return .claimed(SceneClaim(scene: scene, file: file, since: entry.since))
-            }
-            guard clinux_ofd_lock(descriptor) == 0 else {
-                let code = errno
-                defer { close(descriptor) }
-                if code == EAGAIN || code == EACCES { return .held(holder(of: scene, reading: descriptor, ours: false)) }
-                throw .fileSystem(FileSystemFailure(operation: .lock, path: path, errno: code))
-            }
-            let since = Date()
-            let record = Array("pid=\(getpid())\nsince=\(since.storedMilliseconds)\nscene=\(scene)\n".utf8)
-            // The record says who holds it; a failure to write it leaves the claim in force
-            // (the lock is the claim), and readers then see "a process".
-            if ftruncate(descriptor, 0) == 0 {
-                _ = record.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) }
-            }
-            table[file] = Held(descriptor: descriptor, holds: 1, since: since)
-            return .claimed(SceneClaim(scene: scene, file: file, since: since))
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            close(descriptor)
+            throw .fileSystem(FileSystemFailure(operation: .createFile, path: path, errno: EINVAL))
         }
+        return (descriptor, FileIdentity(info))
     }
 
     /// Ends one hold of the claim file `file`; the last one closes its descriptor, which
@@ -155,12 +189,14 @@ enum SceneClaims {
         }
     }
 
-    /// Who holds `scene` in `folder`, without taking it; `nil` when no live process does.
-    static func holder(of scene: String, in folder: String) throws(StateStoreError) -> SceneHolder? {
-        try holder(atPath: folder + "/" + fileName(for: scene), scene: scene)
+    /// Who holds `scene` in `folder`, without taking it; `nil` when no live process does. `file`
+    /// as for ``claim(_:file:in:)``.
+    static func holder(of scene: String, file claimed: String? = nil, in folder: String) throws(StateStoreError) -> SceneHolder? {
+        try holder(atPath: folder + "/" + fileName(for: claimed ?? scene), scene: scene)
     }
 
-    /// Every scene a live process holds in `folder`, by scene identifier.
+    /// Every scene a live process holds in `folder`, by scene identifier. Anything in the folder
+    /// that is not a claim file (a link, a folder, a FIFO) holds nothing and is passed over.
     static func holders(in folder: String) throws(StateStoreError) -> [SceneHolder] {
         guard let directory = opendir(folder) else {
             if errno == ENOENT { return [] }
@@ -174,27 +210,27 @@ enum SceneClaims {
         closedir(directory)
         var holders: [SceneHolder] = []
         for name in names.sorted() {
-            if let holder = try holder(atPath: folder + "/" + name, scene: nil) { holders.append(holder) }
+            if let holder = try? holder(atPath: folder + "/" + name, scene: nil) { holders.append(holder) }
         }
         return holders.sorted { $0.scene < $1.scene }
     }
 
     /// Who holds the claim file at `path`. `scene`: the scene it is for, when known (else read
-    /// from the record, or taken from the file name).
+    /// from the record, or taken from the file name). A name that is not a regular file
+    /// (missing, a link, a folder, a FIFO) is held by no one: no claim can be taken on it.
     private static func holder(atPath path: String, scene: String?) throws(StateStoreError) -> SceneHolder? {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-        guard descriptor >= 0 else {
-            if errno == ENOENT { return nil }
-            throw .fileSystem(FileSystemFailure(operation: .createFile, path: path, errno: errno))
+        let descriptor: Int32
+        let file: FileIdentity
+        do {
+            (descriptor, file) = try openClaimFile(path, flags: O_RDONLY)
+        } catch .fileSystem(let failure) where [ENOENT, ELOOP, EINVAL, ENXIO, EISDIR].contains(failure.errno) {
+            return nil
         }
         // Closing this descriptor drops no lock: the claim's lock is its own open file description's.
         defer { close(descriptor) }
-        var info = stat()
-        guard fstat(descriptor, &info) == 0 else {
-            throw .fileSystem(FileSystemFailure(operation: .stat, path: path, errno: errno))
-        }
-        let fallback = scene ?? String(path.split(separator: "/").last ?? "").replacingOccurrences(of: ".lock", with: "")
-        if held.withLock({ $0[FileIdentity(info)] != nil }) {
+        let named = String(path.split(separator: "/").last ?? "").dropLast(".lock".count)
+        let fallback = scene ?? String(named).removingPercentEncoding ?? String(named)
+        if held.withLock({ $0[file] != nil }) {
             return holder(of: fallback, reading: descriptor, ours: true, sceneFromRecord: scene == nil)
         }
         switch clinux_ofd_locked_elsewhere(descriptor) {
@@ -216,8 +252,8 @@ enum SceneClaims {
                 result.processIdentifier = pid
             } else if line.hasPrefix("since="), let milliseconds = Int64(line.dropFirst(6)) {
                 result.since = Date(storedMilliseconds: milliseconds)
-            } else if sceneFromRecord, line.hasPrefix("scene=") {
-                result.scene = String(line.dropFirst(6))
+            } else if sceneFromRecord, line.hasPrefix("scene="), let scene = String(line.dropFirst(6)).removingPercentEncoding {
+                result.scene = scene
             }
         }
         return result
@@ -234,12 +270,24 @@ extension String {
 extension StateStore {
     // MARK: Scene claims
 
+    /// The scene whose claim file `scene` is claimed through: its own, except for a scene that
+    /// saves under the default scene's paths (one archived before scenes had identities, whose
+    /// path prefix is empty), which shares the default scene's claim: its windows would write
+    /// the same rows.
+    func claimFile(of scene: String) throws(StateStoreError) -> String {
+        // "main": the default scene's identifier, as the `scenes` table records it.
+        guard scene != "main", try scenePathPrefix(scene: scene) == "" else { return scene }
+        return "main"
+    }
+
     /// Who holds `scene` now: the live process (this one or another) whose window shows it,
     /// or `nil` when none does. Reads the scene's claim file in ``sceneClaimFolder`` and takes
-    /// nothing, so asking never turns a launching window away. Always `nil` in memory.
+    /// nothing, so asking never turns a launching window away. A scene archived before scenes
+    /// had identities shares the default scene's claim (their windows save under the same
+    /// paths). Always `nil` in memory.
     public func sceneHolder(of scene: String) throws(StateStoreError) -> SceneHolder? {
         guard let sceneClaimFolder else { return nil }
-        return try SceneClaims.holder(of: scene, in: sceneClaimFolder)
+        return try SceneClaims.holder(of: scene, file: try claimFile(of: scene), in: sceneClaimFolder)
     }
 
     /// Every scene of this database a live process holds now, by scene identifier, including
@@ -252,6 +300,6 @@ extension StateStore {
     /// Claims `scene` for this process (see ``SceneClaim``); `nil` in memory.
     func claimScene(_ scene: String) throws(StateStoreError) -> SceneClaimAttempt? {
         guard let sceneClaimFolder else { return nil }
-        return try SceneClaims.claim(scene, in: sceneClaimFolder)
+        return try SceneClaims.claim(scene, file: try claimFile(of: scene), in: sceneClaimFolder)
     }
 }
