@@ -66,17 +66,23 @@ static inline int clinux_byte_locked_elsewhere(int fd, long offset) {
     return lock.l_type != F_UNLCK;
 }
 
+/// An exclusive lock on every byte of a file, for the open-file-description calls below.
+static inline struct flock clinux_whole_file_write_lock(void) {
+    struct flock lock = {0};
+    lock.l_type = F_WRLCK;
+    lock.l_whence = SEEK_SET;
+    lock.l_start = 0;
+    lock.l_len = 0;  /* to the end of the file, however it grows */
+    return lock;
+}
+
 /// Takes an exclusive open-file-description lock (`F_OFD_SETLK`) on the whole of the open file
 /// `fd`, without waiting: 0 when taken, -1 with `errno` set (`EAGAIN` or `EACCES` when another
 /// open file description holds a lock on it). The lock belongs to the open file description,
 /// not the process: closing another descriptor of the file drops nothing, and the kernel drops
 /// it when the last descriptor of the description closes, or the process dies.
 static inline int clinux_ofd_lock(int fd) {
-    struct flock lock = {0};
-    lock.l_type = F_WRLCK;
-    lock.l_whence = SEEK_SET;
-    lock.l_start = 0;
-    lock.l_len = 0;
+    struct flock lock = clinux_whole_file_write_lock();
     return fcntl(fd, F_OFD_SETLK, &lock);
 }
 
@@ -84,11 +90,7 @@ static inline int clinux_ofd_lock(int fd) {
 /// file `fd` (an `F_OFD_GETLK` test of an exclusive lock on the whole file, which takes
 /// nothing): 1 when one does, 0 when none does, -1 with `errno` set when the test fails.
 static inline int clinux_ofd_locked_elsewhere(int fd) {
-    struct flock lock = {0};
-    lock.l_type = F_WRLCK;
-    lock.l_whence = SEEK_SET;
-    lock.l_start = 0;
-    lock.l_len = 0;
+    struct flock lock = clinux_whole_file_write_lock();
     if (fcntl(fd, F_OFD_GETLK, &lock) != 0) return -1;
     return lock.l_type != F_UNLCK;
 }

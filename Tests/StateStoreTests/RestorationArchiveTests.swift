@@ -318,14 +318,7 @@ struct RestorationArchiveTests {
 
     @Test func aDatabaseFromBeforeScenesKeepsItsWindowsPaths() throws {
         // Schema 2, as an older build left it: two positional scenes, shared unprefixed paths.
-        #expect(FileManager.default.createFile(atPath: database, contents: nil))
-        for migration in EmbeddedMigrations.all where migration.version <= 2 {
-            try rawSQL(database, migration.sql)
-        }
-        try rawSQL(database, """
-            CREATE TABLE schema_migrations(version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT;
-            INSERT INTO schema_migrations VALUES (1, 'initial', 0), (2, 'states_rowid', 0);
-            PRAGMA user_version = 2;
+        try makeSchema2Database(database, rows: """
             INSERT INTO hierarchy(scene, set_aside, archive, updated_at) VALUES
               ('main', 0, CAST('{"format":1,"root":{"kind":"navigation","storyboardIdentifier":"nav","children":[]}}' AS BLOB), 1),
               ('window1', 0, CAST('{"format":1,"root":{"kind":"navigation","storyboardIdentifier":"nav","children":[{"kind":"plain","storyboardIdentifier":"a","children":[]}]}}' AS BLOB), 2);

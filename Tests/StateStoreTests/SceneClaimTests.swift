@@ -517,14 +517,7 @@ struct SceneClaimTests {
     @Test func anOldDatabasesPositionalScenesShareTheDefaultScenesClaim() throws {
         // Schema 2, as an older build left it: two positional scenes saving under the same
         // unprefixed paths, the second window with a reply open.
-        #expect(FileManager.default.createFile(atPath: database, contents: nil))
-        for migration in EmbeddedMigrations.all where migration.version <= 2 {
-            try rawSQL(database, migration.sql)
-        }
-        try rawSQL(database, """
-            CREATE TABLE schema_migrations(version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT;
-            INSERT INTO schema_migrations VALUES (1, 'initial', 0), (2, 'states_rowid', 0);
-            PRAGMA user_version = 2;
+        try makeSchema2Database(database, rows: """
             INSERT INTO hierarchy(scene, set_aside, archive, updated_at) VALUES
               ('main', 0, CAST('{"format":1,"root":{"kind":"tabBar","storyboardIdentifier":"tabs","selectedIndex":0,"children":[{"kind":"navigation","storyboardIdentifier":"mail","children":[{"kind":"plain","storyboardIdentifier":"inbox","children":[]}]},{"kind":"plain","storyboardIdentifier":"settings","children":[]}]}}' AS BLOB), 1),
               ('window1', 0, CAST('{"format":1,"root":{"kind":"tabBar","storyboardIdentifier":"tabs","selectedIndex":0,"children":[{"kind":"navigation","storyboardIdentifier":"mail","children":[{"kind":"plain","storyboardIdentifier":"inbox","children":[]}]},{"kind":"plain","storyboardIdentifier":"settings","children":[]}],"presented":{"kind":"plain","storyboardIdentifier":"compose","children":[]}}}' AS BLOB), 2);

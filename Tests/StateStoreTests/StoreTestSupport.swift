@@ -10,6 +10,20 @@ func beforeRawSQLite() {
     _ = SQLiteLog.installed
 }
 
+/// A database at schema version 2, as a build from before scenes had identities left it (its
+/// windows' scenes positional, saving under the same unprefixed paths), with `rows` (SQL) run in it.
+func makeSchema2Database(_ path: String, rows: String) throws {
+    guard FileManager.default.createFile(atPath: path, contents: nil) else { throw RawSQLFailure(message: "cannot create \(path)") }
+    for migration in EmbeddedMigrations.all where migration.version <= 2 {
+        try rawSQL(path, migration.sql)
+    }
+    try rawSQL(path, """
+        CREATE TABLE schema_migrations(version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT;
+        INSERT INTO schema_migrations VALUES (1, 'initial', 0), (2, 'states_rowid', 0);
+        PRAGMA user_version = 2;
+        """ + rows)
+}
+
 /// Runs SQL on a database file with a separate raw connection, as another tool would.
 func rawSQL(_ path: String, _ sql: String) throws {
     beforeRawSQLite()

@@ -75,6 +75,8 @@ extension Application {
             return HierarchyRestoration(scene: scene, outcome: .crashLoopSkipped(interruptedAttempts: attempts))
         }
         func setAside(_ reason: String) throws(StateStoreError) -> HierarchyRestoration {
+            // A read-only window leaves the archive where it is: it is the holder's.
+            let reason = readOnly ? reason + RestorationError.leftInPlace : reason
             if !readOnly { try store.setHierarchyArchiveAside(scene: scene, reason: reason) }
             try guardrail?.finishRestoration()
             coordinator.report(.archiveUnusable(reason: reason))

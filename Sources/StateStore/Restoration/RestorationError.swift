@@ -42,6 +42,10 @@ public enum RestorationError: Error, Sendable, Hashable, CustomStringConvertible
     /// the window shows instead, or that it shows the held one read-only.
     case sceneHeld(SceneAssignment)
 
+    /// How the reason of an archive a read-only window could not rebuild ends: it is the
+    /// holder's, and stays where it is.
+    static let leftInPlace = "; left in place, as this window shows its scene read-only"
+
     public var description: String {
         switch self {
         case .store(let error):
@@ -53,7 +57,9 @@ public enum RestorationError: Error, Sendable, Hashable, CustomStringConvertible
         case .noMigration(let type, let from, let to):
             "No migration of \(type) from version \(from) to \(to): implement migrateRestorableState(from:data:)."
         case .archiveUnusable(let reason):
-            "The saved window hierarchy could not be rebuilt (\(reason)); it was set aside and the app starts fresh."
+            reason.hasSuffix(Self.leftInPlace)
+                ? "The saved window hierarchy could not be rebuilt (\(reason)); the window starts fresh."
+                : "The saved window hierarchy could not be rebuilt (\(reason)); it was set aside and the app starts fresh."
         case .crashLoopDetected(let attempts):
             "The last \(attempts) launches died while restoring; restoration was skipped and the archive set aside."
         case .notArchivable(let omission):
