@@ -440,12 +440,17 @@ struct SceneClaimTests {
     }
 
     @MainActor
-    @Test func aWindowLetGoWithoutTerminatingReleasesItsClaim() throws {
+    @Test func aWindowLetGoWithoutTerminatingReleasesItsClaim() async throws {
         let store = try StateStore(path: database)
         do {
             let app = LocalApp(store: store)
             _ = Window(size: Size(width: 390, height: 844), application: app.application)
             #expect(try store.sceneHolder(of: "main") != nil)
+        }
+        // Let go at the main actor's next turn, after what the coordinator held is handed over.
+        let deadline = ContinuousClock.now + .seconds(30)
+        while try store.sceneHolder(of: "main") != nil, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(5))
         }
         #expect(try store.sceneHolder(of: "main") == nil)
     }
@@ -474,6 +479,25 @@ struct SceneClaimTests {
         #expect(try app.application.restoreHierarchy(in: window) == false)
         app.application.terminate()
         #expect(FileManager.default.contents(atPath: blocker) == Data("not a folder".utf8))
+    }
+
+    @MainActor
+    @Test func aSceneWhoseClaimFileIsAFolderIsPassedOverAndSaid() throws {
+        let store = try StateStore(path: database)
+        let folder = try #require(store.sceneClaimFolder)
+        try FileManager.default.createDirectory(atPath: folder + "/main.lock", withIntermediateDirectories: true)
+        let app = LocalApp(store: store)
+        let window = Window(size: Size(width: 390, height: 844), application: app.application)
+        // Not main: no process can be shown not to hold it, so it is not shown writable.
+        #expect(window.sceneIdentifier == "window1")
+        #expect(window.sceneAssignment?.outcome == .claimed)
+        #expect(window.sceneAssignment?.passedOver == nil)
+        guard case .store(.fileSystem(let failure))? = app.errors.first else {
+            Issue.record("not reported: \(app.errors)")
+            return
+        }
+        #expect(failure.path == folder + "/main.lock")
+        app.application.terminate()
     }
 
     @Test func aClaimFileWithAnUnreadableRecordStillHoldsTheScene() throws {
@@ -534,6 +558,9 @@ struct SceneClaimTests {
         // it, and a second instance gets a new scene of its own.
         let store = try StateStore(path: database, options: .init(readOnly: true))
         #expect(try store.sceneHolder(of: "window1")?.processIdentifier == first.pid)
+        let inspect = try CLI.run(["inspect", "--db", database, "--scenes"])
+        let window1 = inspect.stdout.split(separator: "\n").first { $0.hasPrefix("window1 ") }
+        #expect(window1?.contains("(no prefix)") == true && window1?.contains("process \(first.pid) since") == true, "\(inspect)")
         let second = try AppInstance(["scene-report", database])
         #expect(second.fields["scene"] == "window2")
         #expect(second.fields["passed"] == "main@\(first.pid)")

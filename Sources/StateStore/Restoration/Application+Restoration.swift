@@ -193,7 +193,10 @@ extension Application {
     public func savedSceneIdentifiers() throws(StateStoreError) -> [String] {
         guard let store else { return [] }
         var free: [String] = []
-        for scene in try store.savedSceneIdentifiers() where try store.sceneHolder(of: scene)?.isThisProcess != false {
+        for scene in try store.savedSceneIdentifiers() {
+            // A claim file that cannot be read leaves its scene listed: the window made for it
+            // finds out, and never shows it over a holder.
+            if let holder = try? store.sceneHolder(of: scene), !holder.isThisProcess { continue }
             free.append(scene)
         }
         return free

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Synchronization
 
 /// The scene a window of an application with a store shows, and why: whether this process holds
 /// it, and which scenes it passed over because another live process held them.
@@ -60,31 +61,40 @@ public struct SceneAssignment: Sendable, Hashable, CustomStringConvertible {
 /// until the window closes or is released. Either way the claim goes only once everything the
 /// window's process handed to the writer before is written (see
 /// ``RestorationWriter/release(afterPendingWrites:)``).
-@MainActor
-final class WindowScene {
+final class WindowScene: Sendable {
     let assignment: SceneAssignment
     /// Whether the window shows its scene read-only.
     let isReadOnly: Bool
-    private var claim: SceneClaim?
+    /// The coordinator that chose the scene: only it lets the claim go.
+    let owner: WeakCoordinator
+    private let claim: Mutex<SceneClaim?>
     private let writer: RestorationWriter
 
-    init(_ assignment: SceneAssignment, claim: SceneClaim?, writer: RestorationWriter) {
+    @MainActor
+    init(_ assignment: SceneAssignment, claim: SceneClaim?, owner: RestorationCoordinator) {
         self.assignment = assignment
         if case .readOnly = assignment.outcome { isReadOnly = true } else { isReadOnly = false }
-        self.claim = claim
-        self.writer = writer
+        self.claim = Mutex(claim)
+        writer = owner.writer
+        self.owner = WeakCoordinator()
+        self.owner.coordinator = owner
     }
 
     /// The window closed: the claim goes once what was handed over before is written.
     func release() {
-        guard let claim else { return }
-        self.claim = nil
-        writer.release(afterPendingWrites: claim)
+        guard let taken = claim.withLock({ $0.take() }) else { return }
+        writer.release(afterPendingWrites: taken)
     }
 
-    isolated deinit {
-        // A window released without closing (its application let go): the same.
-        release()
+    deinit {
+        // A window released without closing (its application let go): what its coordinator
+        // still holds for it is handed over first, at the main actor's next turn.
+        guard let taken = claim.withLock({ $0.take() }) else { return }
+        let (owner, writer) = (owner, writer)
+        Task { @MainActor in
+            owner.coordinator?.submit()
+            writer.release(afterPendingWrites: taken)
+        }
     }
 }
 
@@ -97,7 +107,7 @@ extension Window {
 extension RestorationCoordinator: SceneAssigning {
     func assignScene(requested: String?, policy: SceneConflictPolicy, openHere: [String]) -> (identifier: String, claim: AnyObject?) {
         let (assignment, claim) = chooseScene(requested: requested, policy: policy, openHere: openHere)
-        let scene = WindowScene(assignment, claim: claim, writer: writer)
+        let scene = WindowScene(assignment, claim: claim, owner: self)
         if scene.isReadOnly { readOnlyWindows += 1 }
         if assignment.passedOver != nil || assignment.outcome != .claimed {
             var metadata: Logger.Metadata = [
@@ -143,7 +153,15 @@ extension RestorationCoordinator: SceneAssigning {
             }
         }
         func claimed(_ scene: String, _ claim: SceneClaim) -> (SceneAssignment, SceneClaim?) {
-            (SceneAssignment(requested: requested, identifier: scene, outcome: .claimed, passedOver: passedOver, waited: waited), claim)
+            // A scene passed over because its claim file could not be used is said too: its
+            // saved state is not restored into this window.
+            if let unclaimable {
+                report(.store(unclaimable.error))
+                store.options.logger.info("scene passed over: its claim file cannot be used", metadata: [
+                    "statestore.scene": "\(unclaimable.scene)", "statestore.error": "\(unclaimable.error)",
+                ])
+            }
+            return (SceneAssignment(requested: requested, identifier: scene, outcome: .claimed, passedOver: passedOver, waited: waited), claim)
         }
         if let first {
             switch claim(first) {
@@ -174,45 +192,49 @@ extension RestorationCoordinator: SceneAssigning {
             }
         }
         var storeError: StateStoreError?
+        var saved: [String] = []
+        var shared: Set<String> = []
         do {
-            let saved = try store.savedSceneIdentifiers()
-            if requested == nil {
-                // A scene some instance that is gone left, before a new one.
-                for scene in saved where scene != first && !openHere.contains(scene) {
-                    if case .claimed(let taken) = claim(scene) { return claimed(scene, taken) }
-                }
-            }
-            // A new scene: none a window has, none saved, and none that saves under the default
-            // scene's paths (archived before scenes had identities; it shares the default's claim).
-            let shared = Set(try store.scenes().filter { $0.pathPrefix == "" }.map(\.identifier))
-            var number = 1
-            var failures = 0
-            while failures < 16 {
-                let scene = "window\(number)"
-                number += 1
-                guard scene != first, !openHere.contains(scene), !saved.contains(scene), !shared.contains(scene) else { continue }
-                switch claim(scene) {
-                case .claimed(let taken): return claimed(scene, taken)
-                case .held: continue
-                case .failed: failures += 1
-                }
-            }
+            saved = try store.savedSceneIdentifiers()
+            shared = Set(try store.scenes().filter { $0.pathPrefix == "" }.map(\.identifier))
         } catch {
+            // The new scenes below are still tried.
             storeError = error
         }
-        // Nothing could be claimed (the claim folder cannot be made or written, or the store
-        // cannot be read): reported, and the window shows a scene no live process was found
-        // holding, unclaimed; when the only such scene known is the held one, that one read-only.
-        let reason = (unclaimable?.error ?? storeError).map { "\($0)" } ?? "no scene could be claimed"
-        if let error = unclaimable?.error ?? storeError { report(.store(error)) }
-        if let holder = passedOver, let first {
-            if let other = unclaimable?.scene, other != first {
-                return (SceneAssignment(requested: requested, identifier: other, outcome: .notClaimed(reason: reason), passedOver: holder), nil)
+        if requested == nil {
+            // A scene some instance that is gone left, before a new one.
+            for scene in saved where scene != first && !openHere.contains(scene) {
+                if case .claimed(let taken) = claim(scene) { return claimed(scene, taken) }
             }
-            return (SceneAssignment(requested: requested, identifier: first, outcome: .readOnly(heldBy: holder)), nil)
         }
-        let identifier = first ?? unclaimable?.scene ?? Window.firstFreeSceneIdentifier(openHere: openHere) { _ in true }
-        return (SceneAssignment(requested: requested, identifier: identifier, outcome: .notClaimed(reason: reason)), nil)
+        // A new scene: none a window has, none saved, and none that saves under the default
+        // scene's paths (archived before scenes had identities; it shares the default's claim).
+        var number = 1
+        var failures = 0
+        while failures < 16 {
+            let scene = "window\(number)"
+            number += 1
+            guard scene != first, !openHere.contains(scene), !saved.contains(scene), !shared.contains(scene) else { continue }
+            switch claim(scene) {
+            case .claimed(let taken): return claimed(scene, taken)
+            case .held: continue
+            case .failed: failures += 1
+            }
+        }
+        // Nothing could be claimed (the claim folder cannot be made or written, descriptors ran
+        // out): reported, and the window shows, unclaimed, a scene no process can hold (its claim
+        // file does not exist); else the one it would have, read-only.
+        let error = unclaimable?.error ?? storeError
+        if let error { report(.store(error)) }
+        let reason = error.map { "\($0)" } ?? "no scene could be claimed"
+        let fresh = Window.firstFreeSceneIdentifier(openHere: openHere) { !saved.contains($0) && !shared.contains($0) }
+        for candidate in [first, unclaimable?.scene, fresh].compactMap({ $0 }) where passedOver?.scene != candidate {
+            guard !store.sceneMayBeClaimed(candidate) else { continue }
+            return (SceneAssignment(requested: requested, identifier: candidate, outcome: .notClaimed(reason: reason), passedOver: passedOver), nil)
+        }
+        let shown = first ?? fresh
+        let holder = passedOver ?? SceneHolder(scene: shown, processIdentifier: nil, since: nil, isThisProcess: false)
+        return (SceneAssignment(requested: requested, identifier: shown, outcome: .readOnly(heldBy: holder)), nil)
     }
 
     /// Whether `window` shows its scene read-only (``SceneConflictPolicy/openReadOnly``).
@@ -222,7 +244,7 @@ extension RestorationCoordinator: SceneAssigning {
 
     /// `window` closed: its claim goes once what was handed over before is written.
     func windowDidClose(_ window: Window) {
-        guard let scene = window.sceneClaim as? WindowScene else { return }
+        guard let scene = window.sceneClaim as? WindowScene, scene.owner.coordinator === self else { return }
         if scene.isReadOnly, readOnlyWindows > 0 { readOnlyWindows -= 1 }
         scene.release()
     }

@@ -131,7 +131,7 @@ enum SceneClaims {
                     throw .fileSystem(FileSystemFailure(operation: .lock, path: path, errno: code))
                 }
                 var named = stat()
-                guard stat(path, &named) == 0, FileIdentity(named) == file else {
+                guard lstat(path, &named) == 0, FileIdentity(named) == file else {
                     close(descriptor)
                     return nil
                 }
@@ -295,6 +295,15 @@ extension StateStore {
     public func sceneHolders() throws(StateStoreError) -> [SceneHolder] {
         guard let sceneClaimFolder else { return [] }
         return try SceneClaims.holders(in: sceneClaimFolder)
+    }
+
+    /// Whether a process may hold `scene`: its claim file exists and is a regular file (looked
+    /// at without opening it), or cannot be looked at.
+    func sceneMayBeClaimed(_ scene: String) -> Bool {
+        guard let sceneClaimFolder, let file = try? claimFile(of: scene) else { return true }
+        var info = stat()
+        guard lstat(sceneClaimFolder + "/" + SceneClaims.fileName(for: file), &info) == 0 else { return errno != ENOENT && errno != ENOTDIR }
+        return info.st_mode & S_IFMT == S_IFREG
     }
 
     /// Claims `scene` for this process (see ``SceneClaim``); `nil` in memory.

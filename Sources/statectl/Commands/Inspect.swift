@@ -297,7 +297,13 @@ extension Statectl {
         /// The scenes the database knows and those a live process holds, each with its claim.
         private func showScenes(_ store: StateStore) throws {
             let known = try store.scenes()
-            let holders = Dictionary(try store.sceneHolders().map { ($0.scene, $0) }, uniquingKeysWith: { first, _ in first })
+            // Each known scene through its own claim file (a scene from before scenes had
+            // identities shares the default scene's), then those held before their first archive.
+            var holders: [String: SceneHolder] = [:]
+            for scene in known { holders[scene.identifier] = try? store.sceneHolder(of: scene.identifier) }
+            for holder in try store.sceneHolders() where !known.contains(where: { $0.identifier == holder.scene }) {
+                holders[holder.scene] = holders[holder.scene] ?? holder
+            }
             // A scene a process holds before its window's first archive is in no table yet.
             let unrecorded = holders.keys.filter { scene in !known.contains { $0.identifier == scene } }.sorted()
             let all = known + unrecorded.map { StateStore.Scene(identifier: $0) }
