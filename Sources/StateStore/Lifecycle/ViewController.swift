@@ -129,9 +129,10 @@ open class ViewController {
     var ownedCaches: [any PurgeableCache] = []
     /// This controller's holds on those of ``ownedCaches`` in the shared registry.
     var cacheClaims: [CacheClaim] = []
-    /// What the restoration layer knows of this instance (its coordinator's record), kept on
-    /// the controller so that finding it costs no lookup and dies with the controller.
-    @exclusivity(unchecked) var restorationRecord: RestorationCoordinator.Record?
+    /// A slot the layer that observes the lifecycle owns (the restoration layer keeps its
+    /// record of this instance here), kept on the controller so that finding it costs no lookup
+    /// and dies with the controller. The lifecycle never reads it.
+    @exclusivity(unchecked) var observerSlot: AnyObject?
     /// Weak: only set on the root of a presented containment tree.
     @exclusivity(unchecked) weak var presentingStorage: ViewController?
     /// Set on a window's root controller only.

@@ -16,7 +16,7 @@ extension RestorationCoordinator {
         }
     }
 
-    /// Kept on the controller (``ViewController/restorationRecord``), for one coordinator.
+    /// Kept on the controller (its ``ViewController/restorationRecord``), for one coordinator.
     final class Record {
         /// The coordinator's ``serial``: a record of another coordinator is not this one's.
         let owner: UInt64
@@ -79,5 +79,14 @@ extension RestorationCoordinator {
         func addTaker(_ record: Record) {
             if taker == nil { taker = record } else { moreTakers.append(record) }
         }
+    }
+}
+
+extension ViewController {
+    /// The restoration coordinator's record of this instance, in the slot the lifecycle keeps
+    /// for its observers: only this layer writes it, so the cast is left unchecked.
+    var restorationRecord: RestorationCoordinator.Record? {
+        get { observerSlot.map { unsafeDowncast($0, to: RestorationCoordinator.Record.self) } }
+        set { observerSlot = newValue }
     }
 }
