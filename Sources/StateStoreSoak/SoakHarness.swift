@@ -456,7 +456,7 @@ package final class SoakHarness {
             message.previous = event.previousLevel.rawValue
             message.trigger = event.trigger.rawValue
             message.source = event.source.rawValue
-            message.ahead = event.aheadOfPoll.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 }
+            message.ahead = event.aheadOfPoll.map(\.seconds)
             message.available = event.availableBytes
             message.total = event.totalBytes
             soakWriteLine(message.line)
@@ -583,7 +583,4 @@ final class SoakWarningObserver: LifecycleObserver {
     }
 }
 
-extension Duration {
-    /// The duration in seconds, as a `Double`.
-    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
-}
+

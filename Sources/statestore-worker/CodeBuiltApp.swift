@@ -268,7 +268,7 @@ enum RebuildTiming {
         var restoration: HierarchyRestoration?
         let elapsed = try clock.measure { restoration = try application.restoreHierarchyWithReport(in: window) }
         let rebuilt = window.rootViewController?.children.count ?? 0
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let seconds = elapsed.seconds
         return "nodes=\(count + 1) rebuilt_children=\(rebuilt) outcome=\(restoration.map { "\($0.outcome)" } ?? "?") seconds=\(String(format: "%.3f", seconds))"
     }
 }

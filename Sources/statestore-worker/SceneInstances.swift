@@ -38,7 +38,7 @@ enum SceneInstances {
         case .notClaimed: "not-claimed"
         }
         let passed = assignment.passedOver.map { "\($0.scene)@\($0.processIdentifier.map(String.init) ?? "?")" } ?? "-"
-        let waited = assignment.waited.components.seconds * 1000 + assignment.waited.components.attoseconds / 1_000_000_000_000_000
+        let waited = assignment.waited.saturatingMilliseconds
         return "scene=\(window.sceneIdentifier) outcome=\(outcome) passed=\(passed) waited_ms=\(waited)"
     }
 

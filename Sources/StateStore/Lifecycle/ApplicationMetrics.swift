@@ -28,9 +28,7 @@ struct ApplicationMetrics {
     func record(_ report: MemoryWarningReport, cachesPurged: Int) {
         (report.level == .critical ? criticalWarnings : warnings).increment()
         // A `raisedAt` centuries ago (a clock set wrong) is held at the largest delay a timer takes.
-        let (seconds, attoseconds) = report.delay.components
-        let (nanoseconds, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        delay.recordNanoseconds(overflow ? .max : nanoseconds.addingClamped(attoseconds / 1_000_000_000))
+        delay.recordNanoseconds(report.delay.saturatingNanoseconds)
         cachePurges.increment(by: cachesPurged)
         cacheCostReleased.increment(by: report.cacheCostReleased)
         rssReleased.record(report.bytesFreed)

@@ -149,7 +149,7 @@ extension MemoryPressureMonitor {
                 let interval = CgroupLocator.pollingInterval(
                     monitor.configuration.pollingInterval(for: sample), watchArmed: !watches.isEmpty, level: sample?.level
                 )
-                timeout = Int32(clamping: interval.components.seconds * 1000 + interval.components.attoseconds / 1_000_000_000_000_000)
+                timeout = Int32(clamping: interval.saturatingMilliseconds)
             }
             let pollDue = ContinuousClock.now + .milliseconds(max(timeout, 1))
             var pollFDs = [pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]

@@ -70,9 +70,8 @@ final class Connection {
         } else {
             lockedFile = nil
         }
-        let milliseconds = options.busyTimeout.components.seconds * 1000
-            + options.busyTimeout.components.attoseconds / 1_000_000_000_000_000
-        sqlite3_busy_timeout(handle, Int32(clamping: milliseconds))
+        // Validated by the store: 0 ... Int32.max milliseconds.
+        sqlite3_busy_timeout(handle, Int32(clamping: options.busyTimeout.saturatingMilliseconds))
         // Defensive mode: no writes to the schema through PRAGMA writable_schema and
         // friends, so a hostile import cannot corrupt the file on purpose.
         var ignored: Int32 = 0

@@ -100,6 +100,9 @@ public enum StateStoreError: Error, Sendable, Hashable, CustomStringConvertible 
     case keyRequired(file: String, keyID: String)
     /// A sealer's key id is not 1 to 64 printable ASCII characters other than `,`.
     case invalidKeyID(String)
+    /// An option of ``StateStore/Options`` is out of its range (`name` is its name, `reason`
+    /// says the range); nothing was opened.
+    case invalidOption(name: String, reason: String)
     /// What was written is committed to the database at `file`, but syncing it to storage
     /// failed (an I/O error from `fdatasync`): it survives the process, and may not survive a
     /// power cut. Thrown by ``StateStore/synchronize()`` and by
@@ -196,6 +199,8 @@ public enum StateStoreError: Error, Sendable, Hashable, CustomStringConvertible 
             "The state database at \(file) is sealed with key \(keyID), which this store was not given, so it writes nothing into it; nothing was written. Start again with that key (StateStore.Options.sealer, or statectl's --key-file / --credential; a new key beside it: StateKeyring(new, previous: [old])), or change the database's key first (`statectl rekey`)."
         case .invalidKeyID(let keyID):
             "The sealer's key id \(keyID.debugDescription) is not 1 to 64 printable ASCII characters other than \",\"; nothing was opened."
+        case .invalidOption(let name, let reason):
+            "StateStore.Options.\(name) \(reason); nothing was opened."
         case .notSynced(let file, let failure):
             "The change was committed to the state database at \(file), but syncing it to storage failed (\(failure.message)): it survives the application, and may not survive a power cut. Do not make the change again; check the storage (an I/O error here usually means failing hardware, see the kernel log) and copy the database to healthy storage: a later sync that succeeds does not prove this one's writes reached it."
         case .sealedStateUnopenable(let path, let keyID):

@@ -201,11 +201,7 @@ final class BackgroundChecker: Sendable {
 
     /// `duration` in nanoseconds, saturated: a delay of `.seconds(.max)` is for ever, not negative.
     static func nanoseconds(_ duration: Duration) -> Int {
-        let (seconds, overflow) = duration.components.seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        if overflow { return duration.components.seconds < 0 ? 0 : .max }
-        let (total, overflowAgain) = seconds.addingReportingOverflow(duration.components.attoseconds / 1_000_000_000)
-        if overflowAgain { return .max }
-        return Int(clamping: max(0, total))
+        Int(clamping: max(0, duration.saturatingNanoseconds))
     }
 
     private init(path: String, identity: FileIdentity, pragma: String, options: StateStore.Options) {

@@ -31,9 +31,8 @@ public struct PressureEvent: Sendable, Hashable, Codable {
 }
 
 extension Duration {
-    var storedMicroseconds: Int64 {
-        components.seconds * 1_000_000 + components.attoseconds / 1_000_000_000_000
-    }
+    /// How a pressure event's duration is stored: whole microseconds.
+    var storedMicroseconds: Int64 { saturatingMicroseconds }
 }
 
 extension StateStore {

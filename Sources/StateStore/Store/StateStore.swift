@@ -221,6 +221,7 @@ public final class StateStore: Sendable {
         if let sealer = options.sealer, let invalid = sealer.openableKeyIDs.first(where: { !StoredState.isValidKeyID($0) }) {
             throw .invalidKeyID(invalid)
         }
+        try options.validateDurations()
         openableKeyList = Self.openableKeyList(options.sealer)
         resolvedMetricsFactory = options.metricsFactory ?? MetricsSystem.factory
         metrics = StoreMetrics(factory: resolvedMetricsFactory)
@@ -304,8 +305,7 @@ public final class StateStore: Sendable {
             schemaVersion = migrator.latestVersion
         }
         if let retention = options.retention, !options.readOnly {
-            let age = Double(retention.components.seconds) + Double(retention.components.attoseconds) / 1e18
-            let cutoff = Date().addingTimeInterval(-age).storedMilliseconds
+            let cutoff = Date().addingTimeInterval(-retention.seconds).storedMilliseconds
             let openable = openableKeyList
             prunedAtOpen = try connection.writeTransaction { () throws(StateStoreError) -> Int in
                 // By their update time, so that the prune reads what it removes, not the whole
@@ -508,5 +508,28 @@ public final class StateStore: Sendable {
     /// Bytes held by the connection's page cache and prepared statements.
     public var memoryUsed: Int {
         connection.withLock { $0.memoryUsed }
+    }
+}
+
+extension StateStore.Options {
+    /// The durations are within what they can mean: the busy timeout from zero to SQLite's
+    /// largest (`Int32.max` milliseconds, about 24.8 days), a retention above zero, the check
+    /// after open's delay zero or more. Throws ``StateStoreError/invalidOption(name:reason:)``.
+    func validateDurations() throws(StateStoreError) {
+        let longestBusyTimeout = Duration.milliseconds(Int64(Int32.max))
+        guard busyTimeout >= .zero, busyTimeout <= longestBusyTimeout else {
+            throw .invalidOption(name: "busyTimeout", reason: "is \(busyTimeout); it must be from zero to \(longestBusyTimeout) (Int32.max milliseconds, SQLite's longest)")
+        }
+        if let retention, retention <= .zero {
+            throw .invalidOption(name: "retention", reason: "is \(retention); it must be above zero (or nil to keep states for ever)")
+        }
+        switch backgroundCheck {
+        case .quick(let after), .full(let after):
+            guard after >= .zero else {
+                throw .invalidOption(name: "backgroundCheck", reason: "waits \(after) after open; the delay must be zero or more")
+            }
+        case .off:
+            break
+        }
     }
 }

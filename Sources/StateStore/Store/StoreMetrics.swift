@@ -35,8 +35,6 @@ struct StoreMetrics: Sendable {
 extension Timer {
     /// Records the time since `start`.
     func recordSince(_ start: ContinuousClock.Instant) {
-        let elapsed = ContinuousClock.now - start
-        let (seconds, attoseconds) = elapsed.components
-        recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        recordNanoseconds((ContinuousClock.now - start).saturatingNanoseconds)
     }
 }

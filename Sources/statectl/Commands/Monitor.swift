@@ -133,7 +133,7 @@ extension Statectl {
         }
 
         static func milliseconds(_ duration: Duration) -> Double {
-            Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
+            duration.seconds * 1000
         }
 
         static func eventJSON(_ event: MemoryPressureEvent, sample: MemorySample?, watch: String) -> JSON {

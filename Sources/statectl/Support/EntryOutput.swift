@@ -132,7 +132,7 @@ enum EntryOutput {
     }
 
     static func microseconds(_ duration: Duration) -> Int64 {
-        duration.components.seconds * 1_000_000 + duration.components.attoseconds / 1_000_000_000_000
+        duration.saturatingMicroseconds
     }
 
     static func json(_ event: PressureEvent) -> JSON {

@@ -25,6 +25,7 @@ enum ExitStatus: Int32 {
             .cannotOpen
         case .readOnly, .diskFull, .busy, .decodingFailed, .encodingFailed, .checksumMismatch,
              .stateTooLarge, .invalidPath, .invalidState, .sqlite, .keyMismatch, .sealedStateUnopenable, .keyRequired, .invalidKeyID,
+             .invalidOption,
              .fileReplaced:
             .problemFound
         case .notSynced:
