@@ -23,7 +23,7 @@ import Testing
         (StateStore.Options(busyTimeout: .milliseconds(-1)), "busyTimeout"),
         (StateStore.Options(busyTimeout: .seconds(Int64.max)), "busyTimeout"),
         (StateStore.Options(busyTimeout: .milliseconds(Int64(Int32.max) + 1)), "busyTimeout"),
-        (StateStore.Options(retention: .zero), "retention"),
+        (StateStore.Options(retention: .nanoseconds(-1)), "retention"),
         (StateStore.Options(retention: .seconds(-86_400)), "retention"),
         (StateStore.Options(backgroundCheck: .quick(after: .seconds(-1))), "backgroundCheck"),
     ])

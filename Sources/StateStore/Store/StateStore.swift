@@ -513,15 +513,15 @@ public final class StateStore: Sendable {
 
 extension StateStore.Options {
     /// The durations are within what they can mean: the busy timeout from zero to SQLite's
-    /// largest (`Int32.max` milliseconds, about 24.8 days), a retention above zero, the check
+    /// largest (`Int32.max` milliseconds, about 24.8 days), a retention of zero or more, the check
     /// after open's delay zero or more. Throws ``StateStoreError/invalidOption(name:reason:)``.
     func validateDurations() throws(StateStoreError) {
         let longestBusyTimeout = Duration.milliseconds(Int64(Int32.max))
         guard busyTimeout >= .zero, busyTimeout <= longestBusyTimeout else {
             throw .invalidOption(name: "busyTimeout", reason: "is \(busyTimeout); it must be from zero to \(longestBusyTimeout) (Int32.max milliseconds, SQLite's longest)")
         }
-        if let retention, retention <= .zero {
-            throw .invalidOption(name: "retention", reason: "is \(retention); it must be above zero (or nil to keep states for ever)")
+        if let retention, retention < .zero {
+            throw .invalidOption(name: "retention", reason: "is \(retention); it must be zero or more (or nil to keep states for ever)")
         }
         switch backgroundCheck {
         case .quick(let after), .full(let after):
