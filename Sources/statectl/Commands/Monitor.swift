@@ -56,7 +56,7 @@ extension Statectl {
         @Flag(help: "Print one sample and exit.")
         var once = false
 
-        @Option(help: ArgumentHelp("Time between samples: 1s, 500ms, 2m.", valueName: "duration"), transform: { try DurationValue(parsing: $0) })
+        @Option(help: ArgumentHelp("Time between samples: 1s, 500ms, 2m. (default: 1s)", valueName: "duration"), transform: { try DurationValue(parsing: $0) })
         var interval: DurationValue = try! DurationValue(parsing: "1s")
 
         @Option(help: "Stop after this many samples.")

@@ -57,8 +57,11 @@ extension Statectl {
                 """
         )
 
-        @Option(help: ArgumentHelp("How long to run: 90, 90s, 15m, 2h.", valueName: "duration"))
-        var duration = "60s"
+        @Option(
+            help: ArgumentHelp("How long to run: 90, 90s, 15m, 2h. (default: 60s)", valueName: "duration"),
+            transform: { try DurationValue(parsing: $0).requiring(atLeast: 1000, "--duration") }
+        )
+        var duration: DurationValue = try! DurationValue(parsing: "60s")
 
         @Option(help: "How many distinct controllers the traffic cycles through.")
         var controllers = 1000
@@ -69,11 +72,14 @@ extension Statectl {
         @Option(help: "cgroup, synthetic or none. Default: cgroup when running as root with a writable memory cgroup, else synthetic.")
         var pressure: SoakPressure?
 
-        @Option(name: .customLong("memory-limit"), help: ArgumentHelp("The harness's memory (cgroup limit, or the synthetic total).", valueName: "bytes"))
-        var memoryLimit = "256MiB"
+        @Option(
+            name: .customLong("memory-limit"), help: ArgumentHelp("The harness's memory (cgroup limit, or the synthetic total). (default: 256MiB)", valueName: "bytes"),
+            transform: { try SizeValue(parsing: $0).requiring(64 << 20 ... 1 << 40, "--memory-limit") }
+        )
+        var memoryLimit: SizeValue = try! SizeValue(parsing: "256MiB")
 
         @Option(help: ArgumentHelp("What makes the waves in cgroup mode: auto, worker or stress-ng. Default (auto): statestore-worker when it is beside statectl, else stress-ng when installed.", valueName: "ballast"))
-        var ballast = "auto"
+        var ballast = BallastChoice.auto
 
         @Option(help: "Seed of the traffic: the same seed replays the same operations.")
         var seed: UInt64 = 1
@@ -90,8 +96,11 @@ extension Statectl {
         @Option(help: ArgumentHelp("Most traffic operations per second.", visibility: .hidden))
         var rate: Double = 400
 
-        @Option(name: .customLong("relaunch-interval"), help: ArgumentHelp("Time between simulated relaunches.", visibility: .hidden))
-        var relaunchInterval = "8s"
+        @Option(
+            name: .customLong("relaunch-interval"), help: ArgumentHelp("Time between simulated relaunches.", visibility: .hidden),
+            transform: { try DurationValue(parsing: $0).requiring(atLeast: 100, "--relaunch-interval") }
+        )
+        var relaunchInterval: DurationValue = try! DurationValue(parsing: "8s")
 
         // The harness and the verifier are this same command, re-executed by the supervisor.
         @Flag(help: .hidden) var child = false
@@ -102,16 +111,10 @@ extension Statectl {
         @Option(help: .hidden) var baseline: Int?
 
         func validate() throws {
-            _ = try DurationValue(parsing: duration).requiring(atLeast: 1000, "--duration")
-            _ = try DurationValue(parsing: relaunchInterval).requiring(atLeast: 100, "--relaunch-interval")
-            _ = try SizeValue(parsing: memoryLimit).requiring(64 << 20 ... 1 << 40, "--memory-limit")
             guard controllers >= 10 else { throw ValidationError("--controllers must be at least 10.") }
             guard rate > 0 else { throw ValidationError("--rate must be positive.") }
             if let db, db.isEmpty { throw ValidationError("--db needs a file path.") }
-            guard ballast == "auto" || SoakBallast(rawValue: ballast) != nil else {
-                throw ValidationError("--ballast must be auto, worker or stress-ng.")
-            }
-            if ballast == SoakBallast.stressNG.rawValue && SoakBallast.stressNGPath == nil {
+            if ballast == .stressNG && SoakBallast.stressNGPath == nil {
                 throw ValidationError("--ballast stress-ng: stress-ng is not installed (apt-get install stress-ng), or use --ballast worker.")
             }
         }
@@ -120,9 +123,9 @@ extension Statectl {
             if child {
                 return try await SoakHarness.runHarnessProcess(
                     databasePath: db ?? "state.sqlite", controllers: controllers,
-                    duration: try DurationValue(parsing: duration).seconds, seed: seed,
+                    duration: duration.seconds, seed: seed,
                     expectationsPath: expectations ?? "expectations.json",
-                    relaunchInterval: try DurationValue(parsing: relaunchInterval).seconds, operationsPerSecond: rate,
+                    relaunchInterval: relaunchInterval.seconds, operationsPerSecond: rate,
                     cgroupPath: cgroupPath, syntheticRoot: syntheticRoot
                 )
             }
@@ -148,10 +151,10 @@ extension Statectl {
             defer { try? FileManager.default.removeItem(atPath: work) }
             let databasePath = db ?? work + "/state.sqlite"
             let plan = SoakSupervisor.Plan(
-                mode: mode, duration: try DurationValue(parsing: duration).seconds, controllers: controllers, seed: seed,
-                limit: UInt64(try SizeValue(parsing: memoryLimit).bytes), databasePath: databasePath, workDirectory: work,
-                operationsPerSecond: rate, relaunchInterval: try DurationValue(parsing: relaunchInterval).seconds,
-                ballast: SoakBallast(rawValue: ballast)
+                mode: mode, duration: duration.seconds, controllers: controllers, seed: seed,
+                limit: UInt64(memoryLimit.bytes), databasePath: databasePath, workDirectory: work,
+                operationsPerSecond: rate, relaunchInterval: relaunchInterval.seconds,
+                ballast: ballast.soakBallast
                     ?? (SoakSupervisor.worker == nil && SoakBallast.stressNGPath != nil ? .stressNG : .worker)
             )
             let supervisor = SoakSupervisor(plan: plan)
@@ -202,4 +205,14 @@ extension Statectl {
             }
         }
     }
+}
+
+/// `soak --ballast`: what makes the waves in cgroup mode, or `auto` to choose.
+enum BallastChoice: String, ExpressibleByArgument, CaseIterable {
+    case auto
+    case worker
+    case stressNG = "stress-ng"
+
+    /// The ballast chosen, or `nil` for `auto`.
+    var soakBallast: SoakBallast? { SoakBallast(rawValue: rawValue) }
 }

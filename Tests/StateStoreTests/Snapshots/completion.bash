@@ -461,6 +461,7 @@ _statectl_soak() {
         return
         ;;
     '--ballast')
+        __statectl_add_completions -W 'auto'$'\n''worker'$'\n''stress-ng'
         return
         ;;
     '--seed')

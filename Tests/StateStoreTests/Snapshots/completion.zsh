@@ -220,7 +220,7 @@ _statectl_monitor() {
     local -i ret=1
     local -ar arg_specs=(
         '--once[Print one sample and exit.]'
-        '--interval[Time between samples\: 1s, 500ms, 2m.]:duration:'
+        '--interval[Time between samples\: 1s, 500ms, 2m. (default\: 1s)]:duration:'
         '--count[Stop after this many samples.]:count:'
         '--root[A directory standing in for / (a fixture tree).]:dir:_files -/'
         '--cgroup[A cgroup directory, relative to the root, to watch instead of the process'\''s own.]:path:'
@@ -252,13 +252,14 @@ _statectl_demo() {
 _statectl_soak() {
     local -i ret=1
     local -ar ___pressure=('cgroup' 'synthetic' 'none')
+    local -ar ___ballast=('auto' 'worker' 'stress-ng')
     local -ar arg_specs=(
-        '--duration[How long to run\: 90, 90s, 15m, 2h.]:duration:'
+        '--duration[How long to run\: 90, 90s, 15m, 2h. (default\: 60s)]:duration:'
         '--controllers[How many distinct controllers the traffic cycles through.]:controllers:'
         '--db[The database to use (kept). Default\: a fresh one in a temporary folder, removed afterwards.]:path:'
         '--pressure[cgroup, synthetic or none. Default\: cgroup when running as root with a writable memory cgroup, else synthetic.]:pressure:{__statectl_complete "${___pressure[@]}"}'
-        '--memory-limit[The harness'\''s memory (cgroup limit, or the synthetic total).]:bytes:'
-        '--ballast[What makes the waves in cgroup mode\: auto, worker or stress-ng. Default (auto)\: statestore-worker when it is beside statectl, else stress-ng when installed.]:ballast:'
+        '--memory-limit[The harness'\''s memory (cgroup limit, or the synthetic total). (default\: 256MiB)]:bytes:'
+        '--ballast[What makes the waves in cgroup mode\: auto, worker or stress-ng. Default (auto)\: statestore-worker when it is beside statectl, else stress-ng when installed.]:ballast:{__statectl_complete "${___ballast[@]}"}'
         '--seed[Seed of the traffic\: the same seed replays the same operations.]:seed:'
         '--report[Write an SVG timeline of the run to this file.]:file.svg:'
         '--json[Print the summary as a JSON document.]'
