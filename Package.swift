@@ -111,6 +111,7 @@ let package = Package(
             dependencies: [
                 "StateStore", "StateStoreLinux", "StateStoreCrashVFS", "StateStoreSQLite", "StateStoreCrypto", "MailExample",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         // The mail app run by a ServiceGroup, for the tests: SIGTERM and SIGINT go to the group.

@@ -112,7 +112,7 @@ enum SceneInstances {
     }
 
     /// `another`, `read-only` or `wait:MILLISECONDS`.
-    static func policy(_ text: String) -> SceneConflictPolicy? {
+    nonisolated static func policy(_ text: String) -> SceneConflictPolicy? {
         switch text {
         case "another": return .openAnotherScene
         case "read-only": return .openReadOnly
