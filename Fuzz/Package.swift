@@ -45,7 +45,7 @@ func fuzzer(_ name: String) -> Target {
 let package = Package(
     name: "StateStoreFuzz",
     dependencies: [
-        .package(name: "StateStore", path: ".."),
+        .package(name: "StateStore", path: "..")
     ],
     targets: [
         .target(name: "CLibFuzzer"),

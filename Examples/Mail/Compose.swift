@@ -11,7 +11,7 @@ public final class ComposeController: ViewController, StateRestoring {
     public struct Draft: Codable, Sendable, Hashable {
         public var to = "", subject = "", body = ""
     }
-    public var restorableState = Draft()              // saved on disappear, restored on appear
+    public var restorableState = Draft()  // saved on disappear, restored on appear
 
     public let editor = TextView()
     /// The rendered draft; an entry costs its size in bytes.
@@ -23,17 +23,17 @@ public final class ComposeController: ViewController, StateRestoring {
     public override func viewDidLoad() {
         super.viewDidLoad()
         view.addSubview(editor)
-        register(preview)                             // purged on memory warnings (warning trims, critical empties)
+        register(preview)  // purged on memory warnings (warning trims, critical empties)
     }
 
     public override func viewWillAppear(_ animated: Bool) {
         super.viewWillAppear(animated)
-        editor.text = restorableState.body            // already restored when this runs
+        editor.text = restorableState.body  // already restored when this runs
     }
 
     public override func viewWillDisappear(_ animated: Bool) {
         super.viewWillDisappear(animated)
-        restorableState.body = editor.text            // commit edits; the save follows this override
+        restorableState.body = editor.text  // commit edits; the save follows this override
     }
 }
 // README: end
@@ -47,6 +47,7 @@ extension ComposeController {
         restorableState.subject = subject
         restorableState.body = body
         editor.text = body
-        preview.setValue("To: \(to)\nSubject: \(subject)\n\n\(body)" + String(repeating: " ", count: 4096), forKey: "draft")
+        preview.setValue(
+            "To: \(to)\nSubject: \(subject)\n\n\(body)" + String(repeating: " ", count: 4096), forKey: "draft")
     }
 }

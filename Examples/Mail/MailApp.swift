@@ -59,7 +59,8 @@ extension MailApp {
     func instantiate<Controller: ViewController>(_ identifier: String, as type: Controller.Type) throws -> Controller {
         let controller = try application.storyboard.instantiateViewController(withIdentifier: identifier)
         guard let typed = controller as? Controller else {
-            throw UnexpectedController(identifier: identifier, made: "\(Swift.type(of: controller))", expected: "\(Controller.self)")
+            throw UnexpectedController(
+                identifier: identifier, made: "\(Swift.type(of: controller))", expected: "\(Controller.self)")
         }
         return typed
     }

@@ -81,7 +81,9 @@ public final class MessageController: ViewController, StateRestoring {
     private func render() {
         guard let message = MailMessage.find(restorableState.messageID) else { return }
         for (index, paragraph) in message.body.split(separator: ".").enumerated() {
-            _ = rendered.value(forKey: "\(message.id)#\(index)") { "<p>\(paragraph)</p>" + String(repeating: " ", count: 512) }
+            _ = rendered.value(forKey: "\(message.id)#\(index)") {
+                "<p>\(paragraph)</p>" + String(repeating: " ", count: 512)
+            }
         }
     }
 }

@@ -36,14 +36,19 @@ final class InboxScreen: ViewController, StateRestoring, TerminalScreen {
         let perRow = traits.horizontalSizeClass == .regular ? 2 : 1
         let visible = max(1, height / perRow)
         if restorableState.selected < restorableState.top { restorableState.top = restorableState.selected }
-        if restorableState.selected >= restorableState.top + visible { restorableState.top = restorableState.selected - visible + 1 }
+        if restorableState.selected >= restorableState.top + visible {
+            restorableState.top = restorableState.selected - visible + 1
+        }
         var lines: [String] = []
         for index in restorableState.top..<min(MailMessage.mailbox.count, restorableState.top + visible) {
             let message = MailMessage.mailbox[index]
             let marker = index == restorableState.selected ? ">" : " "
             lines.append(fit("\(marker) \(message.subject)  \(message.from)", width))
             if perRow == 2 {
-                lines.append(fit("    " + TerminalMailApp.rows.value(forKey: message.id) { String(message.body.prefix(200)) }, width))
+                lines.append(
+                    fit(
+                        "    " + TerminalMailApp.rows.value(forKey: message.id) { String(message.body.prefix(200)) },
+                        width))
             } else {
                 _ = TerminalMailApp.rows.value(forKey: message.id) { String(message.body.prefix(200)) }
             }
@@ -54,7 +59,8 @@ final class InboxScreen: ViewController, StateRestoring, TerminalScreen {
     func handle(_ key: Key, in app: TerminalMailApp) -> Bool {
         switch key {
         case .up, .character("k"): restorableState.selected = max(0, restorableState.selected - 1)
-        case .down, .character("j"): restorableState.selected = min(MailMessage.mailbox.count - 1, restorableState.selected + 1)
+        case .down, .character("j"):
+            restorableState.selected = min(MailMessage.mailbox.count - 1, restorableState.selected + 1)
         case .enter, .right: app.open(MailMessage.mailbox[restorableState.selected])
         default: return false
         }
@@ -93,15 +99,26 @@ final class MessageScreen: ViewController, StateRestoring, TerminalScreen {
             for var word in message.body.split(separator: " ") {
                 // A word wider than the screen is cut across lines of its own.
                 while TextWidth.of(word) > width {
-                    if !line.isEmpty { lines.append(line); line = ""; lineWidth = 0 }
+                    if !line.isEmpty {
+                        lines.append(line)
+                        line = ""
+                        lineWidth = 0
+                    }
                     let head = TextWidth.prefix(word, columns: width)
                     lines.append(String(head))
                     word = word[head.endIndex...]
                 }
                 if word.isEmpty { continue }
                 let wordWidth = TextWidth.of(word)
-                if !line.isEmpty, lineWidth + 1 + wordWidth > width { lines.append(line); line = ""; lineWidth = 0 }
-                if !line.isEmpty { line += " "; lineWidth += 1 }
+                if !line.isEmpty, lineWidth + 1 + wordWidth > width {
+                    lines.append(line)
+                    line = ""
+                    lineWidth = 0
+                }
+                if !line.isEmpty {
+                    line += " "
+                    lineWidth += 1
+                }
                 line += word
                 lineWidth += wordWidth
             }
@@ -200,10 +217,16 @@ final class ComposeScreen: ViewController, StateRestoring, TerminalScreen {
     func draw(width: Int, height: Int, traits: TraitCollection) -> [String] {
         // Three header lines, the body, a blank line and the cursor's line; on a short screen
         // the body keeps at least two lines, and the header and then the status make room.
-        let header = height >= 7
-            ? [fit("To: \(restorableState.to)", width), fit("Subject: \(restorableState.subject)", width), String(repeating: "─", count: width)]
+        let header =
+            height >= 7
+            ? [
+                fit("To: \(restorableState.to)", width), fit("Subject: \(restorableState.subject)", width),
+                String(repeating: "─", count: width),
+            ]
             : []
-        let status = height - header.count >= 4 ? ["", fit("cursor \(restorableState.cursor) of \(restorableState.body.count)", width)] : []
+        let status =
+            height - header.count >= 4
+            ? ["", fit("cursor \(restorableState.cursor) of \(restorableState.body.count)", width)] : []
         let rows = max(1, height - header.count - status.count)
         let lines = layout(max(1, width))
         let cursor = restorableState.cursor
@@ -288,7 +311,9 @@ final class SettingsScreen: ViewController, StateRestoring, TerminalScreen {
             fit("Database   \(app.databasePath)", width),
             fit("Memory     \(app.monitor.level) (\(app.monitor.watchDescription))", width),
             fit("Caches     \(TerminalMailApp.cacheSummary)", width),
-            fit("Window     \(Int(app.window.size.width / TerminalMailApp.pointsPerColumn))×\(Int(app.window.size.height / TerminalMailApp.pointsPerRow)), \(traits)", width),
+            fit(
+                "Window     \(Int(app.window.size.width / TerminalMailApp.pointsPerColumn))×\(Int(app.window.size.height / TerminalMailApp.pointsPerRow)), \(traits)",
+                width),
             fit("Visits     \(restorableState.visits)", width),
         ]
     }

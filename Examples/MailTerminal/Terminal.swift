@@ -104,8 +104,13 @@ enum Terminal {
         var bytes = Array(text.utf8)
         var offset = 0
         while offset < bytes.count {
-            let written = bytes.withUnsafeMutableBytes { Glibc.write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
-            if written < 0 { if errno == EINTR { continue }; return }
+            let written = bytes.withUnsafeMutableBytes {
+                Glibc.write(descriptor, $0.baseAddress! + offset, $0.count - offset)
+            }
+            if written < 0 {
+                if errno == EINTR { continue }
+                return
+            }
             offset += written
         }
     }
@@ -223,7 +228,9 @@ struct KeyDecoder {
                 // byte alone, and what follows is read as it is.
                 let length = byte >= 0xF0 ? 4 : byte >= 0xE0 ? 3 : 2
                 var available = index + 1
-                while available < min(bytes.count, index + length), (0x80...0xBF).contains(bytes[available]) { available += 1 }
+                while available < min(bytes.count, index + length), (0x80...0xBF).contains(bytes[available]) {
+                    available += 1
+                }
                 if available < index + length {
                     if available == bytes.count {
                         pending = Array(bytes[index...])
@@ -232,7 +239,9 @@ struct KeyDecoder {
                     index += 1
                     continue
                 }
-                if let text = String(validating: bytes[index..<index + length], as: UTF8.self), let character = text.first {
+                if let text = String(validating: bytes[index..<index + length], as: UTF8.self),
+                    let character = text.first
+                {
                     keys.append(.character(character))
                 }
                 index += length

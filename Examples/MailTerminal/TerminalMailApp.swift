@@ -15,7 +15,9 @@ final class TerminalMailApp {
     /// Rendered inbox previews and wrapped message bodies: recreated on demand, purged on
     /// memory warnings (the shared registry), shown in the status line.
     static let rows = RecreatableCache<String, String>(name: "mail.rows") { $0.utf8.count }
-    static let wrapped = RecreatableCache<String, [String]>(name: "mail.wrapped") { $0.reduce(0) { $0 + $1.utf8.count } }
+    static let wrapped = RecreatableCache<String, [String]>(name: "mail.wrapped") {
+        $0.reduce(0) { $0 + $1.utf8.count }
+    }
     static var cacheSummary: String {
         let count = rows.count + wrapped.count
         let cost = rows.totalCost + wrapped.totalCost
@@ -82,14 +84,17 @@ final class TerminalMailApp {
         }
         if let held = window.sceneAssignment?.passedOver {
             let holder = held.processIdentifier.map { "process \($0)" } ?? "another process"
-            notice = "scene \(window.sceneIdentifier) (\(held.scene) is open in \(holder))" + (notice.isEmpty ? "" : ", " + notice)
+            notice =
+                "scene \(window.sceneIdentifier) (\(held.scene) is open in \(holder))"
+                + (notice.isEmpty ? "" : ", " + notice)
         }
         settings?.app = self
         draw()
     }
 
     private func make<Controller: ViewController>(_ identifier: String, as type: Controller.Type) throws -> Controller {
-        guard let made = try application.storyboard.instantiateViewController(withIdentifier: identifier) as? Controller else {
+        guard let made = try application.storyboard.instantiateViewController(withIdentifier: identifier) as? Controller
+        else {
             throw CocoaError(.coderValueNotFound)
         }
         return made
@@ -129,7 +134,10 @@ final class TerminalMailApp {
             if let compose, let text = Self.typed(key) {
                 // A run of typed keys (a paste arrives as one read) is one edit, not one a key.
                 var run = text
-                while index < keys.endIndex, let more = Self.typed(keys[index]) { run += more; index += 1 }
+                while index < keys.endIndex, let more = Self.typed(keys[index]) {
+                    run += more
+                    index += 1
+                }
                 compose.insert(run, in: self)
                 continue
             }
@@ -244,19 +252,25 @@ final class TerminalMailApp {
         let traits = TraitCollection(windowSize: window.size)
         var lines: [String] = []
         let selected = tabs?.selectedIndex ?? 0
-        let tabTitles = ["Mail", "Settings"].enumerated().map { $0.offset == selected ? "[\($0.element)]" : " \($0.element) " }
+        let tabTitles = ["Mail", "Settings"].enumerated().map {
+            $0.offset == selected ? "[\($0.element)]" : " \($0.element) "
+        }
         lines.append(fit(tabTitles.joined(separator: " ") + "   StateStore mail", columns))
         // The title, and on the right what last happened.
         let title = front?.title ?? ""
         let room = columns - TextWidth.of(title) - 2
-        lines.append(notice.isEmpty || room < 8 ? fit(title, columns)
-            : title + String(repeating: " ", count: max(2, room - min(TextWidth.of(notice), room) + 2)) + fit(notice, room))
+        lines.append(
+            notice.isEmpty || room < 8
+                ? fit(title, columns)
+                : title + String(repeating: " ", count: max(2, room - min(TextWidth.of(notice), room) + 2))
+                    + fit(notice, room))
         let height = max(0, rows - 4)
         var content = front?.draw(width: columns, height: height, traits: traits) ?? []
         content = Array(content.prefix(height))
         lines += content + Array(repeating: "", count: height - content.count)
         lines.append(fit(front?.help ?? "", columns))
-        lines.append(fit("\(columns)×\(rows) \(traits) · memory \(monitor.level) · cache \(Self.cacheSummary)", columns))
+        lines.append(
+            fit("\(columns)×\(rows) \(traits) · memory \(monitor.level) · cache \(Self.cacheSummary)", columns))
         var screen = "\u{1B}[?25l\u{1B}[H"
         for (index, line) in lines.prefix(rows).enumerated() {
             let style = index == 0 || index == rows - 1 ? "\u{1B}[7m" : ""

@@ -14,7 +14,9 @@ enum TextWidth {
     }
 
     private typealias WideCharacterWidth = @convention(c) (wchar_t) -> Int32
-    private static let wcwidth: WideCharacterWidth? = dlsym(nil, "wcwidth").map { unsafeBitCast($0, to: WideCharacterWidth.self) }
+    private static let wcwidth: WideCharacterWidth? = dlsym(nil, "wcwidth").map {
+        unsafeBitCast($0, to: WideCharacterWidth.self)
+    }
 
     /// The columns one character takes, as tmux and glibc count them: each scalar's
     /// `wcwidth`, added up (a flag's two regional indicators take two columns, an emoji and its

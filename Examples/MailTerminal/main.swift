@@ -68,7 +68,10 @@ MainActor.assumeIsolated {
         let interrupt = keys.firstIndex { $0 == .control("c") || $0 == .control("z") }
         if !app.handle(Array(keys[..<(interrupt ?? keys.endIndex)])) { exit(app.quit()) }
         guard let interrupt else { return }
-        if keys[interrupt] == .control("c") { kill(getpid(), SIGINT); return }
+        if keys[interrupt] == .control("c") {
+            kill(getpid(), SIGINT)
+            return
+        }
         // What is visible is saved first: a stopped process may never be continued.
         app.application.saveVisibleState()
         Terminal.suspend()

@@ -16,7 +16,7 @@ let package = Package(
                 .product(name: "StateStore", package: "StateStore"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ]
-        ),
+        )
     ],
     swiftLanguageModes: [.v6]
 )

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import StateStore
 import StateStoreLinux
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -49,7 +50,9 @@ public struct StateKey: Sendable, CustomStringConvertible {
         let count = material.bitCount / 8
         guard count >= Self.minimumByteCount else { throw .tooShort(source: source, byteCount: count) }
         func derive(_ info: String, _ bytes: Int) -> SymmetricKey {
-            HKDF<SHA256>.deriveKey(inputKeyMaterial: material, salt: Data("statestore".utf8), info: Data(info.utf8), outputByteCount: bytes)
+            HKDF<SHA256>.deriveKey(
+                inputKeyMaterial: material, salt: Data("statestore".utf8), info: Data(info.utf8), outputByteCount: bytes
+            )
         }
         sealing = derive("statestore.seal.v1", 32)
         nonce = derive("statestore.nonce.v1", 32)
@@ -84,7 +87,8 @@ public struct StateKey: Sendable, CustomStringConvertible {
         guard let directory = environment["CREDENTIALS_DIRECTORY"], !directory.isEmpty else {
             throw .noCredentialsDirectory(name: name)
         }
-        return try StateKey(material: secret(at: directory + "/" + name, provider: .systemd), source: "credential \(name)")
+        return try StateKey(
+            material: secret(at: directory + "/" + name, provider: .systemd), source: "credential \(name)")
     }
 
     public var description: String { "StateKey(\(id), \(source))" }
@@ -110,7 +114,9 @@ public struct StateKey: Sendable, CustomStringConvertible {
     private static func aclGrantsReadToThisUserAlone(_ fd: Int32) -> Bool {
         var bytes = [UInt8](repeating: 0, count: 4 + 8 * 64)
         let count = bytes.withUnsafeMutableBytes { fgetxattr(fd, "system.posix_acl_access", $0.baseAddress, $0.count) }
-        guard count >= 4, (count - 4) % 8 == 0, bytes[0] == 2, bytes[1...3].allSatisfy({ $0 == 0 }) else { return false }
+        guard count >= 4, (count - 4) % 8 == 0, bytes[0] == 2, bytes[1...3].allSatisfy({ $0 == 0 }) else {
+            return false
+        }
         func field(_ offset: Int, _ size: Int) -> UInt32 {
             (0..<size).reduce(UInt32(0)) { $0 | UInt32(bytes[offset + $1]) << (8 * $1) }
         }
@@ -145,17 +151,24 @@ public struct StateKey: Sendable, CustomStringConvertible {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
         guard fd >= 0 else {
             let code = errno
-            throw code == ENOENT ? .notFound(path: path) : .unreadable(path: path, reason: String(cString: strerror(code)))
+            throw code == ENOENT
+                ? .notFound(path: path) : .unreadable(path: path, reason: String(cString: strerror(code)))
         }
         defer { close(fd) }
         // Checked on the open descriptor: what is read is what was checked.
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw .unreadable(path: path, reason: String(cString: strerror(errno))) }
-        guard info.st_mode & S_IFMT == S_IFREG else { throw .unreadable(path: path, reason: "it is not a regular file") }
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            throw .unreadable(path: path, reason: "it is not a regular file")
+        }
         switch provider {
         case .user:
-            guard info.st_uid == geteuid() else { throw .wrongOwner(path: path, owner: info.st_uid, expected: geteuid()) }
-            guard info.st_mode & 0o077 == 0 else { throw .readableByOthers(path: path, mode: UInt32(info.st_mode & 0o7777)) }
+            guard info.st_uid == geteuid() else {
+                throw .wrongOwner(path: path, owner: info.st_uid, expected: geteuid())
+            }
+            guard info.st_mode & 0o077 == 0 else {
+                throw .readableByOthers(path: path, mode: UInt32(info.st_mode & 0o7777))
+            }
         case .systemd:
             guard info.st_uid == geteuid() || info.st_uid == 0 else {
                 throw .wrongOwner(path: path, owner: info.st_uid, expected: geteuid())
@@ -167,7 +180,8 @@ public struct StateKey: Sendable, CustomStringConvertible {
             }
         }
         guard Int(info.st_size) <= maximumByteCount else {
-            throw .unreadable(path: path, reason: "it holds \(info.st_size) bytes, over the \(maximumByteCount) a key file may hold")
+            throw .unreadable(
+                path: path, reason: "it holds \(info.st_size) bytes, over the \(maximumByteCount) a key file may hold")
         }
         var bytes = [UInt8](repeating: 0, count: maximumByteCount + 1)
         var count = 0
@@ -181,12 +195,14 @@ public struct StateKey: Sendable, CustomStringConvertible {
             count += got
         }
         guard count <= maximumByteCount else {
-            throw .unreadable(path: path, reason: "it holds more than the \(maximumByteCount) bytes a key file may hold")
+            throw .unreadable(
+                path: path, reason: "it holds more than the \(maximumByteCount) bytes a key file may hold")
         }
         guard count == Int(info.st_size) else {
             // A pseudo-file (/proc, /sys) reports a size it does not have: not a key file.
             clear(&bytes)
-            throw .unreadable(path: path, reason: "it reads \(count) bytes but its size is \(info.st_size) (not a plain file)")
+            throw .unreadable(
+                path: path, reason: "it reads \(count) bytes but its size is \(info.st_size) (not a plain file)")
         }
         // A text key (hex, base64) loses its line ending; a binary key is taken whole, whatever
         // its last byte. Shortened in place, so the buffer cleared afterwards is the one read into.
@@ -246,9 +262,12 @@ public enum StateKeyError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Whether `path` is in the process's `CREDENTIALS_DIRECTORY`: a file systemd wrote, whose
     /// mode `chmod` is not the way to fix.
     private static func isCredential(_ path: String) -> Bool {
-        guard let directory = ProcessInfo.processInfo.environment["CREDENTIALS_DIRECTORY"], !directory.isEmpty else { return false }
+        guard let directory = ProcessInfo.processInfo.environment["CREDENTIALS_DIRECTORY"], !directory.isEmpty else {
+            return false
+        }
         return path.hasPrefix(directory.hasSuffix("/") ? directory : directory + "/")
     }
 
-    private static let credentialAdvice = "systemd writes a credential readable by the service's user alone (owned by root or that user, mode 0400, with an ACL for a `User=` service): load it with `LoadCredential=` or `LoadCredentialEncrypted=` in the unit, rather than setting CREDENTIALS_DIRECTORY to a folder of your own"
+    private static let credentialAdvice =
+        "systemd writes a credential readable by the service's user alone (owned by root or that user, mode 0400, with an ACL for a `User=` service): load it with `LoadCredential=` or `LoadCredentialEncrypted=` in the unit, rather than setting CREDENTIALS_DIRECTORY to a folder of your own"
 }

@@ -73,7 +73,8 @@ public struct ApplicationStateService: Service {
             let recent = coordinator.recentErrors
             let stored = recent.suffix(min(coordinator.reportedCount - before.reported, recent.count))
                 .filter { if case .store = $0 { true } else { false } }
-            let isNotSynced = { (error: RestorationError) in if case .store(.notSynced) = error { true } else { false } }
+            let isNotSynced = { (error: RestorationError) in if case .store(.notSynced) = error { true } else { false }
+            }
             if coordinator.hasUnsavedWrites || coordinator.droppedStateWrites > before.dropped {
                 // What kept the save out, not a sync that failed after it: reported last, it
                 // would say the state was committed.
@@ -99,7 +100,8 @@ public struct UnsavedStateError: Error, Sendable, CustomStringConvertible {
 
     public var description: String {
         if let problem, case .store(.notSynced) = problem {
-            return "The application's state was committed at shutdown, but could not be synced to storage, so a power cut may take back what changed since its last sync: \(problem)"
+            return
+                "The application's state was committed at shutdown, but could not be synced to storage, so a power cut may take back what changed since its last sync: \(problem)"
         }
         return "The application's state could not be saved at shutdown, so what changed since its last save is lost"
             + (problem.map { ": \($0)" } ?? ".")

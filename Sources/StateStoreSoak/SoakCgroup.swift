@@ -41,7 +41,8 @@ package struct SoakCgroup {
 
     /// The supervisor's cgroup, when a soak cgroup can be made under it; else what is missing.
     static func placement() -> Result<Placement, SoakError> {
-        let membership = CgroupMembership.parse((try? String(contentsOfFile: "/proc/self/cgroup", encoding: .utf8)) ?? "")
+        let membership = CgroupMembership.parse(
+            (try? String(contentsOfFile: "/proc/self/cgroup", encoding: .utf8)) ?? "")
         let mounts = MountInfo.parse((try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8)) ?? "")
         var problems: [String] = []
         if let path = membership.unifiedPath, let mount = mounts.cgroup2 {
@@ -55,7 +56,9 @@ package struct SoakCgroup {
                     return .success(Placement(parent: own, version: .v2, top: top))
                 }
             } else {
-                problems.append("the cgroup v2 hierarchy at \(top) has no memory controller (its cgroup.controllers lists \(rootControllers.isEmpty ? "none" : rootControllers.joined(separator: " ")))")
+                problems.append(
+                    "the cgroup v2 hierarchy at \(top) has no memory controller (its cgroup.controllers lists \(rootControllers.isEmpty ? "none" : rootControllers.joined(separator: " ")))"
+                )
             }
         } else {
             problems.append("no cgroup v2 hierarchy is mounted")
@@ -72,14 +75,19 @@ package struct SoakCgroup {
         } else {
             problems.append("no cgroup v1 memory hierarchy")
         }
-        return .failure(SoakError(message: "no memory cgroup to run the soak in: " + problems.joined(separator: "; ")
-            + ". Run as root, or unprivileged in a delegated cgroup v2 subtree (systemd-run --user --scope -p Delegate=yes statectl soak ...), or use --pressure synthetic"))
+        return .failure(
+            SoakError(
+                message: "no memory cgroup to run the soak in: " + problems.joined(separator: "; ")
+                    + ". Run as root, or unprivileged in a delegated cgroup v2 subtree (systemd-run --user --scope -p Delegate=yes statectl soak ...), or use --pressure synthetic"
+            ))
     }
 
     /// What stops a soak cgroup under `own` on v2, or `nil` when it can be arranged.
     private static func v2Problem(own: String, top: String) -> String? {
         func writable(_ file: String) -> Bool { access(file, W_OK) == 0 }
-        guard writable(own) else { return "cannot create cgroups in \(own) (not writable: run as root or in a delegated subtree)" }
+        guard writable(own) else {
+            return "cannot create cgroups in \(own) (not writable: run as root or in a delegated subtree)"
+        }
         // Every cgroup between the root and ours must pass `memory` down.
         var directory = own
         var chain: [String] = []
@@ -90,12 +98,14 @@ package struct SoakCgroup {
         for child in chain.reversed() where !controllers(child + "/cgroup.controllers").contains("memory") {
             let parent = (child as NSString).deletingLastPathComponent
             if !writable(parent + "/cgroup.subtree_control") {
-                return "the memory controller is not enabled for \(child), and \(parent)/cgroup.subtree_control is not writable to enable it"
+                return
+                    "the memory controller is not enabled for \(child), and \(parent)/cgroup.subtree_control is not writable to enable it"
             }
         }
         if !isRootCgroup(own, top: top) && !controllers(own + "/cgroup.subtree_control").contains("memory") {
             guard writable(own + "/cgroup.subtree_control"), writable(own + "/cgroup.procs") else {
-                return "\(own)/cgroup.subtree_control or cgroup.procs is not writable (needed to enable memory for a child cgroup; a delegated subtree allows it)"
+                return
+                    "\(own)/cgroup.subtree_control or cgroup.procs is not writable (needed to enable memory for a child cgroup; a delegated subtree allows it)"
             }
         }
         return nil
@@ -146,8 +156,9 @@ package struct SoakCgroup {
         }
         for child in chain.reversed() where !Self.controllers(child + "/cgroup.controllers").contains("memory") {
             let parent = (child as NSString).deletingLastPathComponent
-            try Self.write(parent + "/cgroup.subtree_control", "+memory",
-                           why: "to enable the memory controller for \(child)")
+            try Self.write(
+                parent + "/cgroup.subtree_control", "+memory",
+                why: "to enable the memory controller for \(child)")
         }
         let subtree = own + "/cgroup.subtree_control"
         if Self.isRootCgroup(own, top: placement.top) {
@@ -161,7 +172,10 @@ package struct SoakCgroup {
         let me = getpid()
         let others = Self.processes(in: own).filter { $0 != me }
         guard others.isEmpty else {
-            throw SoakError(message: "cannot enable the memory controller for children of \(own): it holds other processes (\(others.prefix(8).map(String.init).joined(separator: " "))), and a cgroup that passes memory down may hold none (cgroup v2's no-internal-processes rule); start the soak in a cgroup of its own (systemd-run --scope -p Delegate=yes statectl soak ...)")
+            throw SoakError(
+                message:
+                    "cannot enable the memory controller for children of \(own): it holds other processes (\(others.prefix(8).map(String.init).joined(separator: " "))), and a cgroup that passes memory down may hold none (cgroup v2's no-internal-processes rule); start the soak in a cgroup of its own (systemd-run --scope -p Delegate=yes statectl soak ...)"
+            )
         }
         let leaf = own + "/statestore-soak-\(me).supervisor"
         if mkdir(leaf, 0o755) != 0 && errno != EEXIST {
@@ -183,7 +197,8 @@ package struct SoakCgroup {
     }
 
     private static func controllers(_ file: String) -> [String] {
-        ((try? String(contentsOfFile: file, encoding: .utf8)) ?? "").split(whereSeparator: \.isWhitespace).map(String.init)
+        ((try? String(contentsOfFile: file, encoding: .utf8)) ?? "").split(whereSeparator: \.isWhitespace).map(
+            String.init)
     }
 
     private static func processes(in directory: String) -> [Int32] {
@@ -195,9 +210,13 @@ package struct SoakCgroup {
     private static func locate(_ path: String, in mount: MountInfo.Entry) -> String {
         var relative = path
         if mount.root != "/" {
-            if path == mount.root { relative = "/" }
-            else if path.hasPrefix(mount.root + "/") { relative = String(path.dropFirst(mount.root.count)) }
-            else { relative = "/" }
+            if path == mount.root {
+                relative = "/"
+            } else if path.hasPrefix(mount.root + "/") {
+                relative = String(path.dropFirst(mount.root.count))
+            } else {
+                relative = "/"
+            }
         }
         if relative.split(separator: "/").contains("..") { relative = "/" }
         return relative == "/" ? mount.mountPoint : mount.mountPoint + relative
@@ -205,11 +224,16 @@ package struct SoakCgroup {
 
     private static func write(_ file: String, _ value: String, why: String) throws {
         let fd = open(file, O_WRONLY)
-        guard fd >= 0 else { throw SoakError(message: "cannot open \(file) \(why): \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else {
+            throw SoakError(message: "cannot open \(file) \(why): \(String(cString: strerror(errno)))")
+        }
         defer { close(fd) }
         let bytes = Array((value + "\n").utf8)
         guard Glibc.write(fd, bytes, bytes.count) == bytes.count else {
-            let reason = errno == EBUSY ? "the cgroup holds processes of its own (no-internal-processes rule)" : String(cString: strerror(errno))
+            let reason =
+                errno == EBUSY
+                ? "the cgroup holds processes of its own (no-internal-processes rule)"
+                : String(cString: strerror(errno))
             throw SoakError(message: "cannot write \"\(value)\" to \(file) \(why): \(reason)")
         }
     }
@@ -258,7 +282,10 @@ package struct SoakCgroup {
     func remove() -> Bool {
         var removed = false
         for _ in 0..<100 {
-            if rmdir(path) == 0 || errno == ENOENT { removed = true; break }
+            if rmdir(path) == 0 || errno == ENOENT {
+                removed = true
+                break
+            }
             for pid in processes { kill(pid, SIGKILL) }
             usleep(20_000)
         }

@@ -37,8 +37,10 @@ final class SoakChild {
 
     /// Starts `executable` with `arguments` (not including argv[0]) and this process's
     /// environment. Signals the supervisor ignores or catches start with their default action.
-    static func spawn(_ executable: String, _ arguments: [String], stdin: Stream = .null, stdout: Stream = .pipe,
-                      stderr: Stream = .inherit) throws -> SoakChild {
+    static func spawn(
+        _ executable: String, _ arguments: [String], stdin: Stream = .null, stdout: Stream = .pipe,
+        stderr: Stream = .inherit
+    ) throws -> SoakChild {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }

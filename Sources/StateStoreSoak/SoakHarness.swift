@@ -133,12 +133,14 @@ package final class SoakHarness {
 
     func checkRestored(_ controller: SoakController) {
         guard let path = application?.restorationCoordinator?.restorationPath(for: controller),
-              let expected = expectations[path.rawValue] else { return }
+            let expected = expectations[path.rawValue]
+        else { return }
         if controller.restorableState.checksum != expected {
             final.restoreMismatches += 1
             var message = SoakMessage(type: "restore")
             message.path = path.rawValue
-            message.detail = "restored counter \(controller.restorableState.counter), checksum differs from the last save"
+            message.detail =
+                "restored counter \(controller.restorableState.counter), checksum differs from the last save"
             emit(message)
         }
     }
@@ -175,8 +177,10 @@ package final class SoakHarness {
     }
 
     private func makeWindows(for application: Application) -> [Window] {
-        [Window(size: Size(width: 390, height: 844), orientation: .portrait, application: application),
-         Window(size: Size(width: 820, height: 1180), orientation: .portrait, application: application)]
+        [
+            Window(size: Size(width: 390, height: 844), orientation: .portrait, application: application),
+            Window(size: Size(width: 820, height: 1180), orientation: .portrait, application: application),
+        ]
     }
 
     private func instantiate(_ identifier: String, in application: Application) -> ViewController? {
@@ -198,7 +202,9 @@ package final class SoakHarness {
         var index = 0
         for identifier in navigationIdentifiers {
             let navigation = instantiate(identifier, in: application) as! NavigationController
-            if let root = instantiate("c\(index)", in: application) { navigation.setViewControllers([root], animated: false) }
+            if let root = instantiate("c\(index)", in: application) {
+                navigation.setViewControllers([root], animated: false)
+            }
             index += 1
             stacks.append(navigation)
         }
@@ -243,7 +249,9 @@ package final class SoakHarness {
     private func freeIndex() -> Int? {
         var used = Set<Int>()
         for window in windows {
-            for controller in window.allViewControllers { if let soak = controller as? SoakController { used.insert(soak.index) } }
+            for controller in window.allViewControllers {
+                if let soak = controller as? SoakController { used.insert(soak.index) }
+            }
         }
         guard used.count < configuration.controllers else { return nil }
         for _ in 0..<64 {
@@ -271,15 +279,21 @@ package final class SoakHarness {
                 count("push")
             }
         case 38..<56:
-            guard let navigation = stacks.filter({ $0.viewControllers.count > 1 }).randomElement(using: &random) else { return }
+            guard let navigation = stacks.filter({ $0.viewControllers.count > 1 }).randomElement(using: &random) else {
+                return
+            }
             navigation.popViewController(animated: false)
             count("pop")
         case 56..<58:
-            guard let navigation = stacks.filter({ $0.viewControllers.count > 1 }).randomElement(using: &random) else { return }
+            guard let navigation = stacks.filter({ $0.viewControllers.count > 1 }).randomElement(using: &random) else {
+                return
+            }
             navigation.popToRootViewController(animated: false)
             count("pop_to_root")
         case 58..<64:
-            let visible = stacks.filter { $0.viewControllers.count > 1 && $0.lifecycleState == .appeared && $0.presentedViewController == nil }
+            let visible = stacks.filter {
+                $0.viewControllers.count > 1 && $0.lifecycleState == .appeared && $0.presentedViewController == nil
+            }
             guard let navigation = visible.randomElement(using: &random) else { return }
             let transition = navigation.beginInteractivePop()
             if Bool.random(using: &random) {
@@ -293,13 +307,19 @@ package final class SoakHarness {
             guard let window = windows.randomElement(using: &random), let top = window.topViewController else { return }
             var depth = 0
             var node: ViewController? = top
-            while let current = node?.presentingViewController { depth += 1; node = current }
-            guard depth < 2, let index = freeIndex(), let controller = instantiate("c\(index)", in: application) else { return }
+            while let current = node?.presentingViewController {
+                depth += 1
+                node = current
+            }
+            guard depth < 2, let index = freeIndex(), let controller = instantiate("c\(index)", in: application) else {
+                return
+            }
             top.present(controller, animated: false, completion: nil)
             count("present")
         case 73..<82:
             guard let window = windows.randomElement(using: &random), let top = window.topViewController,
-                  let presenter = top.presentingViewController else { return }
+                let presenter = top.presentingViewController
+            else { return }
             presenter.dismiss(animated: false, completion: nil)
             count("dismiss")
         case 82..<94:
@@ -576,11 +596,10 @@ final class SoakWarningObserver: LifecycleObserver {
         message.rss_before = report.rssBefore
         message.rss_after = report.rssAfter
         message.released = report.cacheCostReleased
-        message.cache_left = application.liveControllers.reduce(0) { $0 + $1.caches.reduce(0) { $0 + $1.totalCost } }
+        message.cache_left =
+            application.liveControllers.reduce(0) { $0 + $1.caches.reduce(0) { $0 + $1.totalCost } }
             + RecreatableCaches.shared.totalCost
         message.controllers = report.controllerCount
         harness.emit(message)
     }
 }
-
-

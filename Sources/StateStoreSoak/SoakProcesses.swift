@@ -39,11 +39,12 @@ extension SoakHarness {
             monitorConfiguration.warningAvailablePercent = -1
             monitorConfiguration.criticalAvailablePercent = -2
         }
-        let harness = try SoakHarness(configuration: .init(
-            databasePath: databasePath, controllers: controllers, duration: duration, seed: seed,
-            monitorConfiguration: monitorConfiguration, expectationsPath: expectationsPath,
-            relaunchInterval: relaunchInterval, operationsPerSecond: operationsPerSecond
-        ))
+        let harness = try SoakHarness(
+            configuration: .init(
+                databasePath: databasePath, controllers: controllers, duration: duration, seed: seed,
+                monitorConfiguration: monitorConfiguration, expectationsPath: expectationsPath,
+                relaunchInterval: relaunchInterval, operationsPerSecond: operationsPerSecond
+            ))
         await harness.run()
     }
 
@@ -65,7 +66,8 @@ extension SoakHarness {
         }
         let recorded: [String: String]
         do {
-            recorded = try JSONDecoder().decode([String: String].self, from: Data(contentsOf: URL(fileURLWithPath: expectations)))
+            recorded = try JSONDecoder().decode(
+                [String: String].self, from: Data(contentsOf: URL(fileURLWithPath: expectations)))
         } catch {
             verification.errors.append("cannot read \(expectations): \(error)")
             return
@@ -76,11 +78,12 @@ extension SoakHarness {
         monitorConfiguration.criticalAvailablePercent = -2
         let harness: SoakHarness
         do {
-            harness = try SoakHarness(configuration: .init(
-                databasePath: db, controllers: controllers, duration: 0, seed: seed,
-                monitorConfiguration: monitorConfiguration, expectationsPath: expectations,
-                relaunchInterval: 1, operationsPerSecond: 1
-            ))
+            harness = try SoakHarness(
+                configuration: .init(
+                    databasePath: db, controllers: controllers, duration: 0, seed: seed,
+                    monitorConfiguration: monitorConfiguration, expectationsPath: expectations,
+                    relaunchInterval: 1, operationsPerSecond: 1
+                ))
         } catch {
             verification.errors.append("cannot open \(db): \(error)")
             return

@@ -31,10 +31,22 @@ package enum SoakReport {
             """
         // Title and numbers.
         let delays = summary.delays
-        let status = summary.ok ? "all invariants held" : "BROKEN: " + summary.invariants.filter { !$0.ok }.map(\.name).joined(separator: ", ")
-        svg += text(left, 24, "statectl soak — \(summary.plan.mode.rawValue) pressure, limit \(Int(Double(summary.plan.limit) / mib)) MiB, \(summary.plan.controllers) controllers, \(String(format: "%.0f", duration)) s — \(status)", size: 15, weight: "bold")
-        let delayText = delays.isEmpty ? "-" : String(format: "%.1f / %.1f / %.1f ms", delays.first!, SoakSummary.percentile(delays, 50)!, delays.last!)
-        svg += text(left, 44, "warnings delivered: \(run.warnings.count) (\(summary.criticalWarnings.count) critical), undelivered \(summary.final.undelivered); delay min/median/max \(delayText); relaunches \(summary.simulatedRelaunches.count); lost \(summary.relaunchLost + (summary.verification?.lost ?? 0)), corrupt \(summary.relaunchCorrupt + (summary.verification?.corrupt ?? 0)), violations \(summary.final.violations), leaked \(summary.leaked)", size: 12)
+        let status =
+            summary.ok
+            ? "all invariants held"
+            : "BROKEN: " + summary.invariants.filter { !$0.ok }.map(\.name).joined(separator: ", ")
+        svg += text(
+            left, 24,
+            "statectl soak — \(summary.plan.mode.rawValue) pressure, limit \(Int(Double(summary.plan.limit) / mib)) MiB, \(summary.plan.controllers) controllers, \(String(format: "%.0f", duration)) s — \(status)",
+            size: 15, weight: "bold")
+        let delayText =
+            delays.isEmpty
+            ? "-"
+            : String(format: "%.1f / %.1f / %.1f ms", delays.first!, SoakSummary.percentile(delays, 50)!, delays.last!)
+        svg += text(
+            left, 44,
+            "warnings delivered: \(run.warnings.count) (\(summary.criticalWarnings.count) critical), undelivered \(summary.final.undelivered); delay min/median/max \(delayText); relaunches \(summary.simulatedRelaunches.count); lost \(summary.relaunchLost + (summary.verification?.lost ?? 0)), corrupt \(summary.relaunchCorrupt + (summary.verification?.corrupt ?? 0)), violations \(summary.final.violations), leaked \(summary.leaked)",
+            size: 12)
 
         // Level bands.
         var bandStart: (Double, Int)?
@@ -52,42 +64,51 @@ package enum SoakReport {
         let step = yMax / 5
         for index in 0...5 {
             let value = step * Double(index)
-            svg += "<line x1=\"\(f(left))\" y1=\"\(f(y(value)))\" x2=\"\(f(left + plotWidth))\" y2=\"\(f(y(value)))\" stroke=\"#e0e0e0\"/>\n"
+            svg +=
+                "<line x1=\"\(f(left))\" y1=\"\(f(y(value)))\" x2=\"\(f(left + plotWidth))\" y2=\"\(f(y(value)))\" stroke=\"#e0e0e0\"/>\n"
             svg += text(left - 8, y(value) + 4, "\(Int(value.rounded())) MiB", anchor: "end", fill: "#555")
         }
         let timeStep = niceTimeStep(duration)
         var tick = 0.0
         while tick <= duration + 0.001 {
-            svg += "<line x1=\"\(f(x(run.start + tick)))\" y1=\"\(f(top + plotHeight))\" x2=\"\(f(x(run.start + tick)))\" y2=\"\(f(top + plotHeight + 5))\" stroke=\"#555\"/>\n"
+            svg +=
+                "<line x1=\"\(f(x(run.start + tick)))\" y1=\"\(f(top + plotHeight))\" x2=\"\(f(x(run.start + tick)))\" y2=\"\(f(top + plotHeight + 5))\" stroke=\"#555\"/>\n"
             svg += text(x(run.start + tick), top + plotHeight + 18, timeLabel(tick), anchor: "middle", fill: "#555")
             tick += timeStep
         }
-        svg += "<rect x=\"\(f(left))\" y=\"\(f(top))\" width=\"\(f(plotWidth))\" height=\"\(f(plotHeight))\" fill=\"none\" stroke=\"#888\"/>\n"
+        svg +=
+            "<rect x=\"\(f(left))\" y=\"\(f(top))\" width=\"\(f(plotWidth))\" height=\"\(f(plotHeight))\" fill=\"none\" stroke=\"#888\"/>\n"
         svg += text(left + plotWidth / 2, height - 14, "time since start", anchor: "middle", fill: "#333")
 
         // Thresholds (25 % and 15 % of the effective total).
-        for (fraction, label, color) in [(0.25, "warning threshold (25 %)", "#d98c00"), (0.15, "critical threshold (15 %)", "#c62828")] {
+        for (fraction, label, color) in [
+            (0.25, "warning threshold (25 %)", "#d98c00"), (0.15, "critical threshold (15 %)", "#c62828"),
+        ] {
             let value = totalMiB * fraction
-            svg += "<line x1=\"\(f(left))\" y1=\"\(f(y(value)))\" x2=\"\(f(left + plotWidth))\" y2=\"\(f(y(value)))\" stroke=\"\(color)\" stroke-dasharray=\"6 4\" stroke-width=\"1\"/>\n"
+            svg +=
+                "<line x1=\"\(f(left))\" y1=\"\(f(y(value)))\" x2=\"\(f(left + plotWidth))\" y2=\"\(f(y(value)))\" stroke=\"\(color)\" stroke-dasharray=\"6 4\" stroke-width=\"1\"/>\n"
             svg += text(left + 6, y(value) - 4, label, fill: color, size: 10, halo: true)
         }
 
         // Series.
-        svg += polyline(samples.compactMap { s in s.available.map { (x(s.t!), y(Double($0) / mib)) } }, color: "#1f77b4")
+        svg += polyline(
+            samples.compactMap { s in s.available.map { (x(s.t!), y(Double($0) / mib)) } }, color: "#1f77b4")
         svg += polyline(samples.compactMap { s in s.rss.map { (x(s.t!), y(Double($0) / mib)) } }, color: "#ff7f0e")
         svg += polyline(samples.compactMap { s in s.cache.map { (x(s.t!), y(Double($0) / mib)) } }, color: "#2ca02c")
 
         // Relaunches and warnings.
         for relaunch in summary.simulatedRelaunches {
             guard let t = relaunch.t else { continue }
-            svg += "<line x1=\"\(f(x(t)))\" y1=\"\(f(top))\" x2=\"\(f(x(t)))\" y2=\"\(f(top + 8))\" stroke=\"#777\" stroke-width=\"2\"/>\n"
+            svg +=
+                "<line x1=\"\(f(x(t)))\" y1=\"\(f(top))\" x2=\"\(f(x(t)))\" y2=\"\(f(top + 8))\" stroke=\"#777\" stroke-width=\"2\"/>\n"
         }
         for warning in run.warnings {
             guard let t = warning.raised_at else { continue }
             let critical = warning.level == 2
             let cx = x(t), cy = top + plotHeight - 2
             let color = critical ? "#c62828" : "#e69500"
-            svg += "<polygon points=\"\(f(cx - 5)),\(f(cy)) \(f(cx + 5)),\(f(cy)) \(f(cx)),\(f(cy - 10))\" fill=\"\(color)\"><title>\(critical ? "critical" : "warning") at \(String(format: "%.1f", t - run.start)) s, delay \(String(format: "%.2f", (warning.delay ?? 0) * 1000)) ms, released \((warning.released ?? 0) >> 10) KiB</title></polygon>\n"
+            svg +=
+                "<polygon points=\"\(f(cx - 5)),\(f(cy)) \(f(cx + 5)),\(f(cy)) \(f(cx)),\(f(cy - 10))\" fill=\"\(color)\"><title>\(critical ? "critical" : "warning") at \(String(format: "%.1f", t - run.start)) s, delay \(String(format: "%.2f", (warning.delay ?? 0) * 1000)) ms, released \((warning.released ?? 0) >> 10) KiB</title></polygon>\n"
         }
 
         // Legend.
@@ -104,10 +125,18 @@ package enum SoakReport {
         var lx = left, ly = 72.0
         for (kind, color, label) in legend {
             switch kind {
-            case "line": svg += "<line x1=\"\(f(lx))\" y1=\"\(f(ly))\" x2=\"\(f(lx + 22))\" y2=\"\(f(ly))\" stroke=\"\(color)\" stroke-width=\"2.5\"/>\n"
-            case "tri": svg += "<polygon points=\"\(f(lx + 6)),\(f(ly + 5)) \(f(lx + 16)),\(f(ly + 5)) \(f(lx + 11)),\(f(ly - 5))\" fill=\"\(color)\"/>\n"
-            case "box": svg += "<rect x=\"\(f(lx))\" y=\"\(f(ly - 6))\" width=\"22\" height=\"12\" fill=\"\(color)\" stroke=\"#ccc\"/>\n"
-            default: svg += "<line x1=\"\(f(lx + 11))\" y1=\"\(f(ly - 6))\" x2=\"\(f(lx + 11))\" y2=\"\(f(ly + 6))\" stroke=\"\(color)\" stroke-width=\"2\"/>\n"
+            case "line":
+                svg +=
+                    "<line x1=\"\(f(lx))\" y1=\"\(f(ly))\" x2=\"\(f(lx + 22))\" y2=\"\(f(ly))\" stroke=\"\(color)\" stroke-width=\"2.5\"/>\n"
+            case "tri":
+                svg +=
+                    "<polygon points=\"\(f(lx + 6)),\(f(ly + 5)) \(f(lx + 16)),\(f(ly + 5)) \(f(lx + 11)),\(f(ly - 5))\" fill=\"\(color)\"/>\n"
+            case "box":
+                svg +=
+                    "<rect x=\"\(f(lx))\" y=\"\(f(ly - 6))\" width=\"22\" height=\"12\" fill=\"\(color)\" stroke=\"#ccc\"/>\n"
+            default:
+                svg +=
+                    "<line x1=\"\(f(lx + 11))\" y1=\"\(f(ly - 6))\" x2=\"\(f(lx + 11))\" y2=\"\(f(ly + 6))\" stroke=\"\(color)\" stroke-width=\"2\"/>\n"
             }
             svg += text(lx + 28, ly + 4, label)
             lx += 28 + Double(label.count) * 6.4 + 18
@@ -117,26 +146,35 @@ package enum SoakReport {
     }
 
     private static func escape(_ text: String) -> String {
-        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+            .replacingOccurrences(of: ">", with: "&gt;")
     }
 
-    private static func text(_ x: Double, _ y: Double, _ content: String, anchor: String = "start", fill: String = "#222",
-                             size: Int = 12, weight: String = "normal", halo: Bool = false) -> String {
+    private static func text(
+        _ x: Double, _ y: Double, _ content: String, anchor: String = "start", fill: String = "#222",
+        size: Int = 12, weight: String = "normal", halo: Bool = false
+    ) -> String {
         // A white halo (stroke painted under the fill) keeps a label readable over dense data.
         let outline = halo ? " stroke=\"#ffffff\" stroke-width=\"3\" paint-order=\"stroke\"" : ""
-        return String(format: "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%@\" fill=\"%@\" font-size=\"%d\" font-weight=\"%@\"", x, y,
-                      anchor as NSString, fill as NSString, size, weight as NSString) + outline + ">" + escape(content) + "</text>\n"
+        return String(
+            format: "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%@\" fill=\"%@\" font-size=\"%d\" font-weight=\"%@\"", x,
+            y,
+            anchor as NSString, fill as NSString, size, weight as NSString) + outline + ">" + escape(content)
+            + "</text>\n"
     }
 
     private static func band(_ x0: Double, _ x1: Double, _ top: Double, _ height: Double, _ level: Int) -> String {
         let color = level >= 2 ? "#fde0e0" : "#fff3cd"
-        return String(format: "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%@\"/>\n", x0, top, max(x1 - x0, 1), height, color as NSString)
+        return String(
+            format: "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%@\"/>\n", x0, top,
+            max(x1 - x0, 1), height, color as NSString)
     }
 
     private static func polyline(_ points: [(Double, Double)], color: String) -> String {
         guard !points.isEmpty else { return "" }
         let list = points.map { String(format: "%.1f,%.1f", $0.0, $0.1) }.joined(separator: " ")
-        return "<polyline points=\"\(list)\" fill=\"none\" stroke=\"\(color)\" stroke-width=\"1.8\" stroke-linejoin=\"round\"/>\n"
+        return
+            "<polyline points=\"\(list)\" fill=\"none\" stroke=\"\(color)\" stroke-width=\"1.8\" stroke-linejoin=\"round\"/>\n"
     }
 
     private static func niceCeiling(_ value: Double) -> Double {

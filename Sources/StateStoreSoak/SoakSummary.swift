@@ -35,8 +35,10 @@ package struct SoakSummary {
     /// The most RSS − cache may grow (fitted) over the second half of the run, MiB.
     static let trendLimit = 8.0
 
-    package init(plan: SoakSupervisor.Plan, run: SoakRun, database: String, databaseKept: Bool,
-                 cgroupVersion: CgroupMemory.Version?, reportPath: String?) {
+    package init(
+        plan: SoakSupervisor.Plan, run: SoakRun, database: String, databaseKept: Bool,
+        cgroupVersion: CgroupMemory.Version?, reportPath: String?
+    ) {
         self.plan = plan
         self.run = run
         self.database = database
@@ -70,7 +72,9 @@ package struct SoakSummary {
         var text = "; \(raised.count) raised on a PSI trigger wake-up"
         if let median = ahead.isEmpty ? nil : ahead[ahead.count / 2] {
             text += String(format: " (median %.1f ms before the next poll", median)
-            if let delay = delays.isEmpty ? nil : delays[delays.count / 2] { text += String(format: ", delivered in %.3f ms median", delay) }
+            if let delay = delays.isEmpty ? nil : delays[delays.count / 2] {
+                text += String(format: ", delivered in %.3f ms median", delay)
+            }
             text += ")"
         }
         return text
@@ -80,7 +84,9 @@ package struct SoakSummary {
     /// next timed poll it came and the delivery delay of its warning (ms), when delivered.
     package var triggeredEscalations: [(event: SoakMessage, aheadMs: Double?, delayMs: Double?)] {
         run.events.filter { $0.source == "pressureStallTrigger" && ($0.level ?? 0) > ($0.previous ?? 0) }.map { event in
-            let warning = run.warnings.first { $0.raised_at != nil && abs(($0.raised_at ?? 0) - (event.t ?? 0)) < 0.0005 }
+            let warning = run.warnings.first {
+                $0.raised_at != nil && abs(($0.raised_at ?? 0) - (event.t ?? 0)) < 0.0005
+            }
             return (event, event.ahead.map { $0 * 1000 }, warning?.delay.map { $0 * 1000 })
         }
     }
@@ -142,8 +148,11 @@ package struct SoakSummary {
         for episode in episodes where episode.end - episode.start >= 0.5 && episode.start < run.end - 2.5 {
             check.observed += 1
             let window = (episode.start - 1.0)...(episode.end + 1.5)
-            let escalation = run.events.first { ($0.level ?? 0) >= level && ($0.previous ?? 0) < level && window.contains($0.t ?? 0) }
-            let held = run.samples.contains { ($0.level ?? 0) >= level && window.contains($0.t ?? 0) }
+            let escalation = run.events.first {
+                ($0.level ?? 0) >= level && ($0.previous ?? 0) < level && window.contains($0.t ?? 0)
+            }
+            let held =
+                run.samples.contains { ($0.level ?? 0) >= level && window.contains($0.t ?? 0) }
                 || run.events.contains { ($0.level ?? 0) >= level && window.contains($0.t ?? 0) }
             if let escalation, let t = escalation.t { check.latencies.append(t - episode.start) }
             if escalation != nil || held {
@@ -164,80 +173,124 @@ package struct SoakSummary {
         let corrupt = relaunchCorrupt + (verification?.corrupt ?? 0)
         let mismatches = final.restoreMismatches + (verification?.restoreMismatches ?? 0)
         let verifierRan = verification != nil || run.interrupted
-        result.append(Invariant(
-            name: "saves_restore_intact",
-            ok: lost == 0 && corrupt == 0 && mismatches == 0 && verifierRan,
-            detail: "\(relaunchVerified + (verification?.verified ?? 0)) reads verified, \(lost) lost, \(corrupt) corrupt, \(mismatches) controller restore mismatches"
-                + (verifierRan ? "" : "; the verifying process did not report")
-        ))
+        result.append(
+            Invariant(
+                name: "saves_restore_intact",
+                ok: lost == 0 && corrupt == 0 && mismatches == 0 && verifierRan,
+                detail:
+                    "\(relaunchVerified + (verification?.verified ?? 0)) reads verified, \(lost) lost, \(corrupt) corrupt, \(mismatches) controller restore mismatches"
+                    + (verifierRan ? "" : "; the verifying process did not report")
+            ))
         let violations = final.violations + (verification?.violations ?? 0)
-        result.append(Invariant(name: "no_lifecycle_violations", ok: violations == 0,
-                                detail: violations == 0 ? "0 violations" : "\(violations) violations, first: \(run.violations.first?.detail ?? "?")"))
+        result.append(
+            Invariant(
+                name: "no_lifecycle_violations", ok: violations == 0,
+                detail: violations == 0
+                    ? "0 violations" : "\(violations) violations, first: \(run.violations.first?.detail ?? "?")"))
         let undelivered = final.undelivered
-        result.append(Invariant(
-            name: "warnings_delivered", ok: undelivered == 0 && run.final != nil,
-            detail: "\(aboveNormalEvents.count) events above normal, \(run.warnings.count) delivered, \(undelivered) undelivered"
-        ))
+        result.append(
+            Invariant(
+                name: "warnings_delivered", ok: undelivered == 0 && run.final != nil,
+                detail:
+                    "\(aboveNormalEvents.count) events above normal, \(run.warnings.count) delivered, \(undelivered) undelivered"
+            ))
         let warningCrossings = crossingCheck(thresholdPercent: 25, level: 1)
         let criticalCrossings = crossingCheck(thresholdPercent: 15, level: 2)
         let missed = warningCrossings.missedAt.count + criticalCrossings.missedAt.count
         let latencies = (warningCrossings.latencies + criticalCrossings.latencies).sorted()
-        result.append(Invariant(
-            name: "crossings_detected", ok: missed == 0,
-            detail: "\(warningCrossings.observed) episodes at or below 25 % and \(criticalCrossings.observed) at or below 15 % seen by the supervisor, \(missed) missed by the monitor"
-                + (latencies.isEmpty ? "" : String(format: "; escalation relative to the supervisor's first reading: median %+.0f ms, max %+.0f ms",
-                                                   (Self.percentile(latencies, 50) ?? 0) * 1000, (latencies.last ?? 0) * 1000))
-                + (missed == 0 ? "" : "; missed at " + (warningCrossings.missedAt + criticalCrossings.missedAt).map { String(format: "%.1f s", $0) }.joined(separator: ", "))
-        ))
+        result.append(
+            Invariant(
+                name: "crossings_detected", ok: missed == 0,
+                detail:
+                    "\(warningCrossings.observed) episodes at or below 25 % and \(criticalCrossings.observed) at or below 15 % seen by the supervisor, \(missed) missed by the monitor"
+                    + (latencies.isEmpty
+                        ? ""
+                        : String(
+                            format:
+                                "; escalation relative to the supervisor's first reading: median %+.0f ms, max %+.0f ms",
+                            (Self.percentile(latencies, 50) ?? 0) * 1000, (latencies.last ?? 0) * 1000))
+                    + (missed == 0
+                        ? ""
+                        : "; missed at "
+                            + (warningCrossings.missedAt + criticalCrossings.missedAt).map {
+                                String(format: "%.1f s", $0)
+                            }.joined(separator: ", "))
+            ))
         let notEmptied = criticalWarnings.filter { ($0.cache_left ?? 0) > 0 }
-        result.append(Invariant(
-            name: "critical_empties_caches", ok: notEmptied.isEmpty,
-            detail: notEmptied.isEmpty ? "\(criticalWarnings.count) critical warnings, caches empty after each"
-                : "\(notEmptied.count) of \(criticalWarnings.count) critical warnings left cache bytes behind"
-        ))
+        result.append(
+            Invariant(
+                name: "critical_empties_caches", ok: notEmptied.isEmpty,
+                detail: notEmptied.isEmpty
+                    ? "\(criticalWarnings.count) critical warnings, caches empty after each"
+                    : "\(notEmptied.count) of \(criticalWarnings.count) critical warnings left cache bytes behind"
+            ))
         let measured = criticalWarnings.filter { ($0.released ?? 0) >= 1 << 20 }
         let short = measured.filter { warning in
             let freed = Double(warning.rss_before ?? 0) - Double(warning.rss_after ?? 0)
             return freed < 0.8 * Double(warning.released ?? 0)
         }
-        let ratios = measured.map { (Double($0.rss_before ?? 0) - Double($0.rss_after ?? 0)) / Double(max($0.released ?? 1, 1)) }
-        result.append(Invariant(
-            name: "critical_rss_falls", ok: short.isEmpty,
-            detail: "\(measured.count) critical warnings released ≥ 1 MiB; RSS fell by "
-                + (ratios.isEmpty ? "-" : String(format: "%.0f–%.0f %%", (ratios.min() ?? 0) * 100, (ratios.max() ?? 0) * 100))
-                + " of the cache bytes" + (short.isEmpty ? "" : "; \(short.count) below 80 %")
-        ))
+        let ratios = measured.map {
+            (Double($0.rss_before ?? 0) - Double($0.rss_after ?? 0)) / Double(max($0.released ?? 1, 1))
+        }
+        result.append(
+            Invariant(
+                name: "critical_rss_falls", ok: short.isEmpty,
+                detail: "\(measured.count) critical warnings released ≥ 1 MiB; RSS fell by "
+                    + (ratios.isEmpty
+                        ? "-" : String(format: "%.0f–%.0f %%", (ratios.min() ?? 0) * 100, (ratios.max() ?? 0) * 100))
+                    + " of the cache bytes" + (short.isEmpty ? "" : "; \(short.count) below 80 %")
+            ))
         let verifierBaselineOK = verification.map { $0.live == $0.baseline && $0.restoredHierarchy } ?? true
-        result.append(Invariant(
-            name: "live_controllers_return_to_baseline",
-            ok: baselineMisses.isEmpty && leaked == 0 && verifierBaselineOK,
-            detail: "\(simulatedRelaunches.count) relaunches, \(baselineMisses.count) off baseline, \(leaked) leaked controllers"
-                + (verification.map { "; fresh process: \($0.live) live for a baseline of \($0.baseline)" } ?? "")
-        ))
+        result.append(
+            Invariant(
+                name: "live_controllers_return_to_baseline",
+                ok: baselineMisses.isEmpty && leaked == 0 && verifierBaselineOK,
+                detail:
+                    "\(simulatedRelaunches.count) relaunches, \(baselineMisses.count) off baseline, \(leaked) leaked controllers"
+                    + (verification.map { "; fresh process: \($0.live) live for a baseline of \($0.baseline)" } ?? "")
+            ))
         let trend = rssTrend
         if let slope = trend.slope {
             let growth = slope * elapsed / 2 / 60
-            result.append(Invariant(name: "no_rss_upward_trend", ok: growth < Self.trendLimit,
-                                    detail: String(format: "%.2f MiB/min over %d normal-level samples: %+.1f MiB across the second half (limit %.0f MiB)",
-                                                   slope, trend.samples, growth, Self.trendLimit)))
+            result.append(
+                Invariant(
+                    name: "no_rss_upward_trend", ok: growth < Self.trendLimit,
+                    detail: String(
+                        format:
+                            "%.2f MiB/min over %d normal-level samples: %+.1f MiB across the second half (limit %.0f MiB)",
+                        slope, trend.samples, growth, Self.trendLimit)))
         } else {
-            result.append(Invariant(name: "no_rss_upward_trend", ok: true,
-                                    detail: "not measured: \(trend.samples) normal-level samples in the second half (needs 10)"))
+            result.append(
+                Invariant(
+                    name: "no_rss_upward_trend", ok: true,
+                    detail: "not measured: \(trend.samples) normal-level samples in the second half (needs 10)"))
         }
         if let verification {
-            let ok = verification.integrity == ["ok"] && verification.checksumMismatches == 0 && verification.quarantined == 0
-            result.append(Invariant(name: "integrity_ok", ok: ok,
-                                    detail: "integrity \(verification.integrity.joined(separator: "; ")), \(verification.checksumMismatches) checksum mismatches, \(verification.quarantined) quarantined"))
+            let ok =
+                verification.integrity == ["ok"] && verification.checksumMismatches == 0
+                && verification.quarantined == 0
+            result.append(
+                Invariant(
+                    name: "integrity_ok", ok: ok,
+                    detail:
+                        "integrity \(verification.integrity.joined(separator: "; ")), \(verification.checksumMismatches) checksum mismatches, \(verification.quarantined) quarantined"
+                ))
         } else {
-            result.append(Invariant(name: "integrity_ok", ok: run.interrupted, detail: "not checked (no verifying process)"))
+            result.append(
+                Invariant(name: "integrity_ok", ok: run.interrupted, detail: "not checked (no verifying process)"))
         }
         let killed = run.harnessSignal != nil
-        let oomNote = run.oomKills > 0 ? "; the cgroup counted \(run.oomKills) OOM kill(s) (ballast restarts: \(run.ballastRestarts))" : ""
-        result.append(Invariant(
-            name: "never_oom_killed",
-            ok: !killed && (run.harnessExit == 0) && run.final != nil,
-            detail: (killed ? "the harness was killed by signal \(run.harnessSignal!)" : "the harness exited \(run.harnessExit.map(String.init) ?? "?")") + oomNote
-        ))
+        let oomNote =
+            run.oomKills > 0
+            ? "; the cgroup counted \(run.oomKills) OOM kill(s) (ballast restarts: \(run.ballastRestarts))" : ""
+        result.append(
+            Invariant(
+                name: "never_oom_killed",
+                ok: !killed && (run.harnessExit == 0) && run.final != nil,
+                detail: (killed
+                    ? "the harness was killed by signal \(run.harnessSignal!)"
+                    : "the harness exited \(run.harnessExit.map(String.init) ?? "?")") + oomNote
+            ))
         return result
     }
 

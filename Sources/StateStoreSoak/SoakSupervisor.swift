@@ -45,9 +45,11 @@ package final class SoakSupervisor {
         package var relaunchInterval: Double
         package var ballast: SoakBallast
 
-        package init(mode: SoakPressure, duration: Double, controllers: Int, seed: UInt64, limit: UInt64,
-                     databasePath: String, workDirectory: String, operationsPerSecond: Double,
-                     relaunchInterval: Double, ballast: SoakBallast = .worker) {
+        package init(
+            mode: SoakPressure, duration: Double, controllers: Int, seed: UInt64, limit: UInt64,
+            databasePath: String, workDirectory: String, operationsPerSecond: Double,
+            relaunchInterval: Double, ballast: SoakBallast = .worker
+        ) {
             self.mode = mode
             self.duration = duration
             self.controllers = controllers
@@ -113,7 +115,9 @@ package final class SoakSupervisor {
 
     /// `statestore-worker`, next to `statectl` (both are products of this package).
     package static var worker: String? {
-        let path = URL(fileURLWithPath: executable).deletingLastPathComponent().appendingPathComponent("statestore-worker").path
+        let path = URL(fileURLWithPath: executable).deletingLastPathComponent().appendingPathComponent(
+            "statestore-worker"
+        ).path
         return access(path, X_OK) == 0 ? path : nil
     }
 
@@ -131,7 +135,10 @@ package final class SoakSupervisor {
             run.cgroupPath = cgroup?.path
             run.cgroupVersion = cgroup?.version
             guard plan.ballast == .stressNG || Self.worker != nil else {
-                throw SoakError(message: "statestore-worker is not next to statectl; build it with `swift build --product statestore-worker`")
+                throw SoakError(
+                    message:
+                        "statestore-worker is not next to statectl; build it with `swift build --product statestore-worker`"
+                )
             }
         case .synthetic:
             synthetic = try SoakSyntheticRoot(directory: plan.workDirectory + "/root", total: plan.limit)
@@ -226,8 +233,11 @@ package final class SoakSupervisor {
         }
         if stressChunks.count < wanted {
             // Join the cgroup first, then become stress-ng, so its forked worker is charged there too.
-            let script = "echo $$ > '\(cgroup.path)/cgroup.procs' && exec stress-ng --vm 1 --vm-bytes \(chunk)M --vm-keep --vm-hang 0 --timeout 0 --quiet"
-            if let process = try? SoakChild.spawn("/bin/sh", ["-c", script], stdin: .null, stdout: .null, stderr: .null) {
+            let script =
+                "echo $$ > '\(cgroup.path)/cgroup.procs' && exec stress-ng --vm 1 --vm-bytes \(chunk)M --vm-keep --vm-hang 0 --timeout 0 --quiet"
+            if let process = try? SoakChild.spawn(
+                "/bin/sh", ["-c", script], stdin: .null, stdout: .null, stderr: .null)
+            {
                 stressChunks.append(process)
                 stressSettleUntil = SoakValues.now() + 0.25
             }
@@ -242,8 +252,9 @@ package final class SoakSupervisor {
         var childrenOf: [Int32: [Int32]] = [:]
         for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
             guard let candidate = Int32(entry),
-                  let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
-                  let close = stat.lastIndex(of: ")") else { continue }
+                let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                let close = stat.lastIndex(of: ")")
+            else { continue }
             let fields = stat[stat.index(after: close)...].split(separator: " ")
             if fields.count > 2, let parent = Int32(fields[1]) { childrenOf[parent, default: []].append(candidate) }
         }
@@ -277,7 +288,9 @@ package final class SoakSupervisor {
         var open = true
         while open {
             var descriptors = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0)]
-            if ballastOutputFD >= 0 { descriptors.append(pollfd(fd: ballastOutputFD, events: Int16(POLLIN), revents: 0)) }
+            if ballastOutputFD >= 0 {
+                descriptors.append(pollfd(fd: ballastOutputFD, events: Int16(POLLIN), revents: 0))
+            }
             _ = poll(&descriptors, nfds_t(descriptors.count), 100)
             if descriptors[0].revents != 0 { open = readHarness(fd) }
             if descriptors.count > 1, descriptors[1].revents != 0 { readBallast() }
@@ -401,12 +414,13 @@ package final class SoakSupervisor {
         let sample = run.samples.last
         let transitions = Double(sample?.transitions ?? 0)
         let rate = elapsed > 0 ? transitions / elapsed : 0
-        progress?(SoakProgress(
-            elapsed: elapsed, duration: plan.duration, transitionsPerSecond: rate,
-            level: ["normal", "warning", "critical"][min(max(lastLevel, 0), 2)],
-            rss: sample?.rss ?? 0, cache: sample?.cache ?? 0, available: sample?.available ?? 0,
-            warnings: run.warnings.count, relaunches: run.relaunches.count
-        ))
+        progress?(
+            SoakProgress(
+                elapsed: elapsed, duration: plan.duration, transitionsPerSecond: rate,
+                level: ["normal", "warning", "critical"][min(max(lastLevel, 0), 2)],
+                rss: sample?.rss ?? 0, cache: sample?.cache ?? 0, available: sample?.available ?? 0,
+                warnings: run.warnings.count, relaunches: run.relaunches.count
+            ))
     }
 
     // MARK: Verification and cleanup
@@ -414,9 +428,11 @@ package final class SoakSupervisor {
     /// Starts a fresh process on the database that only verifies (a real restart).
     private func verify() {
         guard let final = run.final else { return }
-        let arguments = ["soak", "--verify", "--db", plan.databasePath, "--controllers", String(plan.controllers),
-                             "--seed", String(plan.seed), "--expectations", expectationsPath,
-                             "--baseline", String(final.finalBaseline)]
+        let arguments = [
+            "soak", "--verify", "--db", plan.databasePath, "--controllers", String(plan.controllers),
+            "--seed", String(plan.seed), "--expectations", expectationsPath,
+            "--baseline", String(final.finalBaseline),
+        ]
         let process: SoakChild
         do {
             process = try SoakChild.spawn(Self.executable, arguments, stdin: .null, stdout: .pipe)
@@ -429,7 +445,11 @@ package final class SoakSupervisor {
         for line in String(decoding: data, as: UTF8.self).split(separator: "\n") {
             if let message = SoakMessage.decode(line) { run.take(message) }
         }
-        if run.verification == nil { run.errors.append("the verifying process reported nothing (exit \(process.exitStatus.map(String.init) ?? "by signal \(process.terminationSignal ?? 0)"))") }
+        if run.verification == nil {
+            run.errors.append(
+                "the verifying process reported nothing (exit \(process.exitStatus.map(String.init) ?? "by signal \(process.terminationSignal ?? 0)"))"
+            )
+        }
     }
 
     private func cleanUp() {

@@ -1,7 +1,7 @@
-import StateStoreLinux
-import StateStore
 import Foundation
 import Glibc
+import StateStore
+import StateStoreLinux
 
 /// Small values the soak generates and exchanges.
 enum SoakValues {

@@ -48,8 +48,14 @@ func emit(_ line: String) {
 struct ServiceWorker {
     static func main() async {
         let arguments = Array(CommandLine.arguments.dropFirst())
-        guard arguments.count == 2, ["session", "handlers-first", "handlers-during", "two-groups", "sync-fails", "sync-fails-locked"].contains(arguments[0]) else {
-            FileHandle.standardError.write(Data("usage: statestore-service-worker session|handlers-first|handlers-during|two-groups|sync-fails|sync-fails-locked DB\n".utf8))
+        guard arguments.count == 2,
+            ["session", "handlers-first", "handlers-during", "two-groups", "sync-fails", "sync-fails-locked"].contains(
+                arguments[0])
+        else {
+            FileHandle.standardError.write(
+                Data(
+                    "usage: statestore-service-worker session|handlers-first|handlers-during|two-groups|sync-fails|sync-fails-locked DB\n"
+                        .utf8))
             exit(2)
         }
         let mode = arguments[0]
@@ -57,12 +63,16 @@ struct ServiceWorker {
             // Every file of the database's folder goes through the crash VFS from its open on,
             // synced as usual until "ready"; nothing is ever cut.
             guard statestore_crashvfs_register(1) == 0 else { exit(3) }
-            statestore_crashvfs_begin((arguments[1] as NSString).deletingLastPathComponent, 1, 0, STATESTORE_CRASH_KEEP_ALL)
+            statestore_crashvfs_begin(
+                (arguments[1] as NSString).deletingLastPathComponent, 1, 0, STATESTORE_CRASH_KEEP_ALL)
         }
         do {
             let monitor = MemoryPressureMonitor()
-            let busyTimeout: Duration = mode == "sync-fails-locked" ? .milliseconds(100) : StateStore.Options().busyTimeout
-            let app = MailApp(store: try StateStore(path: arguments[1], options: .init(busyTimeout: busyTimeout)), memoryMonitor: monitor)
+            let busyTimeout: Duration =
+                mode == "sync-fails-locked" ? .milliseconds(100) : StateStore.Options().busyTimeout
+            let app = MailApp(
+                store: try StateStore(path: arguments[1], options: .init(busyTimeout: busyTimeout)),
+                memoryMonitor: monitor)
             try app.launch()
             try app.open(MailMessage.mailbox[7])
             try app.reply()
@@ -75,8 +85,10 @@ struct ServiceWorker {
             let application = app.application
             var logger = Logger(label: "statestore-service-worker")
             logger.logLevel = .critical
-            let second = mode == "two-groups"
-                ? MailApp(store: try StateStore(path: arguments[1] + "-second"), memoryMonitor: monitor).application : nil
+            let second =
+                mode == "two-groups"
+                ? MailApp(store: try StateStore(path: arguments[1] + "-second"), memoryMonitor: monitor).application
+                : nil
             let ready = ReadyService { [logger] in
                 if mode == "sync-fails-locked" {
                     // Holds the write lock from before "ready" until after the group has ended.
@@ -95,8 +107,9 @@ struct ServiceWorker {
                 if let second {
                     // Another group's state service claims the signals too, and releases its claim
                     // when that group shuts down, while this one still runs.
-                    let other = ServiceGroup(configuration: .init(
-                        services: [.init(service: ApplicationStateService(application: second))], logger: logger))
+                    let other = ServiceGroup(
+                        configuration: .init(
+                            services: [.init(service: ApplicationStateService(application: second))], logger: logger))
                     async let otherRun: Void = other.run()
                     try? await Task.sleep(for: .milliseconds(50))
                     await other.triggerGracefulShutdown()
@@ -109,15 +122,16 @@ struct ServiceWorker {
                     for error in application.restorationCoordinator?.recentErrors ?? [] { emit("error=\(error)") }
                 }
             }
-            let group = ServiceGroup(configuration: .init(
-                services: [
-                    .init(service: MemoryPressureMonitorService(monitor: monitor)),
-                    .init(service: ApplicationStateService(application: application)),
-                    .init(service: ready),
-                ],
-                gracefulShutdownSignals: [.sigterm, .sigint],
-                logger: logger
-            ))
+            let group = ServiceGroup(
+                configuration: .init(
+                    services: [
+                        .init(service: MemoryPressureMonitorService(monitor: monitor)),
+                        .init(service: ApplicationStateService(application: application)),
+                        .init(service: ready),
+                    ],
+                    gracefulShutdownSignals: [.sigterm, .sigint],
+                    logger: logger
+                ))
             try await group.run()
             emit("monitor running=\(monitor.isRunning)")
             exit(0)

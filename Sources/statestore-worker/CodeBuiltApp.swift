@@ -24,7 +24,10 @@ final class OrphanController: ViewController, StateRestoring {
 /// A compose controller whose code names itself: `draft-v1` in version 1 of the app,
 /// `draft-v2` in version 2 (`STATESTORE_APP_VERSION`).
 final class VersionedComposeController: ViewController, StateRestoring {
-    struct State: Codable, Sendable { var to = ""; var body = "" }
+    struct State: Codable, Sendable {
+        var to = ""
+        var body = ""
+    }
     var restorableState = State()
 
     override init() {
@@ -60,7 +63,9 @@ enum CodeBuiltApp {
             mail.restorationIdentifier = "mail"
             let split = ViewController()
             split.restorationIdentifier = "split"
-            for (child, identifier) in [(SettingsController(), "settings"), (NotesController(), "notes"), (OrphanController(), "orphan")] as [(ViewController, String)] {
+            for (child, identifier) in [
+                (SettingsController(), "settings"), (NotesController(), "notes"), (OrphanController(), "orphan"),
+            ] as [(ViewController, String)] {
                 child.restorationIdentifier = identifier
                 split.addChild(child)
             }
@@ -106,13 +111,19 @@ enum CodeBuiltApp {
     /// After a relaunch: what came back, visiting each controller so it restores.
     static func report(_ window: Window, _ restoration: HierarchyRestoration) -> [String: String] {
         var result: [String: String] = ["restored": "\(restoration.restored)"]
-        if !restoration.notRebuilt.isEmpty { result["notRebuilt"] = restoration.notRebuilt.map(\.path).joined(separator: ",") }
-        if !restoration.unarchived.isEmpty { result["unarchived"] = restoration.unarchived.map(\.path).joined(separator: ",") }
+        if !restoration.notRebuilt.isEmpty {
+            result["notRebuilt"] = restoration.notRebuilt.map(\.path).joined(separator: ",")
+        }
+        if !restoration.unarchived.isEmpty {
+            result["unarchived"] = restoration.unarchived.map(\.path).joined(separator: ",")
+        }
         guard let tabs = window.rootViewController as? TabBarController,
-              let mail = tabs.viewControllers.first as? NavigationController else { return result }
+            let mail = tabs.viewControllers.first as? NavigationController
+        else { return result }
         result["root"] = "\(type(of: tabs)):\(tabs.restorationIdentifier ?? "")"
         result["tab"] = "\(tabs.selectedIndex)"
-        result["stack"] = mail.viewControllers.map { "\(type(of: $0)):\($0.restorationIdentifier ?? "")" }.joined(separator: ",")
+        result["stack"] = mail.viewControllers.map { "\(type(of: $0)):\($0.restorationIdentifier ?? "")" }.joined(
+            separator: ",")
         if let compose = tabs.presentedViewController as? ComposeController {
             result["presented"] = compose.restorationIdentifier ?? ""
             result["compose"] = "\(compose.restorableState.to)|\(compose.restorableState.body)"
@@ -122,9 +133,12 @@ enum CodeBuiltApp {
         if tabs.viewControllers.count > 1 {
             let split = tabs.viewControllers[1]
             if tabs.selectedIndex != 1 { tabs.selectedIndex = 1 }
-            result["split"] = "\(type(of: split)):" + split.children.compactMap(\.restorationIdentifier).joined(separator: ",")
+            result["split"] =
+                "\(type(of: split)):" + split.children.compactMap(\.restorationIdentifier).joined(separator: ",")
             for child in split.children {
-                if let settings = child as? SettingsController { result["settings"] = settings.restorableState.signature }
+                if let settings = child as? SettingsController {
+                    result["settings"] = settings.restorableState.signature
+                }
                 if let notes = child as? NotesController { result["notes"] = notes.restorableState.text }
             }
         }
@@ -138,7 +152,8 @@ enum CodeBuiltApp {
             _ = mail.popViewController(animated: false)
         }
         if let inbox = mail.topViewController as? InboxController {
-            result["inbox"] = "\(inbox.restorableState.selectedMessageID ?? "none")|\(inbox.restorableState.scrollOffset)"
+            result["inbox"] =
+                "\(inbox.restorableState.selectedMessageID ?? "none")|\(inbox.restorableState.scrollOffset)"
         }
         return result
     }
@@ -149,7 +164,9 @@ enum CodeBuiltApp {
 @MainActor
 enum ScenesApp {
     static func describe(_ window: Window) -> String {
-        guard let mail = window.rootViewController as? NavigationController else { return "\(window.sceneIdentifier):empty" }
+        guard let mail = window.rootViewController as? NavigationController else {
+            return "\(window.sceneIdentifier):empty"
+        }
         var parts = [mail.viewControllers.compactMap(\.restorationIdentifier).joined(separator: ">")]
         if let message = mail.topViewController as? MessageController {
             parts.append("message \(message.restorableState.messageID ?? "none")")
@@ -163,7 +180,8 @@ enum ScenesApp {
 
     static func build(_ window: Window, _ application: Application) throws {
         let mail = try application.storyboard.instantiateViewController(withIdentifier: "mail") as! NavigationController
-        mail.setViewControllers([try application.storyboard.instantiateViewController(withIdentifier: "inbox")], animated: false)
+        mail.setViewControllers(
+            [try application.storyboard.instantiateViewController(withIdentifier: "inbox")], animated: false)
         window.rootViewController = mail
         window.makeKeyAndVisible()
     }
@@ -176,10 +194,12 @@ enum ScenesApp {
         let first = Window(size: Size(width: 390, height: 844), application: application)
         let second = Window(size: Size(width: 390, height: 844), application: application)
         for window in [first, second] { try build(window, application) }
-        ((first.rootViewController as! NavigationController).viewControllers[0] as! InboxController).select(MailMessage.mailbox[1])
+        ((first.rootViewController as! NavigationController).viewControllers[0] as! InboxController).select(
+            MailMessage.mailbox[1])
         let secondMail = second.rootViewController as! NavigationController
         (secondMail.viewControllers[0] as! InboxController).select(MailMessage.mailbox[2])
-        let message = try application.storyboard.instantiateViewController(withIdentifier: "message") as! MessageController
+        let message =
+            try application.storyboard.instantiateViewController(withIdentifier: "message") as! MessageController
         message.show(MailMessage.mailbox[22])
         secondMail.pushViewController(message, animated: false)
         if ending == "close-first" { first.close() }
@@ -195,7 +215,8 @@ enum ScenesApp {
         for scene in try application.savedSceneIdentifiers() {
             let window = Window(size: Size(width: 390, height: 844), sceneIdentifier: scene, application: application)
             let restored = try application.restoreHierarchy(in: window)
-            lines.append("window=\(scene == Window.defaultSceneIdentifier ? "main" : "other")|\(restored)|\(describe(window))")
+            lines.append(
+                "window=\(scene == Window.defaultSceneIdentifier ? "main" : "other")|\(restored)|\(describe(window))")
         }
         application.terminate()
         return lines
@@ -218,7 +239,8 @@ enum RenameApp {
         let window = Window(size: Size(width: 390, height: 844), application: application)
         try ScenesApp.build(window, application)
         let mail = window.rootViewController as! NavigationController
-        let draft = try application.storyboard.instantiateViewController(withIdentifier: "draft") as! VersionedComposeController
+        let draft =
+            try application.storyboard.instantiateViewController(withIdentifier: "draft") as! VersionedComposeController
         draft.restorableState = .init(to: "grace@example.org", body: "v1 text")
         mail.pushViewController(draft, animated: false)
         application.saveVisibleState()
@@ -231,7 +253,9 @@ enum RenameApp {
         let restoration = try application.restoreHierarchyWithReport(in: window)
         var result = ["restored": "\(restoration.restored)"]
         result["moved"] = restoration.movedStates.map { "\($0.from)->\($0.to)" }.joined(separator: ",")
-        if let mail = window.rootViewController as? NavigationController, let draft = mail.topViewController as? VersionedComposeController {
+        if let mail = window.rootViewController as? NavigationController,
+            let draft = mail.topViewController as? VersionedComposeController
+        {
             result["draft"] = application.restorationCoordinator?.restorationPath(for: draft)?.rawValue ?? "none"
             result["body"] = draft.restorableState.body
             draft.restorableState.body = "v2 text"
@@ -255,11 +279,15 @@ enum RebuildTiming {
         var children = [String]()
         children.reserveCapacity(count)
         for index in 0..<count {
-            children.append(#"{"children":[],"kind":"plain","restorationClass":"\#(childClass)","restorationIdentifier":"c\#(index)"}"#)
+            children.append(
+                #"{"children":[],"kind":"plain","restorationClass":"\#(childClass)","restorationIdentifier":"c\#(index)"}"#
+            )
         }
-        let json = #"{"format":2,"orientation":"portrait","root":{"children":["# + children.joined(separator: ",")
+        let json =
+            #"{"format":2,"orientation":"portrait","root":{"children":["# + children.joined(separator: ",")
             + #"],"kind":"plain","restorationClass":"StateStore.ViewController","restorationIdentifier":"root"}}"#
-        try store.write { (transaction) throws(StateStoreError) in try transaction.setHierarchyArchive(Data(json.utf8)) }
+        try store.write { (transaction) throws(StateStoreError) in try transaction.setHierarchyArchive(Data(json.utf8))
+        }
         let storyboard = Storyboard()
         storyboard.registerRestoration(of: NotesController.self) { NotesController() }
         let application = Application(store: store, storyboard: storyboard)
@@ -269,7 +297,8 @@ enum RebuildTiming {
         let elapsed = try clock.measure { restoration = try application.restoreHierarchyWithReport(in: window) }
         let rebuilt = window.rootViewController?.children.count ?? 0
         let seconds = elapsed.seconds
-        return "nodes=\(count + 1) rebuilt_children=\(rebuilt) outcome=\(restoration.map { "\($0.outcome)" } ?? "?") seconds=\(String(format: "%.3f", seconds))"
+        return
+            "nodes=\(count + 1) rebuilt_children=\(rebuilt) outcome=\(restoration.map { "\($0.outcome)" } ?? "?") seconds=\(String(format: "%.3f", seconds))"
     }
 }
 
@@ -280,15 +309,18 @@ enum HostileArchive {
     static func json(_ kind: String) -> String? {
         switch kind {
         case "two-presentations":
-            return #"{"format":2,"orientation":"portrait","root":{"kind":"tabBar","storyboardIdentifier":"tabs","selectedIndex":0,"children":[{"kind":"navigation","storyboardIdentifier":"mail","children":[{"kind":"plain","storyboardIdentifier":"inbox","children":[]}],"presented":{"kind":"plain","storyboardIdentifier":"settings","children":[]}}],"presented":{"kind":"plain","storyboardIdentifier":"compose","children":[]}}}"#
+            return
+                #"{"format":2,"orientation":"portrait","root":{"kind":"tabBar","storyboardIdentifier":"tabs","selectedIndex":0,"children":[{"kind":"navigation","storyboardIdentifier":"mail","children":[{"kind":"plain","storyboardIdentifier":"inbox","children":[]}],"presented":{"kind":"plain","storyboardIdentifier":"settings","children":[]}}],"presented":{"kind":"plain","storyboardIdentifier":"compose","children":[]}}}"#
         case "million":
             var json = #"{"format":2,"root":{"kind":"plain","storyboardIdentifier":"settings","children":["#
-            json += String(repeating: #"{"children":[],"kind":"plain","storyboardIdentifier":"inbox"},"#, count: 1_000_000)
+            json += String(
+                repeating: #"{"children":[],"kind":"plain","storyboardIdentifier":"inbox"},"#, count: 1_000_000)
             json.removeLast()
             return json + "]}}"
         case "deep":
             let depth = 100_000
-            return #"{"format":2,"root":"# + String(repeating: #"{"kind":"plain","storyboardIdentifier":"inbox","children":["#, count: depth)
+            return #"{"format":2,"root":"#
+                + String(repeating: #"{"kind":"plain","storyboardIdentifier":"inbox","children":["#, count: depth)
                 + String(repeating: "]}", count: depth) + "}"
         default:
             return nil
@@ -302,6 +334,7 @@ enum HostileArchive {
         app.application.saveVisibleState()
         app.application.terminate()
         let store = try StateStore(path: database)
-        try store.write { (transaction) throws(StateStoreError) in try transaction.setHierarchyArchive(Data(json.utf8)) }
+        try store.write { (transaction) throws(StateStoreError) in try transaction.setHierarchyArchive(Data(json.utf8))
+        }
     }
 }

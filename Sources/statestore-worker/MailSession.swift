@@ -55,7 +55,8 @@ enum MailSession {
             _ = mail.popViewController(animated: false)
         }
         if let inbox = app.inbox {
-            result["inbox"] = "\(inbox.restorableState.selectedMessageID ?? "none")|\(inbox.restorableState.scrollOffset)"
+            result["inbox"] =
+                "\(inbox.restorableState.selectedMessageID ?? "none")|\(inbox.restorableState.scrollOffset)"
         }
         if let settings = app.settings {
             tabs.selectedViewController = settings

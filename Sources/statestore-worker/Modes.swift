@@ -1,8 +1,8 @@
-// What each of statestore-worker's modes does (see Worker.swift for how they are called).
-import StateStoreLinux
 import Foundation
 import MailExample
 import StateStore
+// What each of statestore-worker's modes does (see Worker.swift for how they are called).
+import StateStoreLinux
 
 /// Writes one line to standard output with a single unbuffered write(2).
 func emit(_ line: String) {
@@ -80,10 +80,12 @@ func ballast() -> Never {
         }
         while chunks.count < target {
             guard let memory = mmap(nil, chunk, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
-                  memory != MAP_FAILED else { break }
+                memory != MAP_FAILED
+            else { break }
             var offset = 0
             while offset < chunk {
-                memory.storeBytes(of: UInt8(truncatingIfNeeded: offset / pageSize | 1), toByteOffset: offset, as: UInt8.self)
+                memory.storeBytes(
+                    of: UInt8(truncatingIfNeeded: offset / pageSize | 1), toByteOffset: offset, as: UInt8.self)
                 offset += pageSize
             }
             chunks.append(memory)
@@ -107,8 +109,10 @@ func contend(database: String, seconds: Double, name: String) -> Never {
         do {
             // Half the traffic on paths both processes write, half on this process's own.
             let shared = counter.isMultiple(of: 2)
-            let path = try RestorationPath(validating: shared ? "root/shared/c\(counter % 20)" : "root/\(name)/c\(counter % 20)")
-            try store.save(LoopState(counter: counter, payload: String(repeating: "p", count: 200 + counter % 3000)), for: path)
+            let path = try RestorationPath(
+                validating: shared ? "root/shared/c\(counter % 20)" : "root/\(name)/c\(counter % 20)")
+            try store.save(
+                LoopState(counter: counter, payload: String(repeating: "p", count: 200 + counter % 3000)), for: path)
             saves += 1
             _ = try store.restore(LoopState.self, for: path)
             _ = try store.entries(under: "root/shared")

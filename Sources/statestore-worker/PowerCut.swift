@@ -30,7 +30,10 @@ enum PowerCut {
         var violations: [String] = []
     }
 
-    struct Value: Codable, Sendable { var seq: Int; var padding: String }
+    struct Value: Codable, Sendable {
+        var seq: Int
+        var padding: String
+    }
 
     /// The database's content as the checks compare it: each path's sequence number, and the
     /// quarantined paths.
@@ -69,7 +72,9 @@ enum PowerCut {
         let total: Int
         do {
             total = try MainActor.assumeIsolated { () throws -> Int in
-                try point(writeBehind: writeBehind, synchronous: synchronous, folder: dry, crashAt: 0, seed: seed, figures: &figures)
+                try point(
+                    writeBehind: writeBehind, synchronous: synchronous, folder: dry, crashAt: 0, seed: seed,
+                    figures: &figures)
             }
         } catch {
             fail("power-cut: the run without a cut failed: \((error as? Failure)?.message ?? "\(error)")")
@@ -159,8 +164,9 @@ enum PowerCut {
         } catch {
             let recovered = try? StateStore.openOrRecover(path: database)
             if recovered?.recovery != nil { figures.recovered += 1 }
-            throw Failure(message: "the database does not open after the cut: \(error)"
-                + (recovered?.recovery != nil ? " (openOrRecover moved it aside)" : ""))
+            throw Failure(
+                message: "the database does not open after the cut: \(error)"
+                    + (recovered?.recovery != nil ? " (openOrRecover moved it aside)" : ""))
         }
         let health = try store.check()
         guard health.integrity == ["ok"] else { throw Failure(message: "integrity_check: \(health.integrity)") }
@@ -170,16 +176,27 @@ enum PowerCut {
         let found = try outcome.read(store)
         let matches = outcome.commits.indices.filter { outcome.commits[$0] == found }
         guard let commit = matches.last else {
-            throw Failure(message: "\(found) is not the state after any prefix of the commits (\(outcome.commits.count - 1) commits, \(outcome.acknowledged) returned)")
+            throw Failure(
+                message:
+                    "\(found) is not the state after any prefix of the commits (\(outcome.commits.count - 1) commits, \(outcome.acknowledged) returned)"
+            )
         }
         if commit < outcome.durable {
-            throw Failure(message: "a flush point or synchronize() was lost: commit \(commit) survived, \(outcome.durable) were made durable: \(found)")
+            throw Failure(
+                message:
+                    "a flush point or synchronize() was lost: commit \(commit) survived, \(outcome.durable) were made durable: \(found)"
+            )
         }
         if synchronous == .full && !writeBehind && commit < outcome.acknowledged {
-            throw Failure(message: "with synchronous=FULL, commit \(commit) of \(outcome.acknowledged) acknowledged survived: \(found)")
+            throw Failure(
+                message:
+                    "with synchronous=FULL, commit \(commit) of \(outcome.acknowledged) acknowledged survived: \(found)"
+            )
         }
         if ProcessInfo.processInfo.environment["STATESTORE_POWER_CUT_VERBOSE"] != nil {
-            emit("point crash-at=\(crashAt) commit=\(commit) acknowledged=\(outcome.acknowledged) of \(outcome.commits.count - 1) dropped=\(stats.sectors_dropped) torn=\(stats.sectors_torn) kept=\(stats.sectors_kept) undone=\(stats.entries_vanished + stats.entries_restored)")
+            emit(
+                "point crash-at=\(crashAt) commit=\(commit) acknowledged=\(outcome.acknowledged) of \(outcome.commits.count - 1) dropped=\(stats.sectors_dropped) torn=\(stats.sectors_torn) kept=\(stats.sectors_kept) undone=\(stats.entries_vanished + stats.entries_restored)"
+            )
         }
         figures.acknowledged += outcome.acknowledged
         if commit < outcome.acknowledged {
@@ -264,7 +281,9 @@ private enum StoreWorkload {
         func save(_ store: StateStore, _ path: String, padding: Int = 40) throws {
             seq += 1
             let value = Value(seq: seq, padding: String(Self.noise[seq % Self.noise.count].prefix(padding)))
-            try commit(&outcome, { $0.states[path] = value.seq }) { try store.save(value, for: RestorationPath(validating: path)) }
+            try commit(&outcome, { $0.states[path] = value.seq }) {
+                try store.save(value, for: RestorationPath(validating: path))
+            }
         }
         // Opening and migrating a new file, then saves of small states.
         var store: StateStore? = try StateStore(path: database, options: options)
@@ -276,7 +295,13 @@ private enum StoreWorkload {
         for _ in 0..<3 {
             seq += 1
             let value = Value(seq: seq, padding: "")
-            try commit(&outcome, { $0.states["pair/a"] = value.seq; $0.states["pair/b"] = value.seq }) {
+            try commit(
+                &outcome,
+                {
+                    $0.states["pair/a"] = value.seq
+                    $0.states["pair/b"] = value.seq
+                }
+            ) {
                 try store!.write { (transaction) throws(StateStoreError) in
                     try transaction.save(value, for: "pair/a")
                     try transaction.save(value, for: "pair/b")
@@ -284,7 +309,13 @@ private enum StoreWorkload {
             }
         }
         // Quarantine.
-        try commit(&outcome, { $0.states["screen/1"] = nil; $0.quarantined = ($0.quarantined + ["screen/1"]).sorted() }) {
+        try commit(
+            &outcome,
+            {
+                $0.states["screen/1"] = nil
+                $0.quarantined = ($0.quarantined + ["screen/1"]).sorted()
+            }
+        ) {
             _ = try store!.quarantine("screen/1", reason: "set aside by the power-cut workload")
         }
         // A relaunch: the close checkpoints and removes the WAL, the open makes a new one.
@@ -295,8 +326,15 @@ private enum StoreWorkload {
         for index in 0..<6 { try save(store!, "large/\(index % 3)", padding: 9_000) }
         // A removal and a prune (`statectl prune`'s transaction).
         try commit(&outcome, { $0.states["screen/2"] = nil }) { _ = try store!.remove("screen/2") }
-        try commit(&outcome, { $0.states["old/a"] = nil; $0.states["old/b"] = nil }) {
-            _ = try store!.write { (transaction) throws(StateStoreError) in try transaction.removeEntries(under: "old") }
+        try commit(
+            &outcome,
+            {
+                $0.states["old/a"] = nil
+                $0.states["old/b"] = nil
+            }
+        ) {
+            _ = try store!.write { (transaction) throws(StateStoreError) in try transaction.removeEntries(under: "old")
+            }
         }
         // An import of two states in one transaction.
         let source = try StateStore.inMemory()
@@ -305,7 +343,13 @@ private enum StoreWorkload {
         try source.save(Value(seq: imported, padding: ""), for: "imported/a")
         try source.save(Value(seq: imported, padding: ""), for: "imported/b")
         let export = StateExport(states: try source.states())
-        try commit(&outcome, { $0.states["imported/a"] = imported; $0.states["imported/b"] = imported }) {
+        try commit(
+            &outcome,
+            {
+                $0.states["imported/a"] = imported
+                $0.states["imported/b"] = imported
+            }
+        ) {
             _ = try store!.importStates(export)
         }
         // Everything so far, made to survive a power cut in either mode.
@@ -345,8 +389,12 @@ private enum StepWorkload {
         }
         outcome.read = { store in
             var content = PowerCut.Content()
-            if let list = try store.restore(StepController.State.self, for: "nav/list") { content.states["list"] = list.step }
-            if let detail = try store.restore(StepController.State.self, for: "nav/detail") { content.states["detail"] = detail.step }
+            if let list = try store.restore(StepController.State.self, for: "nav/list") {
+                content.states["list"] = list.step
+            }
+            if let detail = try store.restore(StepController.State.self, for: "nav/detail") {
+                content.states["detail"] = detail.step
+            }
             if let data = try store.hierarchyArchive() {
                 let archive = try HierarchyArchive(decoding: data)
                 content.states["screens"] = archive.root?.children.count ?? 0
@@ -387,16 +435,22 @@ private enum StepWorkload {
 /// with the highest sequence found, whether the seven rows are exactly the state after that
 /// save (a prefix of the saves), the integrity check and the checksums.
 enum PowerCutGuest {
-    struct Value: Codable, Sendable { var seq: Int; var padding: String }
+    struct Value: Codable, Sendable {
+        var seq: Int
+        var padding: String
+    }
     static let paths = 7
 
     static func values(in store: StateStore) throws -> [Int?] {
-        try (0..<paths).map { index in try store.restore(Value.self, for: RestorationPath(validating: "p/\(index)"))?.seq }
+        try (0..<paths).map { index in
+            try store.restore(Value.self, for: RestorationPath(validating: "p/\(index)"))?.seq
+        }
     }
 
     static func save(database: String, mode: String) -> Never {
         do {
-            let store = try StateStore(path: database, options: .init(synchronous: mode == "full" ? .full : .normal, backgroundCheck: .off))
+            let store = try StateStore(
+                path: database, options: .init(synchronous: mode == "full" ? .full : .normal, backgroundCheck: .off))
             var seq = try values(in: store).compactMap { $0 }.max() ?? 0
             let padding = String(repeating: "s", count: 200)
             emit("LANE-PC-SAVING \(mode) from=\(seq)")
@@ -417,7 +471,8 @@ enum PowerCutGuest {
             exit(0)
         }
         do {
-            let store = try StateStore(path: database, options: .init(synchronous: mode == "full" ? .full : .normal, backgroundCheck: .off))
+            let store = try StateStore(
+                path: database, options: .init(synchronous: mode == "full" ? .full : .normal, backgroundCheck: .off))
             let health = try store.check()
             let found = try values(in: store)
             let highest = found.compactMap { $0 }.max() ?? 0
@@ -429,11 +484,14 @@ enum PowerCutGuest {
             emit(
                 "LANE-PC-FOUND \(mode) opened=yes highest=\(highest) prefix=\(found == expected ? "yes" : "no")"
                     + " integrity=\(health.integrity == ["ok"] ? "ok" : "failed") checksums=\(health.checksumMismatches.isEmpty ? "ok" : "failed")"
-                    + (found == expected ? "" : " found=\(found.map { $0.map(String.init) ?? "-" }.joined(separator: ","))")
+                    + (found == expected
+                        ? "" : " found=\(found.map { $0.map(String.init) ?? "-" }.joined(separator: ","))")
             )
             exit(0)
         } catch {
-            emit("LANE-PC-FOUND \(mode) opened=no error=\(String(describing: error).replacingOccurrences(of: "\n", with: " "))")
+            emit(
+                "LANE-PC-FOUND \(mode) opened=no error=\(String(describing: error).replacingOccurrences(of: "\n", with: " "))"
+            )
             exit(1)
         }
     }
@@ -451,11 +509,16 @@ enum PowerCutGuest {
 /// path, and the integrity check: a cut at any moment of a recovery must leave the damaged
 /// file or the whole recovered one (EXPECTED states), never a copy cut short.
 enum RecoveryPowerCut {
-    struct Value: Codable, Sendable { var index: Int; var padding: String }
+    struct Value: Codable, Sendable {
+        var index: Int
+        var padding: String
+    }
     static let count = 2_000
     static let options = StateStore.Options(openCheck: .full, backgroundCheck: .off)
 
-    static func padding(_ index: Int) -> String { String(repeating: String(UnicodeScalar(UInt8(97 + index % 26))), count: 1_000) }
+    static func padding(_ index: Int) -> String {
+        String(repeating: String(UnicodeScalar(UInt8(97 + index % 26))), count: 1_000)
+    }
 
     /// Builds the damaged database at `path`, and prints how many states a recovery keeps of it.
     static func template(at path: String) -> Never {
@@ -465,7 +528,9 @@ enum RecoveryPowerCut {
                 let store = try StateStore(path: path, options: .init(backgroundCheck: .off))
                 try store.write { (transaction) throws(StateStoreError) in
                     for index in 0..<count {
-                        try transaction.save(Value(index: index, padding: padding(index)), for: try RestorationPath(validating: "r/\(index)"))
+                        try transaction.save(
+                            Value(index: index, padding: padding(index)),
+                            for: try RestorationPath(validating: "r/\(index)"))
                     }
                 }
             }
@@ -478,7 +543,8 @@ enum RecoveryPowerCut {
             unlink(scratch)
             try FileManager.default.copyItem(atPath: path, toPath: scratch)
             let kept = try StateStore.openOrRecover(path: scratch, options: options).recovery?.salvage.states ?? -1
-            for name in try FileManager.default.contentsOfDirectory(atPath: (path as NSString).deletingLastPathComponent)
+            for name in try FileManager.default.contentsOfDirectory(
+                atPath: (path as NSString).deletingLastPathComponent)
             where name.hasPrefix((scratch as NSString).lastPathComponent) {
                 unlink((path as NSString).deletingLastPathComponent + "/" + name)
             }
@@ -496,7 +562,8 @@ enum RecoveryPowerCut {
             while true {
                 round += 1
                 // What earlier rounds moved aside, then the damaged file, put in place whole.
-                for name in try FileManager.default.contentsOfDirectory(atPath: folder) where name.hasPrefix((database as NSString).lastPathComponent + ".broken-") {
+                for name in try FileManager.default.contentsOfDirectory(atPath: folder)
+                where name.hasPrefix((database as NSString).lastPathComponent + ".broken-") {
                     unlink(folder + "/" + name)
                 }
                 let staged = database + ".staged"
@@ -506,7 +573,9 @@ enum RecoveryPowerCut {
                 try handle.synchronize()
                 try handle.close()
                 for suffix in ["-wal", "-shm"] { unlink(database + suffix) }
-                guard rename(staged, database) == 0 else { throw PowerCut.Failure(message: "rename: \(String(cString: strerror(errno)))") }
+                guard rename(staged, database) == 0 else {
+                    throw PowerCut.Failure(message: "rename: \(String(cString: strerror(errno)))")
+                }
                 let directory = open(folder, O_RDONLY | O_DIRECTORY)
                 fsync(directory)
                 close(directory)
@@ -521,7 +590,10 @@ enum RecoveryPowerCut {
     }
 
     static func verify(database: String, expected: Int) -> Never {
-        guard FileManager.default.fileExists(atPath: database) || FileManager.default.fileExists(atPath: database + ".recovering") else {
+        guard
+            FileManager.default.fileExists(atPath: database)
+                || FileManager.default.fileExists(atPath: database + ".recovering")
+        else {
             emit("LANE-PC-RECOVER opened=absent")
             exit(0)
         }
@@ -530,7 +602,9 @@ enum RecoveryPowerCut {
             let health = try store.check()
             var found = 0, wrong = 0
             for index in 0..<count {
-                guard let value = try store.restore(Value.self, for: RestorationPath(validating: "r/\(index)")) else { continue }
+                guard let value = try store.restore(Value.self, for: RestorationPath(validating: "r/\(index)")) else {
+                    continue
+                }
                 found += 1
                 if value.index != index || value.padding != padding(index) { wrong += 1 }
             }
@@ -542,7 +616,9 @@ enum RecoveryPowerCut {
             )
             exit(0)
         } catch {
-            emit("LANE-PC-RECOVER opened=no error=\(String(describing: error).replacingOccurrences(of: "\n", with: " "))")
+            emit(
+                "LANE-PC-RECOVER opened=no error=\(String(describing: error).replacingOccurrences(of: "\n", with: " "))"
+            )
             exit(1)
         }
     }

@@ -10,19 +10,29 @@ enum SceneInstances {
     /// The mail app's window, as `MailApp` makes it, with `policy` for a held scene.
     /// A window that waits logs to stdout (`... waiting for a held scene ...`), so a test knows
     /// when it has found the scene held.
-    static func launch(database: String, policy: SceneConflictPolicy) throws -> (Application, Window, HierarchyRestoration) {
+    static func launch(
+        database: String, policy: SceneConflictPolicy
+    ) throws -> (Application, Window, HierarchyRestoration) {
         var options = StateStore.Options()
-        if case .wait = policy { options.logger = Logger(label: "statestore-worker", factory: { label in StreamLogHandler.standardOutput(label: label) }) }
+        if case .wait = policy {
+            options.logger = Logger(
+                label: "statestore-worker", factory: { label in StreamLogHandler.standardOutput(label: label) })
+        }
         let store = try StateStore(path: database, options: options)
         let application = Application(store: store, storyboard: MailStoryboard.make())
         let window = Window(size: Size(width: 390, height: 844), whenHeld: policy, application: application)
         let restoration = try application.restoreHierarchyWithReport(in: window)
         if !restoration.restored {
             let storyboard = application.storyboard
-            let tabs = try storyboard.instantiateViewController(withIdentifier: MailStoryboard.tabs) as! TabBarController
-            let mail = try storyboard.instantiateViewController(withIdentifier: MailStoryboard.mail) as! NavigationController
-            mail.setViewControllers([try storyboard.instantiateViewController(withIdentifier: MailStoryboard.inbox)], animated: false)
-            tabs.viewControllers = [mail, try storyboard.instantiateViewController(withIdentifier: MailStoryboard.settings)]
+            let tabs =
+                try storyboard.instantiateViewController(withIdentifier: MailStoryboard.tabs) as! TabBarController
+            let mail =
+                try storyboard.instantiateViewController(withIdentifier: MailStoryboard.mail) as! NavigationController
+            mail.setViewControllers(
+                [try storyboard.instantiateViewController(withIdentifier: MailStoryboard.inbox)], animated: false)
+            tabs.viewControllers = [
+                mail, try storyboard.instantiateViewController(withIdentifier: MailStoryboard.settings),
+            ]
             window.rootViewController = tabs
             window.makeKeyAndVisible()
         }
@@ -32,11 +42,12 @@ enum SceneInstances {
     /// `scene=ID outcome=claimed|read-only|not-claimed passed=SCENE@PID,... waited_ms=N`.
     static func describe(_ window: Window) -> String {
         guard let assignment = window.sceneAssignment else { return "scene=\(window.sceneIdentifier) outcome=none" }
-        let outcome = switch assignment.outcome {
-        case .claimed: "claimed"
-        case .readOnly: "read-only"
-        case .notClaimed: "not-claimed"
-        }
+        let outcome =
+            switch assignment.outcome {
+            case .claimed: "claimed"
+            case .readOnly: "read-only"
+            case .notClaimed: "not-claimed"
+            }
         let passed = assignment.passedOver.map { "\($0.scene)@\($0.processIdentifier.map(String.init) ?? "?")" } ?? "-"
         let waited = assignment.waited.saturatingMilliseconds
         return "scene=\(window.sceneIdentifier) outcome=\(outcome) passed=\(passed) waited_ms=\(waited)"
@@ -44,7 +55,9 @@ enum SceneInstances {
 
     /// The draft the window shows, or `none`.
     static func draft(in window: Window) -> String {
-        guard let compose = window.rootViewController?.presentedViewController as? ComposeController else { return "none" }
+        guard let compose = window.rootViewController?.presentedViewController as? ComposeController else {
+            return "none"
+        }
         return compose.restorableState.body
     }
 
@@ -57,7 +70,9 @@ enum SceneInstances {
             if !restoration.restored || Self.draft(in: window) == "none" {
                 let tabs = window.rootViewController as! TabBarController
                 let storyboard = application.storyboard
-                let compose = try storyboard.instantiateViewController(withIdentifier: MailStoryboard.compose) as! ComposeController
+                let compose =
+                    try storyboard.instantiateViewController(withIdentifier: MailStoryboard.compose)
+                    as! ComposeController
                 tabs.present(compose, animated: false)
                 compose.type(to: "grace@example.org", subject: "Re: scenes", body: draft)
             }
@@ -72,13 +87,18 @@ enum SceneInstances {
                 MainActor.assumeIsolated {
                     var buffer = [UInt8](repeating: 0, count: 4096)
                     let count = read(0, &buffer, buffer.count)
-                    guard count > 0 else { input.cancel(); return }
+                    guard count > 0 else {
+                        input.cancel()
+                        return
+                    }
                     pending.append(contentsOf: buffer.prefix(count))
                     while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
                         let text = String(decoding: pending[..<newline], as: UTF8.self)
                         pending.removeSubrange(...newline)
-                        guard let compose = window.rootViewController?.presentedViewController as? ComposeController else { continue }
-                        compose.type(to: compose.restorableState.to, subject: compose.restorableState.subject, body: text)
+                        guard let compose = window.rootViewController?.presentedViewController as? ComposeController
+                        else { continue }
+                        compose.type(
+                            to: compose.restorableState.to, subject: compose.restorableState.subject, body: text)
                         application.saveVisibleState()
                         emit("saved \(text)")
                     }

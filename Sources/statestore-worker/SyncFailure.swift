@@ -93,7 +93,8 @@ enum SyncFailure {
             // A failure that may pass says nothing of the file: thrown, nothing written or moved,
             // and the repair succeeds once the storage syncs again.
             guard let error = thrown as? StateStoreError, error.isTransient, recovery == nil, movedAside.isEmpty else {
-                return "WRONG: recovery \(String(describing: recovery)), thrown \(String(describing: thrown)), moved aside \(movedAside)"
+                return
+                    "WRONG: recovery \(String(describing: recovery)), thrown \(String(describing: thrown)), moved aside \(movedAside)"
             }
             var salvaging = StateStore.Options(readOnly: true)
             salvaging.salvage = true
@@ -101,7 +102,9 @@ enum SyncFailure {
             guard !before.isIntact else { return "WRONG: the failed repair changed the records" }
             let (store, again) = try StateStore.openOrRecover(path: database, options: options)
             let note = try store.restore(Note.self, for: "app/note")
-            return again == nil && note == Note(text: "before") ? "left in place (\(error.sqliteFailure?.extendedResultCode ?? .ok))" : "WRONG: \(String(describing: again)), the note is \(String(describing: note))"
+            return again == nil && note == Note(text: "before")
+                ? "left in place (\(error.sqliteFailure?.extendedResultCode ?? .ok))"
+                : "WRONG: \(String(describing: again)), the note is \(String(describing: note))"
         }
         guard case .notSynced(let file, let failure)? = thrown as? StateStoreError else {
             return "WRONG: it threw \(String(describing: thrown)), not notSynced"
@@ -130,9 +133,11 @@ enum SyncFailure {
         var handle: OpaquePointer?
         defer { sqlite3_close_v2(handle) }
         guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK,
-              sqlite3_exec(handle, sql, nil, nil, nil) == SQLITE_OK
+            sqlite3_exec(handle, sql, nil, nil, nil) == SQLITE_OK
         else {
-            throw NSError(domain: "sync-fails", code: 1, userInfo: [NSLocalizedDescriptionKey: "\(sql): \(String(cString: sqlite3_errmsg(handle)))"])
+            throw NSError(
+                domain: "sync-fails", code: 1,
+                userInfo: [NSLocalizedDescriptionKey: "\(sql): \(String(cString: sqlite3_errmsg(handle)))"])
         }
     }
 }

@@ -14,7 +14,8 @@ struct Worker: ParsableCommand {
         subcommands: [
             SaveLoop.self, AppSession.self, AppReport.self, AppPeak.self,
             SceneSession.self, SceneReport.self,
-            CodeSession.self, CodeReport.self, ScenesSession.self, ScenesReport.self, RenameSession.self, RenameReport.self,
+            CodeSession.self, CodeReport.self, ScenesSession.self, ScenesReport.self, RenameSession.self,
+            RenameReport.self,
             RebuildTimingMode.self, HostileArchiveMode.self, WriteBehindKillMode.self,
             PowerCutMode.self, PowerCutBesideAppMode.self, SyncFails.self, PowerSave.self, PowerVerify.self,
             PowerRecoverTemplate.self, PowerRecover.self, PowerRecoverVerify.self,
@@ -30,7 +31,8 @@ struct DatabaseArgument: ParsableArguments {
 
 struct SaveLoop: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "save-loop", abstract: "Save forever; print \"ack PATH GENERATION CHECKSUM\" after each save returns.")
+        commandName: "save-loop",
+        abstract: "Save forever; print \"ack PATH GENERATION CHECKSUM\" after each save returns.")
     @OptionGroup var db: DatabaseArgument
     @Argument(help: "How many paths the saves cycle through.") var paths = 50
     func run() { saveLoop(database: db.database, pathCount: max(1, paths)) }
@@ -41,7 +43,8 @@ enum SessionEnding: String, ExpressibleByArgument { case kill, sigterm }
 struct AppSession: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "app-session",
-        abstract: "Launch the mail app, run a session, print \"ready\", then wait to be killed (after an explicit save) or for SIGTERM.",
+        abstract:
+            "Launch the mail app, run a session, print \"ready\", then wait to be killed (after an explicit save) or for SIGTERM.",
         discussion: "Each app-* mode seals with the key in STATESTORE_KEY_FILE when it is set.")
     @OptionGroup var db: DatabaseArgument
     @Argument var ending = SessionEnding.kill
@@ -57,7 +60,8 @@ struct AppReport: ParsableCommand {
 
 struct AppPeak: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "app-peak", abstract: "Launch the mail app, print \"error=...\" lines, terminate, print \"peak_rss_kib=N\" (VmHWM).")
+        commandName: "app-peak",
+        abstract: "Launch the mail app, print \"error=...\" lines, terminate, print \"peak_rss_kib=N\" (VmHWM).")
     @OptionGroup var db: DatabaseArgument
     func run() { MainActor.assumeIsolated { appPeak(database: db.database) } }
 }
@@ -85,13 +89,17 @@ struct SceneSession: ParsableCommand {
     @Argument var draft: String
     @Argument(help: "another, read-only or wait:MS: what the window does when its scene is held.")
     var policy = ScenePolicy(.openAnotherScene)
-    func run() { MainActor.assumeIsolated { SceneInstances.session(database: db.database, draft: draft, policy: policy.policy) } }
+    func run() {
+        MainActor.assumeIsolated { SceneInstances.session(database: db.database, draft: draft, policy: policy.policy) }
+    }
 }
 
 struct SceneReport: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "scene-report",
-        abstract: "One instance: print \"scene=... restored=... draft=...\", then terminate (with hold: \"holding\", then run until killed or SIGTERM).")
+        abstract:
+            "One instance: print \"scene=... restored=... draft=...\", then terminate (with hold: \"holding\", then run until killed or SIGTERM)."
+    )
     @OptionGroup var db: DatabaseArgument
     @Argument(help: "another, read-only or wait:MS, and hold, in any order.") var options: [String] = []
     func validate() throws {
@@ -101,7 +109,9 @@ struct SceneReport: ParsableCommand {
     }
     func run() {
         let policy = options.first { $0 != "hold" }.flatMap(SceneInstances.policy) ?? .openAnotherScene
-        MainActor.assumeIsolated { SceneInstances.report(database: db.database, policy: policy, hold: options.contains("hold")) }
+        MainActor.assumeIsolated {
+            SceneInstances.report(database: db.database, policy: policy, hold: options.contains("hold"))
+        }
     }
 }
 
@@ -127,7 +137,8 @@ private func report(_ lines: @MainActor () throws -> [String]) -> Never {
 
 struct CodeSession: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "code-session", abstract: "The app built in code (CodeBuiltApp): session, \"ready\", wait to be killed.")
+        commandName: "code-session",
+        abstract: "The app built in code (CodeBuiltApp): session, \"ready\", wait to be killed.")
     @OptionGroup var db: DatabaseArgument
     func run() {
         waitToBeKilled {
@@ -141,12 +152,15 @@ struct CodeSession: ParsableCommand {
 
 struct CodeReport: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "code-report", abstract: "Relaunch the app built in code; print what was restored, one key=value a line.")
+        commandName: "code-report",
+        abstract: "Relaunch the app built in code; print what was restored, one key=value a line.")
     @OptionGroup var db: DatabaseArgument
     func run() {
         report {
             let (application, window, restoration) = try CodeBuiltApp.launch(database: db.database)
-            var lines = CodeBuiltApp.report(window, restoration).sorted(by: { $0.key < $1.key }).map { "\($0.key)=\($0.value)" }
+            var lines = CodeBuiltApp.report(window, restoration).sorted(by: { $0.key < $1.key }).map {
+                "\($0.key)=\($0.value)"
+            }
             lines += (application.restorationCoordinator?.recentErrors ?? []).map { "error=\($0)" }
             application.terminate()
             return lines
@@ -154,14 +168,19 @@ struct CodeReport: ParsableCommand {
     }
 }
 
-enum ScenesEnding: String, ExpressibleByArgument { case keep, closeFirst = "close-first" }
+enum ScenesEnding: String, ExpressibleByArgument {
+    case keep
+    case closeFirst = "close-first"
+}
 
 struct ScenesSession: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "scenes-session", abstract: "Two windows on the same paths; \"ready SCENE\", wait to be killed.")
     @OptionGroup var db: DatabaseArgument
     @Argument var ending = ScenesEnding.keep
-    func run() { waitToBeKilled { emit("ready \(try ScenesApp.session(database: db.database, ending: ending.rawValue))") } }
+    func run() {
+        waitToBeKilled { emit("ready \(try ScenesApp.session(database: db.database, ending: ending.rawValue))") }
+    }
 }
 
 struct ScenesReport: ParsableCommand {
@@ -173,7 +192,8 @@ struct ScenesReport: ParsableCommand {
 
 struct RenameSession: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "rename-session", abstract: "A controller renamed by a new app version (STATESTORE_APP_VERSION=1|2): the session.")
+        commandName: "rename-session",
+        abstract: "A controller renamed by a new app version (STATESTORE_APP_VERSION=1|2): the session.")
     @OptionGroup var db: DatabaseArgument
     func run() {
         waitToBeKilled {
@@ -185,9 +205,14 @@ struct RenameSession: ParsableCommand {
 
 struct RenameReport: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "rename-report", abstract: "A controller renamed by a new app version: the relaunch, key=value lines.")
+        commandName: "rename-report",
+        abstract: "A controller renamed by a new app version: the relaunch, key=value lines.")
     @OptionGroup var db: DatabaseArgument
-    func run() { report { try RenameApp.report(database: db.database).sorted(by: { $0.key < $1.key }).map { "\($0.key)=\($0.value)" } } }
+    func run() {
+        report {
+            try RenameApp.report(database: db.database).sorted(by: { $0.key < $1.key }).map { "\($0.key)=\($0.value)" }
+        }
+    }
 }
 
 struct RebuildTimingMode: ParsableCommand {
@@ -203,7 +228,10 @@ struct RebuildTimingMode: ParsableCommand {
     func run() { report { [try RebuildTiming.run(count: count, database: db.database, restoring: restoring != nil)] } }
 }
 
-enum HostileArchiveKind: String, ExpressibleByArgument { case twoPresentations = "two-presentations", million, deep }
+enum HostileArchiveKind: String, ExpressibleByArgument {
+    case twoPresentations = "two-presentations"
+    case million, deep
+}
 
 struct HostileArchiveMode: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -219,12 +247,16 @@ struct HostileArchiveMode: ParsableCommand {
     }
 }
 
-enum WriteBehindKillEnding: String, ExpressibleByArgument { case exit, threadless, oneSpareThread = "one-spare-thread" }
+enum WriteBehindKillEnding: String, ExpressibleByArgument {
+    case exit, threadless
+    case oneSpareThread = "one-spare-thread"
+}
 
 struct WriteBehindKillMode: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "writebehind-kill",
-        abstract: "Push and pop STEPS times after one flush point, then SIGKILL itself right after the last disappearance.",
+        abstract:
+            "Push and pop STEPS times after one flush point, then SIGKILL itself right after the last disappearance.",
         discussion: """
             exit: exit(0) instead, without terminate(); threadless: at its thread limit from the start; \
             one-spare-thread: one thread short of it.
@@ -244,11 +276,14 @@ struct WriteBehindKillMode: ParsableCommand {
 }
 
 enum PowerCutKind: String, ExpressibleByArgument {
-    case full, normal, fullWriteBehind = "full-writebehind", normalWriteBehind = "normal-writebehind"
+    case full, normal
+    case fullWriteBehind = "full-writebehind"
+    case normalWriteBehind = "normal-writebehind"
 }
 
 struct PowerCutMode: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "power-cut", abstract: "Simulated power cuts under the crash VFS.")
+    static let configuration = CommandConfiguration(
+        commandName: "power-cut", abstract: "Simulated power cuts under the crash VFS.")
     @Argument var mode: PowerCutKind
     @Argument var points: Int
     @Argument var seed: UInt64
@@ -264,7 +299,8 @@ struct PowerCutBesideAppMode: ParsableCommand {
 }
 
 struct SyncFails: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "sync-fails", abstract: "A sync that fails under the crash VFS.")
+    static let configuration = CommandConfiguration(
+        commandName: "sync-fails", abstract: "A sync that fails under the crash VFS.")
     @Argument var folder: String
     func run() { SyncFailure.run(folder: folder) }
 }
@@ -272,14 +308,16 @@ struct SyncFails: ParsableCommand {
 enum SynchronousMode: String, ExpressibleByArgument { case full, normal }
 
 struct PowerSave: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "power-save", abstract: "The VM guest's saves before a real power cut.")
+    static let configuration = CommandConfiguration(
+        commandName: "power-save", abstract: "The VM guest's saves before a real power cut.")
     @OptionGroup var db: DatabaseArgument
     @Argument var mode: SynchronousMode
     func run() { PowerCutGuest.save(database: db.database, mode: mode.rawValue) }
 }
 
 struct PowerVerify: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "power-verify", abstract: "The VM guest's check after a real power cut.")
+    static let configuration = CommandConfiguration(
+        commandName: "power-verify", abstract: "The VM guest's check after a real power cut.")
     @OptionGroup var db: DatabaseArgument
     @Argument var mode: SynchronousMode
     func run() { PowerCutGuest.verify(database: db.database, mode: mode.rawValue) }
@@ -287,13 +325,15 @@ struct PowerVerify: ParsableCommand {
 
 struct PowerRecoverTemplate: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "power-recover-template", abstract: "The damaged database the VM's power cuts recover over and over.")
+        commandName: "power-recover-template",
+        abstract: "The damaged database the VM's power cuts recover over and over.")
     @Argument var file: String
     func run() { RecoveryPowerCut.template(at: file) }
 }
 
 struct PowerRecover: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "power-recover", abstract: "Recover a copy of TEMPLATE at DB, over and over.")
+    static let configuration = CommandConfiguration(
+        commandName: "power-recover", abstract: "Recover a copy of TEMPLATE at DB, over and over.")
     @OptionGroup var db: DatabaseArgument
     @Argument var template: String
     func run() { RecoveryPowerCut.loop(database: db.database, template: template) }
@@ -310,14 +350,17 @@ struct PowerRecoverVerify: ParsableCommand {
 struct Ballast: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ballast",
-        abstract: "Hold as many MiB as each standard-input line says (grow or shrink), answering \"ok MIB\"; EOF frees everything.")
+        abstract:
+            "Hold as many MiB as each standard-input line says (grow or shrink), answering \"ok MIB\"; EOF frees everything."
+    )
     func run() { ballast() }
 }
 
 struct Contend: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "contend",
-        abstract: "Save and restore shared and own paths for SECONDS; print \"done SAVES RESTORES ERRORS\", and each error.")
+        abstract:
+            "Save and restore shared and own paths for SECONDS; print \"done SAVES RESTORES ERRORS\", and each error.")
     @OptionGroup var db: DatabaseArgument
     @Argument var seconds: Double
     @Argument var name: String
@@ -327,7 +370,9 @@ struct Contend: ParsableCommand {
 struct CheckAfterChdir: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "check-after-chdir",
-        abstract: "Open NAME (a relative path) in folder FIRST, move to folder SECOND, wait for the check after open; print \"status=...\".")
+        abstract:
+            "Open NAME (a relative path) in folder FIRST, move to folder SECOND, wait for the check after open; print \"status=...\"."
+    )
     @Argument var first: String
     @Argument var second: String
     @Argument var name: String

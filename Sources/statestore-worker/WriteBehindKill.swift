@@ -23,7 +23,9 @@ import StateStore
 /// leaves one thread to make: the writer's, and none for anything else.
 enum WriteBehindKill {
     @MainActor
-    static func run(database: String, steps: Int, padding: Int, exitingNormally: Bool = false, spareThreads: Int? = nil) -> Never {
+    static func run(
+        database: String, steps: Int, padding: Int, exitingNormally: Bool = false, spareThreads: Int? = nil
+    ) -> Never {
         do {
             if let spareThreads { atThreadLimit(spare: spareThreads) }
             let store = try StateStore(path: database)
@@ -73,7 +75,8 @@ enum WriteBehindKill {
             pthread_join(thread, nil)
             let deadline = ContinuousClock.now + .seconds(5)
             while ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task"))?.count ?? 1) > 1,
-                  ContinuousClock.now < deadline { usleep(1_000) }
+                ContinuousClock.now < deadline
+            { usleep(1_000) }
             return true
         }
         limit(0)
@@ -104,7 +107,10 @@ enum WriteBehindKill {
 @MainActor
 struct StepApp {
     final class StepController: ViewController, StateRestoring {
-        struct State: Codable, Sendable { var step = 0; var padding = "" }
+        struct State: Codable, Sendable {
+            var step = 0
+            var padding = ""
+        }
         var restorableState = State()
     }
 
@@ -127,7 +133,7 @@ struct StepApp {
         application = Application(store: store, storyboard: storyboard)
         window = Window(size: Size(width: 400, height: 800), orientation: .portrait, application: application)
         guard let navigation = try storyboard.instantiateViewController(withIdentifier: "nav") as? NavigationController,
-              let list = try storyboard.instantiateViewController(withIdentifier: "list") as? StepController
+            let list = try storyboard.instantiateViewController(withIdentifier: "list") as? StepController
         else { throw WrongController() }
         self.navigation = navigation
         self.list = list

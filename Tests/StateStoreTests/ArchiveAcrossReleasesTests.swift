@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import StateStore
 
 @MainActor private final class ReleaseScreen: ViewController, StateRestoring {
@@ -37,7 +38,9 @@ struct ArchiveAcrossReleasesTests {
     func launch(_ storyboard: Storyboard) throws -> (Application, Window) {
         let application = Application(store: try StateStore(path: database), storyboard: storyboard)
         application.restorationCoordinator?.errorHandler = { _ in }
-        return (application, Window(size: Size(width: 400, height: 800), orientation: .portrait, application: application))
+        return (
+            application, Window(size: Size(width: 400, height: 800), orientation: .portrait, application: application)
+        )
     }
 
     /// A release whose tab bar (made by its factory) has `tabs`, each a navigation controller.
@@ -46,11 +49,13 @@ struct ArchiveAcrossReleasesTests {
         storyboard.register("nav") { NavigationController() }
         for tab in ["inbox", "search", "settings", "message"] { storyboard.register(tab) { ReleaseScreen() } }
         storyboard.register("tabs") { [unowned storyboard] in
-            TabBarController(viewControllers: tabs.map { tab in
-                let navigation = NavigationController(rootViewController: try! storyboard.instantiateViewController(withIdentifier: tab))
-                navigation.restorationIdentifier = tab + "-tab"
-                return navigation
-            })
+            TabBarController(
+                viewControllers: tabs.map { tab in
+                    let navigation = NavigationController(
+                        rootViewController: try! storyboard.instantiateViewController(withIdentifier: tab))
+                    navigation.restorationIdentifier = tab + "-tab"
+                    return navigation
+                })
         }
         return storyboard
     }
@@ -70,7 +75,8 @@ struct ArchiveAcrossReleasesTests {
         try runRelease(tabs: ["inbox", "settings"]) { tabs, storyboard in
             tabs.selectedIndex = 1
             let settings = try #require(tabs.selectedViewController as? NavigationController)
-            settings.pushViewController(try storyboard.instantiateViewController(withIdentifier: "message"), animated: false)
+            settings.pushViewController(
+                try storyboard.instantiateViewController(withIdentifier: "message"), animated: false)
         }
         let storyboard = release(tabs: ["inbox", "search", "settings"])
         let (application, window) = try launch(storyboard)
@@ -100,22 +106,27 @@ struct ArchiveAcrossReleasesTests {
     @Test func aTabWhoseScreensWereAllRenamedIsTheFactorysOwn() throws {
         try runRelease(tabs: ["inbox", "settings"]) { tabs, storyboard in
             let inbox = try #require(tabs.viewControllers.first as? NavigationController)
-            inbox.pushViewController(try storyboard.instantiateViewController(withIdentifier: "message"), animated: false)
+            inbox.pushViewController(
+                try storyboard.instantiateViewController(withIdentifier: "message"), animated: false)
         }
         // The next release names the settings screen "preferences": its archived stack cannot be made.
         let storyboard = Storyboard()
         for screen in ["inbox", "message", "preferences"] { storyboard.register(screen) { ReleaseScreen() } }
         storyboard.register("tabs") { [unowned storyboard] in
-            TabBarController(viewControllers: [("inbox", "inbox-tab"), ("preferences", "settings-tab")].map { screen, tab in
-                let navigation = NavigationController(rootViewController: try! storyboard.instantiateViewController(withIdentifier: screen))
-                navigation.restorationIdentifier = tab
-                return navigation
-            })
+            TabBarController(
+                viewControllers: [("inbox", "inbox-tab"), ("preferences", "settings-tab")].map { screen, tab in
+                    let navigation = NavigationController(
+                        rootViewController: try! storyboard.instantiateViewController(withIdentifier: screen))
+                    navigation.restorationIdentifier = tab
+                    return navigation
+                })
         }
         let (application, window) = try launch(storyboard)
         let report = try application.restoreHierarchyWithReport(in: window)
         let tabs = try #require(window.rootViewController as? TabBarController)
-        let stacks = tabs.viewControllers.map { ($0 as? NavigationController)?.viewControllers.map(\.restorationIdentifier) ?? [] }
+        let stacks = tabs.viewControllers.map {
+            ($0 as? NavigationController)?.viewControllers.map(\.restorationIdentifier) ?? []
+        }
         #expect(stacks == [["inbox", "message"], ["preferences"]])
         #expect(!report.notRebuilt.isEmpty)
         application.terminate()
@@ -129,8 +140,10 @@ struct ArchiveAcrossReleasesTests {
             storyboard.register("nav") { NavigationController() }
             storyboard.register("inbox") { ReleaseScreen() }
             let (application, window) = try launch(storyboard)
-            let navigation = try #require(try storyboard.instantiateViewController(withIdentifier: "nav") as? NavigationController)
-            navigation.setViewControllers([try storyboard.instantiateViewController(withIdentifier: "inbox")], animated: false)
+            let navigation = try #require(
+                try storyboard.instantiateViewController(withIdentifier: "nav") as? NavigationController)
+            navigation.setViewControllers(
+                [try storyboard.instantiateViewController(withIdentifier: "inbox")], animated: false)
             window.rootViewController = navigation
             window.makeKeyAndVisible()
             application.terminate()
@@ -150,7 +163,8 @@ struct ArchiveAcrossReleasesTests {
             } else {
                 #expect(window.rootViewController == nil)
                 // What the app does when nothing was restored: its first screen.
-                let navigation = NavigationController(rootViewController: try storyboard.instantiateViewController(withIdentifier: "inbox2"))
+                let navigation = NavigationController(
+                    rootViewController: try storyboard.instantiateViewController(withIdentifier: "inbox2"))
                 navigation.restorationIdentifier = "nav"
                 window.rootViewController = navigation
                 window.makeKeyAndVisible()
@@ -168,7 +182,9 @@ struct ArchiveAcrossReleasesTests {
             let storyboard = Storyboard()
             for screen in ["header", "extra"] { storyboard.register(screen) { ReleaseScreen() } }
             storyboard.register("home") { [unowned storyboard] in
-                OwnChildContainer(inInit: headerInInit) { try! storyboard.instantiateViewController(withIdentifier: "header") }
+                OwnChildContainer(inInit: headerInInit) {
+                    try! storyboard.instantiateViewController(withIdentifier: "header")
+                }
             }
             return storyboard
         }
@@ -212,7 +228,8 @@ struct ArchiveAcrossReleasesTests {
             for screen in ["inbox", "message"] { storyboard.register(screen) { ReleaseScreen() } }
             storyboard.register("home") { [unowned storyboard] in
                 OwnChildContainer(inInit: inInit) {
-                    let stack = NavigationController(rootViewController: try! storyboard.instantiateViewController(withIdentifier: "inbox"))
+                    let stack = NavigationController(
+                        rootViewController: try! storyboard.instantiateViewController(withIdentifier: "inbox"))
                     stack.restorationIdentifier = "stack"
                     return stack
                 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import StateStore
 
 /// The direct archive reader gives what JSONDecoder gives for every archive the library writes,
@@ -17,17 +18,22 @@ struct ArchiveReaderTests {
             storyboardIdentifier: nil, restorationIdentifier: "tabs", restorationClass: "StateStore.TabBarController",
             kind: .tabBar,
             children: [
-                Node(storyboardIdentifier: "mail", kind: .navigation, children: [
-                    Node(storyboardIdentifier: "inbox", restorationIdentifier: "inbox ✉︎ é", kind: .plain),
-                    Node(storyboardIdentifier: "message", kind: .plain, presented: Node(storyboardIdentifier: "compose", kind: .plain)),
-                ]),
+                Node(
+                    storyboardIdentifier: "mail", kind: .navigation,
+                    children: [
+                        Node(storyboardIdentifier: "inbox", restorationIdentifier: "inbox ✉︎ é", kind: .plain),
+                        Node(
+                            storyboardIdentifier: "message", kind: .plain,
+                            presented: Node(storyboardIdentifier: "compose", kind: .plain)),
+                    ]),
                 Node(storyboardIdentifier: "settings", kind: .plain),
             ],
             selectedIndex: 1
         )
         let archives = [
-            HierarchyArchive(orientation: "landscapeLeft", root: tabs,
-                             unarchived: [.init(path: "tabs/loose", typeName: "App.Loose", reason: "no factory")]),
+            HierarchyArchive(
+                orientation: "landscapeLeft", root: tabs,
+                unarchived: [.init(path: "tabs/loose", typeName: "App.Loose", reason: "no factory")]),
             HierarchyArchive(root: nil),
             HierarchyArchive(orientation: "portrait", root: Node(storyboardIdentifier: "only", kind: .plain)),
         ]
@@ -46,15 +52,19 @@ struct ArchiveReaderTests {
     @Test func repeatedAndNearlyRepeatedNamesReadAsThemselves() throws {
         var generator = SplitMix(seed: 0xC1A55)
         // "é" precomposed and decomposed are equal strings but different bytes.
-        let names = ["a", "b", "ab", "ba", "\u{E9}", "e\u{301}", "e", "😀", "StateStore.ViewController", "StateStore.ViewControllex", ""]
+        let names = [
+            "a", "b", "ab", "ba", "\u{E9}", "e\u{301}", "e", "😀", "StateStore.ViewController",
+            "StateStore.ViewControllex", "",
+        ]
         func pick() -> String? {
             let index = Int(generator.next() % UInt64(names.count + 1))
             return index == names.count ? nil : names[index]
         }
         for _ in 0..<200 {
             let children = (0..<Int(generator.next() % 12)).map { _ in
-                Node(storyboardIdentifier: pick(), restorationIdentifier: pick(), restorationClass: pick(),
-                     kind: [.plain, .navigation, .tabBar][Int(generator.next() % 3)])
+                Node(
+                    storyboardIdentifier: pick(), restorationIdentifier: pick(), restorationClass: pick(),
+                    kind: [.plain, .navigation, .tabBar][Int(generator.next() % 3)])
             }
             let archive = HierarchyArchive(root: Node(storyboardIdentifier: pick(), kind: .plain, children: children))
             let bytes = try archive.encodedJSON()
@@ -63,8 +73,12 @@ struct ArchiveReaderTests {
             #expect(direct == (try JSONDecoder().decode(HierarchyArchive.self, from: bytes)))
             // `==` on strings is canonical equivalence: the bytes are compared too.
             let read = direct.root?.children ?? [], written = children
-            #expect(read.map { $0.storyboardIdentifier.map { Array($0.utf8) } } == written.map { $0.storyboardIdentifier.map { Array($0.utf8) } })
-            #expect(read.map { $0.restorationClass.map { Array($0.utf8) } } == written.map { $0.restorationClass.map { Array($0.utf8) } })
+            #expect(
+                read.map { $0.storyboardIdentifier.map { Array($0.utf8) } }
+                    == written.map { $0.storyboardIdentifier.map { Array($0.utf8) } })
+            #expect(
+                read.map { $0.restorationClass.map { Array($0.utf8) } }
+                    == written.map { $0.restorationClass.map { Array($0.utf8) } })
         }
     }
 
@@ -87,12 +101,16 @@ struct ArchiveReaderTests {
                 let decoded = try? JSONDecoder().decode(HierarchyArchive.self, from: bytes)
                 if let direct = ArchiveReader.read(bytes) {
                     #expect(direct == decoded, "byte \(special) at \(offset)")
-                    #expect(direct.root?.storyboardIdentifier.map { Array($0.utf8) } == decoded?.root?.storyboardIdentifier.map { Array($0.utf8) })
+                    #expect(
+                        direct.root?.storyboardIdentifier.map { Array($0.utf8) }
+                            == decoded?.root?.storyboardIdentifier.map { Array($0.utf8) })
                 } else {
                     // Declined: escapes, raw control characters, invalid UTF-8 and a bare quote
                     // (which ends the string early) are JSONDecoder's to judge.
-                    #expect(special.first == UInt8(ascii: "\\") || special.first! < 0x20 || special == [0xFF] || special == [0x22],
-                            "byte \(special) at \(offset)")
+                    #expect(
+                        special.first == UInt8(ascii: "\\") || special.first! < 0x20 || special == [0xFF]
+                            || special == [0x22],
+                        "byte \(special) at \(offset)")
                 }
             }
         }
@@ -104,13 +122,17 @@ struct ArchiveReaderTests {
     /// and nothing may depend on them).
     @Test func theWordTestsFindTheFirstStoppingByteOfAnyWord() {
         var generator = SystemRandomNumberGenerator()
-        let interesting: [UInt8] = [0x00, 0x01, 0x1F, 0x20, 0x21, 0x22, 0x5C, 0x5B, 0x5D, 0x7E, 0x7F, 0x80, 0xA0, 0xC3, 0xFF]
+        let interesting: [UInt8] = [
+            0x00, 0x01, 0x1F, 0x20, 0x21, 0x22, 0x5C, 0x5B, 0x5D, 0x7E, 0x7F, 0x80, 0xA0, 0xC3, 0xFF,
+        ]
         var checked = 0
         for round in 0..<20_000 {
             var bytes = (0..<8).map { _ in UInt8.random(in: 0x20...0x7E, using: &generator) }
             // Up to three planted bytes, from the interesting ones or any value.
             for _ in 0..<(round % 4) {
-                let value = Bool.random(using: &generator) ? interesting.randomElement(using: &generator)! : UInt8.random(in: 0...255, using: &generator)
+                let value =
+                    Bool.random(using: &generator)
+                    ? interesting.randomElement(using: &generator)! : UInt8.random(in: 0...255, using: &generator)
                 bytes[Int.random(in: 0..<8, using: &generator)] = value
             }
             let word = bytes.withUnsafeBytes { ByteWord.load($0, at: 0) }
@@ -122,7 +144,9 @@ struct ArchiveReaderTests {
             #expect(found(backslash) == first { $0 == 0x5C }, "\(bytes)")
             #expect(found(controlOrNonASCII) == first { $0 < 0x20 || $0 >= 0x80 }, "\(bytes)")
             #expect(found(quote | backslash) == first { $0 == 0x22 || $0 == 0x5C }, "\(bytes)")
-            #expect(found(quote | backslash | controlOrNonASCII) == first { $0 == 0x22 || $0 == 0x5C || $0 < 0x20 || $0 >= 0x80 }, "\(bytes)")
+            #expect(
+                found(quote | backslash | controlOrNonASCII)
+                    == first { $0 == 0x22 || $0 == 0x5C || $0 < 0x20 || $0 >= 0x80 }, "\(bytes)")
             checked += 1
         }
         #expect(checked == 20_000)
@@ -183,11 +207,12 @@ struct SnapshotComparisonTests {
     static func snapshot(of archive: HierarchyArchive) -> HierarchySnapshot {
         var snapshot = HierarchySnapshot(orientation: archive.orientation)
         func append(_ node: Node) {
-            snapshot.entries.append(.init(
-                storyboardIdentifier: node.storyboardIdentifier, restorationIdentifier: node.restorationIdentifier,
-                restorationClass: node.restorationClass, kind: node.kind, childCount: Int32(node.children.count),
-                selectedIndex: Int32(node.selectedIndex ?? -1), presents: node.presented != nil
-            ))
+            snapshot.entries.append(
+                .init(
+                    storyboardIdentifier: node.storyboardIdentifier, restorationIdentifier: node.restorationIdentifier,
+                    restorationClass: node.restorationClass, kind: node.kind, childCount: Int32(node.children.count),
+                    selectedIndex: Int32(node.selectedIndex ?? -1), presents: node.presented != nil
+                ))
             for child in node.children { append(child) }
             if let presented = node.presented?.node { append(presented) }
         }
@@ -206,13 +231,16 @@ struct SnapshotComparisonTests {
             let children = (0..<count).map { _ in node(depth: depth + 1) }
             let selected = generator.next() % 3 == 0 ? Int(generator.next() % 2) : nil
             let presented = depth < 2 && generator.next() % 4 == 0 ? node(depth: depth + 1) : nil
-            return Node(storyboardIdentifier: pick(), restorationIdentifier: pick(), restorationClass: pick(),
-                        kind: [.plain, .navigation][Int(generator.next() % 2)], children: children,
-                        selectedIndex: selected, presented: presented)
+            return Node(
+                storyboardIdentifier: pick(), restorationIdentifier: pick(), restorationClass: pick(),
+                kind: [.plain, .navigation][Int(generator.next() % 2)], children: children,
+                selectedIndex: selected, presented: presented)
         }
         func archive() -> HierarchyArchive {
             var archive = HierarchyArchive(orientation: pick(), root: generator.next() % 8 == 0 ? nil : node(depth: 0))
-            if generator.next() % 8 == 0 { archive.unarchived = [.init(path: "p", typeName: "T", reason: pick() ?? "")] }
+            if generator.next() % 8 == 0 {
+                archive.unarchived = [.init(path: "p", typeName: "T", reason: pick() ?? "")]
+            }
             if generator.next() % 16 == 0 { archive.format = 1 }
             return archive
         }
@@ -240,7 +268,8 @@ struct SnapshotComparisonTests {
             var changed = archive
             switch generator.next() % 4 {
             case 0: changed.orientation = archive.orientation == "a" ? "b" : "a"
-            case 1: changed.unarchived = archive.unarchived.isEmpty ? [.init(path: "p", typeName: "T", reason: "r")] : []
+            case 1:
+                changed.unarchived = archive.unarchived.isEmpty ? [.init(path: "p", typeName: "T", reason: "r")] : []
             default:
                 if let root = archive.root { changed.root = mutate(root) } else { changed.format = 1 }
             }
@@ -287,21 +316,28 @@ struct ArchiveWriterTests {
             storyboardIdentifier: nil, restorationIdentifier: "tabs", restorationClass: "StateStore.TabBarController",
             kind: .tabBar,
             children: [
-                Node(storyboardIdentifier: "mail", kind: .navigation, children: [
-                    Node(storyboardIdentifier: "inbox", restorationIdentifier: Self.awkward, kind: .plain),
-                    Node(storyboardIdentifier: "message", kind: .plain, presented: Node(storyboardIdentifier: "compose", kind: .plain)),
-                ]),
-                Node(storyboardIdentifier: Self.awkward, restorationClass: Self.awkward, kind: .plain, selectedIndex: -3),
+                Node(
+                    storyboardIdentifier: "mail", kind: .navigation,
+                    children: [
+                        Node(storyboardIdentifier: "inbox", restorationIdentifier: Self.awkward, kind: .plain),
+                        Node(
+                            storyboardIdentifier: "message", kind: .plain,
+                            presented: Node(storyboardIdentifier: "compose", kind: .plain)),
+                    ]),
+                Node(
+                    storyboardIdentifier: Self.awkward, restorationClass: Self.awkward, kind: .plain, selectedIndex: -3),
             ],
             selectedIndex: Int.max
         )
         var old = HierarchyArchive(orientation: "portrait", root: Node(storyboardIdentifier: "a", kind: .plain))
         old.format = 1
         let archives = [
-            HierarchyArchive(orientation: "landscapeLeft", root: tabs, unarchived: [
-                .init(path: "tabs/loose", typeName: "App.Loose", reason: "no factory"),
-                .init(path: Self.awkward, typeName: Self.awkward, reason: Self.awkward),
-            ]),
+            HierarchyArchive(
+                orientation: "landscapeLeft", root: tabs,
+                unarchived: [
+                    .init(path: "tabs/loose", typeName: "App.Loose", reason: "no factory"),
+                    .init(path: Self.awkward, typeName: Self.awkward, reason: Self.awkward),
+                ]),
             HierarchyArchive(root: nil),
             HierarchyArchive(orientation: "", root: Node(storyboardIdentifier: "", kind: .navigation)),
             HierarchyArchive(root: nil, unarchived: [.init(path: "x", typeName: "T", reason: "r")]),

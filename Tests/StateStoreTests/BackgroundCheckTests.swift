@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+
 @testable import StateStore
 
 /// The integrity check that runs after open: a damaged page does not stop the open, and is
@@ -21,7 +22,9 @@ struct BackgroundCheckTests {
         let store = try StateStore(path: path, options: .init(backgroundCheck: .off))
         try store.write { (transaction) throws(StateStoreError) in
             for index in 0..<count {
-                try transaction.save("\(index)" + String(repeating: "x", count: size), for: try RestorationPath(validating: "root/item\(index)"))
+                try transaction.save(
+                    "\(index)" + String(repeating: "x", count: size),
+                    for: try RestorationPath(validating: "root/item\(index)"))
             }
         }
         _ = consume store
@@ -94,7 +97,8 @@ struct BackgroundCheckTests {
     @Test func damageTheCheckMeetsAsItOpensIsDamage() throws {
         try populate(300)
         let log = RecordingLogHandler()
-        let store = try StateStore(path: path, options: .init(logger: log.logger(), backgroundCheck: .quick(after: .milliseconds(200))))
+        let store = try StateStore(
+            path: path, options: .init(logger: log.logger(), backgroundCheck: .quick(after: .milliseconds(200))))
         // Page 1's b-tree header starts at byte 100: 0 is no page type.
         let handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
         try handle.seek(toOffset: 100)
@@ -123,14 +127,18 @@ struct BackgroundCheckTests {
     @Test func anIntactDatabaseReportsNothing() throws {
         try populate(300)
         let log = RecordingLogHandler()
-        let store = try StateStore(path: path, options: .init(logger: log.logger(), backgroundCheck: .quick(after: .zero)))
+        let store = try StateStore(
+            path: path, options: .init(logger: log.logger(), backgroundCheck: .quick(after: .zero)))
         try store.save("more", for: "root/after")
         guard case .passed = store.waitForBackgroundCheck(timeout: Self.checkTimeout) else {
             Issue.record("expected a pass, got \(store.backgroundCheckStatus)")
             return
         }
         #expect(log.records.contains { $0.message == "integrity check passed" && $0.level == .debug })
-        #expect(!log.records.contains { $0.message.hasPrefix("integrity check found") || $0.message.hasPrefix("integrity check failed") })
+        #expect(
+            !log.records.contains {
+                $0.message.hasPrefix("integrity check found") || $0.message.hasPrefix("integrity check failed")
+            })
     }
 
     @Test func offRunsNothingAndAStoreInMemoryChecksNothing() throws {
@@ -143,7 +151,8 @@ struct BackgroundCheckTests {
 
     @Test func noThreadIsMadeBeforeTheDelayAndAReleaseBeforeItEndsTheCheck() throws {
         try populate(10)
-        var store: StateStore? = try StateStore(path: path, options: .init(backgroundCheck: .quick(after: .seconds(Int64.max))))
+        var store: StateStore? = try StateStore(
+            path: path, options: .init(backgroundCheck: .quick(after: .seconds(Int64.max))))
         let checker = try #require(store?.backgroundChecker)
         // Opening made no thread: the check is a timer until the delay passes.
         usleep(50_000)
@@ -187,7 +196,9 @@ struct BackgroundCheckTests {
         let status = store.waitForBackgroundCheck(timeout: Self.checkTimeout)
         stop.store(true, ordering: .relaxed)
         guard case .passed = status else {
-            Issue.record("expected the check to pass while the writer is busy, got \(status) after \(submitted.load(ordering: .relaxed)) jobs")
+            Issue.record(
+                "expected the check to pass while the writer is busy, got \(status) after \(submitted.load(ordering: .relaxed)) jobs"
+            )
             return
         }
         #expect(submitted.load(ordering: .relaxed) > 0)
@@ -287,7 +298,8 @@ struct BackgroundCheckTests {
         // Not the other file's damage: the path no longer names the file the store opened.
         #expect(status == .failed(.fileReplaced(file: path)), "\(status)")
         #expect(lock.withLock { $0 } == [.fileReplaced(file: path)])
-        #expect(StateStoreError.fileReplaced(file: path).description.contains("moved, replaced or removed after the open"))
+        #expect(
+            StateStoreError.fileReplaced(file: path).description.contains("moved, replaced or removed after the open"))
         // The store goes on with the file it opened.
         try store.save("after", for: "root/after")
         #expect(try store.restore(String.self, for: "root/after") == "after")
@@ -303,14 +315,17 @@ struct BackgroundCheckTests {
     @Test func aRelativePathIsCheckedAsTheFileItNamedAtOpenAfterAChangeOfFolder() throws {
         // The same name in two folders: the store's file, intact, and another one, damaged.
         let first = folder.file("first"), second = folder.file("second")
-        for place in [first, second] { try FileManager.default.createDirectory(atPath: place, withIntermediateDirectories: true) }
+        for place in [first, second] {
+            try FileManager.default.createDirectory(atPath: place, withIntermediateDirectories: true)
+        }
         try populate(300)
         _ = try damageStatesRootPage()
         try FileManager.default.moveItem(atPath: path, toPath: second + "/state.sqlite")
         try populate(300)
         try FileManager.default.moveItem(atPath: path, toPath: first + "/state.sqlite")
         // A process that opens "state.sqlite" in the first folder, then moves to the second.
-        let (status, output) = try runProgram(try builtProduct("statestore-worker"), ["check-after-chdir", first, second, "state.sqlite"])
+        let (status, output) = try runProgram(
+            try builtProduct("statestore-worker"), ["check-after-chdir", first, second, "state.sqlite"])
         #expect(status == 0, "\(output)")
         #expect(output.hasPrefix("status=passed"), "\(output)")
     }
@@ -320,7 +335,8 @@ struct BackgroundCheckTests {
         try populate(30)
         // Observed while the check waits for its start: kept until it ends (here, cancelled by
         // the store's release), then let go, though the checker itself lives on.
-        var waiting: StateStore? = try StateStore(path: path, options: .init(backgroundCheck: .quick(after: .seconds(Int64.max))))
+        var waiting: StateStore? = try StateStore(
+            path: path, options: .init(backgroundCheck: .quick(after: .seconds(Int64.max))))
         let checker = try #require(waiting?.backgroundChecker)
         weak var early: Token?
         do {
@@ -374,18 +390,23 @@ struct BackgroundCheckTests {
         var page: Int
         do {
             let connection = try Connection(path: path, options: .init(readOnly: true, create: false))
-            page = Int(try #require(try connection.scalarInt("SELECT rootpage FROM sqlite_schema WHERE name = 'sqlite_autoindex_states_1'")))
+            page = Int(
+                try #require(
+                    try connection.scalarInt(
+                        "SELECT rootpage FROM sqlite_schema WHERE name = 'sqlite_autoindex_states_1'")))
             pageSize = Int(try #require(try connection.scalarInt("PRAGMA page_size")))
         }
         var bytes = fileBytes(path)
         func varint(_ at: inout Int) -> Int {
             var value = 0
             for _ in 0..<8 {
-                let byte = Int(bytes[at]); at += 1
+                let byte = Int(bytes[at])
+                at += 1
                 value = value << 7 | (byte & 0x7F)
                 if byte < 0x80 { return value }
             }
-            value = value << 8 | Int(bytes[at]); at += 1
+            value = value << 8 | Int(bytes[at])
+            at += 1
             return value
         }
         // Down the leftmost children of interior index pages (0x02) to a leaf (0x0A).
@@ -404,7 +425,8 @@ struct BackgroundCheckTests {
             let recordStart = at
             let headerSize = varint(&at)
             let pathType = varint(&at), rowidType = varint(&at)
-            guard pathType >= 13, pathType % 2 == 1, let rowidSize = [1: 1, 2: 2, 3: 3, 4: 4, 5: 6, 6: 8][rowidType] else { continue }
+            guard pathType >= 13, pathType % 2 == 1, let rowidSize = [1: 1, 2: 2, 3: 3, 4: 4, 5: 6, 6: 8][rowidType]
+            else { continue }
             bytes[recordStart + headerSize + (pathType - 13) / 2 + rowidSize - 1] ^= 0x01
             break
         }
@@ -416,12 +438,14 @@ struct BackgroundCheckTests {
     @Test func indexDamageTheFullCheckFindsIsMovedAsideAsItsMessageSays() throws {
         try populate(300)
         try misdirectAnIndexEntry()
-        let quick = try StateStore(path: path, options: .init(backgroundCheck: .quick(after: .zero))).waitForBackgroundCheck(timeout: Self.checkTimeout)
+        let quick = try StateStore(path: path, options: .init(backgroundCheck: .quick(after: .zero)))
+            .waitForBackgroundCheck(timeout: Self.checkTimeout)
         guard case .passed = quick else {
             Issue.record("quick_check does not compare indexes with tables; got \(quick)")
             return
         }
-        let status = try StateStore(path: path, options: .init(backgroundCheck: .full(after: .zero))).waitForBackgroundCheck(timeout: Self.checkTimeout)
+        let status = try StateStore(path: path, options: .init(backgroundCheck: .full(after: .zero)))
+            .waitForBackgroundCheck(timeout: Self.checkTimeout)
         guard case .damaged(let error) = status else {
             Issue.record("expected damage, got \(status)")
             return
@@ -454,7 +478,9 @@ struct BackgroundCheckTests {
         // `statectl check` says the same, exit 1, the file unchanged.
         let result = try CLI.run(["check", "--db", path])
         #expect(result.status == 1, "\(result)")
-        #expect(result.stdout.contains("Problems found:") && result.stdout.contains("*** in database main ***"), "\(result)")
+        #expect(
+            result.stdout.contains("Problems found:") && result.stdout.contains("*** in database main ***"), "\(result)"
+        )
         #expect(FileSnapshot(path) == FileSnapshot(bytes: damaged))
     }
 }

@@ -1,7 +1,8 @@
 import Foundation
-@testable import StateStore
 import StateStoreSQLite
 import Testing
+
+@testable import StateStore
 
 /// `statectl` at its edges, run as the built binary: closed descriptors, numbers out of range,
 /// FIFOs and devices, other programs' databases, odd output targets, hostile documents.
@@ -24,7 +25,9 @@ import Testing
     }
 
     /// One line on stderr, starting `statectl:`, one full stop at the end.
-    static func expectOneLine(_ result: CLIResult, _ status: Int32, containing text: String, sourceLocation: SourceLocation = #_sourceLocation) {
+    static func expectOneLine(
+        _ result: CLIResult, _ status: Int32, containing text: String, sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         #expect(result.status == status, "\(result)", sourceLocation: sourceLocation)
         #expect(result.stderrLines.count == 1, "\(result)", sourceLocation: sourceLocation)
         #expect(result.stderr.hasPrefix("statectl: "), "\(result)", sourceLocation: sourceLocation)
@@ -51,10 +54,13 @@ import Testing
         let result = try CLI.run(["prune", "--db", path, "--path", "root/a"])
         try #require(sqlite3_exec(handle, "ROLLBACK", nil, nil, nil) == SQLITE_OK)
         #expect(result.status == 1, "\(result)")
-        #expect(result.stderr.hasPrefix("statectl: the state database stayed locked by another process for longer than 5 s"), "\(result)")
+        #expect(
+            result.stderr.hasPrefix(
+                "statectl: the state database stayed locked by another process for longer than 5 s"), "\(result)")
         #expect(result.stderr.contains("Run the command again") && !result.stderr.contains("Options"), "\(result)")
         #expect(result.stderr.split(separator: "\n").count == 1, "\(result)")
-        #expect(try StateStore(path: path, options: .init(readOnly: true)).restore(String.self, for: "root/a") == "kept")
+        #expect(
+            try StateStore(path: path, options: .init(readOnly: true)).restore(String.self, for: "root/a") == "kept")
     }
 
     @Test func reportingSurvivesClosedDescriptors() throws {
@@ -65,16 +71,23 @@ import Testing
         #expect(try Self.shell(#""$STATECTL" --bogus 2>&-; echo $?"#).output == "2\n")
         // stdout closed: the output never arrived, so exit 1 (and a line on stderr), never a trap.
         #expect(try Self.shell("\"$STATECTL\" inspect --db '\(db)' >&-; echo $?").output == "1\n")
-        #expect(try Self.shell("\"$STATECTL\" inspect --db '\(db)' 2>&1 >&- | head -1").output.hasPrefix("statectl: cannot write the output"))
+        #expect(
+            try Self.shell("\"$STATECTL\" inspect --db '\(db)' 2>&1 >&- | head -1").output.hasPrefix(
+                "statectl: cannot write the output"))
         #expect(try Self.shell("\"$STATECTL\" export --db '\(db)' >/dev/full; echo $?").output == "1\n")
         for listing in ["inspect", "inspect --json", "prune --older-than 0s --dry-run"] {
-            #expect(try Self.shell("\"$STATECTL\" \(listing) --db '\(db)' 2>&1 >/dev/full; echo $?").output
-                == "statectl: cannot write the output: No space left on device.\n1\n", "\(listing)")
-            #expect(try Self.shell("\"$STATECTL\" \(listing) --db '\(db)' | head -c 1 >/dev/null; echo ${PIPESTATUS[0]}").output == "0\n", "\(listing)")
+            #expect(
+                try Self.shell("\"$STATECTL\" \(listing) --db '\(db)' 2>&1 >/dev/full; echo $?").output
+                    == "statectl: cannot write the output: No space left on device.\n1\n", "\(listing)")
+            #expect(
+                try Self.shell("\"$STATECTL\" \(listing) --db '\(db)' | head -c 1 >/dev/null; echo ${PIPESTATUS[0]}")
+                    .output == "0\n", "\(listing)")
         }
         // A prune whose list cannot be written has still removed the states: it says so.
         let pruned = try Self.shell("\"$STATECTL\" prune --older-than 0s --db '\(db)' 2>&1 >/dev/full; echo $?").output
-        #expect(pruned.hasPrefix("statectl: The states were removed and the removal committed") && pruned.hasSuffix("No space left on device.\n1\n"), "\(pruned)")
+        #expect(
+            pruned.hasPrefix("statectl: The states were removed and the removal committed")
+                && pruned.hasSuffix("No space left on device.\n1\n"), "\(pruned)")
         #expect(try StateStore(path: db).entries().isEmpty)
         // A reader that left is not a failure, and SIGPIPE does not end the process.
         #expect(try Self.shell("\"$STATECTL\" export --db '\(db)' | true; echo ${PIPESTATUS[0]}").output == "0\n")
@@ -82,9 +95,12 @@ import Testing
     }
 
     @Test(arguments: [
-        ["monitor", "--interval", "1e300s"], ["monitor", "--interval", "1e19"], ["monitor", "--interval", "99999999999999999999d"],
-        ["monitor", "--interval", "0"], ["monitor", "--interval", "-1s"], ["soak", "--memory-limit", "99999999999999999999"],
-        ["soak", "--memory-limit", "1e400"], ["soak", "--duration", "1e300s"], ["prune", "--older-than", "9999999999w"],
+        ["monitor", "--interval", "1e300s"], ["monitor", "--interval", "1e19"],
+        ["monitor", "--interval", "99999999999999999999d"],
+        ["monitor", "--interval", "0"], ["monitor", "--interval", "-1s"],
+        ["soak", "--memory-limit", "99999999999999999999"],
+        ["soak", "--memory-limit", "1e400"], ["soak", "--duration", "1e300s"],
+        ["prune", "--older-than", "9999999999w"],
         ["export", "--max-state-size", "2PiB"], ["import", "x.json", "--max-state-size", "0"],
     ])
     func outOfRangeNumbersAreUsageErrors(_ arguments: [String]) throws {
@@ -110,8 +126,11 @@ import Testing
         let fifo = folder.file("pipe")
         #expect(mkfifo(fifo, 0o600) == 0)
         let document = folder.file("doc.json")
-        try Data(#"{"schema":1,"kind":"export","database_schema_version":1,"states":[]}"#.utf8).write(to: URL(fileURLWithPath: document))
-        for command in ["inspect", "check", "export", "migrate", "migrate --dry-run", "prune --older-than 1d", "import \(document)"] {
+        try Data(#"{"schema":1,"kind":"export","database_schema_version":1,"states":[]}"#.utf8).write(
+            to: URL(fileURLWithPath: document))
+        for command in [
+            "inspect", "check", "export", "migrate", "migrate --dry-run", "prune --older-than 1d", "import \(document)",
+        ] {
             let arguments = command.split(separator: " ").map(String.init)
             Self.expectOneLine(try CLI.run(arguments + ["--db", fifo]), 3, containing: "FIFO")
         }
@@ -125,7 +144,8 @@ import Testing
         // A FIFO standing in for /proc/meminfo.
         try FileManager.default.createDirectory(atPath: folder.file("root/proc"), withIntermediateDirectories: true)
         #expect(mkfifo(folder.file("root/proc/meminfo"), 0o600) == 0)
-        Self.expectOneLine(try CLI.run(["monitor", "--once", "--root", folder.file("root")]), 3, containing: "not a regular file")
+        Self.expectOneLine(
+            try CLI.run(["monitor", "--once", "--root", folder.file("root")]), 3, containing: "not a regular file")
     }
 
     // MARK: Someone else's data
@@ -133,14 +153,23 @@ import Testing
     @Test func anotherProgramsDatabaseIsRefusedByEveryCommand() throws {
         let folder = TemporaryFolder()
         let other = folder.file("other.sqlite")
-        try CLI.tool("sqlite3", [other, "CREATE TABLE accounts(id INTEGER PRIMARY KEY, name TEXT); INSERT INTO accounts(name) VALUES ('ada');"])
+        try CLI.tool(
+            "sqlite3",
+            [
+                other,
+                "CREATE TABLE accounts(id INTEGER PRIMARY KEY, name TEXT); INSERT INTO accounts(name) VALUES ('ada');",
+            ])
         let link = folder.file("link.sqlite")
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: other)
         let document = folder.file("doc.json")
-        try Data(#"{"schema":1,"kind":"export","database_schema_version":1,"states":[]}"#.utf8).write(to: URL(fileURLWithPath: document))
+        try Data(#"{"schema":1,"kind":"export","database_schema_version":1,"states":[]}"#.utf8).write(
+            to: URL(fileURLWithPath: document))
         let before = FileSnapshot(other)
         for db in [other, link] {
-            for command in [["migrate"], ["migrate", "--dry-run"], ["prune", "--older-than", "1s"], ["import", document], ["inspect"], ["check"], ["export"]] {
+            for command in [
+                ["migrate"], ["migrate", "--dry-run"], ["prune", "--older-than", "1s"], ["import", document],
+                ["inspect"], ["check"], ["export"],
+            ] {
                 let result = try CLI.run(command + ["--db", db])
                 Self.expectOneLine(result, 3, containing: "another program")
                 #expect(!result.stderr.contains("statectl migrate"), "\(command): \(result)")
@@ -169,8 +198,11 @@ import Testing
         #expect(piped.output.contains("\"kind\": \"export\""))
         // A directory, and a link to nothing, are refused.
         Self.expectOneLine(try CLI.run(["export", "--db", db, "--output", folder.path]), 1, containing: "a directory")
-        try FileManager.default.createSymbolicLink(atPath: folder.file("dangling.json"), withDestinationPath: folder.file("missing/x.json"))
-        Self.expectOneLine(try CLI.run(["export", "--db", db, "--output", folder.file("dangling.json")]), 1, containing: "symbolic link")
+        try FileManager.default.createSymbolicLink(
+            atPath: folder.file("dangling.json"), withDestinationPath: folder.file("missing/x.json"))
+        Self.expectOneLine(
+            try CLI.run(["export", "--db", db, "--output", folder.file("dangling.json")]), 1,
+            containing: "symbolic link")
     }
 
     // MARK: Silent loss
@@ -184,11 +216,15 @@ import Testing
         var handle: OpaquePointer?
         try #require(sqlite3_open_v2(other, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil) == SQLITE_OK)
         defer { sqlite3_close_v2(handle) }
-        let rows = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 200) INSERT INTO t SELECT randomblob(500) FROM n;"
-        let transaction = firstTransaction
+        let rows =
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 200) INSERT INTO t SELECT randomblob(500) FROM n;"
+        let transaction =
+            firstTransaction
             ? "BEGIN; CREATE TABLE t(x); \(rows)"
             : "CREATE TABLE t(x); \(rows) BEGIN; UPDATE t SET x = randomblob(500);"
-        try #require(sqlite3_exec(handle, "PRAGMA journal_mode = DELETE; PRAGMA cache_size = 2; " + transaction, nil, nil, nil) == SQLITE_OK)
+        try #require(
+            sqlite3_exec(handle, "PRAGMA journal_mode = DELETE; PRAGMA cache_size = 2; " + transaction, nil, nil, nil)
+                == SQLITE_OK)
         try FileManager.default.copyItem(atPath: other + "-journal", toPath: db + "-journal")
         try #require(sqlite3_exec(handle, "ROLLBACK", nil, nil, nil) == SQLITE_OK)
     }
@@ -203,9 +239,12 @@ import Testing
         try Self.copyForeignJournal(beside: db, in: folder, firstTransaction: false)
         let before = FileSnapshot(db)
         let document = folder.file("empty.json")
-        try Data(#"{"schema":1,"kind":"export","database_schema_version":1,"states":[]}"#.utf8).write(to: URL(fileURLWithPath: document))
-        for arguments in [["inspect"], ["check"], ["export"], ["prune", "--path", "x/y"], ["migrate"], ["migrate", "--repair"],
-                          ["import", document], ["rekey", "--clear"]] {
+        try Data(#"{"schema":1,"kind":"export","database_schema_version":1,"states":[]}"#.utf8).write(
+            to: URL(fileURLWithPath: document))
+        for arguments in [
+            ["inspect"], ["check"], ["export"], ["prune", "--path", "x/y"], ["migrate"], ["migrate", "--repair"],
+            ["import", document], ["rekey", "--clear"],
+        ] {
             let result = try CLI.run([arguments[0], "--db", db] + arguments.dropFirst())
             Self.expectOneLine(result, 3, containing: "lies a rollback journal, \(db)-journal, that is not its own")
             #expect(result.stderr.contains("Move \(db)-journal out of the folder"), "\(result)")
@@ -226,7 +265,9 @@ import Testing
         let live = folder.file("live.sqlite"), db = folder.file("copy.sqlite")
         let store = try StateStore(path: live)
         try store.save("only in the WAL", for: "root/compose")
-        for suffix in ["", "-wal", "-shm"] { try FileManager.default.copyItem(atPath: live + suffix, toPath: db + suffix) }
+        for suffix in ["", "-wal", "-shm"] {
+            try FileManager.default.copyItem(atPath: live + suffix, toPath: db + suffix)
+        }
         withExtendedLifetime(store) {}
         try Self.copyForeignJournal(beside: db, in: folder, firstTransaction: true)
         let file = FileSnapshot(db), wal = FileSnapshot(db + "-wal")
@@ -251,7 +292,9 @@ import Testing
             let connection = try Connection(path: db, options: .init())
             try connection.execute("PRAGMA journal_mode = WAL")
             try Migrator(migrations: Array(Migrator().migrations.prefix(2))).migrate(connection)
-            try connection.execute("INSERT INTO states(path, type_name, version, generation, encoding, checksum, updated_at, bytes) VALUES ('root/a', 'String', 1, 1, 'json', \(Checksum.stored(Data("\"kept\"".utf8))), 1700000000000, CAST('\"kept\"' AS BLOB))")
+            try connection.execute(
+                "INSERT INTO states(path, type_name, version, generation, encoding, checksum, updated_at, bytes) VALUES ('root/a', 'String', 1, 1, 'json', \(Checksum.stored(Data("\"kept\"".utf8))), 1700000000000, CAST('\"kept\"' AS BLOB))"
+            )
             // Everything in the file, the WAL empty: as a clean close leaves it.
             try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         }
@@ -279,11 +322,16 @@ import Testing
         for suffix in ["", "-shm"] { try FileManager.default.copyItem(atPath: live + suffix, toPath: copy + suffix) }
         #expect(symlink(copy, link) == 0)
         let document = folder.file("one.json")
-        try Data(#"{"schema":1,"kind":"export","database_schema_version":1,"states":[{"path":"root/a","type_name":"T","version":1,"encoding":"json","value":{}}]}"#.utf8)
-            .write(to: URL(fileURLWithPath: document))
+        try Data(
+            #"{"schema":1,"kind":"export","database_schema_version":1,"states":[{"path":"root/a","type_name":"T","version":1,"encoding":"json","value":{}}]}"#
+                .utf8
+        )
+        .write(to: URL(fileURLWithPath: document))
         let file = FileSnapshot(copy), index = FileSnapshot(copy + "-shm")
-        for (database, arguments) in [(copy, ["migrate", "--dry-run"]), (copy, ["migrate"]), (link, ["inspect"]), (link, ["migrate"]),
-                                      (link, ["prune", "--path", "root/compose"]), (link, ["import", document])] {
+        for (database, arguments) in [
+            (copy, ["migrate", "--dry-run"]), (copy, ["migrate"]), (link, ["inspect"]), (link, ["migrate"]),
+            (link, ["prune", "--path", "root/compose"]), (link, ["import", document]),
+        ] {
             let result = try CLI.run([arguments[0], "--db", database] + arguments.dropFirst())
             Self.expectOneLine(result, 3, containing: "The write-ahead log")
             #expect(FileSnapshot(copy) == file && FileSnapshot(copy + "-shm") == index, "\(database) \(arguments)")
@@ -319,7 +367,9 @@ import Testing
         let db = folder.file("state.sqlite")
         // An application that raised its own limit keeps a 2 MiB state.
         let store = try StateStore(path: db, options: .init(maximumStateSize: 4 << 20))
-        try store.save(encoded: Data(repeating: 0x41, count: 2 << 20), encoding: .binary, typeName: "Blob", version: 1, for: "root/big")
+        try store.save(
+            encoded: Data(repeating: 0x41, count: 2 << 20), encoding: .binary, typeName: "Blob", version: 1,
+            for: "root/big")
         let output = folder.file("backup.json")
         let refused = try CLI.run(["export", "--db", db, "--output", output])
         Self.expectOneLine(refused, 1, containing: "--max-state-size")
@@ -331,14 +381,20 @@ import Testing
         #expect(try CLI.tool("sqlite3", [copy, "SELECT length(bytes) FROM states"]) == "\(2 << 20)\n")
 
         // Rows whose paths are invalid are named, not dropped from the document.
-        try rawSQL(db, "INSERT INTO states(path, type_name, version, generation, encoding, checksum, updated_at, bytes) VALUES ('root//x', 'T', 1, 1, 'json', 0, 0, x'7b7d')")
-        Self.expectOneLine(try CLI.run(["export", "--db", db, "--max-state-size", "4MiB"]), 1, containing: "prune --invalid-paths")
+        try rawSQL(
+            db,
+            "INSERT INTO states(path, type_name, version, generation, encoding, checksum, updated_at, bytes) VALUES ('root//x', 'T', 1, 1, 'json', 0, 0, x'7b7d')"
+        )
+        Self.expectOneLine(
+            try CLI.run(["export", "--db", db, "--max-state-size", "4MiB"]), 1, containing: "prune --invalid-paths")
     }
 
     @Test func rowsWithInvalidPathsAreShownCheckedAndPrunedAsSuch() throws {
         let folder = TemporaryFolder()
         let db = try Self.demoDatabase(in: folder)
-        try rawSQL(db, """
+        try rawSQL(
+            db,
+            """
             INSERT INTO states(path, type_name, version, generation, encoding, checksum, updated_at, bytes)
             SELECT path || char(0) || 'x', type_name, version, generation, encoding, checksum + 1, updated_at, bytes
             FROM states WHERE path = 'tabs/mail/inbox';
@@ -376,10 +432,14 @@ import Testing
     @Test func databasePathsThatAreNotFilesAreRefused() throws {
         let folder = TemporaryFolder()
         let document = folder.file("doc.json")
-        try Data(#"{"schema":1,"kind":"export","database_schema_version":1,"states":[{"path":"a","type_name":"T","version":1,"encoding":"json","value":{}}]}"#.utf8)
-            .write(to: URL(fileURLWithPath: document))
+        try Data(
+            #"{"schema":1,"kind":"export","database_schema_version":1,"states":[{"path":"a","type_name":"T","version":1,"encoding":"json","value":{}}]}"#
+                .utf8
+        )
+        .write(to: URL(fileURLWithPath: document))
         for db in [":memory:", "file:\(folder.file("x.sqlite"))", "file:x.sqlite?mode=memory"] {
-            Self.expectOneLine(try CLI.run(["import", "--db", db, document]), 3, containing: "not a database file path")
+            Self.expectOneLine(
+                try CLI.run(["import", "--db", db, document]), 3, containing: "not a database file path")
         }
         #expect(!FileManager.default.fileExists(atPath: "file:\(folder.path)"))
         #expect(!FileManager.default.fileExists(atPath: "file:"))
@@ -390,8 +450,11 @@ import Testing
         let db = try Self.demoDatabase(in: folder)
         try rawSQL(db, "CREATE TRIGGER divert BEFORE INSERT ON states BEGIN SELECT RAISE(IGNORE); END;")
         let document = folder.file("doc.json")
-        try Data(#"{"schema":1,"kind":"export","database_schema_version":1,"states":[{"path":"new","type_name":"T","version":1,"encoding":"json","value":{}}]}"#.utf8)
-            .write(to: URL(fileURLWithPath: document))
+        try Data(
+            #"{"schema":1,"kind":"export","database_schema_version":1,"states":[{"path":"new","type_name":"T","version":1,"encoding":"json","value":{}}]}"#
+                .utf8
+        )
+        .write(to: URL(fileURLWithPath: document))
         let before = FileSnapshot(db)
         Self.expectOneLine(try CLI.run(["import", "--db", db, document]), 3, containing: "trigger divert on states")
         let check = try CLI.run(["check", "--db", db])
@@ -402,7 +465,8 @@ import Testing
         let second = TemporaryFolder()
         let dropped = try Self.demoDatabase(in: second)
         try rawSQL(dropped, "DROP TABLE hierarchy")
-        Self.expectOneLine(try CLI.run(["inspect", "--db", dropped, "--hierarchy"]), 3, containing: "the table hierarchy is missing")
+        Self.expectOneLine(
+            try CLI.run(["inspect", "--db", dropped, "--hierarchy"]), 3, containing: "the table hierarchy is missing")
     }
 
     @Test func aResetHeaderIsReportedAndRepairedByMigrate() throws {
@@ -452,7 +516,9 @@ import Testing
         let db = shared + "/state.sqlite"
         let migrated = try CLI.run(["migrate", "--db", db])
         #expect(migrated.status == 0)
-        #expect(migrated.stderr.hasPrefix("statectl: warning: the folder \(shared) is writable by other users"), "\(migrated)")
+        #expect(
+            migrated.stderr.hasPrefix("statectl: warning: the folder \(shared) is writable by other users"),
+            "\(migrated)")
         #expect(chmod(shared, 0o755) == 0 && chmod(db, 0o644) == 0)
         #expect(try CLI.run(["migrate", "--db", db]).stderr.isEmpty)
         #expect(permissions(db) == 0o600)
@@ -463,12 +529,16 @@ import Testing
     @Test func timesOutOfRangeNeverTrapAndAreNotExported() throws {
         let folder = TemporaryFolder()
         let db = try Self.demoDatabase(in: folder)
-        try rawSQL(db, """
+        try rawSQL(
+            db,
+            """
             UPDATE states SET updated_at = 9223372036854775807 WHERE path = 'tabs/compose';
             UPDATE states SET updated_at = -9223372036854775808 WHERE path = 'tabs/mail/inbox';
             UPDATE pressure_events SET occurred_at = 9223372036854775807;
             """)
-        for command in [["inspect"], ["inspect", "--json"], ["inspect", "--events"], ["inspect", "--events", "--json"]] {
+        for command in [
+            ["inspect"], ["inspect", "--json"], ["inspect", "--events"], ["inspect", "--events", "--json"],
+        ] {
             let result = try CLI.run(command + ["--db", db])
             #expect(result.status == 0, "\(command): \(result)")
             #expect(!result.stderr.contains("Fatal error"), "\(command): \(result)")
@@ -480,7 +550,9 @@ import Testing
         let checkJSON = try CLI.run(["check", "--db", db, "--json"])
         #expect(checkJSON.status == 1, "\(checkJSON)")
         #expect(checkJSON.stdout.contains(#""times_out_of_range": ["#), "\(checkJSON)")
-        #expect(checkJSON.stdout.contains(#""tabs/compose""#) && checkJSON.stdout.contains(#""tabs/mail/inbox""#), "\(checkJSON)")
+        #expect(
+            checkJSON.stdout.contains(#""tabs/compose""#) && checkJSON.stdout.contains(#""tabs/mail/inbox""#),
+            "\(checkJSON)")
         Self.expectOneLine(try CLI.run(["export", "--db", db]), 1, containing: "outside the years 0000–9999")
         // prune compares in SQL and reports what it removed, never trapping after the commit.
         let pruned = try CLI.run(["prune", "--db", db, "--older-than", "1d"])
@@ -494,12 +566,15 @@ import Testing
         try rawSQL(db, "UPDATE states SET type_name = CAST(X'41FF42' AS TEXT) WHERE path = 'tabs/compose'")
         let before = try CLI.dump(db)
         // Reading the state refuses it, saying what to do.
-        Self.expectOneLine(try CLI.run(["inspect", "--db", db, "tabs/compose"]), 1, containing: "The state at tabs/compose cannot be used: its type name is not valid UTF-8")
+        Self.expectOneLine(
+            try CLI.run(["inspect", "--db", db, "tabs/compose"]), 1,
+            containing: "The state at tabs/compose cannot be used: its type name is not valid UTF-8")
         Self.expectOneLine(try CLI.run(["export", "--db", db]), 1, containing: "`statectl prune --path`")
         // check says so rather than calling the database healthy.
         let check = try CLI.run(["check", "--db", db, "--json"])
         #expect(check.status == 1, "\(check)")
-        #expect(check.stdout.contains(#""invalid_type_names": ["#) && check.stdout.contains(#""tabs/compose""#), "\(check)")
+        #expect(
+            check.stdout.contains(#""invalid_type_names": ["#) && check.stdout.contains(#""tabs/compose""#), "\(check)")
         #expect(try CLI.dump(db) == before)
         // The remedy the messages give works.
         #expect(try CLI.run(["prune", "--db", db, "--path", "tabs/compose"]).status == 0)
@@ -525,7 +600,9 @@ import Testing
         #expect(check.status == 1, "\(check)")
         #expect(check.stdout.contains("\"\(list)\": [\n    \"tabs/compose\"\n  ]"), "\(check)")
         let text = try CLI.run(["check", "--db", db])
-        #expect(text.status == 1 && text.stdout.contains("`statectl prune --path`") && !text.stdout.contains("Healthy."), "\(text)")
+        #expect(
+            text.status == 1 && text.stdout.contains("`statectl prune --path`") && !text.stdout.contains("Healthy."),
+            "\(text)")
         #expect(try CLI.dump(db) == before)
         #expect(try CLI.run(["prune", "--db", db, "--path", "tabs/compose"]).status == 0)
         #expect(try CLI.run(["check", "--db", db]).status == 0)
@@ -538,7 +615,8 @@ import Testing
         let before = FileSnapshot(db)
         try FileManager.default.createSymbolicLink(atPath: folder.file("link"), withDestinationPath: db)
         for output in [db, folder.file("link"), db + "-wal", "./" + (db as NSString).lastPathComponent] {
-            let result = try Self.shell("cd '\(folder.path)' && \"$STATECTL\" export --db '\(db)' -o '\(output)' 2>&1; echo \"exit $?\"")
+            let result = try Self.shell(
+                "cd '\(folder.path)' && \"$STATECTL\" export --db '\(db)' -o '\(output)' 2>&1; echo \"exit $?\"")
             #expect(result.output.contains("it is the database being exported"), "\(output): \(result.output)")
             #expect(result.output.hasSuffix("exit 1\n"), "\(output): \(result.output)")
         }
@@ -565,10 +643,13 @@ import Testing
         unlink(db + "-wal")
         // A companion that is a link to someone else's file: refused, and that file's mode kept.
         let victim = folder.file("victim.txt")
-        #expect(FileManager.default.createFile(atPath: victim, contents: Data("x".utf8), attributes: [.posixPermissions: 0o644]))
+        #expect(
+            FileManager.default.createFile(
+                atPath: victim, contents: Data("x".utf8), attributes: [.posixPermissions: 0o644]))
         #expect(chmod(db, 0o644) == 0)
         try FileManager.default.createSymbolicLink(atPath: db + "-wal", withDestinationPath: victim)
-        Self.expectOneLine(try CLI.run(["prune", "--db", db, "--older-than", "1d"]), 3, containing: "-wal is a symbolic link")
+        Self.expectOneLine(
+            try CLI.run(["prune", "--db", db, "--older-than", "1d"]), 3, containing: "-wal is a symbolic link")
         #expect(permissions(victim) == 0o644)
         #expect(permissions(db) == 0o644)
     }
@@ -584,7 +665,8 @@ import Testing
         #expect(FileManager.default.createFile(atPath: journal, contents: Data(repeating: 0xD9, count: 512)))
         let before = (FileSnapshot(other), FileSnapshot(journal))
         let document = folder.file("doc.json")
-        try Data(#"{"schema":1,"kind":"export","database_schema_version":1,"states":[]}"#.utf8).write(to: URL(fileURLWithPath: document))
+        try Data(#"{"schema":1,"kind":"export","database_schema_version":1,"states":[]}"#.utf8).write(
+            to: URL(fileURLWithPath: document))
         for command in [["import", document], ["prune", "--path", "a"], ["inspect"], ["demo"]] {
             Self.expectOneLine(try CLI.run(command + ["--db", other]), 3, containing: "another program")
         }
@@ -593,7 +675,12 @@ import Testing
         #expect(permissions(other) == 0o644)
         // Tables named like ours, with other columns, are not an old StateStore database.
         let rails = folder.file("rails.db")
-        try CLI.tool("sqlite3", [rails, "CREATE TABLE schema_migrations(version INTEGER PRIMARY KEY); INSERT INTO schema_migrations VALUES (2); CREATE TABLE states(id INTEGER PRIMARY KEY, name TEXT);"])
+        try CLI.tool(
+            "sqlite3",
+            [
+                rails,
+                "CREATE TABLE schema_migrations(version INTEGER PRIMARY KEY); INSERT INTO schema_migrations VALUES (2); CREATE TABLE states(id INTEGER PRIMARY KEY, name TEXT);",
+            ])
         let railsBefore = FileSnapshot(rails)
         Self.expectOneLine(try CLI.run(["import", "--db", rails, document]), 3, containing: "another program")
         #expect(FileSnapshot(rails) == railsBefore)
@@ -603,7 +690,9 @@ import Testing
     @Test func aChangedConstraintIsASchemaMismatch() throws {
         let folder = TemporaryFolder()
         let db = try Self.demoDatabase(in: folder)
-        try rawSQL(db, """
+        try rawSQL(
+            db,
+            """
             CREATE TABLE states_copy AS SELECT * FROM states;
             DROP TABLE states;
             CREATE TABLE states (
@@ -626,7 +715,10 @@ import Testing
         try rawSQL(db, "UPDATE states SET checksum = checksum - 1 WHERE path = 'tabs/compose'")
         let document = folder.file("doc.json")
         #expect(try CLI.run(["export", "--db", db, "-o", document]).status == 0)
-        try rawSQL(db, "INSERT INTO states(path, type_name, version, generation, encoding, checksum, updated_at, bytes) VALUES ('tabs//x', 'T', 1, 1, 'json', 0, 0, x'7b7d')")
+        try rawSQL(
+            db,
+            "INSERT INTO states(path, type_name, version, generation, encoding, checksum, updated_at, bytes) VALUES ('tabs//x', 'T', 1, 1, 'json', 0, 0, x'7b7d')"
+        )
         #expect(try CLI.run(["import", "--replace", "--db", db, document]).status == 0)
         #expect(try CLI.tool("sqlite3", [db, "SELECT count(*) FROM states WHERE path = 'tabs//x'"]) == "1\n")
     }
@@ -639,7 +731,9 @@ import Testing
         for command in [["inspect"], ["export"]] {
             let result = try CLI.run(command + ["--db", db])
             #expect(result.status == 0, "\(result)")
-            #expect(result.stderrLines.count == 1 && result.stderr.contains("`statectl migrate --repair --db \(db)`"), "\(result)")
+            #expect(
+                result.stderrLines.count == 1 && result.stderr.contains("`statectl migrate --repair --db \(db)`"),
+                "\(result)")
         }
         // Writing commands refuse, pointing at the repair.
         for command in [["migrate"], ["migrate", "--dry-run"]] {
@@ -648,7 +742,9 @@ import Testing
             #expect(result.stderr.contains("statectl migrate --repair"), "\(result)")
         }
         let check = try CLI.run(["check", "--db", db])
-        #expect(check.status == 1 && check.stdout.contains("schema_migrations is missing") && check.stdout.contains("migrate --repair"), "\(check)")
+        #expect(
+            check.status == 1 && check.stdout.contains("schema_migrations is missing")
+                && check.stdout.contains("migrate --repair"), "\(check)")
     }
 
     /// Version records set back by hand to an older version, the tables left as they are: the
@@ -660,13 +756,20 @@ import Testing
         try rawSQL(db, "PRAGMA user_version = 3; DELETE FROM schema_migrations WHERE version > 3")
         let before = try CLI.dump(db), file = FileSnapshot(db)
         let document = folder.file("empty.json")
-        try Data(#"{"schema":1,"kind":"export","database_schema_version":1,"states":[]}"#.utf8).write(to: URL(fileURLWithPath: document))
-        for command in [["migrate"], ["migrate", "--dry-run"], ["import", document], ["prune", "--path", "tabs/compose"]] {
+        try Data(#"{"schema":1,"kind":"export","database_schema_version":1,"states":[]}"#.utf8).write(
+            to: URL(fileURLWithPath: document))
+        for command in [
+            ["migrate"], ["migrate", "--dry-run"], ["import", document], ["prune", "--path", "tabs/compose"],
+        ] {
             let result = try CLI.run([command[0], "--db", db] + command.dropFirst())
             // import and prune first read the file, as they can, with a warning saying the same.
             #expect(result.status == 3 && result.stderrLines.count <= 2, "\(result)")
-            #expect(result.stderrLines.last?.contains("its schema version records say 3, but its tables are schema \(StateStore.latestSchemaVersion)'s exactly") == true, "\(result)")
-            #expect(result.stderr.contains("statectl migrate --repair") && !result.stderr.contains("CREATE"), "\(result)")
+            #expect(
+                result.stderrLines.last?.contains(
+                    "its schema version records say 3, but its tables are schema \(StateStore.latestSchemaVersion)'s exactly"
+                ) == true, "\(result)")
+            #expect(
+                result.stderr.contains("statectl migrate --repair") && !result.stderr.contains("CREATE"), "\(result)")
             #expect(FileSnapshot(db) == file)
         }
         #expect(try CLI.dump(db) == before)
@@ -685,11 +788,13 @@ import Testing
         #expect(migrated.stderr.contains(#"wide\nfolder"#), "\(migrated)")
         let empty = folder.file("empty.txt")
         #expect(FileManager.default.createFile(atPath: empty, contents: Data()))
-        Self.expectOneLine(try CLI.run(["prune", "--db", empty, "--older-than", "1d"]), 3, containing: "statectl migrate")
+        Self.expectOneLine(
+            try CLI.run(["prune", "--db", empty, "--older-than", "1d"]), 3, containing: "statectl migrate")
         #expect(fileBytes(empty).isEmpty)
         // A type name with escapes is shown escaped, never sent to the terminal.
         let db = try Self.demoDatabase(in: folder)
-        try rawSQL(db, "UPDATE states SET type_name = 'A' || char(10) || 'B' || char(27) || '[2J' WHERE path = 'tabs/compose'")
+        try rawSQL(
+            db, "UPDATE states SET type_name = 'A' || char(10) || 'B' || char(27) || '[2J' WHERE path = 'tabs/compose'")
         let inspect = try CLI.run(["inspect", "--db", db])
         #expect(!inspect.stdout.contains("\u{1B}"), "\(inspect)")
         #expect(inspect.stdout.contains(#"A\nB\u{1B}[2J"#), "\(inspect)")
@@ -697,14 +802,19 @@ import Testing
         let one = try CLI.run(["inspect", "--db", db, "tabs/compose"])
         #expect(one.status == 0, "\(one)")
         #expect(!one.stdout.contains("\u{1B}"), "\(one)")
-        #expect(one.stdout.split(separator: "\n").contains { $0.hasPrefix("Type:") && $0.hasSuffix(#"A\nB\u{1B}[2J"#) }, "\(one)")
+        #expect(
+            one.stdout.split(separator: "\n").contains { $0.hasPrefix("Type:") && $0.hasSuffix(#"A\nB\u{1B}[2J"#) },
+            "\(one)")
     }
 
     // MARK: A third pass: archives and descriptors
 
     /// Puts `json` as the main scene's archive of a demo database.
     static func archive(_ json: String, in db: String) throws {
-        try rawSQL(db, "UPDATE hierarchy SET archive = CAST(X'\(Data(json.utf8).map { String(format: "%02X", $0) }.joined())' AS BLOB) WHERE scene = 'main' AND set_aside = 0")
+        try rawSQL(
+            db,
+            "UPDATE hierarchy SET archive = CAST(X'\(Data(json.utf8).map { String(format: "%02X", $0) }.joined())' AS BLOB) WHERE scene = 'main' AND set_aside = 0"
+        )
     }
 
     @Test func hostileArchivesAreSetAsideWithAReasonAndPrintedEscaped() throws {
@@ -712,12 +822,19 @@ import Testing
         // A restoration path over 1024 bytes: no state could ever be saved under it.
         var node = #"{"kind":"plain","children":[],"storyboardIdentifier":"inbox","restorationIdentifier":"leaf"}"#
         for index in 0..<40 {
-            node = #"{"kind":"plain","children":[\#(node)],"storyboardIdentifier":"inbox","restorationIdentifier":"\#(String(repeating: "x", count: 29))\#(index)"}"#
+            node =
+                #"{"kind":"plain","children":[\#(node)],"storyboardIdentifier":"inbox","restorationIdentifier":"\#(String(repeating: "x", count: 29))\#(index)"}"#
         }
         let cases: [(String, String)] = [
             (#"{"format":2,"root":\#(node)}"#, "longer than 1024 UTF-8 bytes"),
-            (#"{"format":-5,"root":{"kind":"plain","children":[],"storyboardIdentifier":"inbox"}}"#, "was never written"),
-            (#"{"format":2.5,"root":{"kind":"plain","children":[],"storyboardIdentifier":"inbox"}}"#, "wrong type or a number out of range"),
+            (
+                #"{"format":-5,"root":{"kind":"plain","children":[],"storyboardIdentifier":"inbox"}}"#,
+                "was never written"
+            ),
+            (
+                #"{"format":2.5,"root":{"kind":"plain","children":[],"storyboardIdentifier":"inbox"}}"#,
+                "wrong type or a number out of range"
+            ),
         ]
         for (json, reason) in cases {
             let db = try Self.demoDatabase(in: folder)
@@ -731,17 +848,22 @@ import Testing
         }
         // Escapes and bidi controls from an archive never reach the terminal raw.
         let db = try Self.demoDatabase(in: folder)
-        try Self.archive(#"{"format":2,"orientation":"p\u001b[2J","root":{"kind":"plain","children":[],"storyboardIdentifier":"in\u001b[31mRED\u202ebox"},"unarchived":[{"path":"a\u001b]0;x\u0007","typeName":"T\nx","reason":"r"}]}"#, in: db)
+        try Self.archive(
+            #"{"format":2,"orientation":"p\u001b[2J","root":{"kind":"plain","children":[],"storyboardIdentifier":"in\u001b[31mRED\u202ebox"},"unarchived":[{"path":"a\u001b]0;x\u0007","typeName":"T\nx","reason":"r"}]}"#,
+            in: db)
         let shown = try CLI.run(["inspect", "--db", db, "--hierarchy"])
-        #expect(!shown.stdout.unicodeScalars.contains { $0 == "\u{1B}" || $0 == "\u{202E}" || $0 == "\u{07}" }, "\(shown)")
+        #expect(
+            !shown.stdout.unicodeScalars.contains { $0 == "\u{1B}" || $0 == "\u{202E}" || $0 == "\u{07}" }, "\(shown)")
         #expect(shown.stdout.contains(#"\u{1B}[31mRED\u{202E}box"#), "\(shown)")
     }
 
     @Test func aPartialRebuildOfThousandsIsReportedBriefly() throws {
         let folder = TemporaryFolder()
         let db = try Self.demoDatabase(in: folder)
-        let children = (0..<3000).map { #"{"kind":"plain","children":[],"storyboardIdentifier":"nope\#($0)"}"# }.joined(separator: ",")
-        try Self.archive(#"{"format":2,"root":{"kind":"plain","storyboardIdentifier":"inbox","children":[\#(children)]}}"#, in: db)
+        let children = (0..<3000).map { #"{"kind":"plain","children":[],"storyboardIdentifier":"nope\#($0)"}"# }.joined(
+            separator: ",")
+        try Self.archive(
+            #"{"format":2,"root":{"kind":"plain","storyboardIdentifier":"inbox","children":[\#(children)]}}"#, in: db)
         let demo = try CLI.run(["demo", "--db", db])
         #expect(demo.stderrLines.count <= 25, "\(demo.stderrLines.count) lines")
         #expect(try CLI.tool("sqlite3", [db, "SELECT max(length(value)) < 10000 FROM metadata"]) == "1\n")

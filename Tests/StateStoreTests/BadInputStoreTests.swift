@@ -1,7 +1,8 @@
 import Foundation
-@testable import StateStore
 import StateStoreSQLite
 import Testing
+
+@testable import StateStore
 
 /// The store at its edges: paths that are not files, other programs' databases, schemas changed
 /// by hand, rows written by other tools. Each case gets a typed error and leaves every byte.
@@ -27,7 +28,9 @@ import Testing
         let folder = TemporaryFolder()
         let fifo = folder.file("pipe")
         #expect(mkfifo(fifo, 0o600) == 0)
-        for (path, kind) in [(fifo, "a FIFO (named pipe)"), (folder.path, "a directory"), ("/dev/null", "a character device")] {
+        for (path, kind) in [
+            (fifo, "a FIFO (named pipe)"), (folder.path, "a directory"), ("/dev/null", "a character device"),
+        ] {
             for readOnly in [false, true] {
                 #expect(throws: StateStoreError.notARegularFile(file: path, kind: kind)) {
                     try StateStore(path: path, options: .init(readOnly: readOnly))
@@ -48,8 +51,10 @@ import Testing
         beforeRawSQLite()
         #expect(sqlite3_open(path, &handle) == SQLITE_OK)
         defer { sqlite3_close(handle) }
-        for sql in ["PRAGMA journal_mode=WAL", "PRAGMA wal_autocheckpoint=0",
-                    "CREATE TABLE accounts(id INTEGER PRIMARY KEY, name TEXT)", "INSERT INTO accounts(name) VALUES ('ada')"] {
+        for sql in [
+            "PRAGMA journal_mode=WAL", "PRAGMA wal_autocheckpoint=0",
+            "CREATE TABLE accounts(id INTEGER PRIMARY KEY, name TEXT)", "INSERT INTO accounts(name) VALUES ('ada')",
+        ] {
             #expect(sqlite3_exec(handle, sql, nil, nil, nil) == SQLITE_OK)
         }
         let wal = try #require(try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int)
@@ -65,17 +70,25 @@ import Testing
         }
         #expect(FileSnapshot(path) == before.0 && FileSnapshot(path + "-wal") == before.1)
         var count: Int32 = 0
-        #expect(sqlite3_exec(handle, "SELECT count(*) FROM accounts", { context, _, values, _ in
-            context!.assumingMemoryBound(to: Int32.self).pointee = Int32(atoi(values![0]!))
-            return 0
-        }, &count, nil) == SQLITE_OK)
+        #expect(
+            sqlite3_exec(
+                handle, "SELECT count(*) FROM accounts",
+                { context, _, values, _ in
+                    context!.assumingMemoryBound(to: Int32.self).pointee = Int32(atoi(values![0]!))
+                    return 0
+                }, &count, nil) == SQLITE_OK)
         #expect(count == 1)
     }
 
     @Test func anotherProgramsDatabaseIsNeverAltered() throws {
         let folder = TemporaryFolder()
         let path = folder.file("other.sqlite")
-        try CLI.tool("sqlite3", [path, "CREATE TABLE accounts(id INTEGER PRIMARY KEY, name TEXT); INSERT INTO accounts(name) VALUES ('ada');"])
+        try CLI.tool(
+            "sqlite3",
+            [
+                path,
+                "CREATE TABLE accounts(id INTEGER PRIMARY KEY, name TEXT); INSERT INTO accounts(name) VALUES ('ada');",
+            ])
         let link = folder.file("link.sqlite")
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: path)
         let before = FileSnapshot(path)
@@ -112,7 +125,9 @@ import Testing
         #expect(FileManager.default.createFile(atPath: old, contents: nil))
         for migration in EmbeddedMigrations.all where migration.version <= 2 { try rawSQL(old, migration.sql) }
         let bytes = Data(#"{"attachments":{},"body":"","subject":"s","to":[]}"#.utf8)
-        try rawSQL(old, """
+        try rawSQL(
+            old,
+            """
             CREATE TABLE schema_migrations(version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT;
             INSERT INTO schema_migrations VALUES (1, 'initial', 0), (2, 'states_rowid', 0);
             PRAGMA user_version = 2;
@@ -172,7 +187,9 @@ import Testing
         do {
             let store = try StateStore(path: path)
             for index in 0..<20 {
-                try store.save(Draft(to: [], subject: String(repeating: "x", count: 2000), body: "\(index)"), for: RestorationPath(validating: "root/\(index)"))
+                try store.save(
+                    Draft(to: [], subject: String(repeating: "x", count: 2000), body: "\(index)"),
+                    for: RestorationPath(validating: "root/\(index)"))
             }
         }
         #expect(!FileManager.default.fileExists(atPath: path + "-wal"))
@@ -192,7 +209,10 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: cut)) == whole.prefix(bytes))
     }
 
-    @Test(arguments: ["DROP TABLE hierarchy", "DROP TABLE metadata", "ALTER TABLE states DROP COLUMN updated_at", "DROP INDEX quarantine_by_path"])
+    @Test(arguments: [
+        "DROP TABLE hierarchy", "DROP TABLE metadata", "ALTER TABLE states DROP COLUMN updated_at",
+        "DROP INDEX quarantine_by_path",
+    ])
     func aChangedTableIsRefusedAtOpen(_ edit: String) throws {
         let folder = TemporaryFolder()
         let path = folder.file("state.sqlite")
@@ -202,7 +222,10 @@ import Testing
         do {
             _ = try StateStore(path: path)
         } catch {
-            guard case .schemaMismatch = error else { Issue.record("\(error)"); return }
+            guard case .schemaMismatch = error else {
+                Issue.record("\(error)")
+                return
+            }
         }
     }
 
@@ -222,7 +245,9 @@ import Testing
         try rawSQL(path, "PRAGMA user_version = 0; DROP TABLE schema_migrations")
         let before = FileSnapshot(path)
         #expect { try StateStore(path: path) } throws: { error in
-            if case StateStoreError.schemaMismatch(_, let detail) = error { return detail.contains("records no schema version") }
+            if case StateStoreError.schemaMismatch(_, let detail) = error {
+                return detail.contains("records no schema version")
+            }
             return false
         }
         #expect(FileSnapshot(path) == before)
@@ -233,7 +258,9 @@ import Testing
         #expect(try repaired.restore(Draft.self, for: "root")?.subject == "kept")
         try rawSQL(path, "PRAGMA user_version = 3; DELETE FROM schema_migrations WHERE version > 3")
         #expect { try StateStore(path: path) } throws: { error in
-            if case StateStoreError.schemaMismatch(_, let detail) = error { return detail.contains("its schema version records say 3") }
+            if case StateStoreError.schemaMismatch(_, let detail) = error {
+                return detail.contains("its schema version records say 3")
+            }
             return false
         }
         let (again, none) = try StateStore.openOrRecover(path: path)
@@ -242,7 +269,10 @@ import Testing
         #expect(try again.check().isHealthy)
         // A version table made again in another shape holds only records: it is made afresh,
         // and the states stay.
-        try rawSQL(path, "PRAGMA user_version = 0; DROP TABLE schema_migrations; CREATE TABLE schema_migrations(version INTEGER, name TEXT, applied_at INTEGER)")
+        try rawSQL(
+            path,
+            "PRAGMA user_version = 0; DROP TABLE schema_migrations; CREATE TABLE schema_migrations(version INTEGER, name TEXT, applied_at INTEGER)"
+        )
         let (remade, notMoved) = try StateStore.openOrRecover(path: path)
         #expect(notMoved == nil)
         #expect(try remade.restore(Draft.self, for: "root")?.subject == "kept")
@@ -250,7 +280,8 @@ import Testing
         // Records gone beside a change the repair does not make (a trigger): openOrRecover
         // moves the file aside rather than fail the launch, and the fresh one, without the
         // trigger, holds the states; not while another store of this process has it open.
-        try rawSQL(path, "PRAGMA user_version = 0; CREATE TRIGGER t AFTER INSERT ON schema_migrations BEGIN SELECT 1; END")
+        try rawSQL(
+            path, "PRAGMA user_version = 0; CREATE TRIGGER t AFTER INSERT ON schema_migrations BEGIN SELECT 1; END")
         #expect { try StateStore.openOrRecover(path: path) } throws: { error in
             guard case StateStoreError.busy(let failure) = error else { return false }
             return failure.message.contains("is open in this process")
@@ -273,11 +304,18 @@ import Testing
         let store = try StateStore(path: path)
         try store.save(Draft(to: [], subject: "small", body: ""), for: "root/small")
         let size = 48 << 20
-        try rawSQL(path, """
+        try rawSQL(
+            path,
+            """
             INSERT INTO states(path, type_name, version, generation, encoding, checksum, updated_at, bytes)
             VALUES ('root/huge', 'T', 1, 1, 'binary', 0, 0, randomblob(\(size)))
             """)
-        let digest = try CLI.tool("sqlite3", [path, "SELECT length(bytes), hex(substr(bytes, 1, 32)), hex(substr(bytes, \(size - 31), 32)) FROM states WHERE path = 'root/huge'"])
+        let digest = try CLI.tool(
+            "sqlite3",
+            [
+                path,
+                "SELECT length(bytes), hex(substr(bytes, 1, 32)), hex(substr(bytes, \(size - 31), 32)) FROM states WHERE path = 'root/huge'",
+            ])
         #expect(throws: StateStoreError.stateTooLarge(path: "root/huge", byteCount: size, limit: 1 << 20)) {
             try store.state(at: "root/huge")
         }
@@ -286,7 +324,12 @@ import Testing
         }
         #expect(try store.quarantine("root/huge", reason: "too large"))
         #expect(try store.state(at: "root/huge") == nil)
-        let moved = try CLI.tool("sqlite3", [path, "SELECT length(bytes), hex(substr(bytes, 1, 32)), hex(substr(bytes, \(size - 31), 32)) FROM quarantine WHERE path = 'root/huge'"])
+        let moved = try CLI.tool(
+            "sqlite3",
+            [
+                path,
+                "SELECT length(bytes), hex(substr(bytes, 1, 32)), hex(substr(bytes, \(size - 31), 32)) FROM quarantine WHERE path = 'root/huge'",
+            ])
         #expect(moved == digest)
         #expect(try store.restore(Draft.self, for: "root/small")?.subject == "small")
     }
@@ -296,7 +339,9 @@ import Testing
         let path = folder.file("state.sqlite")
         let store = try StateStore(path: path)
         try store.save(Draft(to: [], subject: "a", body: ""), for: "root/a")
-        try rawSQL(path, """
+        try rawSQL(
+            path,
+            """
             INSERT INTO states(path, type_name, version, generation, encoding, checksum, updated_at, bytes) VALUES
               ('root//empty', 'T', 1, 1, 'json', 0, 0, x'7b7d'),
               ('root/a' || char(0) || 'hidden', 'T', 1, 1, 'json', 0, 0, x'7b7d'),
@@ -310,17 +355,24 @@ import Testing
         #expect(try store.check().invalidRows == invalid)
         #expect(try !store.check().isHealthy)
         // A prefix prune removes only what it can list.
-        let removed = try store.write { (transaction) throws(StateStoreError) in try transaction.removeEntries(under: "root") }
+        let removed = try store.write { (transaction) throws(StateStoreError) in
+            try transaction.removeEntries(under: "root")
+        }
         #expect(removed.map(\.path) == ["root/a"])
         #expect(try CLI.tool("sqlite3", [path, "SELECT count(*) FROM states"]) == "3\n")
-        #expect(try store.write { (transaction) throws(StateStoreError) in try transaction.removeInvalidRows() } == invalid)
+        #expect(
+            try store.write { (transaction) throws(StateStoreError) in try transaction.removeInvalidRows() } == invalid)
         #expect(try CLI.tool("sqlite3", [path, "SELECT count(*) FROM states"]) == "0\n")
     }
 
     @Test func generationsAndVersionsFromOutsideAreBounded() throws {
         let store = try StateStore.inMemory()
-        for (generation, version) in [(Int64.max, 1), (0, 1), (StoredState.maximumGeneration + 1, 1), (1, -1), (1, Int(Int32.max) + 1)] {
-            let state = StoredState(path: "root", typeName: "T", version: version, generation: generation, encoding: .json, updatedAt: Date(), bytes: Data("{}".utf8))
+        for (generation, version) in [
+            (Int64.max, 1), (0, 1), (StoredState.maximumGeneration + 1, 1), (1, -1), (1, Int(Int32.max) + 1),
+        ] {
+            let state = StoredState(
+                path: "root", typeName: "T", version: version, generation: generation, encoding: .json,
+                updatedAt: Date(), bytes: Data("{}".utf8))
             #expect(throws: StateStoreError.self) {
                 try store.write { (transaction) throws(StateStoreError) in try transaction.insert(verbatim: state) }
             }
@@ -367,14 +419,20 @@ import Testing
         let folder = TemporaryFolder()
         let blocker = folder.file("file")
         #expect(FileManager.default.createFile(atPath: blocker, contents: Data()))
-        #expect(throws: StateStoreError.fileSystem(FileSystemFailure(operation: .stat, path: blocker + "/app/state.sqlite", errno: ENOTDIR))) {
+        #expect(
+            throws: StateStoreError.fileSystem(
+                FileSystemFailure(operation: .stat, path: blocker + "/app/state.sqlite", errno: ENOTDIR))
+        ) {
             try StateStore(path: blocker + "/app/state.sqlite")
         }
         // A folder that cannot be created for another reason: the operation and errno say which.
         let locked = folder.file("locked")
         #expect(mkdir(locked, 0o500) == 0)
         if geteuid() != 0 {
-            #expect(throws: StateStoreError.fileSystem(FileSystemFailure(operation: .createFolder, path: locked + "/app", errno: EACCES))) {
+            #expect(
+                throws: StateStoreError.fileSystem(
+                    FileSystemFailure(operation: .createFolder, path: locked + "/app", errno: EACCES))
+            ) {
                 try StateStore(path: locked + "/app/state.sqlite")
             }
         }
@@ -384,7 +442,11 @@ import Testing
         let folder = TemporaryFolder()
         let path = folder.file("state.sqlite")
         let store = try StateStore(path: path)
-        for index in 0..<200 { try store.save(Draft(to: [], subject: String(repeating: "x", count: 500), body: "\(index)"), for: RestorationPath(validating: "root/\(index)")) }
+        for index in 0..<200 {
+            try store.save(
+                Draft(to: [], subject: String(repeating: "x", count: 500), body: "\(index)"),
+                for: RestorationPath(validating: "root/\(index)"))
+        }
         _ = consume store
         // Overwrite a page in the middle of the table's b-tree.
         let handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import StateStore
 
 @Suite("statectl demo over a hostile archive", .timeLimit(.minutes(10)))
@@ -18,13 +19,16 @@ struct CLIDemoHostileArchiveTests {
             """#
         do {
             let store = try StateStore(path: db)
-            try store.write { (transaction) throws(StateStoreError) in try transaction.setHierarchyArchive(Data(hostile.utf8)) }
+            try store.write { (transaction) throws(StateStoreError) in
+                try transaction.setHierarchyArchive(Data(hostile.utf8))
+            }
         }
         let result = try CLI.run(["demo", "--db", db])
         #expect(result.status == 0, "\(result)")
-        #expect(result.stderr.contains(
-            "could not be rebuilt (at tabs/mail: two controllers of one containment tree present (tabs too); only one presentation per tree is possible); it was set aside"
-        ), "\(result)")
+        #expect(
+            result.stderr.contains(
+                "could not be rebuilt (at tabs/mail: two controllers of one containment tree present (tabs too); only one presentation per tree is possible); it was set aside"
+            ), "\(result)")
         let setAside = try CLI.run(["inspect", "--db", db, "--hierarchy", "--set-aside"])
         #expect(setAside.stdout.contains("      ⤷ presents settings\n   ⤷ presents compose"), "\(setAside)")
     }

@@ -90,7 +90,9 @@ import Testing
 
     /// `SELECT count(*) FROM states` through the sqlite3 CLI.
     static func sqliteCount(_ db: String) throws -> Int? {
-        Int(try CLI.tool("sqlite3", [db, "SELECT count(*) FROM states"]).trimmingCharacters(in: .whitespacesAndNewlines))
+        Int(
+            try CLI.tool("sqlite3", [db, "SELECT count(*) FROM states"]).trimmingCharacters(in: .whitespacesAndNewlines)
+        )
     }
 
     /// `"count"` of `inspect --json`.
@@ -118,7 +120,8 @@ import Testing
         #expect(out.contains("  a fresh database: nothing to restore, built tabs → mail (inbox) + settings\n"))
         #expect(out.contains(Self.push), "\(result)")
         #expect(out.contains("  rotate(to: landscapeLeft) → true, window is now 844×390\n"))
-        #expect(out.contains("  rotate(to: portraitUpsideDown) → false: compose supports portrait and landscape only\n"))
+        #expect(
+            out.contains("  rotate(to: portraitUpsideDown) → false: compose supports portrait and landscape only\n"))
         #expect(out.contains("  compose: didReceiveMemoryWarning(level: critical)\n"))
         #expect(out.contains("== Launch 1: memory warning (critical)\n"))
         #expect(out.contains(Self.relaunch), "\(result)")
@@ -129,10 +132,13 @@ import Testing
         // The sqlite3 CLI reads what the demo left, and agrees with inspect.
         #expect(try Self.sqliteCount(db) == 3)
         #expect(try Self.inspectCount(db) == 3)
-        let draft = try CLI.tool("sqlite3", [db, "SELECT json_extract(bytes, '$.subject') FROM states WHERE path = 'tabs/compose'"])
+        let draft = try CLI.tool(
+            "sqlite3", [db, "SELECT json_extract(bytes, '$.subject') FROM states WHERE path = 'tabs/compose'"])
         #expect(draft == "Re: Status report #3\n")
         let events = try CLI.run(["inspect", "--db", db, "--events", "--json"])
-        #expect(events.stdout.contains(#""level": "warning""#) && events.stdout.contains(#""level": "critical""#), "\(events)")
+        #expect(
+            events.stdout.contains(#""level": "warning""#) && events.stdout.contains(#""level": "critical""#),
+            "\(events)")
     }
 
     @Test func demoTwiceContinuesThePreviousSession() throws {
@@ -142,10 +148,14 @@ import Testing
         let second = try CLI.run(["demo", "--db", db])
         #expect(second.status == 0, "\(second)")
         #expect(second.stderr.isEmpty, "\(second)")
-        #expect(second.stdout.contains("  restoreHierarchy(in:) → true: continuing the session a previous run left\n"), "\(second)")
-        #expect(second.stdout.contains("""
-            == Launch 1: back to the inbox to replay the script
-            """))
+        #expect(
+            second.stdout.contains("  restoreHierarchy(in:) → true: continuing the session a previous run left\n"),
+            "\(second)")
+        #expect(
+            second.stdout.contains(
+                """
+                == Launch 1: back to the inbox to replay the script
+                """))
         #expect(second.stdout.contains("  tabs/mail/inbox: selected m-1042, scrolled to 480\n"), "\(second)")
         #expect(second.stdout.contains(Self.relaunch), "\(second)")
         #expect(second.stdout.hasSuffix(Self.tree))
@@ -163,12 +173,16 @@ import Testing
         #expect(object["kind"] as? String == "demo")
         #expect(object["continued"] as? Bool == false)
         let draft = try #require(object["restored_draft"] as? [String: String])
-        #expect(draft == ["to": "ada@example.com", "subject": "Re: Status report #3",
-                          "body": "Thanks, Ada. The numbers look right; let's ship on Friday."])
+        #expect(
+            draft == [
+                "to": "ada@example.com", "subject": "Re: Status report #3",
+                "body": "Thanks, Ada. The numbers look right; let's ship on Friday.",
+            ])
         #expect((object["entries"] as? [Any])?.count == 3)
         let steps = try #require(object["steps"] as? [[String: Any]])
         #expect(steps.first?["title"] as? String == "open the inbox")
-        #expect(steps.contains { ($0["trace"] as? [String])?.contains("message: viewWillAppear(animated: true)") == true })
+        #expect(
+            steps.contains { ($0["trace"] as? [String])?.contains("message: viewWillAppear(animated: true)") == true })
     }
 
     @Test func demoUsesTheDefaultDatabaseWithoutDB() throws {
@@ -191,22 +205,26 @@ import Testing
 
         let json = try CLI.run(["inspect", "--db", db, "--hierarchy", "--json"])
         #expect(json.status == 0, "\(json)")
-        #expect(json.stdout.hasPrefix("""
-            {
-              "schema": 1,
-              "kind": "hierarchy",
-              "scene": "main",
-              "set_aside": false,
-              "found": true,
-            """), "\(json)")
-        #expect(json.stdout.contains("""
-              "readable": true,
-              "archive": {
-                "format": 2,
-                "orientation": "landscapeLeft",
-                "root": {
-                  "storyboardIdentifier": "tabs",
-            """), "\(json)")
+        #expect(
+            json.stdout.hasPrefix(
+                """
+                {
+                  "schema": 1,
+                  "kind": "hierarchy",
+                  "scene": "main",
+                  "set_aside": false,
+                  "found": true,
+                """), "\(json)")
+        #expect(
+            json.stdout.contains(
+                """
+                  "readable": true,
+                  "archive": {
+                    "format": 2,
+                    "orientation": "landscapeLeft",
+                    "root": {
+                      "storyboardIdentifier": "tabs",
+                """), "\(json)")
         #expect(json.stdout.contains(#""selectedIndex": 0,"#))
 
         // The crash-loop guard's set-aside archive stays viewable.
@@ -217,7 +235,10 @@ import Testing
         #expect(live.stdout == "No hierarchy archive for scene \"main\".\n", "\(live)")
         let setAside = try CLI.run(["inspect", "--db", db, "--hierarchy", "--set-aside"])
         #expect(setAside.status == 0, "\(setAside)")
-        #expect(setAside.stdout == Self.tree.replacingOccurrences(
-            of: "main (landscapeLeft)", with: "main (landscapeLeft), set aside: not restored at the last launch"), "\(setAside)")
+        #expect(
+            setAside.stdout
+                == Self.tree.replacingOccurrences(
+                    of: "main (landscapeLeft)", with: "main (landscapeLeft), set aside: not restored at the last launch"
+                ), "\(setAside)")
     }
 }

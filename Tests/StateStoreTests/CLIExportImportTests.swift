@@ -4,17 +4,21 @@ import Testing
 
 /// `statectl export` and `statectl import`, run as the built binary.
 @Suite(.timeLimit(.minutes(10))) struct CLIExportImportTests {
-    static let rowsQuery = "SELECT path, type_name, version, generation, encoding, checksum, updated_at, hex(bytes) FROM states ORDER BY path"
+    static let rowsQuery =
+        "SELECT path, type_name, version, generation, encoding, checksum, updated_at, hex(bytes) FROM states ORDER BY path"
 
     /// The fixture plus states that stress the embedding: non-canonical JSON, floats, escapes,
     /// binary bytes that happen to be JSON, a state nested deeper than an import allows inline.
     static func populateTricky(_ db: String) throws {
         try Fixture.populate(db)
         let store = try StateStore(path: db)
-        try store.save(encoded: Data(#"{ "a" : 1.50, "b":[1,2] }"#.utf8), encoding: .json, typeName: "Loose", version: 1, for: "tricky/loose")
+        try store.save(
+            encoded: Data(#"{ "a" : 1.50, "b":[1,2] }"#.utf8), encoding: .json, typeName: "Loose", version: 1,
+            for: "tricky/loose")
         try store.save(["x": 0.1, "y": 1e300, "z": -0.0], for: "tricky/floats")
         try store.save(["tab\t": "\u{1}\u{7F}é😀/\\\""], for: "tricky/escapes")
-        try store.save(encoded: Data("[1,2,3]".utf8), encoding: .binary, typeName: "Raw", version: 4, for: "tricky/binary-json")
+        try store.save(
+            encoded: Data("[1,2,3]".utf8), encoding: .binary, typeName: "Raw", version: 4, for: "tricky/binary-json")
         try store.save(encoded: Data(), encoding: .binary, typeName: "Empty", version: 0, for: "tricky/empty")
         let deep = String(repeating: "[", count: 70) + String(repeating: "]", count: 70)
         try store.save(encoded: Data(deep.utf8), encoding: .json, typeName: "Deep", version: 1, for: "tricky/deep")
@@ -32,26 +36,32 @@ import Testing
         #expect(export.stdout == "Exported 11 states (2.3 KiB) to \(exportFile).\n")
         #expect(try CLI.tool("stat", ["-c", "%a", exportFile]) == "600\n")
         // No temporary file is left beside it.
-        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.contains("export") } == ["export.json"])
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.contains("export") } == [
+                "export.json"
+            ])
 
         let text = try String(contentsOfFile: exportFile, encoding: .utf8)
-        #expect(text.contains("""
-                {
-                  "path": "root/inbox",
-                  "type_name": "Mail.Inbox",
-                  "version": 1,
-                  "generation": 3,
-                  "encoding": "json",
-                  "updated_at": "2026-01-02T03:04:05.678Z",
-                  "checksum": "5b3ad7182876e466",
-                  "byte_count": 30,
-                  "value": {
-                    "selected": "m-42",
-                    "unread": 2
-                  }
-                }
-            """))
-        #expect(text.contains(#""base64": "\#(Data("[1,2,3]".utf8).base64EncodedString())""#) == false)  // binary JSON is embedded
+        #expect(
+            text.contains(
+                """
+                    {
+                      "path": "root/inbox",
+                      "type_name": "Mail.Inbox",
+                      "version": 1,
+                      "generation": 3,
+                      "encoding": "json",
+                      "updated_at": "2026-01-02T03:04:05.678Z",
+                      "checksum": "5b3ad7182876e466",
+                      "byte_count": 30,
+                      "value": {
+                        "selected": "m-42",
+                        "unread": 2
+                      }
+                    }
+                """))
+        // Binary JSON is embedded.
+        #expect(text.contains(#""base64": "\#(Data("[1,2,3]".utf8).base64EncodedString())""#) == false)
         #expect(text.contains(#""base64": "\#(Data(#"{ "a" : 1.50, "b":[1,2] }"#.utf8).base64EncodedString())""#))
 
         // Export to stdout is the same document.
@@ -64,8 +74,10 @@ import Testing
         let target = folder.file("target/state.sqlite")
         let imported = try CLI.run(["import", "--db", target, exportFile])
         #expect(imported.status == 0, "\(imported)")
-        #expect(imported.stdout == "Imported 11 states into \(target): 11 new, 0 replaced.\n"
-            + "1 quarantined row in \(exportFile) was not imported (an export carries them for the record; `jq .quarantine` shows them).\n")
+        #expect(
+            imported.stdout == "Imported 11 states into \(target): 11 new, 0 replaced.\n"
+                + "1 quarantined row in \(exportFile) was not imported (an export carries them for the record; `jq .quarantine` shows them).\n"
+        )
         let sourceRows = try CLI.tool("sqlite3", [source, Self.rowsQuery])
         #expect(sourceRows.split(separator: "\n").count == 11)
         #expect(try CLI.tool("sqlite3", [target, Self.rowsQuery]) == sourceRows)
@@ -97,35 +109,42 @@ import Testing
         }
         let merged = try CLI.run(["import", "--db", target, exportFile, "--json"])
         #expect(merged.status == 0, "\(merged)")
-        #expect(merged.stdout == """
-            {
-              "schema": 1,
-              "kind": "import",
-              "database": "\(target)",
-              "source": "\(exportFile)",
-              "imported": 4,
-              "created": 3,
-              "replaced": 1,
-              "removed": 0
-            }
+        #expect(
+            merged.stdout == """
+                {
+                  "schema": 1,
+                  "kind": "import",
+                  "database": "\(target)",
+                  "source": "\(exportFile)",
+                  "imported": 4,
+                  "created": 3,
+                  "replaced": 1,
+                  "removed": 0
+                }
 
-            """)
+                """)
         // The replaced row's generation moves past what a running app has seen.
-        #expect(try CLI.tool("sqlite3", [target, "SELECT generation, hex(bytes) FROM states WHERE path = 'root/inbox'"])
-            == "11|\(Data(Fixture.inboxJSON.utf8).map { String(format: "%02X", $0) }.joined())\n")
+        #expect(
+            try CLI.tool("sqlite3", [target, "SELECT generation, hex(bytes) FROM states WHERE path = 'root/inbox'"])
+                == "11|\(Data(Fixture.inboxJSON.utf8).map { String(format: "%02X", $0) }.joined())\n")
         #expect(try CLI.tool("sqlite3", [target, "SELECT count(*) FROM states WHERE path = 'other/state'"]) == "1\n")
 
         let replaced = try CLI.run(["import", "--db", target, exportFile, "--replace"])
         #expect(replaced.status == 0, "\(replaced)")
         // The fixture's quarantined row rides in the export for the record; the import says it left it out.
-        #expect(replaced.stdout == "Imported 4 states into \(target): 0 new, 4 replaced, 1 removed.\n"
-            + "1 quarantined row in \(exportFile) was not imported (an export carries them for the record; `jq .quarantine` shows them).\n")
-        #expect(try CLI.tool("sqlite3", [target, "SELECT path FROM states ORDER BY path"])
-            == "root/inbox\nroot/inbox/compose\nroot/inbox/message\nroot/settings\n")
+        #expect(
+            replaced.stdout == "Imported 4 states into \(target): 0 new, 4 replaced, 1 removed.\n"
+                + "1 quarantined row in \(exportFile) was not imported (an export carries them for the record; `jq .quarantine` shows them).\n"
+        )
+        #expect(
+            try CLI.tool("sqlite3", [target, "SELECT path FROM states ORDER BY path"])
+                == "root/inbox\nroot/inbox/compose\nroot/inbox/message\nroot/settings\n")
     }
 
     /// A valid export document with `states` spliced in.
-    static func document(states: String, schema: Int = 1, databaseSchema: Int = StateStore.latestSchemaVersion) -> String {
+    static func document(
+        states: String, schema: Int = 1, databaseSchema: Int = StateStore.latestSchemaVersion
+    ) -> String {
         """
         {"schema": \(schema), "kind": "export", "database_schema_version": \(databaseSchema),
          "exported_at": "2026-01-02T03:04:05.678Z", "states": [
@@ -141,35 +160,99 @@ import Testing
         let deepValue = String(repeating: "[", count: 100) + String(repeating: "]", count: 100)
         let deepDocument = String(repeating: "[", count: 200_000)
         return [
-            ("bad JSON", #"{"schema": 1, "kind": "export", "states": [ {"path": "a",}"#, 1, "not a valid export document: expected a string key at line 1"),
+            (
+                "bad JSON", #"{"schema": 1, "kind": "export", "states": [ {"path": "a",}"#, 1,
+                "not a valid export document: expected a string key at line 1"
+            ),
             ("not an object", "[1, 2, 3]", 1, "the top level is an array, not an object"),
             ("not an export", #"{"schema": 1, "kind": "entries"}"#, 1, "\"kind\" is not \"export\""),
-            ("newer database schema", document(states: "", databaseSchema: StateStore.latestSchemaVersion + 1), 3,
-             "import.json: the states come from a database with schema version \(StateStore.latestSchemaVersion + 1), newer than the \(StateStore.latestSchemaVersion) this build knows; import them with a newer statectl. Nothing was imported."),
-            ("newer document format", document(states: "", schema: 2), 3, "the document format is version 2, newer than the 1 this build reads"),
-            ("deep state", document(states: #"{"path": "root/deep", "type_name": "T", "version": 1, "encoding": "json", "value": \#(deepValue)}"#),
-             1, "nesting deeper than 64 levels"),
+            (
+                "newer database schema", document(states: "", databaseSchema: StateStore.latestSchemaVersion + 1), 3,
+                "import.json: the states come from a database with schema version \(StateStore.latestSchemaVersion + 1), newer than the \(StateStore.latestSchemaVersion) this build knows; import them with a newer statectl. Nothing was imported."
+            ),
+            (
+                "newer document format", document(states: "", schema: 2), 3,
+                "the document format is version 2, newer than the 1 this build reads"
+            ),
+            (
+                "deep state",
+                document(
+                    states:
+                        #"{"path": "root/deep", "type_name": "T", "version": 1, "encoding": "json", "value": \#(deepValue)}"#
+                ),
+                1, "nesting deeper than 64 levels"
+            ),
             ("deep document", deepDocument, 1, "nesting deeper than 64 levels"),
-            ("invalid path", document(states: #"{"path": "root//x", "type_name": "T", "version": 1, "encoding": "json", "value": 1}"#),
-             1, #"states[1] ("root//x"): "root//x" is not a valid restoration path: a component is empty"#),
-            ("control character in path", document(states: #"{"path": "root/a\u0000b", "type_name": "T", "version": 1, "encoding": "json", "value": 1}"#),
-             1, "contains a control character"),
-            ("too large base64", document(states: #"{"path": "root/big", "type_name": "T", "version": 1, "encoding": "binary", "base64": "\#(big)"}"#),
-             1, "the state is 1048577 bytes, over the 1048576-byte --max-state-size"),
-            ("too large value", document(states: #"{"path": "root/big", "type_name": "T", "version": 1, "encoding": "json", "value": "\#(String(repeating: "x", count: 1 << 20))"}"#),
-             1, "bytes, over the 1048576-byte --max-state-size"),
-            ("wrong checksum", document(states: #"{"path": "root/c", "type_name": "T", "version": 1, "encoding": "json", "checksum": "0000000000000001", "value": 1}"#),
-             1, "the checksum does not match the state's bytes"),
-            ("duplicate path", document(states: #"{"path": "root/valid", "type_name": "T", "version": 1, "encoding": "json", "value": 2}"#),
-             1, "appears more than once"),
-            ("bad encoding", document(states: #"{"path": "root/e", "type_name": "T", "version": 1, "encoding": "xml", "value": 1}"#),
-             1, "\"encoding\" is missing or not one of json, binary"),
-            ("bad time", document(states: #"{"path": "root/t", "type_name": "T", "version": 1, "encoding": "json", "updated_at": "yesterday", "value": 1}"#),
-             1, "\"updated_at\" is not an ISO 8601 time"),
-            ("negative version", document(states: #"{"path": "root/v", "type_name": "T", "version": -1, "encoding": "json", "value": 1}"#),
-             1, "\"version\" is missing or not an integer from 0 to 2147483647"),
-            ("both value and base64", document(states: #"{"path": "root/b", "type_name": "T", "version": 1, "encoding": "json", "value": 1, "base64": "MQ=="}"#),
-             1, "has both \"value\" and \"base64\""),
+            (
+                "invalid path",
+                document(
+                    states: #"{"path": "root//x", "type_name": "T", "version": 1, "encoding": "json", "value": 1}"#),
+                1, #"states[1] ("root//x"): "root//x" is not a valid restoration path: a component is empty"#
+            ),
+            (
+                "control character in path",
+                document(
+                    states:
+                        #"{"path": "root/a\u0000b", "type_name": "T", "version": 1, "encoding": "json", "value": 1}"#),
+                1, "contains a control character"
+            ),
+            (
+                "too large base64",
+                document(
+                    states:
+                        #"{"path": "root/big", "type_name": "T", "version": 1, "encoding": "binary", "base64": "\#(big)"}"#
+                ),
+                1, "the state is 1048577 bytes, over the 1048576-byte --max-state-size"
+            ),
+            (
+                "too large value",
+                document(
+                    states:
+                        #"{"path": "root/big", "type_name": "T", "version": 1, "encoding": "json", "value": "\#(String(repeating: "x", count: 1 << 20))"}"#
+                ),
+                1, "bytes, over the 1048576-byte --max-state-size"
+            ),
+            (
+                "wrong checksum",
+                document(
+                    states:
+                        #"{"path": "root/c", "type_name": "T", "version": 1, "encoding": "json", "checksum": "0000000000000001", "value": 1}"#
+                ),
+                1, "the checksum does not match the state's bytes"
+            ),
+            (
+                "duplicate path",
+                document(
+                    states: #"{"path": "root/valid", "type_name": "T", "version": 1, "encoding": "json", "value": 2}"#),
+                1, "appears more than once"
+            ),
+            (
+                "bad encoding",
+                document(states: #"{"path": "root/e", "type_name": "T", "version": 1, "encoding": "xml", "value": 1}"#),
+                1, "\"encoding\" is missing or not one of json, binary"
+            ),
+            (
+                "bad time",
+                document(
+                    states:
+                        #"{"path": "root/t", "type_name": "T", "version": 1, "encoding": "json", "updated_at": "yesterday", "value": 1}"#
+                ),
+                1, "\"updated_at\" is not an ISO 8601 time"
+            ),
+            (
+                "negative version",
+                document(
+                    states: #"{"path": "root/v", "type_name": "T", "version": -1, "encoding": "json", "value": 1}"#),
+                1, "\"version\" is missing or not an integer from 0 to 2147483647"
+            ),
+            (
+                "both value and base64",
+                document(
+                    states:
+                        #"{"path": "root/b", "type_name": "T", "version": 1, "encoding": "json", "value": 1, "base64": "MQ=="}"#
+                ),
+                1, "has both \"value\" and \"base64\""
+            ),
         ]
     }()
 
@@ -208,7 +291,9 @@ import Testing
         let folder = TemporaryFolder()
         let db = folder.file("state.sqlite")
         try Fixture.populate(db)
-        try rawSQL(db, """
+        try rawSQL(
+            db,
+            """
             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 140000)
             INSERT INTO states(path, type_name, version, generation, encoding, checksum, updated_at, bytes)
             SELECT 'bulk/s' || i, 'Bulk.' || printf('%.2000c', 'T'), 1, 1, 'json', 0, 0, X'31' FROM n
@@ -216,7 +301,10 @@ import Testing
         let output = folder.file("out.json")
         let result = try CLI.run(["export", "--db", db, "--output", output])
         #expect(result.status == 1, "\(result)")
-        #expect(result.stderr == "statectl: The document would be at least 301.2 MiB, over the 256.0 MiB import accepts; export part of the states (`statectl prune` others in a copy), or keep large data outside the store. Nothing was exported.\n")
+        #expect(
+            result.stderr
+                == "statectl: The document would be at least 301.2 MiB, over the 256.0 MiB import accepts; export part of the states (`statectl prune` others in a copy), or keep large data outside the store. Nothing was exported.\n"
+        )
         #expect(!FileManager.default.fileExists(atPath: output))
     }
 
@@ -230,7 +318,9 @@ import Testing
         #expect(truncate(file, 257 << 20) == 0)  // sparse: no real disk use
         let result = try CLI.run(["import", "--db", db, file])
         #expect(result.status == 1, "\(result)")
-        #expect(result.stderr == "statectl: \(file): the file is 257.0 MiB, over the 256.0 MiB import limit. Nothing was imported.\n")
+        #expect(
+            result.stderr
+                == "statectl: \(file): the file is 257.0 MiB, over the 256.0 MiB import limit. Nothing was imported.\n")
         #expect(try CLI.dump(db) == rowsBefore)
 
         let missing = try CLI.run(["import", "--db", db, folder.file("nope.json")])

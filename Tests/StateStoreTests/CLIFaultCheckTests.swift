@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import StateStore
+import Testing
 
 /// `statectl check` on each broken file the fault suite makes, and the file unchanged:
 /// damage inside a readable file is a finding (exit 1, in the report); a file that cannot
@@ -11,7 +11,8 @@ import StateStore
         let store = try StateStore(path: path)
         try store.write { (transaction) throws(StateStoreError) in
             for index in 0..<300 {
-                try transaction.save(String(repeating: "x", count: 900), for: try RestorationPath(validating: "root/item\(index)"))
+                try transaction.save(
+                    String(repeating: "x", count: 900), for: try RestorationPath(validating: "root/item\(index)"))
             }
         }
     }
@@ -38,7 +39,8 @@ import StateStore
             try Self.populated(db)
             var bytes = fileBytes(db)
             switch damage {
-            case "damaged pages": for offset in (4096 * 6)..<(4096 * 9) { bytes[offset] = UInt8(truncatingIfNeeded: offset) }
+            case "damaged pages":
+                for offset in (4096 * 6)..<(4096 * 9) { bytes[offset] = UInt8(truncatingIfNeeded: offset) }
             case "truncated": bytes = Array(bytes.prefix(bytes.count / 2))
             case "not SQLite": bytes = (0..<8192).map { UInt8(truncatingIfNeeded: $0 &* 7919) }
             default: try rawSQL(db, "PRAGMA user_version = 99")

@@ -4,9 +4,12 @@ import Testing
 /// `statectl --help`, each subcommand's `--help` and the completion scripts, compared in full
 /// with `Snapshots/` (at the 200 columns `CLI.run` sets).
 @Suite(.timeLimit(.minutes(10))) struct CLIHelpSnapshotTests {
-    static let subcommands = ["migrate", "recover", "check", "inspect", "export", "import", "prune", "rekey", "monitor", "demo", "soak"]
+    static let subcommands = [
+        "migrate", "recover", "check", "inspect", "export", "import", "prune", "rekey", "monitor", "demo", "soak",
+    ]
     static let shells = ["bash", "zsh", "fish"]
-    static let regenerate = "scripts/cli-output (or STATESTORE_UPDATE_SNAPSHOTS=1 swift test --filter CLIHelpSnapshotTests)"
+    static let regenerate =
+        "scripts/cli-output (or STATESTORE_UPDATE_SNAPSHOTS=1 swift test --filter CLIHelpSnapshotTests)"
 
     @Test func rootHelp() throws {
         let result = try CLI.run(["--help"])
@@ -20,7 +23,9 @@ import Testing
         let help = try CLI.run(["--help"]).stdout
         let section = try #require(help.range(of: "SUBCOMMANDS:\n"))
         let listed = help[section.upperBound...].split(separator: "\n").compactMap { line -> String? in
-            guard line.hasPrefix("  "), !line.hasPrefix("   "), let name = line.split(separator: " ").first else { return nil }
+            guard line.hasPrefix("  "), !line.hasPrefix("   "), let name = line.split(separator: " ").first else {
+                return nil
+            }
             return name == "See" ? nil : String(name)
         }
         #expect(listed == Self.subcommands)

@@ -16,18 +16,19 @@ import Testing
 
         let json = try CLI.run(["inspect", "--db", db, "--json"])
         #expect(json.status == 0, "\(json)")
-        #expect(json.stdout == """
-            {
-              "schema": 1,
-              "kind": "entries",
-              "prefix": null,
-              "count": 0,
-              "total_bytes": 0,
-              "entries": [],
-              "invalid_rows": []
-            }
+        #expect(
+            json.stdout == """
+                {
+                  "schema": 1,
+                  "kind": "entries",
+                  "prefix": null,
+                  "count": 0,
+                  "total_bytes": 0,
+                  "entries": [],
+                  "invalid_rows": []
+                }
 
-            """)
+                """)
     }
 
     @Test func inspectOnAPopulatedDatabase() throws {
@@ -38,58 +39,60 @@ import Testing
         let table = try CLI.run(["inspect", "--db", db])
         #expect(table.status == 0, "\(table)")
         #expect(table.stderr.isEmpty)
-        #expect(table.stdout == """
-            PATH                TYPE           VERSION     SIZE  GENERATION  UPDATED (UTC)
-            root/inbox          Mail.Inbox           1     30 B           3  2026-01-02 03:04:05
-            root/inbox/compose  Mail.Draft           1     40 B           7  2020-06-01 00:00:00
-            root/inbox/message  Mail.Message         2     63 B           1  2026-01-02 03:04:06
-            root/settings       Mail.Settings        1  2.0 KiB           1  2021-03-04 05:06:07
-            4 states, 2.1 KiB in \(db)
+        #expect(
+            table.stdout == """
+                PATH                TYPE           VERSION     SIZE  GENERATION  UPDATED (UTC)
+                root/inbox          Mail.Inbox           1     30 B           3  2026-01-02 03:04:05
+                root/inbox/compose  Mail.Draft           1     40 B           7  2020-06-01 00:00:00
+                root/inbox/message  Mail.Message         2     63 B           1  2026-01-02 03:04:06
+                root/settings       Mail.Settings        1  2.0 KiB           1  2021-03-04 05:06:07
+                4 states, 2.1 KiB in \(db)
 
-            """)
+                """)
 
         let json = try CLI.run(["inspect", "--db", db, "--json", "root/inbox", "--list"])
         #expect(json.status == 0, "\(json)")
-        #expect(json.stdout == """
-            {
-              "schema": 1,
-              "kind": "entries",
-              "prefix": "root/inbox",
-              "count": 3,
-              "total_bytes": 133,
-              "entries": [
+        #expect(
+            json.stdout == """
                 {
-                  "path": "root/inbox",
-                  "type_name": "Mail.Inbox",
-                  "version": 1,
-                  "encoding": "json",
-                  "byte_count": 30,
-                  "generation": 3,
-                  "updated_at": "2026-01-02T03:04:05.678Z"
-                },
-                {
-                  "path": "root/inbox/compose",
-                  "type_name": "Mail.Draft",
-                  "version": 1,
-                  "encoding": "binary",
-                  "byte_count": 40,
-                  "generation": 7,
-                  "updated_at": "2020-06-01T00:00:00.000Z"
-                },
-                {
-                  "path": "root/inbox/message",
-                  "type_name": "Mail.Message",
-                  "version": 2,
-                  "encoding": "json",
-                  "byte_count": 63,
-                  "generation": 1,
-                  "updated_at": "2026-01-02T03:04:06.000Z"
+                  "schema": 1,
+                  "kind": "entries",
+                  "prefix": "root/inbox",
+                  "count": 3,
+                  "total_bytes": 133,
+                  "entries": [
+                    {
+                      "path": "root/inbox",
+                      "type_name": "Mail.Inbox",
+                      "version": 1,
+                      "encoding": "json",
+                      "byte_count": 30,
+                      "generation": 3,
+                      "updated_at": "2026-01-02T03:04:05.678Z"
+                    },
+                    {
+                      "path": "root/inbox/compose",
+                      "type_name": "Mail.Draft",
+                      "version": 1,
+                      "encoding": "binary",
+                      "byte_count": 40,
+                      "generation": 7,
+                      "updated_at": "2020-06-01T00:00:00.000Z"
+                    },
+                    {
+                      "path": "root/inbox/message",
+                      "type_name": "Mail.Message",
+                      "version": 2,
+                      "encoding": "json",
+                      "byte_count": 63,
+                      "generation": 1,
+                      "updated_at": "2026-01-02T03:04:06.000Z"
+                    }
+                  ],
+                  "invalid_rows": []
                 }
-              ],
-              "invalid_rows": []
-            }
 
-            """)
+                """)
     }
 
     @Test func inspectOneJSONState() throws {
@@ -99,49 +102,51 @@ import Testing
 
         let text = try CLI.run(["inspect", "--db", db, "root/inbox/message"])
         #expect(text.status == 0, "\(text)")
-        #expect(text.stdout == """
-            Path:        root/inbox/message
-            Type:        Mail.Message
-            Version:     2
-            Encoding:    json
-            Size:        63 B
-            Generation:  1
-            Updated:     2026-01-02T03:04:06.000Z
-            Checksum:    97825b2c861e5101 (ok)
+        #expect(
+            text.stdout == """
+                Path:        root/inbox/message
+                Type:        Mail.Message
+                Version:     2
+                Encoding:    json
+                Size:        63 B
+                Generation:  1
+                Updated:     2026-01-02T03:04:06.000Z
+                Checksum:    97825b2c861e5101 (ok)
 
-            {
-              "body": "Hi \\"you\\"\\n",
-              "id": "m-42",
-              "tags": [
-                "work",
-                "ünïcode"
-              ]
-            }
+                {
+                  "body": "Hi \\"you\\"\\n",
+                  "id": "m-42",
+                  "tags": [
+                    "work",
+                    "ünïcode"
+                  ]
+                }
 
-            """)
+                """)
 
         let json = try CLI.run(["inspect", "--db", db, "root/inbox", "--json"])
         #expect(json.status == 0, "\(json)")
-        #expect(json.stdout == """
-            {
-              "schema": 1,
-              "kind": "state",
-              "path": "root/inbox",
-              "type_name": "Mail.Inbox",
-              "version": 1,
-              "encoding": "json",
-              "byte_count": 30,
-              "generation": 3,
-              "updated_at": "2026-01-02T03:04:05.678Z",
-              "checksum": "5b3ad7182876e466",
-              "checksum_valid": true,
-              "value": {
-                "selected": "m-42",
-                "unread": 2
-              }
-            }
+        #expect(
+            json.stdout == """
+                {
+                  "schema": 1,
+                  "kind": "state",
+                  "path": "root/inbox",
+                  "type_name": "Mail.Inbox",
+                  "version": 1,
+                  "encoding": "json",
+                  "byte_count": 30,
+                  "generation": 3,
+                  "updated_at": "2026-01-02T03:04:05.678Z",
+                  "checksum": "5b3ad7182876e466",
+                  "checksum_valid": true,
+                  "value": {
+                    "selected": "m-42",
+                    "unread": 2
+                  }
+                }
 
-            """)
+                """)
     }
 
     @Test func inspectOneBinaryState() throws {
@@ -151,22 +156,23 @@ import Testing
 
         let text = try CLI.run(["inspect", "--db", db, "root/inbox/compose"])
         #expect(text.status == 0, "\(text)")
-        #expect(text.stdout == """
-            Path:        root/inbox/compose
-            Type:        Mail.Draft
-            Version:     1
-            Encoding:    binary
-            Size:        40 B
-            Generation:  7
-            Updated:     2020-06-01T00:00:00.000Z
-            Checksum:    6bc927279e6a3044 (ok)
+        #expect(
+            text.stdout == """
+                Path:        root/inbox/compose
+                Type:        Mail.Draft
+                Version:     1
+                Encoding:    binary
+                Size:        40 B
+                Generation:  7
+                Updated:     2020-06-01T00:00:00.000Z
+                Checksum:    6bc927279e6a3044 (ok)
 
-            Not JSON; the first bytes:
-            00000000  00 07 0e 15 1c 23 2a 31 38 3f 46 4d 54 5b 62 69  |.....#*18?FMT[bi|
-            00000010  70 77 7e 85 8c 93 9a a1 a8 af b6 bd c4 cb d2 d9  |pw~.............|
-            00000020  e0 e7 ee f5 fc 03 0a 11                          |........|
+                Not JSON; the first bytes:
+                00000000  00 07 0e 15 1c 23 2a 31 38 3f 46 4d 54 5b 62 69  |.....#*18?FMT[bi|
+                00000010  70 77 7e 85 8c 93 9a a1 a8 af b6 bd c4 cb d2 d9  |pw~.............|
+                00000020  e0 e7 ee f5 fc 03 0a 11                          |........|
 
-            """)
+                """)
 
         let json = try CLI.run(["inspect", "--db", db, "root/inbox/compose", "--json"])
         #expect(json.stdout.contains(#""base64": "\#(Fixture.draftBytes.base64EncodedString())""#), "\(json)")
@@ -194,75 +200,80 @@ import Testing
 
         let events = try CLI.run(["inspect", "--db", db, "--events"])
         #expect(events.status == 0, "\(events)")
-        #expect(events.stdout == """
-            OCCURRED (UTC)       LEVEL    AVAILABLE  RSS BEFORE  RSS AFTER     FREED  DURATION
-            2026-01-02 03:05:00  warning  512.0 MiB   200.0 MiB  150.0 MiB  50.0 MiB    1.5 ms
-            1 event, newest first
+        #expect(
+            events.stdout == """
+                OCCURRED (UTC)       LEVEL    AVAILABLE  RSS BEFORE  RSS AFTER     FREED  DURATION
+                2026-01-02 03:05:00  warning  512.0 MiB   200.0 MiB  150.0 MiB  50.0 MiB    1.5 ms
+                1 event, newest first
 
-            """)
+                """)
         let eventsJSON = try CLI.run(["inspect", "--db", db, "--events", "--json"])
-        #expect(eventsJSON.stdout == """
-            {
-              "schema": 1,
-              "kind": "events",
-              "events": [
+        #expect(
+            eventsJSON.stdout == """
                 {
-                  "occurred_at": "2026-01-02T03:05:00.000Z",
-                  "level": "warning",
-                  "available_bytes": 536870912,
-                  "rss_before": 209715200,
-                  "rss_after": 157286400,
-                  "bytes_freed": 52428800,
-                  "duration_us": 1500
+                  "schema": 1,
+                  "kind": "events",
+                  "events": [
+                    {
+                      "occurred_at": "2026-01-02T03:05:00.000Z",
+                      "level": "warning",
+                      "available_bytes": 536870912,
+                      "rss_before": 209715200,
+                      "rss_after": 157286400,
+                      "bytes_freed": 52428800,
+                      "duration_us": 1500
+                    }
+                  ]
                 }
-              ]
-            }
 
-            """)
+                """)
 
         let quarantine = try CLI.run(["inspect", "--db", db, "--quarantine"])
         #expect(quarantine.status == 0, "\(quarantine)")
-        #expect(quarantine.stdout == """
-            ID  PATH      TYPE                                        VERSION  SIZE  QUARANTINED (UTC)    REASON
-             1  root/old  Swift.Dictionary<Swift.String, Swift.Bool>        3  14 B  2026-01-02 03:06:00  decoding failed: missing key "id"
-            1 quarantined state, newest first
+        #expect(
+            quarantine.stdout == """
+                ID  PATH      TYPE                                        VERSION  SIZE  QUARANTINED (UTC)    REASON
+                 1  root/old  Swift.Dictionary<Swift.String, Swift.Bool>        3  14 B  2026-01-02 03:06:00  decoding failed: missing key "id"
+                1 quarantined state, newest first
 
-            """)
+                """)
         let quarantineJSON = try CLI.run(["inspect", "--db", db, "--quarantine", "--json"])
-        #expect(quarantineJSON.stdout == """
-            {
-              "schema": 1,
-              "kind": "quarantine",
-              "quarantined": [
+        #expect(
+            quarantineJSON.stdout == """
                 {
-                  "id": 1,
-                  "path": "root/old",
-                  "type_name": "Swift.Dictionary<Swift.String, Swift.Bool>",
-                  "version": 3,
-                  "generation": 1,
-                  "encoding": "json",
-                  "byte_count": 14,
-                  "updated_at": "2026-01-02T03:05:00.000Z",
-                  "quarantined_at": "2026-01-02T03:06:00.000Z",
-                  "reason": "decoding failed: missing key \\"id\\""
+                  "schema": 1,
+                  "kind": "quarantine",
+                  "quarantined": [
+                    {
+                      "id": 1,
+                      "path": "root/old",
+                      "type_name": "Swift.Dictionary<Swift.String, Swift.Bool>",
+                      "version": 3,
+                      "generation": 1,
+                      "encoding": "json",
+                      "byte_count": 14,
+                      "updated_at": "2026-01-02T03:05:00.000Z",
+                      "quarantined_at": "2026-01-02T03:06:00.000Z",
+                      "reason": "decoding failed: missing key \\"id\\""
+                    }
+                  ]
                 }
-              ]
-            }
 
-            """)
+                """)
 
         let hierarchy = try CLI.run(["inspect", "--db", db, "--hierarchy"])
         #expect(hierarchy.status == 0, "\(hierarchy)")
-        #expect(hierarchy.stdout == """
-            The hierarchy archive for scene "main" (45 B) is not one this build can read: missing key "format"
-            {
-              "root": {
-                "children": [],
-                "identifier": "inbox"
-              }
-            }
+        #expect(
+            hierarchy.stdout == """
+                The hierarchy archive for scene "main" (45 B) is not one this build can read: missing key "format"
+                {
+                  "root": {
+                    "children": [],
+                    "identifier": "inbox"
+                  }
+                }
 
-            """)
+                """)
         let none = try CLI.run(["inspect", "--db", db, "--hierarchy", "--set-aside"])
         #expect(none.stdout == "No set-aside hierarchy archive for scene \"main\".\n")
 
@@ -277,7 +288,9 @@ import Testing
         #expect(result.status == 3, "\(result)")
         #expect(result.stdout.isEmpty)
         #expect(result.stderrLines.count == 1)
-        #expect(result.stderr.hasPrefix("statectl: There is no state database at \(db); run `statectl migrate --db \(db)` to create one"))
+        #expect(
+            result.stderr.hasPrefix(
+                "statectl: There is no state database at \(db); run `statectl migrate --db \(db)` to create one"))
         #expect(!FileManager.default.fileExists(atPath: db))
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
 
@@ -305,9 +318,11 @@ import Testing
         try Fixture.populate(db)
         let before = try #require(FileManager.default.contents(atPath: db))
         let dumpBefore = try CLI.dump(db)
-        for arguments in [["inspect"], ["inspect", "--json"], ["inspect", "root/inbox"], ["inspect", "--events"],
-                          ["inspect", "--quarantine"], ["inspect", "--hierarchy"], ["export"], ["check"],
-                          ["prune", "--older-than", "1s", "--dry-run"], ["migrate", "--dry-run"]] {
+        for arguments in [
+            ["inspect"], ["inspect", "--json"], ["inspect", "root/inbox"], ["inspect", "--events"],
+            ["inspect", "--quarantine"], ["inspect", "--hierarchy"], ["export"], ["check"],
+            ["prune", "--older-than", "1s", "--dry-run"], ["migrate", "--dry-run"],
+        ] {
             _ = try CLI.run(arguments + ["--db", db])
         }
         #expect(FileManager.default.contents(atPath: db) == before)

@@ -1,6 +1,6 @@
 import Foundation
-import Synchronization
 import StateStore
+import Synchronization
 import Testing
 
 /// `statectl inspect`, `prune` and `export` over many states, run as the built binary: their
@@ -14,7 +14,8 @@ import Testing
         let store = try StateStore(path: db)
         try store.write { (transaction) throws(StateStoreError) in
             for index in 0..<count {
-                let path = try RestorationPath(validating: "list/item" + String(repeating: "0", count: 5 - String(index).count) + String(index))
+                let path = try RestorationPath(
+                    validating: "list/item" + String(repeating: "0", count: 5 - String(index).count) + String(index))
                 try transaction.save(["index": index], for: path)
             }
         }
@@ -35,8 +36,9 @@ import Testing
         let running = Mutex(true)
         @Sendable func read() {
             if let text = try? String(contentsOfFile: status, encoding: .utf8),
-               let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
-               let value = Int(line.split(separator: " ").dropFirst().first ?? "") {
+                let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+                let value = Int(line.split(separator: " ").dropFirst().first ?? "")
+            {
                 highest.withLock { $0 = max($0, value) }
             }
         }
@@ -63,14 +65,19 @@ import Testing
         let folder = TemporaryFolder()
         let few = try Self.database(folder, states: 1_000)
         let many = try Self.database(folder, states: 40_000)
-        for command in [["inspect"], ["inspect", "--json"], ["prune", "--older-than", "0s", "--dry-run"], ["prune", "--older-than", "0s"], ["export"]] {
+        for command in [
+            ["inspect"], ["inspect", "--json"], ["prune", "--older-than", "0s", "--dry-run"],
+            ["prune", "--older-than", "0s"], ["export"],
+        ] {
             // A real prune empties its file: it runs on copies.
             let removes = command == ["prune", "--older-than", "0s"]
-            let copies = removes ? try [few, many].map { original in
-                let copy = original + ".copy"
-                try FileManager.default.copyItem(atPath: original, toPath: copy)
-                return copy
-            } : [few, many]
+            let copies =
+                removes
+                ? try [few, many].map { original in
+                    let copy = original + ".copy"
+                    try FileManager.default.copyItem(atPath: original, toPath: copy)
+                    return copy
+                } : [few, many]
             let small = try Self.peak(command + ["--db", copies[0]])
             #expect(small.status == 0, "\(command)")
             #expect(small.kilobytes > 0, "\(command): no peak read")
@@ -101,7 +108,10 @@ import Testing
             // five times the document's; scanned, the output costs its bytes and a few pages of
             // SQLite's cache.
             let allowed = text.utf8.count / 1024 + 4 * 1024
-            #expect(large.kilobytes - small.kilobytes < allowed, "\(command): \(small.kilobytes) KiB for 1,000 states, \(large.kilobytes) KiB for 40,000, \(text.utf8.count / 1024) KiB listed")
+            #expect(
+                large.kilobytes - small.kilobytes < allowed,
+                "\(command): \(small.kilobytes) KiB for 1,000 states, \(large.kilobytes) KiB for 40,000, \(text.utf8.count / 1024) KiB listed"
+            )
         }
     }
 
@@ -119,14 +129,18 @@ import Testing
             #expect(result.status == 0)
             #expect(result.kilobytes > 0, "no peak read")
             #expect(try StateStore(path: target).entries().count == count)
-            peaks.append((result.kilobytes, Int(try FileManager.default.attributesOfItem(atPath: document)[.size] as! UInt64)))
+            peaks.append(
+                (result.kilobytes, Int(try FileManager.default.attributesOfItem(atPath: document)[.size] as! UInt64)))
         }
         // The document's bytes and its states (their paths, type names and bytes, each state's
         // few bytes in their own allocations): about twice the document here (25 MiB for 13 MiB).
         // Its JSON value built whole took about five times the document (63 MiB).
         let growth = peaks[1].kilobytes - peaks[0].kilobytes
         let allowed = 5 * (peaks[1].documentBytes - peaks[0].documentBytes) / 2048 + 4 * 1024
-        #expect(growth < allowed, "\(peaks[0].kilobytes) KiB for 1,000 states, \(peaks[1].kilobytes) KiB for 40,000, a document of \(peaks[1].documentBytes / 1024) KiB")
+        #expect(
+            growth < allowed,
+            "\(peaks[0].kilobytes) KiB for 1,000 states, \(peaks[1].kilobytes) KiB for 40,000, a document of \(peaks[1].documentBytes / 1024) KiB"
+        )
     }
 
     /// A listing read by a pager that stops reading (`statectl inspect | less`, left open): the

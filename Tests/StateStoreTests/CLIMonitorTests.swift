@@ -8,7 +8,8 @@ import Testing
     static func hostTree() throws -> TemporaryFolder {
         let folder = TemporaryFolder("monitor-host")
         try MemoryFixtures.write(try MemoryFixtures.text("procfs/meminfo"), to: "/proc/meminfo", in: folder.path)
-        try MemoryFixtures.write(try MemoryFixtures.text("procfs/pressure/memory"), to: "/proc/pressure/memory", in: folder.path)
+        try MemoryFixtures.write(
+            try MemoryFixtures.text("procfs/pressure/memory"), to: "/proc/pressure/memory", in: folder.path)
         return folder
     }
 
@@ -19,7 +20,8 @@ import Testing
         let folder = try hostTree()
         func write(_ text: String, _ path: String) throws { try MemoryFixtures.write(text, to: path, in: folder.path) }
         try write("0::/app.slice/demo.service\n", "/proc/self/cgroup")
-        try write("""
+        try write(
+            """
             22 1 0:21 / /proc rw,nosuid,nodev,noexec,relatime shared:12 - proc proc rw
             30 25 0:26 / /sys/fs/cgroup rw,nosuid,nodev,noexec,relatime shared:4 - cgroup2 cgroup2 rw,nsdelegate,memory_recursiveprot
 
@@ -34,7 +36,8 @@ import Testing
         try write("max\n", service + "/memory.high")
         try write("943718400\n", service + "/memory.current")
         try write("anon 838860800\nfile 104857600\nactive_file 0\ninactive_file 104857600\n", service + "/memory.stat")
-        try write("""
+        try write(
+            """
             some avg10=4.00 avg60=2.50 avg300=1.00 total=123456
             full avg10=1.00 avg60=0.50 avg300=0.25 total=23456
 
@@ -48,7 +51,8 @@ import Testing
             .replacing(/"time":"[^"]*"/, with: #""time":"<time>""#)
     }
 
-    static let header = "TIME (UTC)           HOST TOTAL  HOST AVAIL    CG LIMIT    CG USAGE    CG AVAIL  PSI SOME  PSI FULL   EFFECTIVE  AVAIL %  LEVEL\n"
+    static let header =
+        "TIME (UTC)           HOST TOTAL  HOST AVAIL    CG LIMIT    CG USAGE    CG AVAIL  PSI SOME  PSI FULL   EFFECTIVE  AVAIL %  LEVEL\n"
 
     @Test func hostOnlySample() throws {
         let tree = try Self.hostTree()
@@ -56,17 +60,19 @@ import Testing
         #expect(table.status == 0, "\(table)")
         #expect(table.stderr.isEmpty)
         // MemTotal 15666184 kB; MemAvailable is absent, so it is estimated (15204908 kB).
-        #expect(Self.withoutTimes(table.stdout) == Self.header + """
-            YYYY-MM-DD hh:mm:ss    14.9 GiB    14.5 GiB        none        none        none      0.10      0.20    14.5 GiB     97.1  normal
+        #expect(
+            Self.withoutTimes(table.stdout) == Self.header + """
+                YYYY-MM-DD hh:mm:ss    14.9 GiB    14.5 GiB        none        none        none      0.10      0.20    14.5 GiB     97.1  normal
 
-            """, "\(table)")
+                """, "\(table)")
 
         let json = try CLI.run(["monitor", "--once", "--root", tree.path, "--json"])
         #expect(json.status == 0, "\(json)")
-        #expect(Self.withoutTimes(json.stdout) == """
-            {"schema":1,"kind":"sample","time":"<time>","level":"normal","host":{"total":16042172416,"available":15569825792,"available_is_estimated":true},"cgroup":null,"pressure":{"file":"/proc/pressure/memory","some_avg10":0.10,"full_avg10":0.20},"effective_total":16042172416,"effective_available":15569825792,"available_percent":97.06}
+        #expect(
+            Self.withoutTimes(json.stdout) == """
+                {"schema":1,"kind":"sample","time":"<time>","level":"normal","host":{"total":16042172416,"available":15569825792,"available_is_estimated":true},"cgroup":null,"pressure":{"file":"/proc/pressure/memory","some_avg10":0.10,"full_avg10":0.20},"effective_total":16042172416,"effective_available":15569825792,"available_percent":97.06}
 
-            """, "\(json)")
+                """, "\(json)")
     }
 
     @Test func cgroupV2Sample() throws {
@@ -74,22 +80,31 @@ import Testing
         // 1 GiB − (900 MiB − 100 MiB) = 224 MiB available: 21.9 % of the limit, a warning.
         let table = try CLI.run(["monitor", "--once", "--root", tree.path])
         #expect(table.status == 0, "\(table)")
-        #expect(Self.withoutTimes(table.stdout) == Self.header + """
-            YYYY-MM-DD hh:mm:ss    14.9 GiB    14.5 GiB     1.0 GiB   900.0 MiB   224.0 MiB      4.00      1.00   224.0 MiB     21.9  warning
+        #expect(
+            Self.withoutTimes(table.stdout) == Self.header + """
+                YYYY-MM-DD hh:mm:ss    14.9 GiB    14.5 GiB     1.0 GiB   900.0 MiB   224.0 MiB      4.00      1.00   224.0 MiB     21.9  warning
 
-            """, "\(table)")
+                """, "\(table)")
 
         let json = try CLI.run(["monitor", "--once", "--root", tree.path, "--json"])
         #expect(json.status == 0, "\(json)")
-        #expect(Self.withoutTimes(json.stdout) == """
-            {"schema":1,"kind":"sample","time":"<time>","level":"warning","host":{"total":16042172416,"available":15569825792,"available_is_estimated":true},"cgroup":{"version":2,"path":"/sys/fs/cgroup/app.slice/demo.service","numbers_from":"/sys/fs/cgroup/app.slice/demo.service","limit":1073741824,"usage":943718400,"inactive_file":104857600,"available":234881024},"pressure":{"file":"/sys/fs/cgroup/app.slice/demo.service/memory.pressure","some_avg10":4.00,"full_avg10":1.00},"effective_total":1073741824,"effective_available":234881024,"available_percent":21.88}
+        #expect(
+            Self.withoutTimes(json.stdout) == """
+                {"schema":1,"kind":"sample","time":"<time>","level":"warning","host":{"total":16042172416,"available":15569825792,"available_is_estimated":true},"cgroup":{"version":2,"path":"/sys/fs/cgroup/app.slice/demo.service","numbers_from":"/sys/fs/cgroup/app.slice/demo.service","limit":1073741824,"usage":943718400,"inactive_file":104857600,"available":234881024},"pressure":{"file":"/sys/fs/cgroup/app.slice/demo.service/memory.pressure","some_avg10":4.00,"full_avg10":1.00},"effective_total":1073741824,"effective_available":234881024,"available_percent":21.88}
 
-            """, "\(json)")
+                """, "\(json)")
 
         // --cgroup picks a directory explicitly: the unlimited parent leaves the host in charge.
-        let parent = try CLI.run(["monitor", "--once", "--root", tree.path, "--cgroup", "/sys/fs/cgroup/app.slice", "--json"])
-        #expect(parent.stdout.contains(#""cgroup":{"version":2,"path":"/sys/fs/cgroup/app.slice","numbers_from":"/sys/fs/cgroup/app.slice","limit":null,"usage":2147483648,"inactive_file":0,"available":null}"#), "\(parent)")
-        #expect(parent.stdout.contains(#""pressure":{"file":"/proc/pressure/memory","some_avg10":0.10,"full_avg10":0.20}"#), "\(parent)")
+        let parent = try CLI.run([
+            "monitor", "--once", "--root", tree.path, "--cgroup", "/sys/fs/cgroup/app.slice", "--json",
+        ])
+        #expect(
+            parent.stdout.contains(
+                #""cgroup":{"version":2,"path":"/sys/fs/cgroup/app.slice","numbers_from":"/sys/fs/cgroup/app.slice","limit":null,"usage":2147483648,"inactive_file":0,"available":null}"#
+            ), "\(parent)")
+        #expect(
+            parent.stdout.contains(#""pressure":{"file":"/proc/pressure/memory","some_avg10":0.10,"full_avg10":0.20}"#),
+            "\(parent)")
     }
 
     /// A tighter ancestor: the JSON keeps the process's cgroup as `path` and names the ancestor
@@ -101,8 +116,13 @@ import Testing
         try MemoryFixtures.write("1503238553\n", to: "/sys/fs/cgroup/app.slice/memory.current", in: tree.path)
         let json = try CLI.run(["monitor", "--once", "--root", tree.path, "--json"])
         #expect(json.status == 0, "\(json)")
-        #expect(json.stdout.contains(#""cgroup":{"version":2,"path":"/sys/fs/cgroup/app.slice/demo.service","numbers_from":"/sys/fs/cgroup/app.slice","limit":1610612736,"usage":1503238553,"inactive_file":0,"available":107374183}"#), "\(json)")
-        #expect(json.stdout.contains(#""pressure":{"file":"/sys/fs/cgroup/app.slice/demo.service/memory.pressure","#), "\(json)")
+        #expect(
+            json.stdout.contains(
+                #""cgroup":{"version":2,"path":"/sys/fs/cgroup/app.slice/demo.service","numbers_from":"/sys/fs/cgroup/app.slice","limit":1610612736,"usage":1503238553,"inactive_file":0,"available":107374183}"#
+            ), "\(json)")
+        #expect(
+            json.stdout.contains(#""pressure":{"file":"/sys/fs/cgroup/app.slice/demo.service/memory.pressure","#),
+            "\(json)")
         #expect(json.stdout.contains(#""level":"critical""#), "\(json)")
     }
 
@@ -113,7 +133,10 @@ import Testing
         let json = try CLI.run(["monitor", "--events", "--count", "1", "--root", tree.path, "--json"])
         #expect(json.status == 0, "\(json)")
         #expect(json.stdout.contains(#""kind":"event""#), "\(json)")
-        #expect(json.stdout.contains(#""level":"warning","previous":"normal","trigger":"available_memory","source":"poll","ahead_of_poll_ms":null"#), "\(json)")
+        #expect(
+            json.stdout.contains(
+                #""level":"warning","previous":"normal","trigger":"available_memory","source":"poll","ahead_of_poll_ms":null"#
+            ), "\(json)")
         #expect(json.stdout.split(separator: "\n").count == 1, "\(json)")
     }
 
@@ -138,7 +161,10 @@ import Testing
         #expect(result.status == 3, "\(result)")
         #expect(result.stdout.isEmpty)
         #expect(result.stderrLines.count == 1)
-        #expect(result.stderr.hasPrefix("statectl: \(folder.path)/proc/meminfo line 1: MemTotal has the non-numeric value \"lots\""), "\(result)")
+        #expect(
+            result.stderr.hasPrefix(
+                "statectl: \(folder.path)/proc/meminfo line 1: MemTotal has the non-numeric value \"lots\""),
+            "\(result)")
 
         let missing = try CLI.run(["monitor", "--once", "--root", folder.file("nothing")])
         #expect(missing.status == 3, "\(missing)")
@@ -147,7 +173,9 @@ import Testing
     }
 
     @Test func badArgumentsAreUsageErrors() throws {
-        for arguments in [["--interval", "soon"], ["--interval", "0s"], ["--count", "0"], ["--once", "--count", "2"]] {
+        for arguments in [
+            ["--interval", "soon"], ["--interval", "0s"], ["--count", "0"], ["--once", "--count", "2"],
+        ] {
             let result = try CLI.run(["monitor"] + arguments)
             #expect(result.status == 2, "\(arguments): \(result)")
         }
@@ -163,10 +191,13 @@ import Testing
             try CLI.run(["-c", script], executable: "/bin/bash")
         }
         // Samples every 10 ms into `head -1`: statectl stops once head has gone, well within 20 s.
-        let piped = try shell("timeout 20 '\(statectl)' monitor --root '\(tree.path)' --interval 10ms | head -1 >/dev/null; echo ${PIPESTATUS[0]}")
+        let piped = try shell(
+            "timeout 20 '\(statectl)' monitor --root '\(tree.path)' --interval 10ms | head -1 >/dev/null; echo ${PIPESTATUS[0]}"
+        )
         #expect(piped.stdout == "0\n", "\(piped)")
         for redirect in [">&-", "2>&-"] {
-            let closed = try shell("timeout 20 '\(statectl)' monitor --events --root '\(tree.path)' --count 1 \(redirect); echo $?")
+            let closed = try shell(
+                "timeout 20 '\(statectl)' monitor --events --root '\(tree.path)' --count 1 \(redirect); echo $?")
             #expect(closed.stdout.hasSuffix("0\n") && !closed.stdout.contains("watching"), "\(redirect): \(closed)")
             #expect(!closed.stderr.contains("Fatal error"), "\(redirect): \(closed)")
         }

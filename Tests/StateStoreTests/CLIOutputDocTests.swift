@@ -23,13 +23,14 @@ import Testing
             2026-11-21 06:14:42    23.5 GiB    22.2 GiB         max   173.2 MiB         max      0.00      0.00    22.2 GiB     94.2  normal
             {"schema":1,"kind":"sample","time":"2026-11-21T06:14:42.506Z","level":"normal","host":{"total":1},"cgroup":null}
             """
-        #expect(CLIOutputDocument.normalize(text) == """
-            tabs/compose MailExample.ComposeController.Draft 1 125 B 1 <time>
-            Updated: <time>
-             RSS <n> → <n>, cache cost released <n>, <n> controllers
-            <time> critical <n> <n> <n> <n> <n>
-            <time> <n> <n> <n> <n> <n> <n> <n> <n> <n> <level>
-            sample with keys cgroup, host, kind, level, schema, time
-            """)
+        #expect(
+            CLIOutputDocument.normalize(text) == """
+                tabs/compose MailExample.ComposeController.Draft 1 125 B 1 <time>
+                Updated: <time>
+                 RSS <n> → <n>, cache cost released <n>, <n> controllers
+                <time> critical <n> <n> <n> <n> <n>
+                <time> <n> <n> <n> <n> <n> <n> <n> <n> <n> <level>
+                sample with keys cgroup, host, kind, level, schema, time
+                """)
     }
 }

@@ -27,7 +27,8 @@ enum CLIOutputDocument {
     }
 
     static let parts: [Part] = [
-        .prose("""
+        .prose(
+            """
             # statectl: real output
 
             Captured from the built binary on Linux, in an empty folder, by `scripts/cli-output`; the
@@ -42,16 +43,23 @@ enum CLIOutputDocument {
             a message, rotates, presents a draft, handles two memory warnings and terminates; the
             second is a new `Application` and `Window` that restores it.
             """),
-        .console(["statectl demo --db demo.sqlite"], abridging: [
-            Abridgement(step: "Launch 1: open the inbox", head: 7, tail: 5,
-                        what: "containment, loadView/viewDidLoad, appearance and layout of tabs, mail, inbox"),
-            Abridgement(step: "Launch 1: memory warning (warning)", head: 1, tail: 1,
-                        what: "mail, inbox, settings, message and compose get it too, in creation order"),
-            Abridgement(step: "Launch 1: memory warning (critical)", head: 1, tail: 1, what: "the same controllers"),
-            Abridgement(step: "Launch 2: relaunch: a new Application and Window on the same database", head: 4, tail: 17,
-                        what: "tabs, mail and message rebuilt, message appears (and restores)"),
-        ]),
-        .prose("""
+        .console(
+            ["statectl demo --db demo.sqlite"],
+            abridging: [
+                Abridgement(
+                    step: "Launch 1: open the inbox", head: 7, tail: 5,
+                    what: "containment, loadView/viewDidLoad, appearance and layout of tabs, mail, inbox"),
+                Abridgement(
+                    step: "Launch 1: memory warning (warning)", head: 1, tail: 1,
+                    what: "mail, inbox, settings, message and compose get it too, in creation order"),
+                Abridgement(
+                    step: "Launch 1: memory warning (critical)", head: 1, tail: 1, what: "the same controllers"),
+                Abridgement(
+                    step: "Launch 2: relaunch: a new Application and Window on the same database", head: 4, tail: 17,
+                    what: "tabs, mail and message rebuilt, message appears (and restores)"),
+            ]),
+        .prose(
+            """
             Running it again on the same database continues the previous session: launch 1 restores it,
             goes back to the inbox (each controller restores its state on its first `viewWillAppear`)
             and replays the script. The step headings of a second run, and the line that says so:
@@ -61,31 +69,36 @@ enum CLIOutputDocument {
         .console(["statectl inspect --db demo.sqlite"]),
         .console(["statectl inspect --db demo.sqlite tabs/compose"]),
         .console(["statectl inspect --db demo.sqlite --events"]),
-        .prose("""
+        .prose(
+            """
             (After the two runs above: two warnings each. Simulated warnings have no "available" reading, hence `0 B`.)
 
             ## `statectl inspect --hierarchy`
             """),
         .console(["statectl inspect --db demo.sqlite --hierarchy"]),
-        .prose("""
+        .prose(
+            """
             ## `statectl inspect --scenes`
 
             Each window scene, what its states save under, its archive, and the live process that
             holds it now (none here: the demo has ended):
             """),
         .console(["statectl inspect --db demo.sqlite --scenes"]),
-        .prose("""
+        .prose(
+            """
             ## `statectl monitor --once`
 
             On the machine the output was captured on (its memory cgroup, version and limit, are in the JSON):
             """),
         .console(["statectl monitor --once", "statectl monitor --once --json"]),
-        .prose("""
+        .prose(
+            """
             On a fixture tree (`--root`): the prometheus/procfs `meminfo` and `pressure/memory` with a
             cgroup v2 service limited to 1 GiB, as in `Tests/StateStoreTests/CLIMonitorTests.swift`:
             """),
         .console(["statectl monitor --once --root fixture"]),
-        .prose("""
+        .prose(
+            """
             ## Sealed states: `statectl rekey`, and the commands with and without the key
 
             A key file of the user's own (mode 600; a real key is `head -c 32 /dev/urandom`, this one
@@ -101,7 +114,8 @@ enum CLIOutputDocument {
             "statectl check --db demo.sqlite --key-file state.key",
             "statectl rekey --db demo.sqlite --key-file state.key --clear",
         ]),
-        .prose("""
+        .prose(
+            """
             ## `statectl recover`
 
             A copy of the demo's database, grown to 3,003 states with `sqlite3` (each state copied a
@@ -134,8 +148,9 @@ enum CLIOutputDocument {
             case let .console(commands, abridging):
                 var block = "```console\n"
                 for command in commands {
-                    let result = try CLI.run(["-c", command], home: folder.file("state"), environment: ["PATH": path],
-                                             executable: "/bin/sh", directory: folder.path)
+                    let result = try CLI.run(
+                        ["-c", command], home: folder.file("state"), environment: ["PATH": path],
+                        executable: "/bin/sh", directory: folder.path)
                     guard result.status == 0, result.stderr.isEmpty else {
                         throw Failure(description: "`\(command)` did not run cleanly: \(result)")
                     }
@@ -160,8 +175,9 @@ enum CLIOutputDocument {
             guard cut > 1 else {
                 throw Failure(description: "step \"\(abridgement.step)\" has \(end - start) lines: too few to abridge")
             }
-            lines.replaceSubrange(start + abridgement.head ..< end - abridgement.tail,
-                                  with: ["  … \(cut) more lines: \(abridgement.what)"])
+            lines.replaceSubrange(
+                start + abridgement.head..<end - abridgement.tail,
+                with: ["  … \(cut) more lines: \(abridgement.what)"])
         }
         return lines.joined(separator: "\n")
     }
@@ -176,7 +192,8 @@ enum CLIOutputDocument {
             var line = String(line).replacing(/\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(\.\d+)?Z?/, with: "<time>")
                 .replacing(/broken-\d{8}T\d{6}Z(-\d+)?/, with: "broken-<time>")
             if line.hasPrefix(#"{"schema":1,"kind":"sample""#),
-               let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] {
+                let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            {
                 return "sample with keys " + object.keys.sorted().joined(separator: ", ")
             }
             let quantity = /\d+(\.\d+)?( (B|KiB|MiB|GiB|TiB|ns|µs|ms|s))?\b/

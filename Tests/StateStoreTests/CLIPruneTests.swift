@@ -32,24 +32,34 @@ import Testing
             root/settings       Mail.Settings        1  2.0 KiB           1  2021-03-04 05:06:07
 
             """
-        #expect(Self.normalised(dry.stdout) == table + """
-            Would remove 4 states (2.1 KiB) not updated for 30d (before <cutoff> UTC) from \(db). Nothing was changed (--dry-run).
+        #expect(
+            Self.normalised(dry.stdout) == table + """
+                Would remove 4 states (2.1 KiB) not updated for 30d (before <cutoff> UTC) from \(db). Nothing was changed (--dry-run).
 
-            """)
+                """)
         #expect(try CLI.dump(db) == rowsBefore)
 
         let real = try CLI.run(["prune", "--db", db, "--older-than", "30d"])
         #expect(real.status == 0, "\(real)")
-        #expect(Self.normalised(real.stdout) == table + """
-            Removed 4 states (2.1 KiB) not updated for 30d (before <cutoff> UTC) from \(db).
+        #expect(
+            Self.normalised(real.stdout) == table + """
+                Removed 4 states (2.1 KiB) not updated for 30d (before <cutoff> UTC) from \(db).
 
-            """)
+                """)
         #expect(try CLI.tool("sqlite3", [db, "SELECT path FROM states"]) == "root/fresh\n")
         // Quarantine, events and the hierarchy are not pruned.
-        #expect(try CLI.tool("sqlite3", [db, "SELECT (SELECT count(*) FROM quarantine), (SELECT count(*) FROM pressure_events), (SELECT count(*) FROM hierarchy)"]) == "1|1|1\n")
+        #expect(
+            try CLI.tool(
+                "sqlite3",
+                [
+                    db,
+                    "SELECT (SELECT count(*) FROM quarantine), (SELECT count(*) FROM pressure_events), (SELECT count(*) FROM hierarchy)",
+                ]) == "1|1|1\n")
 
         let nothing = try CLI.run(["prune", "--db", db, "--older-than", "12h"])
-        #expect(Self.normalised(nothing.stdout) == "No states not updated for 12h (before <cutoff> UTC) in \(db); nothing was removed.\n")
+        #expect(
+            Self.normalised(nothing.stdout)
+                == "No states not updated for 12h (before <cutoff> UTC) in \(db); nothing was removed.\n")
     }
 
     @Test func prunePathPrefixWithJSON() throws {
@@ -94,36 +104,42 @@ import Testing
             }
 
             """
-        #expect(dry.stdout == """
-            {
-              "schema": 1,
-              "kind": "prune",
-              "database": "\(db)",
-              "dry_run": true,
-              "older_than": null,
-              "cutoff": null,
-              "path_prefix": "root/inbox",
+        #expect(
+            dry.stdout == """
+                {
+                  "schema": 1,
+                  "kind": "prune",
+                  "database": "\(db)",
+                  "dry_run": true,
+                  "older_than": null,
+                  "cutoff": null,
+                  "path_prefix": "root/inbox",
 
-            """ + entries)
+                """ + entries)
         #expect(try CLI.tool("sqlite3", [db, "SELECT count(*) FROM states"]) == "5\n")
 
         let real = try CLI.run(["prune", "--db", db, "--path", "root/inbox", "--json"])
         #expect(real.status == 0, "\(real)")
         #expect(real.stdout == dry.stdout.replacingOccurrences(of: #""dry_run": true"#, with: #""dry_run": false"#))
-        #expect(try CLI.tool("sqlite3", [db, "SELECT path FROM states ORDER BY path"]) == "root/fresh\nroot/settings\n")
+        #expect(
+            try CLI.tool("sqlite3", [db, "SELECT path FROM states ORDER BY path"]) == "root/fresh\nroot/settings\n")
 
         let text = try CLI.run(["prune", "--db", db, "--path", "root/settings"])
-        #expect(text.stdout == """
-            PATH           TYPE           VERSION     SIZE  GENERATION  UPDATED (UTC)
-            root/settings  Mail.Settings        1  2.0 KiB           1  2021-03-04 05:06:07
-            Removed 1 state (2.0 KiB) at or below root/settings from \(db).
+        #expect(
+            text.stdout == """
+                PATH           TYPE           VERSION     SIZE  GENERATION  UPDATED (UTC)
+                root/settings  Mail.Settings        1  2.0 KiB           1  2021-03-04 05:06:07
+                Removed 1 state (2.0 KiB) at or below root/settings from \(db).
 
-            """)
+                """)
     }
 
     @Test(arguments: [
         (["prune"], "Give --older-than DURATION, --path PREFIX or --invalid-paths."),
-        (["prune", "--older-than", "30d", "--path", "root"], "Give only one of --older-than, --path and --invalid-paths."),
+        (
+            ["prune", "--older-than", "30d", "--path", "root"],
+            "Give only one of --older-than, --path and --invalid-paths."
+        ),
         (["prune", "--older-than", "30 days"], "is not a duration"),
         (["prune", "--older-than", "d"], "is not a duration"),
         (["prune", "--older-than", "99999999999999999999d"], "is not a duration"),
@@ -150,7 +166,9 @@ import Testing
         try store.quarantine("root/later", reason: "a second one")
         let statesBefore = try StateStore(path: db, options: .init(readOnly: true)).entries()
         let before = try CLI.dump(db)
-        #expect(try CLI.run(["check", "--db", db]).stdout.contains("2 quarantined state(s); see `statectl inspect --quarantine`, and `statectl prune --quarantine`"))
+        #expect(
+            try CLI.run(["check", "--db", db]).stdout.contains(
+                "2 quarantined state(s); see `statectl inspect --quarantine`, and `statectl prune --quarantine`"))
 
         // The fixture's row was quarantined in January 2026, the second one just now.
         let none = try CLI.run(["prune", "--db", db, "--quarantine", "--path", "root/nothing"])
@@ -166,17 +184,21 @@ import Testing
         #expect(document["count"] as? Int == 1 && document["quarantine"] as? Bool == true)
         let removed = try #require((document["removed_quarantined"] as? [[String: Any]])?.first)
         #expect(removed["path"] as? String == "root/later" && (removed["byte_count"] as? Int ?? 0) > 0)
-        #expect(try StateStore(path: db, options: .init(readOnly: true)).quarantinedStates().map(\.path) == ["root/old"])
+        #expect(
+            try StateStore(path: db, options: .init(readOnly: true)).quarantinedStates().map(\.path) == ["root/old"])
 
         let old = try CLI.run(["prune", "--db", db, "--quarantine", "--older-than", "1d"])
-        #expect(old.status == 0 && old.stdout.contains("Removed 1 quarantined state quarantined more than 1d ago"), "\(old)")
+        #expect(
+            old.status == 0 && old.stdout.contains("Removed 1 quarantined state quarantined more than 1d ago"), "\(old)"
+        )
         #expect(try StateStore(path: db, options: .init(readOnly: true)).quarantinedStates().isEmpty)
         #expect(try StateStore(path: db, options: .init(readOnly: true)).entries() == statesBefore)
         let check = try CLI.run(["check", "--db", db])
         #expect(check.status == 0 && check.stdout.hasSuffix("Healthy.\n"), "\(check)")
 
         let invalid = try CLI.run(["prune", "--db", db, "--quarantine", "--invalid-paths"])
-        #expect(invalid.status == 2 && invalid.stderr.contains("--quarantine takes --older-than or --path"), "\(invalid)")
+        #expect(
+            invalid.status == 2 && invalid.stderr.contains("--quarantine takes --older-than or --path"), "\(invalid)")
     }
 
     @Test func pruneAcceptsDurationsInEveryUnit() throws {

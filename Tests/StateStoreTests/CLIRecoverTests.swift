@@ -17,7 +17,8 @@ import Testing
             let store = try StateStore(path: db)
             try store.write { (transaction) throws(StateStoreError) in
                 for index in 0..<Self.count {
-                    try transaction.save(SalvageTests.text(index), for: try RestorationPath(validating: "root/item\(index)"))
+                    try transaction.save(
+                        SalvageTests.text(index), for: try RestorationPath(validating: "root/item\(index)"))
                 }
                 try transaction.setHierarchyArchive(Data(#"{"archived":"main"}"#.utf8))
             }
@@ -63,7 +64,9 @@ import Testing
         #expect(result.stdout.contains("States copied:            \(Self.count - lost.count)\n"), "\(result)")
         #expect(result.stdout.contains("Unreadable stretches:     1 "), "\(result)")
         #expect(result.stdout.contains("Archives copied:          1\n"), "\(result)")
-        let moved = try #require(try names().first { $0.hasPrefix("state.sqlite.broken-") && !$0.hasSuffix("-wal") && !$0.hasSuffix("-shm") })
+        let moved = try #require(
+            try names().first { $0.hasPrefix("state.sqlite.broken-") && !$0.hasSuffix("-wal") && !$0.hasSuffix("-shm") }
+        )
         #expect(result.stdout.contains(folder.file(moved)), "\(result)")
         #expect(FileSnapshot(folder.file(moved)) == FileSnapshot(bytes: bytes))
         let store = try StateStore(path: db)
@@ -101,7 +104,8 @@ import Testing
         #expect(try CLI.dump(db) == rows)
         #expect(!(try names().contains { $0.contains("broken") }))
         let json = try CLI.run(["recover", "--db", db, "--json"])
-        #expect(json.stdout.contains(#""recovered" : false"#) || json.stdout.contains(#""recovered": false"#), "\(json)")
+        #expect(
+            json.stdout.contains(#""recovered" : false"#) || json.stdout.contains(#""recovered": false"#), "\(json)")
     }
 
     @Test func aDatabaseAnotherProcessHasOpenIsNotMoved() throws {
@@ -156,7 +160,8 @@ import Testing
             let store = try StateStore(path: db)
             try store.write { (transaction) throws(StateStoreError) in
                 for index in 0..<Self.largeCount {
-                    try transaction.save(Self.largeText(index), for: try RestorationPath(validating: "root/item\(index)"))
+                    try transaction.save(
+                        Self.largeText(index), for: try RestorationPath(validating: "root/item\(index)"))
                 }
             }
         }
@@ -165,7 +170,9 @@ import Testing
 
     /// Starts `statectl recover` on the database and returns once its copy has written `bytes`
     /// (to the copy or its journal), or it has ended.
-    func startRecovery(copying bytes: Int, output: Any = FileHandle.nullDevice, errors: Any = FileHandle.nullDevice) throws -> Process {
+    func startRecovery(
+        copying bytes: Int, output: Any = FileHandle.nullDevice, errors: Any = FileHandle.nullDevice
+    ) throws -> Process {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: CLI.executable)
         process.arguments = ["recover", "--db", db]
@@ -190,7 +197,9 @@ import Testing
         let process = try startRecovery(copying: 4 << 20)
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
-        try #require(process.terminationReason == .uncaughtSignal, "the recovery ended (exit \(process.terminationStatus)) before it could be killed")
+        try #require(
+            process.terminationReason == .uncaughtSignal,
+            "the recovery ended (exit \(process.terminationStatus)) before it could be killed")
         #expect(FileSnapshot(db) == FileSnapshot(bytes: bytes))
         #expect(!(try names().contains { $0.contains("broken") }))
 
@@ -222,9 +231,12 @@ import Testing
         #expect(first.terminationStatus == 0, "\(report)")
         #expect(report.contains("States copied:            \(Self.largeCount - lost.count)\n"), "\(report)")
         let after = try names()
-        #expect(after.filter { $0.contains("broken") && !$0.hasSuffix("-wal") && !$0.hasSuffix("-shm") }.count == 1, "\(after)")
+        #expect(
+            after.filter { $0.contains("broken") && !$0.hasSuffix("-wal") && !$0.hasSuffix("-shm") }.count == 1,
+            "\(after)")
         #expect(!after.contains { $0.contains("recovering") }, "\(after)")
-        let broken = try #require(after.first { $0.contains("broken") && !$0.hasSuffix("-wal") && !$0.hasSuffix("-shm") })
+        let broken = try #require(
+            after.first { $0.contains("broken") && !$0.hasSuffix("-wal") && !$0.hasSuffix("-shm") })
         #expect(FileSnapshot(folder.file(broken)) == FileSnapshot(bytes: bytes))
         let store = try StateStore(path: db)
         #expect(try store.entries().count == Self.largeCount - lost.count)
@@ -259,10 +271,13 @@ import Testing
         // to finish.
         for companion in [nil, "-wal", "-journal"] {
             try Data((companion == nil ? "" : "partial").utf8).write(to: URL(fileURLWithPath: db + ".recovering"))
-            if let companion { try Data("partial".utf8).write(to: URL(fileURLWithPath: db + ".recovering" + companion)) }
+            if let companion {
+                try Data("partial".utf8).write(to: URL(fileURLWithPath: db + ".recovering" + companion))
+            }
             let beside = try CLI.run(["recover", "--db", db])
             #expect(beside.status == 3, "\(beside)")
-            #expect(try names() == ["state.sqlite.recovering"] + (companion.map { ["state.sqlite.recovering" + $0] } ?? []))
+            #expect(
+                try names() == ["state.sqlite.recovering"] + (companion.map { ["state.sqlite.recovering" + $0] } ?? []))
             if let companion { try FileManager.default.removeItem(atPath: db + ".recovering" + companion) }
         }
     }

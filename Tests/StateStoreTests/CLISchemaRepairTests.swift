@@ -49,7 +49,8 @@ import Testing
         let rows = try CLI.dump(db)
         let prune = try CLI.run(["prune", "--db", db, "--older-than", "1d"])
         #expect(prune.status == 3, "\(prune)")
-        #expect(prune.stderr.contains("only the table of version records differs: `statectl migrate --repair`"), "\(prune)")
+        #expect(
+            prune.stderr.contains("only the table of version records differs: `statectl migrate --repair`"), "\(prune)")
         #expect(try CLI.dump(db) == rows)
         // An application opening it with openOrRecover gets it repaired in place, states kept.
         let (store, recovery) = try StateStore.openOrRecover(path: db)
@@ -73,7 +74,10 @@ import Testing
         let export = try CLI.run(["export", "--db", db])
         #expect(export.status == 0, "\(export)")
         #expect(export.stdout.contains("\"path\": \"mail/draft\""))
-        #expect(export.stdout.contains(Data(#"{"attachments":{},"body":"the user's text""#.utf8).base64EncodedString().prefix(24)) || export.stdout.contains("the user's text"))
+        #expect(
+            export.stdout.contains(
+                Data(#"{"attachments":{},"body":"the user's text""#.utf8).base64EncodedString().prefix(24))
+                || export.stdout.contains("the user's text"))
         #expect(inspect.stderr.contains("migrate --repair"), "\(inspect)")
         #expect(export.stderr.contains("migrate --repair"), "\(export)")
 
@@ -118,7 +122,10 @@ import Testing
         let folder = TemporaryFolder()
         let db = try makeDatabase(folder)
         // A newer build's migration that changed no table: its records say 5, the header too.
-        try rawSQL(db, "INSERT INTO schema_migrations VALUES (\(StateStore.latestSchemaVersion + 1), 'newer', 0); PRAGMA user_version = \(StateStore.latestSchemaVersion + 1)")
+        try rawSQL(
+            db,
+            "INSERT INTO schema_migrations VALUES (\(StateStore.latestSchemaVersion + 1), 'newer', 0); PRAGMA user_version = \(StateStore.latestSchemaVersion + 1)"
+        )
         let before = FileSnapshot(db)
         #expect(try CLI.run(["migrate", "--repair", "--db", db]).status == 3)
         #expect(try CLI.run(["inspect", "--db", db]).status == 3)
@@ -138,7 +145,9 @@ import Testing
         let rows = try CLI.dump(db)
         let repair = try CLI.run(["migrate", "--repair", "--db", db])
         #expect(repair.status == 0)
-        #expect(repair.stdout == "\(db) records schema version \(StateStore.latestSchemaVersion) already; nothing to repair.\n")
+        #expect(
+            repair.stdout
+                == "\(db) records schema version \(StateStore.latestSchemaVersion) already; nothing to repair.\n")
         #expect(try CLI.dump(db) == rows)
         #expect(try CLI.run(["migrate", "--repair", "--dry-run", "--db", db]).status == 2)
     }

@@ -1,8 +1,8 @@
 import Foundation
-import Testing
 import StateStore
 import StateStoreCrypto
 import StateStoreLinux
+import Testing
 
 /// `statectl` on sealed databases: `rekey` seals, rotates and unseals; `inspect`, `check`,
 /// `export` and `import` with and without the key.
@@ -14,7 +14,9 @@ struct CLISealedTests {
     func keyFile(_ name: String, seed: UInt8, mode: mode_t = 0o600) -> String {
         let path = folder.file(name)
         let bytes = (0..<32).map { UInt8(truncatingIfNeeded: Int($0) &* 13 &+ Int(seed)) }
-        #expect(FileManager.default.createFile(atPath: path, contents: Data(bytes), attributes: [.posixPermissions: Int(mode)]))
+        #expect(
+            FileManager.default.createFile(
+                atPath: path, contents: Data(bytes), attributes: [.posixPermissions: Int(mode)]))
         return path
     }
 
@@ -33,10 +35,14 @@ struct CLISealedTests {
 
         // Without the key: listed with their key id, never shown.
         let list = try CLI.run(["inspect", "--db", db])
-        #expect(list.stdout.contains("SEALED WITH") && list.stdout.contains(idOne) && list.stdout.contains("4 states, ") && list.stdout.contains(", 4 sealed in "), "\(list)")
+        #expect(
+            list.stdout.contains("SEALED WITH") && list.stdout.contains(idOne) && list.stdout.contains("4 states, ")
+                && list.stdout.contains(", 4 sealed in "), "\(list)")
         let hidden = try CLI.run(["inspect", "--db", db, "root/inbox"])
         #expect(hidden.status == 0)
-        #expect(hidden.stdout.contains("Sealed:      with key \(idOne) (not shown: pass --key-file or --credential to show it)"), "\(hidden)")
+        #expect(
+            hidden.stdout.contains(
+                "Sealed:      with key \(idOne) (not shown: pass --key-file or --credential to show it)"), "\(hidden)")
         #expect(!hidden.stdout.contains("unread"))
         // With it: the value, exactly as it was clear.
         let shown = try CLI.run(["inspect", "--db", db, "root/inbox", "--json", "--key-file", one])
@@ -44,11 +50,15 @@ struct CLISealedTests {
         #expect(shown.stdout.contains(#""unread": 2"#), "\(shown)")
         #expect(clearValue.contains(#""unread": 2"#))
         // The same key as a systemd credential: $CREDENTIALS_DIRECTORY/NAME.
-        let credential = try CLI.run(["inspect", "--db", db, "root/inbox", "--json", "--credential", "one.key"],
-                                     environment: ["CREDENTIALS_DIRECTORY": folder.path])
+        let credential = try CLI.run(
+            ["inspect", "--db", db, "root/inbox", "--json", "--credential", "one.key"],
+            environment: ["CREDENTIALS_DIRECTORY": folder.path])
         #expect(credential.stdout == shown.stdout, "\(credential)")
-        let noDirectory = try CLI.run(["inspect", "--db", db, "--credential", "one.key"], environment: ["CREDENTIALS_DIRECTORY": ""])
-        #expect(noDirectory.status == 1 && noDirectory.stderr.contains("CREDENTIALS_DIRECTORY is not set"), "\(noDirectory)")
+        let noDirectory = try CLI.run(
+            ["inspect", "--db", db, "--credential", "one.key"], environment: ["CREDENTIALS_DIRECTORY": ""])
+        #expect(
+            noDirectory.status == 1 && noDirectory.stderr.contains("CREDENTIALS_DIRECTORY is not set"), "\(noDirectory)"
+        )
 
         let checked = try CLI.run(["check", "--db", db, "--key-file", one])
         #expect(checked.status == 0, "\(checked)")
@@ -58,36 +68,50 @@ struct CLISealedTests {
         // Given a key that opens none of them (a backup key being tried), check does not call it healthy.
         let wrongKey = try CLI.run(["check", "--db", db, "--key-file", two])
         #expect(wrongKey.status == 1 && !wrongKey.stdout.contains("Healthy."), "\(wrongKey)")
-        #expect(wrongKey.stdout.contains("4 sealed state(s) are sealed with a key the key given (\(idTwo)) does not open (\(idOne))"), "\(wrongKey)")
+        #expect(
+            wrongKey.stdout.contains(
+                "4 sealed state(s) are sealed with a key the key given (\(idTwo)) does not open (\(idOne))"),
+            "\(wrongKey)")
 
         // Rotation needs the current key, and changes nothing without it.
         let before = try CLI.tool("sqlite3", [db, "SELECT hex(bytes), key_id FROM states ORDER BY path"])
         let refused = try CLI.run(["rekey", "--db", db, "--new-key-file", two])
         #expect(refused.status == 1)
-        #expect(refused.stderr.contains("sealed with key \(idOne)") && refused.stderr.contains("was given no key"), "\(refused)")
+        #expect(
+            refused.stderr.contains("sealed with key \(idOne)") && refused.stderr.contains("was given no key"),
+            "\(refused)")
         #expect(try CLI.tool("sqlite3", [db, "SELECT hex(bytes), key_id FROM states ORDER BY path"]) == before)
         #expect(try CLI.run(["rekey", "--db", db, "--key-file", one, "--new-key-file", two]).status == 0)
-        #expect(try CLI.run(["inspect", "--db", db, "root/inbox", "--key-file", one]).stdout.contains("(not shown: the key given is \(idOne))"))
-        #expect(try CLI.run(["inspect", "--db", db, "root/inbox", "--json", "--key-file", two]).stdout.contains(#""unread": 2"#))
+        #expect(
+            try CLI.run(["inspect", "--db", db, "root/inbox", "--key-file", one]).stdout.contains(
+                "(not shown: the key given is \(idOne))"))
+        #expect(
+            try CLI.run(["inspect", "--db", db, "root/inbox", "--json", "--key-file", two]).stdout.contains(
+                #""unread": 2"#))
 
         // An export is sealed unless --clear; both import back whole.
         let sealedExport = try CLI.run(["export", "--db", db])
         #expect(sealedExport.stdout.contains("\"key_id\": \"\(idTwo)\"") && !sealedExport.stdout.contains("unread"))
         let clearExport = try CLI.run(["export", "--db", db, "--clear", "--key-file", two])
-        #expect(clearExport.stdout.contains(#""unread": 2"#) && !clearExport.stdout.contains("key_id"), "\(clearExport)")
+        #expect(
+            clearExport.stdout.contains(#""unread": 2"#) && !clearExport.stdout.contains("key_id"), "\(clearExport)")
         #expect(try CLI.run(["export", "--db", db, "--clear"]).status == 2)
         let document = folder.file("sealed.json")
         try sealedExport.stdout.write(toFile: document, atomically: true, encoding: .utf8)
         let copy = folder.file("copy.sqlite")
         #expect(try CLI.run(["import", "--db", copy, document]).status == 0)
-        #expect(try CLI.run(["inspect", "--db", copy, "root/inbox", "--json", "--key-file", two]).stdout.contains(#""unread": 2"#))
+        #expect(
+            try CLI.run(["inspect", "--db", copy, "root/inbox", "--json", "--key-file", two]).stdout.contains(
+                #""unread": 2"#))
 
         // A clear document is not written clear into the sealed database: refused without the
         // key, sealed with it.
         let clearDocument = folder.file("clear.json")
         try clearExport.stdout.write(toFile: clearDocument, atomically: true, encoding: .utf8)
         let keyless = try CLI.run(["import", "--db", db, clearDocument])
-        #expect(keyless.status == 1 && keyless.stderr.contains("is sealed with key \(idTwo), which this store was not given"), "\(keyless)")
+        #expect(
+            keyless.status == 1
+                && keyless.stderr.contains("is sealed with key \(idTwo), which this store was not given"), "\(keyless)")
         #expect(try CLI.run(["import", "--db", db, clearDocument, "--key-file", two]).status == 0)
         #expect(try CLI.tool("sqlite3", [db, "SELECT count(*) FROM states WHERE key_id IS NULL"]) == "0\n")
 
@@ -117,7 +141,10 @@ struct CLISealedTests {
         let open = keyFile("open.key", seed: 1, mode: 0o644)
         let result = try CLI.run(["rekey", "--db", db, "--new-key-file", open])
         #expect(result.status == 1)
-        #expect(result.stderr == "statectl: The key file \(open) has mode 644, so other users can read or change it; it was not read. Run `chmod 600 \(open)`, and make a new key if others may have read this one.\n")
+        #expect(
+            result.stderr
+                == "statectl: The key file \(open) has mode 644, so other users can read or change it; it was not read. Run `chmod 600 \(open)`, and make a new key if others may have read this one.\n"
+        )
         #expect(try CLI.tool("sqlite3", [db, "SELECT count(key_id) FROM states"]) == "0\n")
         #expect(try CLI.run(["inspect", "--db", db, "--key-file", open, "--credential", "x"]).status == 2)
     }
@@ -143,26 +170,32 @@ struct CLISealedTests {
         var info = stat()
         #expect(stat(credential, &info) == 0 && info.st_uid == 0 && info.st_mode & 0o777 == 0o440)
         func asService(_ arguments: [String]) throws -> CLIResult {
-            try CLI.run(["--reuid=65534", "--regid=65534", "--clear-groups", binary] + arguments,
-                        environment: ["CREDENTIALS_DIRECTORY": credentials], executable: "/usr/bin/setpriv", directory: "/")
+            try CLI.run(
+                ["--reuid=65534", "--regid=65534", "--clear-groups", binary] + arguments,
+                environment: ["CREDENTIALS_DIRECTORY": credentials], executable: "/usr/bin/setpriv", directory: "/")
         }
         let shown = try asService(["inspect", "--db", db, "root/inbox", "--json", "--credential", "app-state-key"])
         #expect(shown.status == 0 && shown.stdout.contains(#""unread": 2"#), "\(shown)")
         // Named as a key file, the same file is not the user's own: refused.
         let asFile = try asService(["inspect", "--db", db, "root/inbox", "--key-file", credential])
-        #expect(asFile.status == 1 && asFile.stderr.contains("belongs to user 0, not to this process's user 65534"), "\(asFile)")
+        #expect(
+            asFile.status == 1 && asFile.stderr.contains("belongs to user 0, not to this process's user 65534"),
+            "\(asFile)")
         // A group read bit with no ACL behind it is a group's read, not systemd's grant: refused.
         let plain = credentials + "/plain-key"
         try FileManager.default.copyItem(atPath: key, toPath: plain)
         #expect(chmod(plain, 0o440) == 0 && chown(plain, 0, 65534) == 0)
         let grouped = try asService(["inspect", "--db", db, "root/inbox", "--credential", "plain-key"])
-        #expect(grouped.status == 1 && grouped.stderr.contains("has mode 440, so other users can read or change it"), "\(grouped)")
+        #expect(
+            grouped.status == 1 && grouped.stderr.contains("has mode 440, so other users can read or change it"),
+            "\(grouped)")
         // The fix for a credential is in the unit, not a chmod of a file systemd writes.
         #expect(grouped.stderr.contains("`LoadCredential=`") && !grouped.stderr.contains("chmod"), "\(grouped)")
         // A credential others can read is not one systemd wrote: refused, nothing read.
         #expect(chmod(credential, 0o444) == 0)
         let open = try asService(["inspect", "--db", db, "root/inbox", "--credential", "app-state-key"])
-        #expect(open.status == 1 && open.stderr.contains("has mode 444, so other users can read or change it"), "\(open)")
+        #expect(
+            open.status == 1 && open.stderr.contains("has mode 444, so other users can read or change it"), "\(open)")
     }
 
     /// Adds `user:UID:r` (`r-x` with `execute`) to the file's POSIX ACL, as systemd does, by
@@ -177,9 +210,13 @@ struct CLISealedTests {
         func append<T: FixedWidthInteger>(_ value: T) { withUnsafeBytes(of: value.littleEndian) { bytes += $0 } }
         append(UInt32(2))
         let unspecified = UInt32.max
-        for (tag, permissions, id) in [(UInt16(0x01), owner, unspecified), (0x02, read, uid), (0x04, 0, unspecified),
-                                       (0x10, read, unspecified), (0x20, 0, unspecified)] {
-            append(tag); append(permissions); append(id)
+        for (tag, permissions, id) in [
+            (UInt16(0x01), owner, unspecified), (0x02, read, uid), (0x04, 0, unspecified),
+            (0x10, read, unspecified), (0x20, 0, unspecified),
+        ] {
+            append(tag)
+            append(permissions)
+            append(id)
         }
         return setxattr(path, "system.posix_acl_access", bytes, bytes.count, 0) == 0
     }
@@ -194,7 +231,11 @@ struct CLISealedTests {
             let payload = String(repeating: "x", count: 900)
             for batch in 0..<20 {
                 try store.write { (transaction) throws(StateStoreError) in
-                    for index in 0..<1000 { try transaction.save(["n": "\(batch * 1000 + index)", "p": payload], for: try RestorationPath(validating: "s/\(batch)/\(index)")) }
+                    for index in 0..<1000 {
+                        try transaction.save(
+                            ["n": "\(batch * 1000 + index)", "p": payload],
+                            for: try RestorationPath(validating: "s/\(batch)/\(index)"))
+                    }
                 }
             }
         }
@@ -225,7 +266,8 @@ struct CLISealedTests {
 
         let again = try CLI.run(["rekey", "--db", db, "--key-file", one, "--new-key-file", two])
         #expect(again.stdout == "Sealed 20000 states with key \(idTwo) in \(db); 0 already were.\n", "\(again)")
-        let store = try StateStore(path: db, options: .init(readOnly: true, sealer: StateKeyring(try StateKey.file(two))))
+        let store = try StateStore(
+            path: db, options: .init(readOnly: true, sealer: StateKeyring(try StateKey.file(two))))
         #expect(try store.restore([String: String].self, for: "s/19/999")?["n"] == "19999")
     }
 }

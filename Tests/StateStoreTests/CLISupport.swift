@@ -30,7 +30,8 @@ enum CLI {
             candidates.append(bundle.bundleURL.deletingLastPathComponent().appendingPathComponent("statectl"))
         }
         // Fallback: the package's own build folder.
-        let package = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let package = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
         candidates.append(package.appendingPathComponent(".build/debug/statectl"))
         for candidate in candidates where FileManager.default.isExecutableFile(atPath: candidate.path) {
             return candidate.path
@@ -43,17 +44,22 @@ enum CLI {
     /// so when either sits under a folder only root may enter, such as `/root`). Probed once.
     static let canRunAsNobody: Bool = {
         guard geteuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") else { return false }
-        let probe = try? run(["--reuid=65534", "--regid=65534", "--clear-groups", executable, "--version"],
-                             executable: "/usr/bin/setpriv", directory: "/")
+        let probe = try? run(
+            ["--reuid=65534", "--regid=65534", "--clear-groups", executable, "--version"],
+            executable: "/usr/bin/setpriv", directory: "/")
         return probe?.status == 0
     }()
 
     /// Runs `statectl arguments` with a clean environment (no `STATESTORE_DB`, XDG state in `home`),
     /// in `directory` when one is given.
-    static func run(_ arguments: [String], home: String? = nil, environment extra: [String: String] = [:],
-                    executable: String = CLI.executable, directory: String? = nil) throws -> CLIResult {
+    static func run(
+        _ arguments: [String], home: String? = nil, environment extra: [String: String] = [:],
+        executable: String = CLI.executable, directory: String? = nil
+    ) throws -> CLIResult {
         struct NotBuilt: Error, CustomStringConvertible {
-            var description: String { "statectl is not built at \(CLI.executable); run `swift build --build-tests` (or set STATECTL)" }
+            var description: String {
+                "statectl is not built at \(CLI.executable); run `swift build --build-tests` (or set STATECTL)"
+            }
         }
         guard FileManager.default.isExecutableFile(atPath: executable) else { throw NotBuilt() }
         let folder = TemporaryFolder("cli-output")
@@ -88,7 +94,9 @@ enum CLI {
 
     /// Starts `executable arguments` with stdout on the pipe it returns, stderr dropped, and this
     /// process's environment less `STATESTORE_DB`, plus `extra`.
-    static func start(_ executable: String, _ arguments: [String], environment extra: [String: String] = [:]) throws -> (Process, Pipe) {
+    static func start(
+        _ executable: String, _ arguments: [String], environment extra: [String: String] = [:]
+    ) throws -> (Process, Pipe) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
@@ -123,12 +131,17 @@ enum CLI {
 
     /// Every row of every table (bytes as hex), for "nothing changed" comparisons.
     static func dump(_ database: String) throws -> String {
-        try tool("sqlite3", [database, """
-            SELECT path, type_name, version, generation, encoding, checksum, updated_at, hex(bytes) FROM states ORDER BY path;
-            SELECT id, path, reason, hex(bytes) FROM quarantine ORDER BY id;
-            SELECT * FROM pressure_events ORDER BY id;
-            SELECT scene, set_aside, hex(archive) FROM hierarchy ORDER BY scene;
-            """])
+        try tool(
+            "sqlite3",
+            [
+                database,
+                """
+                SELECT path, type_name, version, generation, encoding, checksum, updated_at, hex(bytes) FROM states ORDER BY path;
+                SELECT id, path, reason, hex(bytes) FROM quarantine ORDER BY id;
+                SELECT * FROM pressure_events ORDER BY id;
+                SELECT scene, set_aside, hex(archive) FROM hierarchy ORDER BY scene;
+                """,
+            ])
     }
 }
 
@@ -149,23 +162,28 @@ enum Fixture {
     static func populate(_ path: String, quarantine: Bool = true) throws {
         let store = try StateStore(path: path)
         try store.write { (transaction) throws(StateStoreError) in
-            try transaction.insert(verbatim: StoredState(
-                path: "root/inbox", typeName: "Mail.Inbox", version: 1, generation: 3, encoding: .json,
-                updatedAt: milliseconds("2026-01-02T03:04:05.678Z"), bytes: Data(inboxJSON.utf8)))
-            try transaction.insert(verbatim: StoredState(
-                path: "root/inbox/message", typeName: "Mail.Message", version: 2, generation: 1, encoding: .json,
-                updatedAt: milliseconds("2026-01-02T03:04:06.000Z"), bytes: Data(messageJSON.utf8)))
-            try transaction.insert(verbatim: StoredState(
-                path: "root/inbox/compose", typeName: "Mail.Draft", version: 1, generation: 7, encoding: .binary,
-                updatedAt: milliseconds("2020-06-01T00:00:00.000Z"), bytes: draftBytes))
-            try transaction.insert(verbatim: StoredState(
-                path: "root/settings", typeName: "Mail.Settings", version: 1, generation: 1, encoding: .json,
-                updatedAt: milliseconds("2021-03-04T05:06:07.089Z"), bytes: Data(settingsJSON.utf8)))
+            try transaction.insert(
+                verbatim: StoredState(
+                    path: "root/inbox", typeName: "Mail.Inbox", version: 1, generation: 3, encoding: .json,
+                    updatedAt: milliseconds("2026-01-02T03:04:05.678Z"), bytes: Data(inboxJSON.utf8)))
+            try transaction.insert(
+                verbatim: StoredState(
+                    path: "root/inbox/message", typeName: "Mail.Message", version: 2, generation: 1, encoding: .json,
+                    updatedAt: milliseconds("2026-01-02T03:04:06.000Z"), bytes: Data(messageJSON.utf8)))
+            try transaction.insert(
+                verbatim: StoredState(
+                    path: "root/inbox/compose", typeName: "Mail.Draft", version: 1, generation: 7, encoding: .binary,
+                    updatedAt: milliseconds("2020-06-01T00:00:00.000Z"), bytes: draftBytes))
+            try transaction.insert(
+                verbatim: StoredState(
+                    path: "root/settings", typeName: "Mail.Settings", version: 1, generation: 1, encoding: .json,
+                    updatedAt: milliseconds("2021-03-04T05:06:07.089Z"), bytes: Data(settingsJSON.utf8)))
             try transaction.setHierarchyArchive(Data(#"{"root":{"identifier":"inbox","children":[]}}"#.utf8))
         }
-        try store.recordPressureEvent(PressureEvent(
-            occurredAt: milliseconds("2026-01-02T03:05:00.000Z"), level: .warning,
-            availableBytes: 512 << 20, rssBefore: 200 << 20, rssAfter: 150 << 20, duration: .microseconds(1500)))
+        try store.recordPressureEvent(
+            PressureEvent(
+                occurredAt: milliseconds("2026-01-02T03:05:00.000Z"), level: .warning,
+                availableBytes: 512 << 20, rssBefore: 200 << 20, rssAfter: 150 << 20, duration: .microseconds(1500)))
         if quarantine {
             try store.save(["stale": true], for: "root/old", version: 3)
             try store.quarantine("root/old", reason: "decoding failed: missing key \"id\"")
@@ -173,7 +191,8 @@ enum Fixture {
         _ = consume store
         if quarantine {
             // Fixed times for the quarantined row, so output can be compared exactly.
-            try CLI.tool("sqlite3", [path, "UPDATE quarantine SET updated_at = 1767323100000, quarantined_at = 1767323160000"])
+            try CLI.tool(
+                "sqlite3", [path, "UPDATE quarantine SET updated_at = 1767323100000, quarantined_at = 1767323160000"])
         }
     }
 }

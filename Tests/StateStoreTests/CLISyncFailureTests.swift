@@ -37,7 +37,9 @@ struct CLISyncFailureTests {
         try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let file = folder.appending(path: "shim.c").path
         let library = folder.appending(path: "libfailsync.so").path
-        guard FileManager.default.createFile(atPath: file, contents: Data(source.utf8)), let clang = clang() else { return nil }
+        guard FileManager.default.createFile(atPath: file, contents: Data(source.utf8)), let clang = clang() else {
+            return nil
+        }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: clang)
         process.arguments = ["-shared", "-fPIC", "-o", library, file, "-ldl"]
@@ -53,7 +55,8 @@ struct CLISyncFailureTests {
             for name in ["clang", "swift"] {
                 let candidate = folder + "/" + name
                 guard FileManager.default.isExecutableFile(atPath: candidate) else { continue }
-                let resolved = URL(fileURLWithPath: candidate).resolvingSymlinksInPath().deletingLastPathComponent().appending(path: "clang").path
+                let resolved = URL(fileURLWithPath: candidate).resolvingSymlinksInPath().deletingLastPathComponent()
+                    .appending(path: "clang").path
                 if name == "clang" { return candidate }
                 if FileManager.default.isExecutableFile(atPath: resolved) { return resolved }
             }
@@ -78,7 +81,10 @@ struct CLISyncFailureTests {
 
     func expectNotSynced(_ result: CLIResult, _ db: String) {
         #expect(result.status == 4, "\(result)")
-        #expect(result.stderr.hasPrefix("statectl: the change was made and committed to \(db), but syncing it to storage failed ("), "\(result)")
+        #expect(
+            result.stderr.hasPrefix(
+                "statectl: the change was made and committed to \(db), but syncing it to storage failed ("), "\(result)"
+        )
         #expect(result.stderr.contains("Do not run the command again"), "\(result)")
     }
 
@@ -105,7 +111,10 @@ struct CLISyncFailureTests {
         let db = folder.file("rekey.sqlite")
         let app = try openApp(db)
         let keyFile = folder.file("new.key")
-        #expect(FileManager.default.createFile(atPath: keyFile, contents: Data((0..<32).map { UInt8($0) &* 7 &+ 1 }), attributes: [.posixPermissions: 0o600]))
+        #expect(
+            FileManager.default.createFile(
+                atPath: keyFile, contents: Data((0..<32).map { UInt8($0) &* 7 &+ 1 }),
+                attributes: [.posixPermissions: 0o600]))
         expectNotSynced(try failingSyncs(["rekey", "--db", db, "--new-key-file", keyFile]), db)
         #expect(try app.state(at: "app/old")?.keyID == (try StateKey.file(keyFile)).id)
     }

@@ -7,7 +7,10 @@ import Testing
     @Test func helpListsEverySubcommandAndTheExitCodes() throws {
         let help = try CLI.run(["--help"])
         #expect(help.status == 0, "\(help)")
-        for text in ["migrate", "check", "inspect", "export", "import", "prune", "Exit codes:", "statestore-demo", "STATESTORE_DB"] {
+        for text in [
+            "migrate", "check", "inspect", "export", "import", "prune", "Exit codes:", "statestore-demo",
+            "STATESTORE_DB",
+        ] {
             #expect(help.stdout.contains(text), "\(text)")
         }
         for command in ["migrate", "check", "inspect", "export", "import", "prune"] {
@@ -43,6 +46,7 @@ import Testing
         let explicit = folder.file("explicit.sqlite")
         #expect(try CLI.run(["migrate", "--db", explicit], environment: ["STATESTORE_DB": environment]).status == 0)
         #expect(FileManager.default.fileExists(atPath: explicit))
-        #expect(try CLI.run(["inspect"], environment: ["STATESTORE_DB": explicit]).stdout == "No states in \(explicit).\n")
+        #expect(
+            try CLI.run(["inspect"], environment: ["STATESTORE_DB": explicit]).stdout == "No states in \(explicit).\n")
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import StateStore
 
 /// The monitor's cached cgroup discovery: mountinfo is parsed again only when the process's

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import StateStore
 
 private let MiB: UInt64 = 1 << 20
@@ -16,7 +17,8 @@ private struct CgroupTree {
     static func v2(_ name: String = #function) throws -> CgroupTree {
         let tree = CgroupTree()
         try tree.write("0::/app.slice/app.service\n", "/proc/self/cgroup")
-        try tree.write("""
+        try tree.write(
+            """
             22 1 0:21 / /proc rw,nosuid,nodev,noexec,relatime shared:12 - proc proc rw
             30 25 0:26 / /sys/fs/cgroup rw,nosuid,nodev,noexec,relatime shared:4 - cgroup2 cgroup2 rw,nsdelegate,memory_recursiveprot
 
@@ -32,12 +34,14 @@ private struct CgroupTree {
         try write(max + "\n", directory + "/memory.max")
         try write(high + "\n", directory + "/memory.high")
         try write("\(current)\n", directory + "/memory.current")
-        try write("anon 12345\nfile 99\nactive_file 5\ninactive_file \(inactiveFile)\nslab 7\n", directory + "/memory.stat")
+        try write(
+            "anon 12345\nfile 99\nactive_file 5\ninactive_file \(inactiveFile)\nslab 7\n", directory + "/memory.stat")
     }
 
     static func v1(cgroupPath: String = "/docker/abc", mountRoot: String = "/") throws -> CgroupTree {
         let tree = CgroupTree()
-        try tree.write("""
+        try tree.write(
+            """
             12:pids:/docker/abc
             4:memory:\(cgroupPath)
             2:cpu,cpuacct:/docker/abc
@@ -45,7 +49,8 @@ private struct CgroupTree {
             0::/
 
             """, "/proc/self/cgroup")
-        try tree.write("""
+        try tree.write(
+            """
             31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755
             32 31 0:29 / /sys/fs/cgroup/cpu,cpuacct rw,relatime - cgroup cgroup rw,cpu,cpuacct
             35 31 0:32 \(mountRoot) /sys/fs/cgroup/memory rw,nosuid,nodev,noexec,relatime shared:9 - cgroup cgroup rw,memory
@@ -60,7 +65,9 @@ private struct CgroupTree {
         let directory = "/sys/fs/cgroup/memory" + path
         try write("\(limit)\n", directory + "/memory.limit_in_bytes")
         try write("\(usage)\n", directory + "/memory.usage_in_bytes")
-        try write("cache 1\nrss 2\ninactive_file 3\nhierarchical_memory_limit \(limit)\ntotal_inactive_file \(totalInactiveFile)\n", directory + "/memory.stat")
+        try write(
+            "cache 1\nrss 2\ninactive_file 3\nhierarchical_memory_limit \(limit)\ntotal_inactive_file \(totalInactiveFile)\n",
+            directory + "/memory.stat")
     }
 }
 
@@ -74,9 +81,12 @@ struct CgroupMemoryTests {
         let tree = try CgroupTree.v2()
         try tree.v2Level("/app.slice", max: "max", current: 400 * MiB, inactiveFile: 0)
         try tree.v2Level("/app.slice/app.service", max: "\(512 * MiB)", current: 300 * MiB, inactiveFile: 100 * MiB)
-        try tree.write("some avg10=1.50 avg60=0.50 avg300=0.10 total=1234\nfull avg10=0.50 avg60=0.00 avg300=0.00 total=99\n",
-                       "/sys/fs/cgroup/app.slice/app.service/memory.pressure")
-        try tree.write("low 0\nhigh 3\nmax 2\noom 1\noom_kill 1\noom_group_kill 0\n", "/sys/fs/cgroup/app.slice/app.service/memory.events")
+        try tree.write(
+            "some avg10=1.50 avg60=0.50 avg300=0.10 total=1234\nfull avg10=0.50 avg60=0.00 avg300=0.00 total=99\n",
+            "/sys/fs/cgroup/app.slice/app.service/memory.pressure")
+        try tree.write(
+            "low 0\nhigh 3\nmax 2\noom 1\noom_kill 1\noom_group_kill 0\n",
+            "/sys/fs/cgroup/app.slice/app.service/memory.events")
 
         let cgroup = try CgroupMemory.discover(root: tree.root)
         #expect(cgroup.version == .v2)
@@ -116,7 +126,8 @@ struct CgroupMemoryTests {
     @Test func v2HighBelowMaxIsTheWall() throws {
         let tree = try CgroupTree.v2()
         try tree.v2Level("/app.slice", max: "max", current: 0, inactiveFile: 0)
-        try tree.v2Level("/app.slice/app.service", max: "\(512 * MiB)", high: "\(384 * MiB)", current: 300 * MiB, inactiveFile: 0)
+        try tree.v2Level(
+            "/app.slice/app.service", max: "\(512 * MiB)", high: "\(384 * MiB)", current: 300 * MiB, inactiveFile: 0)
         let cgroup = try CgroupMemory.discover(root: tree.root)
         #expect(cgroup.hierarchy[0].max == 512 * MiB)
         #expect(cgroup.hierarchy[0].high == 384 * MiB)
@@ -150,7 +161,8 @@ struct CgroupMemoryTests {
         #expect(cgroup.available == 56 * MiB)
         #expect(cgroup.pressure?.some?.avg10 == 2.0)
         // Pointed at r/c directly, the same.
-        #expect(try CgroupMemory.read(directory: tree.root + "/sys/fs/cgroup/r/c").path == tree.root + "/sys/fs/cgroup/r")
+        #expect(
+            try CgroupMemory.read(directory: tree.root + "/sys/fs/cgroup/r/c").path == tree.root + "/sys/fs/cgroup/r")
 
         // And the monitor grades it: 56 of 256 MiB is 21.9 %, a warning, not "no cgroup".
         let monitor = MemoryPressureMonitor(configuration: .init(root: tree.root))
@@ -232,7 +244,9 @@ struct CgroupMemoryTests {
         try tree.v1Level("", limit: Self.v1Unlimited, usage: 4096 * MiB, totalInactiveFile: 0)
         try tree.v1Level("/docker/abc", limit: Self.v1Unlimited, usage: 200 * MiB, totalInactiveFile: 0)
         try tree.v1Level("/other", limit: 100 * MiB, usage: 80 * MiB, totalInactiveFile: 0)
-        let sample = try MemoryPressureMonitor(configuration: .init(root: tree.root, cgroupPath: "/sys/fs/cgroup/memory/other")).sample()
+        let sample = try MemoryPressureMonitor(
+            configuration: .init(root: tree.root, cgroupPath: "/sys/fs/cgroup/memory/other")
+        ).sample()
         #expect(sample.cgroup?.path == tree.root + "/sys/fs/cgroup/memory/other")
         #expect(sample.effectiveAvailable == 20 * MiB)
         #expect(sample.effectiveTotal == 100 * MiB)
@@ -241,7 +255,10 @@ struct CgroupMemoryTests {
     @Test func noCgroupFilesMeansNotFound() throws {
         let tree = try CgroupTree.v2()
         let error = #expect(throws: MemoryError.self) { try CgroupMemory.discover(root: tree.root) }
-        if case .cgroupNotFound = error {} else { Issue.record("expected cgroupNotFound, got \(String(describing: error))") }
+        if case .cgroupNotFound = error {
+        } else {
+            Issue.record("expected cgroupNotFound, got \(String(describing: error))")
+        }
         // The monitor still samples: host numbers only.
         let sample = try MemoryPressureMonitor(configuration: .init(root: tree.root)).sample()
         #expect(sample.cgroup == nil)
@@ -251,7 +268,8 @@ struct CgroupMemoryTests {
     // MARK: parsers
 
     @Test func mountinfoParsing() {
-        let info = MountInfo.parse("""
+        let info = MountInfo.parse(
+            """
             35 31 0:32 / /sys/fs/cgroup/memory rw,relatime shared:9 master:2 - cgroup cgroup rw,memory
             36 31 0:33 /a\\040b /mnt/with\\040space rw - ext4 /dev/sda1 rw
             garbage line
@@ -268,7 +286,8 @@ struct CgroupMemoryTests {
     }
 
     @Test func procSelfCgroupParsing() {
-        let membership = CgroupMembership.parse("""
+        let membership = CgroupMembership.parse(
+            """
             4:memory:/process_api/0b07
             2:cpu,cpuacct:/a:b
             x:memory:/bad
@@ -282,7 +301,8 @@ struct CgroupMemoryTests {
     }
 
     @Test func locateMapsNamespacedPaths() {
-        let mount = MountInfo.Entry(root: "/", mountPoint: "/sys/fs/cgroup", filesystemType: "cgroup2", superOptions: [])
+        let mount = MountInfo.Entry(
+            root: "/", mountPoint: "/sys/fs/cgroup", filesystemType: "cgroup2", superOptions: [])
         #expect(CgroupMemory.locate("/", in: mount) == "/sys/fs/cgroup")
         #expect(CgroupMemory.locate("/a/b", in: mount) == "/sys/fs/cgroup/a/b")
         #expect(CgroupMemory.locate("/../../x", in: mount) == "/sys/fs/cgroup")
@@ -293,19 +313,27 @@ struct CgroupMemoryTests {
     /// while writing the fuzz-cgroup target's invariant: `/a/../\u{301}` hid its `..` and left
     /// the mount for a sibling directory.
     @Test func locateJudgesPathsByTheirBytes() {
-        let mount = MountInfo.Entry(root: "/", mountPoint: "/sys/fs/cgroup", filesystemType: "cgroup2", superOptions: [])
+        let mount = MountInfo.Entry(
+            root: "/", mountPoint: "/sys/fs/cgroup", filesystemType: "cgroup2", superOptions: [])
         for hidden in ["/a/../\u{301}", "/../\u{301}", "/x/../\u{301}/../\u{301}", "/..\u{301}/../\u{301}"] {
-            #expect(Array(CgroupMemory.locate(hidden, in: mount).utf8) == Array("/sys/fs/cgroup".utf8), "\(hidden.debugDescription)")
+            #expect(
+                Array(CgroupMemory.locate(hidden, in: mount).utf8) == Array("/sys/fs/cgroup".utf8),
+                "\(hidden.debugDescription)")
         }
         // Not `..`: a component that merely starts or ends with dots, or carries a mark itself.
         #expect(Array(CgroupMemory.locate("/..\u{301}", in: mount).utf8) == Array("/sys/fs/cgroup/..\u{301}".utf8))
 
         // A root spelled with a precomposed é does not contain a path spelled with e + U+0301.
-        let rooted = MountInfo.Entry(root: "/caf\u{E9}", mountPoint: "/sys/fs/cgroup/memory", filesystemType: "cgroup", superOptions: ["memory"])
+        let rooted = MountInfo.Entry(
+            root: "/caf\u{E9}", mountPoint: "/sys/fs/cgroup/memory", filesystemType: "cgroup", superOptions: ["memory"])
         #expect(Array(CgroupMemory.locate("/caf\u{E9}/x", in: rooted).utf8) == Array("/sys/fs/cgroup/memory/x".utf8))
         #expect(Array(CgroupMemory.locate("/caf\u{E9}", in: rooted).utf8) == Array("/sys/fs/cgroup/memory".utf8))
-        #expect(Array(CgroupMemory.locate("/cafe\u{301}/x", in: rooted).utf8) == Array("/sys/fs/cgroup/memory/cafe\u{301}/x".utf8))
-        #expect(Array(CgroupMemory.locate("/cafe\u{301}", in: rooted).utf8) == Array("/sys/fs/cgroup/memory/cafe\u{301}".utf8))
+        #expect(
+            Array(CgroupMemory.locate("/cafe\u{301}/x", in: rooted).utf8)
+                == Array("/sys/fs/cgroup/memory/cafe\u{301}/x".utf8))
+        #expect(
+            Array(CgroupMemory.locate("/cafe\u{301}", in: rooted).utf8)
+                == Array("/sys/fs/cgroup/memory/cafe\u{301}".utf8))
     }
 
     /// A memory cgroup this process can read: v1's memory hierarchy, or a v2 group with
@@ -316,7 +344,9 @@ struct CgroupMemoryTests {
         if files.fileExists(atPath: "/sys/fs/cgroup/memory/memory.limit_in_bytes") { return true }
         guard files.fileExists(atPath: "/sys/fs/cgroup/cgroup.controllers") else { return false }
         if files.fileExists(atPath: "/sys/fs/cgroup/memory.current") { return true }
-        let own = (try? String(contentsOfFile: "/proc/self/cgroup", encoding: .utf8)).flatMap { CgroupMembership.parse($0).unifiedPath }
+        let own = (try? String(contentsOfFile: "/proc/self/cgroup", encoding: .utf8)).flatMap {
+            CgroupMembership.parse($0).unifiedPath
+        }
         return own.map { files.fileExists(atPath: "/sys/fs/cgroup\($0)/memory.current") } ?? false
     }
 

@@ -1,11 +1,15 @@
 import Foundation
 import StateStoreSQLite
 import Testing
+
 @testable import StateStore
 
 /// The screen of an older build at `nav/detail`, whose state has a member the newer types drop.
 @MainActor private final class OldDetail: ViewController, StateRestoring {
-    struct State: Codable, Sendable, Equatable { var text = ""; var secret = "" }
+    struct State: Codable, Sendable, Equatable {
+        var text = ""
+        var secret = ""
+    }
     var restorableState = State()
 }
 
@@ -40,7 +44,8 @@ struct ChangedTypeProtectionTests {
 
     final class ErrorBox { var errors: [RestorationError] = [] }
 
-    func launch(_ store: StateStore, detail: @escaping @MainActor () -> ViewController) throws -> (Launched, Storyboard) {
+    func launch(_ store: StateStore, detail: @escaping @MainActor () -> ViewController) throws -> (Launched, Storyboard)
+    {
         let storyboard = Storyboard()
         storyboard.register("root") { ViewController() }
         storyboard.register("other") { ViewController() }
@@ -50,12 +55,17 @@ struct ChangedTypeProtectionTests {
         let box = ErrorBox()
         coordinator.errorHandler = { box.errors.append($0) }
         let window = Window(size: Size(width: 400, height: 800), orientation: .portrait, application: application)
-        let navigation = NavigationController(rootViewController: try storyboard.instantiateViewController(withIdentifier: "root"))
+        let navigation = NavigationController(
+            rootViewController: try storyboard.instantiateViewController(withIdentifier: "root"))
         navigation.restorationIdentifier = "nav"
         window.rootViewController = navigation
         window.makeKeyAndVisible()
         coordinator.flush()
-        return (Launched(application: application, window: window, navigation: navigation, coordinator: coordinator, errors: box), storyboard)
+        return (
+            Launched(
+                application: application, window: window, navigation: navigation, coordinator: coordinator, errors: box),
+            storyboard
+        )
     }
 
     func seed(_ json: String) throws {
@@ -84,10 +94,12 @@ struct ChangedTypeProtectionTests {
         try #require(sqlite3_open_v2(database, &handle, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK)
         defer { sqlite3_close_v2(handle) }
         try #require(sqlite3_exec(handle, "BEGIN IMMEDIATE", nil, nil, nil) == SQLITE_OK)
-        app.navigation.pushViewController(try storyboard.instantiateViewController(withIdentifier: "detail"), animated: false)
+        app.navigation.pushViewController(
+            try storyboard.instantiateViewController(withIdentifier: "detail"), animated: false)
         try #require(sqlite3_exec(handle, "ROLLBACK", nil, nil, nil) == SQLITE_OK)
         // The lock is gone by the save.
-        app.navigation.pushViewController(try storyboard.instantiateViewController(withIdentifier: "other"), animated: false)
+        app.navigation.pushViewController(
+            try storyboard.instantiateViewController(withIdentifier: "other"), animated: false)
         app.coordinator.flush()
         #expect(try storedText().contains("s3cret"))
         let refusal = app.errors.errors.first { $0.description.contains("could not be set aside") }
@@ -97,7 +109,11 @@ struct ChangedTypeProtectionTests {
         _ = app.navigation.popViewController(animated: false)
         let again = try storyboard.instantiateViewController(withIdentifier: "detail")
         app.navigation.pushViewController(again, animated: false)
-        if let counter = again as? CounterDetail { counter.restorableState.count = 7 } else { (again as! LossyDetail).restorableState.text = "edited" }
+        if let counter = again as? CounterDetail {
+            counter.restorableState.count = 7
+        } else {
+            (again as! LossyDetail).restorableState.text = "edited"
+        }
         _ = app.navigation.popViewController(animated: false)
         app.coordinator.flush()
         let quarantined = try StateStore(path: database, options: .init(readOnly: true)).quarantinedStates()
@@ -114,13 +130,16 @@ struct ChangedTypeProtectionTests {
         let (app, storyboard) = try launch(store) { CounterDetail() }
         defer { withExtendedLifetime(app) {} }
         let detail = try pushUnderLock(app, storyboard)
-        app.navigation.pushViewController(try storyboard.instantiateViewController(withIdentifier: "other"), animated: false)
+        app.navigation.pushViewController(
+            try storyboard.instantiateViewController(withIdentifier: "other"), animated: false)
         _ = app.navigation.popViewController(animated: false)
         detail.restorableState.count = 7
         _ = app.navigation.popViewController(animated: false)
         app.coordinator.flush()
         let quarantined = try StateStore(path: database, options: .init(readOnly: true)).quarantinedStates()
-        #expect(quarantined.contains { String(decoding: $0.bytes, as: UTF8.self).contains("s3cret") }, "\(app.errors.errors)")
+        #expect(
+            quarantined.contains { String(decoding: $0.bytes, as: UTF8.self).contains("s3cret") },
+            "\(app.errors.errors)")
         #expect(String(decoding: try store.state(at: "nav/detail")?.bytes ?? Data(), as: UTF8.self) == #"{"count":7}"#)
     }
 
@@ -140,7 +159,9 @@ struct ChangedTypeProtectionTests {
         fresh.restorableState.count = 7
         _ = app.navigation.popViewController(animated: false)
         app.coordinator.flush()
-        #expect(String(decoding: try store.state(at: "nav/detail")?.bytes ?? Data(), as: UTF8.self) == #"{"count":7}"#, "\(app.errors.errors)")
+        #expect(
+            String(decoding: try store.state(at: "nav/detail")?.bytes ?? Data(), as: UTF8.self) == #"{"count":7}"#,
+            "\(app.errors.errors)")
     }
 
     /// A window's root replaced by a screen of another type at the same path while the old
@@ -174,7 +195,9 @@ struct ChangedTypeProtectionTests {
     }
 
     /// Pushes the detail while another connection holds the write lock: its set-aside fails.
-    func pushUnderLock<C: ViewController>(_ app: Launched, _ storyboard: Storyboard, as _: C.Type = CounterDetail.self) throws -> C {
+    func pushUnderLock<C: ViewController>(
+        _ app: Launched, _ storyboard: Storyboard, as _: C.Type = CounterDetail.self
+    ) throws -> C {
         beforeRawSQLite()
         var handle: OpaquePointer?
         try #require(sqlite3_open_v2(database, &handle, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK)
@@ -194,11 +217,14 @@ struct ChangedTypeProtectionTests {
         let store = try StateStore(path: database, options: .init(maximumPageCount: pages + 8))
         let (app, storyboard) = try launch(store) { CounterDetail() }
         defer { withExtendedLifetime(app) {} }
-        app.navigation.pushViewController(try storyboard.instantiateViewController(withIdentifier: "detail"), animated: false)
-        app.navigation.pushViewController(try storyboard.instantiateViewController(withIdentifier: "other"), animated: false)
+        app.navigation.pushViewController(
+            try storyboard.instantiateViewController(withIdentifier: "detail"), animated: false)
+        app.navigation.pushViewController(
+            try storyboard.instantiateViewController(withIdentifier: "other"), animated: false)
         app.coordinator.flush()
         #expect(try storedText().contains("precious"))
-        #expect(app.errors.errors.contains { $0.description.contains("could not be set aside") }, "\(app.errors.errors)")
+        #expect(
+            app.errors.errors.contains { $0.description.contains("could not be set aside") }, "\(app.errors.errors)")
     }
 
     /// The old screen popped, the new one pushed at its path while the old state is still with
@@ -217,7 +243,8 @@ struct ChangedTypeProtectionTests {
         next.restorationIdentifier = "detail"
         app.navigation.pushViewController(next, animated: false)
         if let lossyDetail = next as? LossyDetail { #expect(lossyDetail.restorableState.text == "precious") }
-        app.navigation.pushViewController(try storyboard.instantiateViewController(withIdentifier: "other"), animated: false)
+        app.navigation.pushViewController(
+            try storyboard.instantiateViewController(withIdentifier: "other"), animated: false)
         app.coordinator.flush()
         #expect(try storedText().contains("s3cret"))
         // Set aside: as a copy of what the lossy type drops, or whole as a state that does not decode.

@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import StateStore
 import StateStoreCrypto
+import Testing
+
+@testable import StateStore
 
 /// A screen whose state type is `S`: the app's newer build, reading what an older one stored.
 final class ShapeController<S: Codable & Sendable & Equatable>: ViewController, StateRestoring {
@@ -15,21 +16,29 @@ final class ShapeController<S: Codable & Sendable & Equatable>: ViewController, 
 /// The newer builds' types, each dropping something the older one stored without a version bump.
 enum NewerShapes {
     /// `draft` renamed `body`.
-    struct Renamed: Codable, Sendable, Equatable { var subject = ""; var body: String? }
+    struct Renamed: Codable, Sendable, Equatable {
+        var subject = ""
+        var body: String?
+    }
     /// `draft` removed.
     struct Removed: Codable, Sendable, Equatable { var subject = "" }
     /// `meta.tags` removed.
     struct Nested: Codable, Sendable, Equatable {
         struct Meta: Codable, Sendable, Equatable { var author = "" }
-        var subject = ""; var meta = Meta()
+        var subject = ""
+        var meta = Meta()
     }
     /// The elements of `attachments` lose `size`.
     struct Elements: Codable, Sendable, Equatable {
         struct Attachment: Codable, Sendable, Equatable { var name = "" }
-        var subject = ""; var attachments: [Attachment] = []
+        var subject = ""
+        var attachments: [Attachment] = []
     }
     /// Reads everything the old build stored: nothing is kept aside.
-    struct Same: Codable, Sendable, Equatable { var subject = ""; var draft = "" }
+    struct Same: Codable, Sendable, Equatable {
+        var subject = ""
+        var draft = ""
+    }
 }
 
 @MainActor
@@ -39,7 +48,8 @@ struct ChangedTypeTests {
     var database: String { folder.file("state.sqlite") }
 
     /// What the older build stored at `nav/screen`, as its JSON.
-    static let stored = #"{"attachments":[{"name":"a.txt","size":12}],"draft":"the user's text","meta":{"author":"ann","tags":["x"]},"subject":"hello"}"#
+    static let stored =
+        #"{"attachments":[{"name":"a.txt","size":12}],"draft":"the user's text","meta":{"author":"ann","tags":["x"]},"subject":"hello"}"#
 
     /// Launches `nav/screen` showing a `ShapeController<S>` on the database holding ``stored``,
     /// lets it disappear with an edit, and relaunches; returns the errors of the first launch.
@@ -59,17 +69,20 @@ struct ChangedTypeTests {
         coordinator.errorHandler = { errors.append($0) }
         let window = Window(size: Size(width: 400, height: 800), orientation: .portrait, application: application)
         let navigation = try storyboard.instantiateViewController(withIdentifier: "nav") as! NavigationController
-        navigation.setViewControllers([try storyboard.instantiateViewController(withIdentifier: "screen")], animated: false)
+        navigation.setViewControllers(
+            [try storyboard.instantiateViewController(withIdentifier: "screen")], animated: false)
         navigation.restorationIdentifier = "nav"
         window.rootViewController = navigation
         window.makeKeyAndVisible()
         let screen = try #require(navigation.topViewController as? ShapeController<S>)
         let restored = screen.restorableState
         edit(&screen.restorableState)
-        navigation.pushViewController(try storyboard.instantiateViewController(withIdentifier: "other"), animated: false)
+        navigation.pushViewController(
+            try storyboard.instantiateViewController(withIdentifier: "other"), animated: false)
         _ = navigation.popViewController(animated: false)
         edit(&screen.restorableState)
-        navigation.pushViewController(try storyboard.instantiateViewController(withIdentifier: "other"), animated: false)
+        navigation.pushViewController(
+            try storyboard.instantiateViewController(withIdentifier: "other"), animated: false)
         coordinator.flush()
         return (errors, restored)
     }
@@ -84,12 +97,16 @@ struct ChangedTypeTests {
         #expect(kept(errors) == [["attachments", "draft", "meta"]])
         try expectKept(reasonNaming: ["attachments", "draft", "meta"])
         // The new build's save landed over it.
-        #expect(try StateStore(path: database).restore(NewerShapes.Renamed.self, for: "nav/screen")?.body == "typed in the new build")
+        #expect(
+            try StateStore(path: database).restore(NewerShapes.Renamed.self, for: "nav/screen")?.body
+                == "typed in the new build")
     }
 
     @Test func aSealedStateOfAChangedTypeIsKeptSealed() throws {
         let keyring = StateKeyring(try testKey(9))
-        let (errors, restored) = try launchAndEdit(NewerShapes.Renamed(), options: .init(sealer: keyring)) { $0.body = "typed in the new build" }
+        let (errors, restored) = try launchAndEdit(NewerShapes.Renamed(), options: .init(sealer: keyring)) {
+            $0.body = "typed in the new build"
+        }
         #expect(restored == NewerShapes.Renamed(subject: "hello", body: nil))
         #expect(kept(errors) == [["attachments", "draft", "meta"]])
         // The superseded bytes are kept as they were stored: sealed, with their key id.
@@ -97,7 +114,9 @@ struct ChangedTypeTests {
         let row = try #require(try store.quarantinedStates().first)
         #expect(row.keyID == keyring.keyID)
         #expect(String(decoding: row.bytes, as: UTF8.self) != Self.stored)
-        let opened = try keyring.open(row.bytes, keyID: keyring.keyID, identity: SealedRowIdentity(path: "nav/screen", typeName: "Old.Draft", version: 1))
+        let opened = try keyring.open(
+            row.bytes, keyID: keyring.keyID,
+            identity: SealedRowIdentity(path: "nav/screen", typeName: "Old.Draft", version: 1))
         #expect(String(decoding: opened, as: UTF8.self) == Self.stored)
         #expect(try store.restore(NewerShapes.Renamed.self, for: "nav/screen")?.body == "typed in the new build")
         #expect(try store.state(at: "nav/screen")?.keyID == keyring.keyID)
@@ -124,20 +143,30 @@ struct ChangedTypeTests {
     }
 
     @Test func aTypeThatReadsEverythingKeepsNothing() throws {
-        let (errors, _) = try launchAndEdit(NewerShapes.Same(), stored: #"{"draft":"text","subject":"s"}"#) { $0.draft = "more" }
+        let (errors, _) = try launchAndEdit(NewerShapes.Same(), stored: #"{"draft":"text","subject":"s"}"#) {
+            $0.draft = "more"
+        }
         #expect(errors.isEmpty)
         #expect(try StateStore(path: database).quarantinedStates().isEmpty)
-        #expect(UnreadMembers.find(stored: Data(#"{"draft":"text","subject":"s","gone":null}"#.utf8),
-                                   reencoded: Data(#"{"draft":"text","subject":"s"}"#.utf8)).isEmpty)
-        #expect(UnreadMembers.find(stored: Data(#"{"a":{"b":1}}"#.utf8), reencoded: Data(#"{"a":"flat"}"#.utf8)) == ["a"])
-        #expect(UnreadMembers.find(stored: Data(#"{"a":[1,2,3]}"#.utf8), reencoded: Data(#"{"a":[1]}"#.utf8)) == ["a[]"])
+        #expect(
+            UnreadMembers.find(
+                stored: Data(#"{"draft":"text","subject":"s","gone":null}"#.utf8),
+                reencoded: Data(#"{"draft":"text","subject":"s"}"#.utf8)
+            ).isEmpty)
+        #expect(
+            UnreadMembers.find(stored: Data(#"{"a":{"b":1}}"#.utf8), reencoded: Data(#"{"a":"flat"}"#.utf8)) == ["a"])
+        #expect(
+            UnreadMembers.find(stored: Data(#"{"a":[1,2,3]}"#.utf8), reencoded: Data(#"{"a":[1]}"#.utf8)) == ["a[]"])
     }
 
     @Test func theSameBytesAreKeptOnce() throws {
         let store = try StateStore(path: database)
         try store.save(encoded: Data(Self.stored.utf8), encoding: .json, typeName: "Old", version: 1, for: "root")
         for expected in [true, false, false] {
-            #expect(try store.write { (transaction) throws(StateStoreError) in try transaction.keepCopy(of: "root", reason: "r") } == expected)
+            #expect(
+                try store.write { (transaction) throws(StateStoreError) in
+                    try transaction.keepCopy(of: "root", reason: "r")
+                } == expected)
         }
         #expect(try store.quarantinedStates().count == 1)
         #expect(try store.state(at: "root") != nil)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import StateStore
 
 /// Durations become numbers in one place, saturating; the store's durations are checked.
@@ -39,7 +40,8 @@ import Testing
     }
 
     @Test func theLongestBusyTimeoutSQLiteTakesIsAccepted() throws {
-        let store = try StateStore(path: folder.file("state.sqlite"), options: .init(busyTimeout: .milliseconds(Int64(Int32.max))))
+        let store = try StateStore(
+            path: folder.file("state.sqlite"), options: .init(busyTimeout: .milliseconds(Int64(Int32.max))))
         try store.save("kept", for: "a")
         #expect(try store.restore(String.self, for: "a") == "kept")
     }

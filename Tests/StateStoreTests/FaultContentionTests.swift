@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import StateStore
 
 /// Two processes on one database: the busy timeout and `BEGIN IMMEDIATE` keep every

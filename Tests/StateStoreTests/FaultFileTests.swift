@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import StateStore
 
 /// Broken files and full disks: a typed error, the file unchanged, nothing lost.
@@ -14,7 +15,9 @@ struct FaultFileTests {
             let store = try StateStore(path: path)
             try store.write { (transaction) throws(StateStoreError) in
                 for index in 0..<count {
-                    try transaction.save("\(index)" + String(repeating: "x", count: 900), for: try RestorationPath(validating: "root/item\(index)"))
+                    try transaction.save(
+                        "\(index)" + String(repeating: "x", count: 900),
+                        for: try RestorationPath(validating: "root/item\(index)"))
                 }
             }
         }
@@ -95,12 +98,14 @@ struct FaultFileTests {
             try Migrator(migrations: Array(Migrator().migrations.prefix(4))).migrate(connection)
             for index in 0..<50 {
                 let bytes = Data("\"state \(index)\"".utf8)
-                try connection.execute("""
+                try connection.execute(
+                    """
                     INSERT INTO states(path, type_name, version, generation, encoding, checksum, updated_at, bytes)
                     VALUES ('root/c\(index)', 'String', 1, \(index + 1), 'json', \(Checksum.stored(bytes)), 1700000000000, X'\(bytes.map { String(format: "%02x", $0) }.joined())')
                     """)
             }
-            try connection.execute("""
+            try connection.execute(
+                """
                 INSERT INTO quarantine(path, type_name, version, generation, encoding, checksum, updated_at, reason, quarantined_at, bytes)
                 VALUES ('root/q', 'String', 1, 1, 'json', 0, 1700000000000, 'a reason', 1700000000000, X'00');
                 INSERT INTO hierarchy(scene, set_aside, archive, updated_at) VALUES ('main', 0, X'7b7d', 1700000000000);
@@ -123,12 +128,16 @@ struct FaultFileTests {
         do {
             let store = try StateStore(path: old)
             try store.write { (transaction) throws(StateStoreError) in
-                for index in 0..<10 { try transaction.save("state \(index)", for: try RestorationPath(validating: "root/c\(index)")) }
+                for index in 0..<10 {
+                    try transaction.save("state \(index)", for: try RestorationPath(validating: "root/c\(index)"))
+                }
             }
         }
         // A path changed to another row's, a row marked sealed in a file that records no key,
         // an encoding that is not one: each with its bytes and checksum intact.
-        try rawSQL(old, """
+        try rawSQL(
+            old,
+            """
             PRAGMA ignore_check_constraints = ON;
             UPDATE states SET key_id = '0' WHERE path = 'root/c5';
             UPDATE states SET encoding = 'jsox' WHERE path = 'root/c6';
@@ -138,7 +147,9 @@ struct FaultFileTests {
         #expect(!FileManager.default.fileExists(atPath: old + "-wal"))
         let state = Array(#""state 7""#.utf8), name = Array("root/c7".utf8)
         func offsets(_ pattern: [UInt8]) -> [Int] {
-            (0...(bytes.count - pattern.count)).filter { bytes[$0] == pattern[0] && Array(bytes[$0..<($0 + pattern.count)]) == pattern }
+            (0...(bytes.count - pattern.count)).filter {
+                bytes[$0] == pattern[0] && Array(bytes[$0..<($0 + pattern.count)]) == pattern
+            }
         }
         let page = try #require(offsets(state).first) / 4096
         let at = try #require(offsets(name).first { $0 / 4096 == page })
@@ -165,12 +176,16 @@ struct FaultFileTests {
         _ = try populated(3)
         try rawSQL(path, "PRAGMA user_version = 42")
         let before = FileSnapshot(path)
-        #expect(throws: StateStoreError.schemaTooNew(file: path, found: 42, supported: StateStore.latestSchemaVersion)) {
+        #expect(throws: StateStoreError.schemaTooNew(file: path, found: 42, supported: StateStore.latestSchemaVersion))
+        {
             try StateStore.openOrRecover(path: path)
         }
         #expect(FileSnapshot(path) == before)
         // Nothing moved aside (SQLite's own -wal/-shm for reading a WAL database may sit beside it).
-        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { !$0.hasSuffix("-wal") && !$0.hasSuffix("-shm") } == ["state.sqlite"])
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: folder.path).filter {
+                !$0.hasSuffix("-wal") && !$0.hasSuffix("-shm")
+            } == ["state.sqlite"])
     }
 
     @Test func aFullDatabaseFailsSavesWithDiskFullAndKeepsEarlierStates() throws {
@@ -180,7 +195,8 @@ struct FaultFileTests {
         var failure: StateStoreError?
         for index in 0..<1000 {
             do {
-                try store.save(String(repeating: "f", count: 3000), for: try RestorationPath(validating: "root/fill\(index)"))
+                try store.save(
+                    String(repeating: "f", count: 3000), for: try RestorationPath(validating: "root/fill\(index)"))
                 filled += 1
             } catch {
                 failure = error
@@ -208,8 +224,8 @@ struct FaultFileTests {
         let probe = TemporaryFolder("tmpfs-probe")
         let point = probe.file("mount")
         guard (try? FileManager.default.createDirectory(atPath: point, withIntermediateDirectories: true)) != nil,
-              let mounted = try? runProgram("/bin/mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", point]),
-              mounted.status == 0
+            let mounted = try? runProgram("/bin/mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", point]),
+            mounted.status == 0
         else { return false }
         return (try? runProgram("/bin/umount", [point]))?.status == 0
     }()
@@ -231,7 +247,8 @@ struct FaultFileTests {
         _ = FileManager.default.createFile(atPath: filler, contents: Data(count: 600 << 10))
         for index in 0..<2000 {
             do {
-                try store.save(String(repeating: "f", count: 4000), for: try RestorationPath(validating: "root/fill\(index)"))
+                try store.save(
+                    String(repeating: "f", count: 4000), for: try RestorationPath(validating: "root/fill\(index)"))
             } catch {
                 failure = error
                 break

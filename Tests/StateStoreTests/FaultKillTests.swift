@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import StateStore
 
 /// kill -9 at random moments: every save acknowledged before the kill is on disk, intact.
@@ -8,7 +9,10 @@ struct FaultKillTests {
     /// 200 by default; `STATESTORE_KILL_ITERATIONS=1000 swift test --filter FaultKill` for a longer run.
     static let iterations = Int(ProcessInfo.processInfo.environment["STATESTORE_KILL_ITERATIONS"] ?? "") ?? 200
 
-    struct Ack { var generation: Int64; var checksum: Int64 }
+    struct Ack {
+        var generation: Int64
+        var checksum: Int64
+    }
 
     @Test func everyAcknowledgedSaveSurvivesSIGKILL() throws {
         let worker = try builtProduct("statestore-worker")
@@ -38,7 +42,8 @@ struct FaultKillTests {
                 let fields = line.split(separator: " ")
                 #expect(fields.first != "error", "the worker reported: \(line)")
                 guard fields.count == 4, fields[0] == "ack",
-                      let generation = Int64(fields[2]), let checksum = Int64(fields[3]) else { continue }
+                    let generation = Int64(fields[2]), let checksum = Int64(fields[3])
+                else { continue }
                 acknowledged[String(fields[1])] = Ack(generation: generation, checksum: checksum)
                 acks += 1
             }
@@ -47,9 +52,12 @@ struct FaultKillTests {
 
             let store = try StateStore(path: database)
             for (path, ack) in acknowledged {
-                let stored = try #require(try store.state(at: RestorationPath(validating: path)), "acknowledged \(path) is gone")
+                let stored = try #require(
+                    try store.state(at: RestorationPath(validating: path)), "acknowledged \(path) is gone")
                 #expect(stored.checksumIsValid)
-                #expect(stored.generation >= ack.generation, "\(path) went back from generation \(ack.generation) to \(stored.generation)")
+                #expect(
+                    stored.generation >= ack.generation,
+                    "\(path) went back from generation \(ack.generation) to \(stored.generation)")
                 if stored.generation == ack.generation {
                     #expect(stored.checksum == ack.checksum)
                 }
@@ -59,6 +67,8 @@ struct FaultKillTests {
         #expect(health.integrity == ["ok"])
         #expect(health.checksumMismatches.isEmpty)
         #expect(totalAcks > Self.iterations, "the kills came too early to test anything")
-        print("kill -9: \(Self.iterations) kills, \(totalAcks) acknowledged saves verified, \(killedBeforeFirstAck) kills before the first save")
+        print(
+            "kill -9: \(Self.iterations) kills, \(totalAcks) acknowledged saves verified, \(killedBeforeFirstAck) kills before the first save"
+        )
     }
 }

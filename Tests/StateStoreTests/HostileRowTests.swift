@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import StateStore
 
 /// Rows another tool wrote at the columns' extremes: none may hold a path hostage.
@@ -12,7 +13,9 @@ struct HostileRowTests {
     /// Sets `path`'s generation with the `sqlite3` tool, as another program would.
     func setGeneration(_ generation: String, of path: String) throws {
         _ = try CLI.tool("sqlite3", [database, "UPDATE states SET generation = \(generation) WHERE path = '\(path)'"])
-        #expect(try CLI.tool("sqlite3", [database, "SELECT generation FROM states WHERE path = '\(path)'"]) == "\(generation)\n")
+        #expect(
+            try CLI.tool("sqlite3", [database, "SELECT generation FROM states WHERE path = '\(path)'"])
+                == "\(generation)\n")
     }
 
     @Test(arguments: ["9223372036854775807", "9223372036854775806", "9007199254740992"])
@@ -57,7 +60,9 @@ struct HostileRowTests {
         try setGeneration("9223372036854775807", of: "root")
         let store = try StateStore(path: database)
         let bytes = try JSONEncoder().encode(Draft(to: [], subject: "imported", body: ""))
-        let state = StoredState(path: "root", typeName: "Draft", version: 1, generation: 7, encoding: .json, updatedAt: Date(), bytes: bytes)
+        let state = StoredState(
+            path: "root", typeName: "Draft", version: 1, generation: 7, encoding: .json, updatedAt: Date(), bytes: bytes
+        )
         try store.write { (transaction) throws(StateStoreError) in try transaction.insert(verbatim: state) }
         #expect(try store.generation(at: "root") == 7)
         #expect(try store.restore(Draft.self, for: "root")?.subject == "imported")
@@ -102,7 +107,9 @@ struct HostileRowTests {
         #expect(reported.first?.contains("9223372036854775807") == true)
         let kept = try store.quarantinedStates()
         #expect(kept.count == 1)
-        #expect(try JSONDecoder.state.decode(NoteController.State.self, from: try #require(kept.first?.bytes)).text == "from last time")
+        #expect(
+            try JSONDecoder.state.decode(NoteController.State.self, from: try #require(kept.first?.bytes)).text
+                == "from last time")
         // Reported once: more disappearances save normally.
         _ = navigation.popViewController(animated: false)
         note.restorableState.text = "again"

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import StateStore
 
 /// A state row far over `maximumStateSize`, written by another tool, is quarantined at launch
@@ -10,7 +11,8 @@ import Testing
         let (status, output) = try runProgram(try builtProduct("statestore-worker"), ["app-peak", database])
         #expect(status == 0, "\(output)")
         let lines = output.split(separator: "\n")
-        let peak = try #require(lines.first { $0.hasPrefix("peak_rss_kib=") }.flatMap { Int($0.dropFirst("peak_rss_kib=".count)) })
+        let peak = try #require(
+            lines.first { $0.hasPrefix("peak_rss_kib=") }.flatMap { Int($0.dropFirst("peak_rss_kib=".count)) })
         return (peak, lines)
     }
 
@@ -22,7 +24,9 @@ import Testing
         let database = folder.file("state.sqlite")
         _ = try launch(database)  // creates the database and the app's states
         let usual = try launch(database).peakKiB
-        try rawSQL(database, """
+        try rawSQL(
+            database,
+            """
             DELETE FROM states WHERE path = 'tabs/mail/inbox';
             INSERT INTO states(path, type_name, version, generation, encoding, checksum, updated_at, bytes)
             VALUES ('tabs/mail/inbox', 'Other.Tool', 1, 1, 'binary', 0, 0, randomblob(\(byteCount)));
@@ -31,14 +35,24 @@ import Testing
         try FileManager.default.copyItem(atPath: database, toPath: original)
 
         let (peak, lines) = try launch(database)
-        #expect(lines.contains { $0.hasPrefix("error=The state at tabs/mail/inbox was moved to quarantine (it is \(byteCount) bytes") }, "\(lines)")
-        #expect((peak - usual) * 1024 <= bound, "peak \(peak) KiB against \(usual) KiB usually, for a \(byteCount)-byte row")
+        #expect(
+            lines.contains {
+                $0.hasPrefix("error=The state at tabs/mail/inbox was moved to quarantine (it is \(byteCount) bytes")
+            }, "\(lines)")
+        #expect(
+            (peak - usual) * 1024 <= bound, "peak \(peak) KiB against \(usual) KiB usually, for a \(byteCount)-byte row"
+        )
         // Byte for byte: the quarantined bytes are the row another tool wrote.
-        let same = try CLI.tool("sqlite3", [database, """
-            ATTACH '\(original)' AS before;
-            SELECT (SELECT bytes FROM quarantine WHERE path = 'tabs/mail/inbox' ORDER BY id DESC LIMIT 1)
-                 = (SELECT bytes FROM before.states WHERE path = 'tabs/mail/inbox');
-            """])
+        let same = try CLI.tool(
+            "sqlite3",
+            [
+                database,
+                """
+                ATTACH '\(original)' AS before;
+                SELECT (SELECT bytes FROM quarantine WHERE path = 'tabs/mail/inbox' ORDER BY id DESC LIMIT 1)
+                     = (SELECT bytes FROM before.states WHERE path = 'tabs/mail/inbox');
+                """,
+            ])
         #expect(same == "1\n")
     }
 

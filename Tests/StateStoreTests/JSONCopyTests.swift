@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import StateStore
 
 /// The parser's copying reads (an export writing a state's JSON, import and the export's check
@@ -14,7 +15,8 @@ struct JSONCopyTests {
         var generator = SplitMix(seed: 0xC0B1)
         func pick<T>(_ items: [T]) -> T { items[Int(generator.next() % UInt64(items.count))] }
         let strings = [
-            JSONTests.awkward, "", "a", "value", "with \"quotes\"", "back\\slash", "line\nbreak", "😀", "tab\t", "\u{1F}", "é", "e\u{301}",
+            JSONTests.awkward, "", "a", "value", "with \"quotes\"", "back\\slash", "line\nbreak", "😀", "tab\t",
+            "\u{1F}", "é", "e\u{301}",
         ]
         let numbers = ["0", "-0", "12", "-3.25", "1e300", "2E-7", "6.02e+23", "-0.0"]
         func value(depth: Int) -> JSON {
@@ -27,13 +29,18 @@ struct JSONCopyTests {
             case 5: return .array((0..<Int(generator.next() % 4)).map { _ in value(depth: depth + 1) })
             default:
                 // Up to 19 members: objects past the 16 keys compared one by one.
-                return .object((0..<Int(generator.next() % 20)).map { index in
-                    (generator.next() % 3 == 0 ? "value" : "\(pick(strings))\(index)", value(depth: depth + 1))
-                })
+                return .object(
+                    (0..<Int(generator.next() % 20)).map { index in
+                        (generator.next() % 3 == 0 ? "value" : "\(pick(strings))\(index)", value(depth: depth + 1))
+                    })
             }
         }
-        let grammar: [UInt8] = Array(#""\{}[],:0-e.E+ tnuf/"#.utf8) + [0x01, 0x0A, 0x7F, 0xFF, 0xC3, 0xA9, 0xED, 0xA0, 0xF4, 0x90]
-        let escapes = [#"\/"#, #"\u0041"#, #"\u001F"#, #"\u001f"#, #"\u00e9"#, #"\ud83d\ude00"#, #"\ud83d"#, #"\n"#, #"\u000a"#, #"\""#, #"\q"#]
+        let grammar: [UInt8] =
+            Array(#""\{}[],:0-e.E+ tnuf/"#.utf8) + [0x01, 0x0A, 0x7F, 0xFF, 0xC3, 0xA9, 0xED, 0xA0, 0xF4, 0x90]
+        let escapes = [
+            #"\/"#, #"\u0041"#, #"\u001F"#, #"\u001f"#, #"\u00e9"#, #"\ud83d\ude00"#, #"\ud83d"#, #"\n"#, #"\u000a"#,
+            #"\""#, #"\q"#,
+        ]
         var texts: [[UInt8]] = []
         for _ in 0..<1_500 {
             // A state's own shape (an object with a `value`) as often as anything.
@@ -66,9 +73,12 @@ struct JSONCopyTests {
         // Nesting around the limits the tests use.
         for depth in [3, 4, 5, 63, 64, 65] {
             texts.append(Array((String(repeating: "[", count: depth) + String(repeating: "]", count: depth)).utf8))
-            texts.append(Array((String(repeating: #"{"value":"#, count: depth) + "1" + String(repeating: "}", count: depth)).utf8))
+            texts.append(
+                Array(
+                    (String(repeating: #"{"value":"#, count: depth) + "1" + String(repeating: "}", count: depth)).utf8))
         }
-        texts += ["", " ", "1 ", " 1", "{}", "[]", "{ }", "[ ]", "\"\"", "nul", "1 2", "{\"value\":1,\"value\":2}"].map { Array($0.utf8) }
+        texts += ["", " ", "1 ", " 1", "{}", "[]", "{ }", "[ ]", "\"\"", "nul", "1 2", "{\"value\":1,\"value\":2}"].map
+        { Array($0.utf8) }
         return texts
     }()
 
@@ -78,15 +88,20 @@ struct JSONCopyTests {
             for depth in [4, 64] {
                 let built = Result { () throws(JSONParseError) in try JSONParser.parse(text, maximumDepth: depth) }
                 var compact: [UInt8] = []
-                let copied = Result { () throws(JSONParseError) in try JSONParser.copy(text, maximumDepth: depth, to: &compact) }
+                let copied = Result { () throws(JSONParseError) in
+                    try JSONParser.copy(text, maximumDepth: depth, to: &compact)
+                }
                 switch (built, copied) {
                 case (.failure(let expected), .failure(let error)):
                     refused += 1
-                    #expect(error.description == expected.description, "\(String(decoding: text, as: UTF8.self).debugDescription)")
+                    #expect(
+                        error.description == expected.description,
+                        "\(String(decoding: text, as: UTF8.self).debugDescription)")
                 case (.success(let value), .success(let isCompact)):
                     let serialized = value.serializedBytes()
                     #expect(compact == serialized, "\(String(decoding: text, as: UTF8.self).debugDescription)")
-                    #expect(isCompact == (serialized == text), "\(String(decoding: text, as: UTF8.self).debugDescription)")
+                    #expect(
+                        isCompact == (serialized == text), "\(String(decoding: text, as: UTF8.self).debugDescription)")
                     if isCompact { exact += 1 }
                     for indent in [0, 3] {
                         var pretty: [UInt8] = []
@@ -96,7 +111,8 @@ struct JSONCopyTests {
                         #expect(pretty == expected)
                     }
                 default:
-                    Issue.record("built \(built), copied \(copied): \(String(decoding: text, as: UTF8.self).debugDescription)")
+                    Issue.record(
+                        "built \(built), copied \(copied): \(String(decoding: text, as: UTF8.self).debugDescription)")
                 }
             }
         }
@@ -110,21 +126,28 @@ struct JSONCopyTests {
         for text in Self.texts {
             for depth in [4, 64] {
                 let built = Result { () throws(JSONParseError) in try JSONParser.parse(text, maximumDepth: depth) }
-                let element = Result { () throws(JSONParseError) in try JSONParser.parse(text, maximumDepth: depth, copying: "value") }
+                let element = Result { () throws(JSONParseError) in
+                    try JSONParser.parse(text, maximumDepth: depth, copying: "value")
+                }
                 switch (built, element) {
                 case (.failure(let expected), .failure(let error)):
-                    #expect(error.description == expected.description, "\(String(decoding: text, as: UTF8.self).debugDescription)")
+                    #expect(
+                        error.description == expected.description,
+                        "\(String(decoding: text, as: UTF8.self).debugDescription)")
                 case (.success(let value), .success(let element)):
                     if case .object(let members) = value {
                         #expect(element.copied == value["value"].map { $0.serializedBytes() })
-                        #expect(element.value.serializedBytes() == JSON.object(members.filter { $0.key != "value" }).serializedBytes())
+                        #expect(
+                            element.value.serializedBytes()
+                                == JSON.object(members.filter { $0.key != "value" }).serializedBytes())
                         if element.copied != nil { copiedMembers += 1 }
                     } else {
                         #expect(element.copied == nil)
                         #expect(element.value.serializedBytes() == value.serializedBytes())
                     }
                 default:
-                    Issue.record("built \(built), copied \(element): \(String(decoding: text, as: UTF8.self).debugDescription)")
+                    Issue.record(
+                        "built \(built), copied \(element): \(String(decoding: text, as: UTF8.self).debugDescription)")
                 }
             }
         }

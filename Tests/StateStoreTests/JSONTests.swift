@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import StateStore
 
 /// The JSON writer and parser every export and `statectl` document goes through: escapes
@@ -25,7 +26,8 @@ struct JSONTests {
             default: expected += String(format: #"\u%04x"#, value)
             }
         }
-        expected += ##" !\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqrstuvwxyz{|}~"##
+        expected +=
+            ##" !\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqrstuvwxyz{|}~"##
         expected += "\u{7F}é ✉︎ \u{2028}\u{FEFF} 😀 e\u{301}\""
         #expect(JSON.string(Self.awkward).serialized() == expected)
         #expect(JSON.string("").serialized() == #""""#)
@@ -39,22 +41,23 @@ struct JSONTests {
         ])
         #expect(value.serialized() == #"{"b":[1,-0.5e3,null,true,false,[],{}],"a":{"nested":"x"}}"#)
         #expect(value.serialized(sortKeys: true) == #"{"a":{"nested":"x"},"b":[1,-0.5e3,null,true,false,[],{}]}"#)
-        #expect(value.serialized(pretty: true) == """
-            {
-              "b": [
-                1,
-                -0.5e3,
-                null,
-                true,
-                false,
-                [],
-                {}
-              ],
-              "a": {
-                "nested": "x"
-              }
-            }
-            """)
+        #expect(
+            value.serialized(pretty: true) == """
+                {
+                  "b": [
+                    1,
+                    -0.5e3,
+                    null,
+                    true,
+                    false,
+                    [],
+                    {}
+                  ],
+                  "a": {
+                    "nested": "x"
+                  }
+                }
+                """)
         #expect(value.serializedBytes(pretty: true) == Array(value.serialized(pretty: true).utf8))
     }
 
@@ -69,9 +72,10 @@ struct JSONTests {
             case 3: return .null
             case 4: return .array((0..<Int(generator.next() % 4)).map { _ in value(depth: depth + 1) })
             default:
-                return .object((0..<Int(generator.next() % 4)).map { index in
-                    ("\(strings[Int(generator.next() % UInt64(strings.count))])\(index)", value(depth: depth + 1))
-                })
+                return .object(
+                    (0..<Int(generator.next() % 4)).map { index in
+                        ("\(strings[Int(generator.next() % UInt64(strings.count))])\(index)", value(depth: depth + 1))
+                    })
             }
         }
         for _ in 0..<500 {
@@ -82,10 +86,12 @@ struct JSONTests {
                 #expect(parsed.serializedBytes(pretty: pretty) == bytes)
                 // What Foundation reads from it is the same document.
                 let foundation = try JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed])
-                let again = try JSONSerialization.jsonObject(with: Data(parsed.serializedBytes()), options: [.fragmentsAllowed])
+                let again = try JSONSerialization.jsonObject(
+                    with: Data(parsed.serializedBytes()), options: [.fragmentsAllowed])
                 let options: JSONSerialization.WritingOptions = [.sortedKeys, .fragmentsAllowed]
-                #expect(try JSONSerialization.data(withJSONObject: foundation, options: options)
-                    == JSONSerialization.data(withJSONObject: again, options: options))
+                #expect(
+                    try JSONSerialization.data(withJSONObject: foundation, options: options)
+                        == JSONSerialization.data(withJSONObject: again, options: options))
             }
         }
     }
@@ -206,7 +212,10 @@ struct ByteCountTextTests {
     @Test func sizesAreWrittenAsThePrintfFormatWritesThem() {
         // Ties (1,280 bytes is 1.25 KiB: printf rounds it to even, 1.2), the edges of each unit
         // (1,048,575 bytes is 1024.0 KiB), and counts spread over every unit.
-        var samples = [0, 1, 1023, 1024, 1075, 1280, 1331, 1_048_575, 1_048_576, 1_310_720, 3_932_160, 1 << 30, (1 << 40) - 1, 1 << 40, 5 << 40, 1 << 48]
+        var samples = [
+            0, 1, 1023, 1024, 1075, 1280, 1331, 1_048_575, 1_048_576, 1_310_720, 3_932_160, 1 << 30, (1 << 40) - 1,
+            1 << 40, 5 << 40, 1 << 48,
+        ]
         var generator = SplitMix(seed: 0x5e1f)
         for _ in 0..<5000 { samples.append(Int(generator.next() % (1 << 48))) }
         // Far past any real size (a damaged row): times ten is no longer exact there.

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import StateStore
 
 /// The /proc and cgroup parsers split lines and fields on Unicode scalars, as the kernel's byte
@@ -17,7 +18,8 @@ struct KernelTextSplittingTests {
     }
 
     @Test func theFuzzerMountinfoInputKeepsFieldsOnTheirLines() throws {
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/fuzz/mountinfo-crlf-crash")
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+            "Fixtures/fuzz/mountinfo-crlf-crash")
         let text = String(decoding: try Data(contentsOf: url), as: UTF8.self)  // as ProcFile.read decodes
         let info = MountInfo.parse(text)
         for entry in info.entries {
@@ -47,7 +49,9 @@ struct KernelTextSplittingTests {
         #expect(parsed.unifiedPath?.hasPrefix("/app.slice/app.service") == true)
     }
 
-    @Test(arguments: ["procfs/meminfo", "node_exporter/meminfo", "gopsutil/intelcorei5/meminfo", "gopsutil/anonhugepages/meminfo"])
+    @Test(arguments: [
+        "procfs/meminfo", "node_exporter/meminfo", "gopsutil/intelcorei5/meminfo", "gopsutil/anonhugepages/meminfo",
+    ])
     func crlfMeminfoParsesLikeLF(fixture: String) throws {
         let text = try MemoryFixtures.text(fixture)
         #expect(try MemInfo.parse(crlf(text)) == MemInfo.parse(text))
@@ -61,7 +65,8 @@ struct KernelTextSplittingTests {
 
     @Test func crlfCgroupFilesParseLikeLF() throws {
         let stat = "anon 12345\nfile 99\ninactive_file 7\n"
-        #expect(try FlatKeyedFile.parse(crlf(stat), file: "memory.stat") == FlatKeyedFile.parse(stat, file: "memory.stat"))
+        #expect(
+            try FlatKeyedFile.parse(crlf(stat), file: "memory.stat") == FlatKeyedFile.parse(stat, file: "memory.stat"))
         #expect(try FlatKeyedFile.limit("max\r\n", file: "memory.max") == nil)
         #expect(try FlatKeyedFile.limit("536870912\r\n", file: "memory.current") == 536_870_912)
     }
@@ -77,6 +82,8 @@ struct KernelTextSplittingTests {
         #expect(throws: MemoryError.self) { try FlatKeyedFile.parse("anon \u{301}1\n", file: "memory.stat") }
         let stall = try PressureStall.parse("some avg10=1.00 avg60=2.00 avg300=3.00 total=4\n")
         #expect(stall.some?.total == 4)
-        #expect(throws: MemoryError.self) { try PressureStall.parse("some avg10=\u{301}1.00 avg60=2.00 avg300=3.00 total=4\n") }
+        #expect(throws: MemoryError.self) {
+            try PressureStall.parse("some avg10=\u{301}1.00 avg60=2.00 avg300=3.00 total=4\n")
+        }
     }
 }

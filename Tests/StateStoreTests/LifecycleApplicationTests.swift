@@ -1,4 +1,5 @@
 import Testing
+
 @testable import StateStore
 
 @MainActor
@@ -13,9 +14,9 @@ struct LifecycleApplicationTests {
         let tabs = TabBarController(viewControllers: [nav, other])
         tabs.restorationIdentifier = "Tabs"
         stage.show(tabs)
-        nav.pushViewController(b, animated: false)   // A hidden under B
-        b.addChild(child)                            // a child
-        tabs.present(modal, animated: false)         // everything but Modal presented over
+        nav.pushViewController(b, animated: false)  // A hidden under B
+        b.addChild(child)  // a child
+        tabs.present(modal, animated: false)  // everything but Modal presented over
         let observer = JournalObserver()
         stage.application.addObserver(observer)
         stage.take()
@@ -70,7 +71,10 @@ struct LifecycleApplicationTests {
         a.journal = journal
         stage.window.rootViewController = a
         stage.window.makeKeyAndVisible()
-        let callbacks = ["loadView", "viewDidLoad", "viewWillAppear", "viewIsAppearing", "viewWillLayoutSubviews", "viewDidLayoutSubviews", "viewDidAppear"]
+        let callbacks = [
+            "loadView", "viewDidLoad", "viewWillAppear", "viewIsAppearing", "viewWillLayoutSubviews",
+            "viewDidLayoutSubviews", "viewDidAppear",
+        ]
         #expect(journal.entries == callbacks.flatMap { ["will \($0)", "override \($0)", "did \($0)"] })
     }
 
@@ -93,14 +97,14 @@ struct LifecycleApplicationTests {
         stage.application.addObserver(observer)
         let a = Probe("A")
         let nav = NavigationController(rootViewController: a)
-        stage.window.rootViewController = nav                   // 1
+        stage.window.rootViewController = nav  // 1
         stage.window.makeKeyAndVisible()
-        nav.pushViewController(Probe("B"), animated: false)     // 2
-        nav.popViewController(animated: false)                  // 3
-        nav.present(Probe("M"), animated: false)                // 4
-        nav.dismiss(animated: false)                            // 5
-        a.addChild(Probe("C"))                                  // 6
-        a.children[0].removeFromParent()                        // 7
+        nav.pushViewController(Probe("B"), animated: false)  // 2
+        nav.popViewController(animated: false)  // 3
+        nav.present(Probe("M"), animated: false)  // 4
+        nav.dismiss(animated: false)  // 5
+        a.addChild(Probe("C"))  // 6
+        a.children[0].removeFromParent()  // 7
         #expect(observer.hierarchyChanges == 7)
     }
 
@@ -111,7 +115,7 @@ struct LifecycleApplicationTests {
         stage.show(a)
         var handled: [String] = []
         stage.application.violationHandler = { handled.append($0.description) }
-        a.beginAppearanceTransition(true, animated: false)     // a second viewWillAppear
+        a.beginAppearanceTransition(true, animated: false)  // a second viewWillAppear
         #expect(stage.take() == [])
         let violation = stage.application.lifecycleViolations.first
         #expect(stage.application.lifecycleViolations.count == 1)
@@ -198,8 +202,11 @@ struct LifecycleApplicationTests {
         #expect(stage.application.windows.count == 2)
         stage.application.terminate()
         #expect(observer.windowsOpenAtTermination == 2)
-        #expect(stage.take() == [disappear("B", will: true, false), disappear("B", will: false, false),
-            disappear("A", will: true, false), disappear("A", will: false, false)])
+        #expect(
+            stage.take() == [
+                disappear("B", will: true, false), disappear("B", will: false, false),
+                disappear("A", will: true, false), disappear("A", will: false, false),
+            ])
         #expect(stage.application.windows.isEmpty)
         #expect(stage.application.isTerminated)
         #expect(stage.application.liveControllerCount == 0)
@@ -241,7 +248,9 @@ struct LifecycleRegistrationTests {
         #expect(Application.current == nil)
     }
 
-    @Test("a controller whose application is gone reports to none until it enters a window, then to that window's application")
+    @Test(
+        "a controller whose application is gone reports to none until it enters a window, then to that window's application"
+    )
     func applicationAfterTheRegisteredOneIsReleased() {
         let home = Application()
         let window = Window(size: Size(width: 100, height: 100), application: home)
@@ -302,10 +311,13 @@ struct LifecycleRegistrationTests {
         stage.take()
         stage.window.close()
         #expect(transition.state == .cancelled)
-        #expect(stage.take() == [disappear("A", will: true, true), disappear("A", will: false, true),
-            appear("B", will: true, true), appear("B", will: false, true),
-            disappear("Nav", will: true, false), disappear("B", will: true, false),
-            disappear("Nav", will: false, false), disappear("B", will: false, false)])
+        #expect(
+            stage.take() == [
+                disappear("A", will: true, true), disappear("A", will: false, true),
+                appear("B", will: true, true), appear("B", will: false, true),
+                disappear("Nav", will: true, false), disappear("B", will: true, false),
+                disappear("Nav", will: false, false), disappear("B", will: false, false),
+            ])
         #expect(stage.violations.isEmpty)
     }
 }

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import StateStore
 
 @MainActor
@@ -13,13 +14,17 @@ struct LifecycleContainmentTests {
         stage.show(tabs)
         #expect(!b.isViewLoaded)
         tabs.selectedIndex = 1
-        #expect(stage.take() == load("B") + [disappear("A", will: true, false), appear("B", will: true, false)]
-            + layout("B") + [disappear("A", will: false, false), appear("B", will: false, false)])
+        #expect(
+            stage.take() == load("B") + [disappear("A", will: true, false), appear("B", will: true, false)]
+                + layout("B") + [disappear("A", will: false, false), appear("B", will: false, false)])
         #expect(tabs.selectedViewController === b)
         #expect(b.tabBarController === tabs)
         tabs.selectedIndex = 0
-        #expect(stage.take() == [disappear("B", will: true, false), appear("A", will: true, false),
-            disappear("B", will: false, false), appear("A", will: false, false)])
+        #expect(
+            stage.take() == [
+                disappear("B", will: true, false), appear("A", will: true, false),
+                disappear("B", will: false, false), appear("A", will: false, false),
+            ])
         tabs.selectedIndex = 7
         tabs.selectedIndex = 0
         #expect(stage.take() == [])
@@ -36,9 +41,10 @@ struct LifecycleContainmentTests {
         stage.record()
         stage.window.rootViewController = tabs
         stage.window.makeKeyAndVisible()
-        #expect(stage.take() == load("Tabs") + [appear("Tabs", will: true, false)] + load("B")
-            + [appear("B", will: true, false)] + layout("Tabs") + layout("B")
-            + [appear("Tabs", will: false, false), appear("B", will: false, false)])
+        #expect(
+            stage.take() == load("Tabs") + [appear("Tabs", will: true, false)] + load("B")
+                + [appear("B", will: true, false)] + layout("Tabs") + layout("B")
+                + [appear("Tabs", will: false, false), appear("B", will: false, false)])
     }
 
     @Test("child added and removed while visible")
@@ -51,15 +57,19 @@ struct LifecycleContainmentTests {
             let child = Probe("C")
             weakChild = child
             parent.addChild(child)
-            #expect(stage.take() == ["C: willMove(toParent: P)"] + load("C") + [appear("C", will: true, false)]
-                + layout("C") + [appear("C", will: false, false), "C: didMove(toParent: P)"])
+            #expect(
+                stage.take() == ["C: willMove(toParent: P)"] + load("C") + [appear("C", will: true, false)]
+                    + layout("C") + [appear("C", will: false, false), "C: didMove(toParent: P)"])
             #expect(same(parent.children, [child]))
             #expect(child.parent === parent)
             #expect(child.view.superview === parent.view)
             #expect(child.view.frame == parent.view.bounds)
             child.removeFromParent()
-            #expect(stage.take() == ["C: willMove(toParent: nil)", disappear("C", will: true, false),
-                disappear("C", will: false, false), "C: didMove(toParent: nil)"])
+            #expect(
+                stage.take() == [
+                    "C: willMove(toParent: nil)", disappear("C", will: true, false),
+                    disappear("C", will: false, false), "C: didMove(toParent: nil)",
+                ])
             #expect(parent.children.isEmpty)
             #expect(child.viewIfLoaded?.superview == nil)
         }
@@ -77,8 +87,9 @@ struct LifecycleContainmentTests {
         #expect(stage.take() == ["C: willMove(toParent: P)", "C: didMove(toParent: P)"])
         // The child appears with its parent.
         stage.window.makeKeyAndVisible()
-        #expect(stage.take() == load("P") + [appear("P", will: true, false)] + load("C") + [appear("C", will: true, false)]
-            + layout("P") + layout("C") + [appear("P", will: false, false), appear("C", will: false, false)])
+        #expect(
+            stage.take() == load("P") + [appear("P", will: true, false)] + load("C") + [appear("C", will: true, false)]
+                + layout("P") + layout("C") + [appear("P", will: false, false), appear("C", will: false, false)])
         // Hidden again, under a presentation: removal sends containment only.
         parent.present(Probe("X"), animated: false)
         #expect(child.lifecycleState == .disappeared)
@@ -109,8 +120,11 @@ struct LifecycleContainmentTests {
         nav.pushViewController(b, animated: false)
         stage.take()
         b.removeFromParent()
-        #expect(stage.take() == ["B: willMove(toParent: nil)", disappear("B", will: true, false), appear("A", will: true, false),
-            disappear("B", will: false, false), appear("A", will: false, false), "B: didMove(toParent: nil)"])
+        #expect(
+            stage.take() == [
+                "B: willMove(toParent: nil)", disappear("B", will: true, false), appear("A", will: true, false),
+                disappear("B", will: false, false), appear("A", will: false, false), "B: didMove(toParent: nil)",
+            ])
         #expect(same(nav.viewControllers, [a]))
     }
 }

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import StateStore
 
 /// A controller that runs a script once, from one of its appearance callbacks.
@@ -44,12 +45,13 @@ struct LifecycleEngineTests {
         stage.show(nav)
         b.onWillAppear = { nav.pushViewController(c, animated: true) }
         nav.pushViewController(b, animated: true)
-        #expect(stage.take() == ["B: willMove(toParent: Nav)"] + load("B")
-            + [disappear("A", will: true, true), appear("B", will: true, true)] + layout("B")
-            + [disappear("A", will: false, true), appear("B", will: false, true), "B: didMove(toParent: Nav)"]
-            + ["C: willMove(toParent: Nav)"] + load("C")
-            + [disappear("B", will: true, true), appear("C", will: true, true)] + layout("C")
-            + [disappear("B", will: false, true), appear("C", will: false, true), "C: didMove(toParent: Nav)"])
+        #expect(
+            stage.take() == ["B: willMove(toParent: Nav)"] + load("B")
+                + [disappear("A", will: true, true), appear("B", will: true, true)] + layout("B")
+                + [disappear("A", will: false, true), appear("B", will: false, true), "B: didMove(toParent: Nav)"]
+                + ["C: willMove(toParent: Nav)"] + load("C")
+                + [disappear("B", will: true, true), appear("C", will: true, true)] + layout("C")
+                + [disappear("B", will: false, true), appear("C", will: false, true), "C: didMove(toParent: Nav)"])
         #expect(same(nav.viewControllers, [a, b, c]))
         #expect(b.lifecycleState == .disappeared && c.lifecycleState == .appeared)
         #expect(stage.violations.isEmpty)
@@ -66,11 +68,14 @@ struct LifecycleEngineTests {
         stage.show(a)
         b.onWillAppear = { b.dismiss(animated: true) { stage.trace.append("dismissed") } }
         a.present(b, animated: true) { stage.trace.append("presented") }
-        #expect(stage.take() == load("B")
-            + [disappear("A", will: true, true), appear("B", will: true, true)] + layout("B")
-            + [disappear("A", will: false, true), appear("B", will: false, true), "presented"]
-            + [disappear("B", will: true, true), appear("A", will: true, true),
-               disappear("B", will: false, true), appear("A", will: false, true), "dismissed"])
+        #expect(
+            stage.take() == load("B")
+                + [disappear("A", will: true, true), appear("B", will: true, true)] + layout("B")
+                + [disappear("A", will: false, true), appear("B", will: false, true), "presented"]
+                + [
+                    disappear("B", will: true, true), appear("A", will: true, true),
+                    disappear("B", will: false, true), appear("A", will: false, true), "dismissed",
+                ])
         #expect(a.presentedViewController == nil)
         #expect(a.lifecycleState == .appeared && b.lifecycleState == .disappeared)
         #expect(stage.violations.isEmpty)
@@ -87,16 +92,20 @@ struct LifecycleEngineTests {
         stage.show(a)
         b.onWillAppear = { b.present(c, animated: false) { stage.trace.append("C presented") } }
         a.present(b, animated: false) { stage.trace.append("B presented") }
-        #expect(stage.take() == load("B")
-            + [disappear("A", will: true, false), appear("B", will: true, false)] + layout("B")
-            + [disappear("A", will: false, false), appear("B", will: false, false), "B presented"]
-            + load("C")
-            + [disappear("B", will: true, false), appear("C", will: true, false)] + layout("C")
-            + [disappear("B", will: false, false), appear("C", will: false, false), "C presented"])
+        #expect(
+            stage.take() == load("B")
+                + [disappear("A", will: true, false), appear("B", will: true, false)] + layout("B")
+                + [disappear("A", will: false, false), appear("B", will: false, false), "B presented"]
+                + load("C")
+                + [disappear("B", will: true, false), appear("C", will: true, false)] + layout("C")
+                + [disappear("B", will: false, false), appear("C", will: false, false), "C presented"])
         #expect(b.presentedViewController === c && stage.window.topViewController === c)
         a.dismiss(animated: false)
-        #expect(stage.take() == [disappear("C", will: true, false), appear("A", will: true, false),
-            disappear("C", will: false, false), appear("A", will: false, false)])
+        #expect(
+            stage.take() == [
+                disappear("C", will: true, false), appear("A", will: true, false),
+                disappear("C", will: false, false), appear("A", will: false, false),
+            ])
         #expect(stage.window.topViewController === a && a.lifecycleState == .appeared)
         #expect(stage.violations.isEmpty)
     }
@@ -118,16 +127,26 @@ struct LifecycleEngineTests {
         stage.take()
         tabs.selectedIndex = 1
         #expect(pop.state == .cancelled)
-        #expect(stage.take() == [disappear("A", will: true, true), disappear("A", will: false, true),
-            appear("B", will: true, true), appear("B", will: false, true)]
-            + load("X")
-            + [disappear("Nav", will: true, false), disappear("B", will: true, false), appear("X", will: true, false)]
-            + layout("X")
-            + [disappear("Nav", will: false, false), disappear("B", will: false, false), appear("X", will: false, false)])
+        #expect(
+            stage.take() == [
+                disappear("A", will: true, true), disappear("A", will: false, true),
+                appear("B", will: true, true), appear("B", will: false, true),
+            ]
+                + load("X")
+                + [
+                    disappear("Nav", will: true, false), disappear("B", will: true, false),
+                    appear("X", will: true, false),
+                ]
+                + layout("X")
+                + [
+                    disappear("Nav", will: false, false), disappear("B", will: false, false),
+                    appear("X", will: false, false),
+                ])
         pop.finish()
         #expect(stage.take() == [])
         #expect(same(nav.viewControllers, [a, b]))
-        #expect(a.lifecycleState == .disappeared && b.lifecycleState == .disappeared && nav.lifecycleState == .disappeared)
+        #expect(
+            a.lifecycleState == .disappeared && b.lifecycleState == .disappeared && nav.lifecycleState == .disappeared)
         #expect(stage.violations.isEmpty)
     }
 
@@ -252,9 +271,10 @@ struct LifecycleEngineTests {
         stage.show(tabs)
         tabs.viewControllers = [a, b]
         #expect(tabs.selectedIndex == 0 && tabs.selectedViewController === a)
-        #expect(stage.take() == ["C: willMove(toParent: nil)"] + load("A")
-            + [disappear("C", will: true, false), appear("A", will: true, false)] + layout("A")
-            + [disappear("C", will: false, false), appear("A", will: false, false), "C: didMove(toParent: nil)"])
+        #expect(
+            stage.take() == ["C: willMove(toParent: nil)"] + load("A")
+                + [disappear("C", will: true, false), appear("A", will: true, false)] + layout("A")
+                + [disappear("C", will: false, false), appear("A", will: false, false), "C: didMove(toParent: nil)"])
         // The same index, when it is still valid.
         tabs.selectedIndex = 1
         tabs.viewControllers = [a, c, b]
@@ -391,7 +411,9 @@ struct LifecycleEngineTests {
         #expect(same(nav.viewControllers, [a, b]))
         #expect(window.topViewController === tabs && c.lifecycleState == .disappeared)
         #expect(b.lifecycleState == .appeared && f.lifecycleState == .disappeared)
-        #expect(tabs.presentedViewController == nil && g.lifecycleState == .disappeared && sheet.lifecycleState == .disappeared)
+        #expect(
+            tabs.presentedViewController == nil && g.lifecycleState == .disappeared
+                && sheet.lifecycleState == .disappeared)
     }
     #endif
 }

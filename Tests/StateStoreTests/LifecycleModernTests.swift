@@ -1,4 +1,5 @@
 import Testing
+
 @testable import StateStore
 
 /// A controller whose modern callbacks run closures given by the test.
@@ -49,10 +50,14 @@ final class ContainerDelegate: NavigationControllerDelegate, TabBarControllerDel
     let trace: LifecycleTrace
     var refused: Set<String> = []
     init(_ trace: LifecycleTrace) { self.trace = trace }
-    func navigationController(_ navigationController: NavigationController, willShow viewController: ViewController, animated: Bool) {
+    func navigationController(
+        _ navigationController: NavigationController, willShow viewController: ViewController, animated: Bool
+    ) {
         trace.append("delegate: willShow \(viewController.lifecycleName)")
     }
-    func navigationController(_ navigationController: NavigationController, didShow viewController: ViewController, animated: Bool) {
+    func navigationController(
+        _ navigationController: NavigationController, didShow viewController: ViewController, animated: Bool
+    ) {
         trace.append("delegate: didShow \(viewController.lifecycleName)")
     }
     func tabBarController(_ tabBarController: TabBarController, shouldSelect viewController: ViewController) -> Bool {
@@ -83,17 +88,26 @@ struct LifecycleModernTests {
         stage.record()
         stage.window.rootViewController = nav
         stage.window.makeKeyAndVisible()
-        #expect(stage.take() == load("Nav") + [appear("Nav", will: true, false)] + load("A") + [appear("A", will: true, false)]
-            + [isAppearing("Nav", false)] + layout("Nav") + [isAppearing("A", false)] + layout("A")
-            + [appear("Nav", will: false, false), appear("A", will: false, false)])
+        #expect(
+            stage.take() == load("Nav") + [appear("Nav", will: true, false)] + load("A") + [
+                appear("A", will: true, false)
+            ]
+                + [isAppearing("Nav", false)] + layout("Nav") + [isAppearing("A", false)] + layout("A")
+                + [appear("Nav", will: false, false), appear("A", will: false, false)])
         nav.pushViewController(b, animated: true)
-        #expect(stage.take() == ["B: willMove(toParent: Nav)"] + load("B")
-            + [disappear("A", will: true, true), appear("B", will: true, true), isAppearing("B", true)] + layout("B")
-            + [disappear("A", will: false, true), appear("B", will: false, true), "B: didMove(toParent: Nav)"])
+        #expect(
+            stage.take() == ["B: willMove(toParent: Nav)"] + load("B")
+                + [disappear("A", will: true, true), appear("B", will: true, true), isAppearing("B", true)]
+                + layout("B")
+                + [disappear("A", will: false, true), appear("B", will: false, true), "B: didMove(toParent: Nav)"])
         // Coming back with the same geometry: no layout, viewIsAppearing all the same.
         nav.popViewController(animated: true)
-        #expect(stage.take() == ["B: willMove(toParent: nil)", disappear("B", will: true, true), appear("A", will: true, true),
-            isAppearing("A", true), disappear("B", will: false, true), appear("A", will: false, true), "B: didMove(toParent: nil)"])
+        #expect(
+            stage.take() == [
+                "B: willMove(toParent: nil)", disappear("B", will: true, true), appear("A", will: true, true),
+                isAppearing("A", true), disappear("B", will: false, true), appear("A", will: false, true),
+                "B: didMove(toParent: nil)",
+            ])
         #expect(stage.violations.isEmpty)
     }
 
@@ -107,8 +121,9 @@ struct LifecycleModernTests {
         let a = Probe("A"), sheet = Hooked("S", style: .pageSheet)
         stage.show(a)
         a.present(sheet, animated: true) { stage.trace.append("completion") }
-        #expect(stage.take() == load("S") + [appear("S", will: true, true)] + layout("S")
-            + [appear("S", will: false, true), "completion"])
+        #expect(
+            stage.take() == load("S") + [appear("S", will: true, true)] + layout("S")
+                + [appear("S", will: false, true), "completion"])
         #expect(a.lifecycleState == .appeared && sheet.presentingViewController === a)
         #expect(sheet.view.frame == Rect(x: 0, y: 10, width: 390, height: 834))
         #expect(stage.window.topViewController === sheet)
@@ -129,8 +144,11 @@ struct LifecycleModernTests {
         #expect(form.view.frame == Rect(x: 242, y: 373, width: 540, height: 620))
         form.present(over, animated: false)
         #expect(over.view.frame == stage.window.bounds)
-        #expect(stage.take() == load("F") + [appear("F", will: true, false)] + layout("F") + [appear("F", will: false, false)]
-            + load("O") + [appear("O", will: true, false)] + layout("O") + [appear("O", will: false, false)])
+        #expect(
+            stage.take() == load("F") + [appear("F", will: true, false)] + layout("F") + [
+                appear("F", will: false, false)
+            ]
+                + load("O") + [appear("O", will: true, false)] + layout("O") + [appear("O", will: false, false)])
         #expect(a.lifecycleState == .appeared && form.lifecycleState == .appeared)
         // Everything visible rotates and lays out: the window's root, the sheet, the cover.
         stage.window.resize(to: Size(width: 1366, height: 1024))
@@ -138,8 +156,11 @@ struct LifecycleModernTests {
         #expect(stage.take() == layout("A") + layout("O"))
         #expect(form.view.frame == Rect(x: 413, y: 202, width: 540, height: 620))
         a.dismiss(animated: false)
-        #expect(stage.take() == [disappear("O", will: true, false), disappear("F", will: true, false),
-            disappear("O", will: false, false), disappear("F", will: false, false)])
+        #expect(
+            stage.take() == [
+                disappear("O", will: true, false), disappear("F", will: true, false),
+                disappear("O", will: false, false), disappear("F", will: false, false),
+            ])
         #expect(stage.violations.isEmpty)
     }
 
@@ -154,12 +175,20 @@ struct LifecycleModernTests {
         a.present(sheet, animated: false)
         stage.take()
         sheet.present(full, animated: true)
-        #expect(stage.take() == load("F")
-            + [disappear("S", will: true, true), disappear("A", will: true, true), appear("F", will: true, true)] + layout("F")
-            + [disappear("S", will: false, true), disappear("A", will: false, true), appear("F", will: false, true)])
+        #expect(
+            stage.take() == load("F")
+                + [disappear("S", will: true, true), disappear("A", will: true, true), appear("F", will: true, true)]
+                + layout("F")
+                + [
+                    disappear("S", will: false, true), disappear("A", will: false, true),
+                    appear("F", will: false, true),
+                ])
         full.dismiss(animated: true)
-        #expect(stage.take() == [disappear("F", will: true, true), appear("A", will: true, true), appear("S", will: true, true),
-            disappear("F", will: false, true), appear("A", will: false, true), appear("S", will: false, true)])
+        #expect(
+            stage.take() == [
+                disappear("F", will: true, true), appear("A", will: true, true), appear("S", will: true, true),
+                disappear("F", will: false, true), appear("A", will: false, true), appear("S", will: false, true),
+            ])
         #expect(stage.violations.isEmpty)
     }
 
@@ -177,7 +206,9 @@ struct LifecycleModernTests {
         tabs.restorationIdentifier = "Tabs"
         stage.show(tabs)
         a.present(cover, animated: true)
-        #expect(stage.take() == load("P") + [appear("P", will: true, true)] + layout("P") + [appear("P", will: false, true)])
+        #expect(
+            stage.take() == load("P") + [appear("P", will: true, true)] + layout("P") + [appear("P", will: false, true)]
+        )
         #expect(cover.presentingViewController === nav && nav.presentedViewController === cover)
         #expect(a.presentedViewController === cover && tabs.presentedViewController == nil)
         #expect(cover.view.superview === nav.view && cover.view.frame == nav.view.bounds)
@@ -185,15 +216,25 @@ struct LifecycleModernTests {
         #expect(same(stage.window.allViewControllers, [tabs, nav, a, cover, x]))
 
         tabs.selectedIndex = 1
-        #expect(stage.take() == load("X")
-            + [disappear("Nav", will: true, false), disappear("A", will: true, false), disappear("P", will: true, false),
-               appear("X", will: true, false)] + layout("X")
-            + [disappear("Nav", will: false, false), disappear("A", will: false, false), disappear("P", will: false, false),
-               appear("X", will: false, false)])
+        #expect(
+            stage.take() == load("X")
+                + [
+                    disappear("Nav", will: true, false), disappear("A", will: true, false),
+                    disappear("P", will: true, false),
+                    appear("X", will: true, false),
+                ] + layout("X")
+                + [
+                    disappear("Nav", will: false, false), disappear("A", will: false, false),
+                    disappear("P", will: false, false),
+                    appear("X", will: false, false),
+                ])
         tabs.selectedIndex = 0
-        #expect(stage.take() == [disappear("X", will: true, false), appear("Nav", will: true, false), appear("A", will: true, false),
-            appear("P", will: true, false), disappear("X", will: false, false), appear("Nav", will: false, false),
-            appear("A", will: false, false), appear("P", will: false, false)])
+        #expect(
+            stage.take() == [
+                disappear("X", will: true, false), appear("Nav", will: true, false), appear("A", will: true, false),
+                appear("P", will: true, false), disappear("X", will: false, false), appear("Nav", will: false, false),
+                appear("A", will: false, false), appear("P", will: false, false),
+            ])
 
         // It rotates with what is on screen.
         stage.window.rotate(to: .landscapeLeft)
@@ -223,11 +264,15 @@ struct LifecycleModernTests {
         a.present(sheet, animated: false)
         stage.record()
         stage.window.makeKeyAndVisible()
-        #expect(stage.take() == load("A") + load("S") + [appear("A", will: true, false), appear("S", will: true, false)]
-            + layout("A") + layout("S") + [appear("A", will: false, false), appear("S", will: false, false)])
+        #expect(
+            stage.take() == load("A") + load("S") + [appear("A", will: true, false), appear("S", will: true, false)]
+                + layout("A") + layout("S") + [appear("A", will: false, false), appear("S", will: false, false)])
         stage.window.close()
-        #expect(stage.take() == [disappear("S", will: true, false), disappear("A", will: true, false),
-            disappear("S", will: false, false), disappear("A", will: false, false)])
+        #expect(
+            stage.take() == [
+                disappear("S", will: true, false), disappear("A", will: true, false),
+                disappear("S", will: false, false), disappear("A", will: false, false),
+            ])
     }
 
     /// https://developer.apple.com/documentation/uikit/uiviewcontroller/ismodalinpresentation and
@@ -254,8 +299,11 @@ struct LifecycleModernTests {
 
         delegate.allow = true
         #expect(sheet.presentationController?.dismissInteractively() == true)
-        #expect(stage.take() == ["delegate: shouldDismiss", "delegate: willDismiss",
-            disappear("S", will: true, true), disappear("S", will: false, true), "delegate: didDismiss"])
+        #expect(
+            stage.take() == [
+                "delegate: shouldDismiss", "delegate: willDismiss",
+                disappear("S", will: true, true), disappear("S", will: false, true), "delegate: didDismiss",
+            ])
         #expect(a.presentedViewController == nil)
 
         // Programmatic dismissal does not reach the delegate; a full-screen controller cannot be swiped.
@@ -281,31 +329,36 @@ struct LifecycleModernTests {
         let nav = named("Nav", NavigationController(rootViewController: a))
         a.onWillTransition = { controller, coordinator in
             stage.trace.append("A: sees coordinator \(controller.transitionCoordinator === coordinator)")
-            coordinator.animate(alongsideTransition: { _ in stage.trace.append("A: alongside, view \(a.view.frame.size)") },
-                                completion: { context in stage.trace.append("A: completion, cancelled \(context.isCancelled)") })
+            coordinator.animate(
+                alongsideTransition: { _ in stage.trace.append("A: alongside, view \(a.view.frame.size)") },
+                completion: { context in stage.trace.append("A: completion, cancelled \(context.isCancelled)") })
         }
         stage.show(nav)
         stage.recordAll()
         #expect(a.traitCollection == TraitCollection(horizontalSizeClass: .compact, verticalSizeClass: .regular))
         #expect(stage.window.rotate(to: .landscapeLeft))
         let landscape = TraitCollection(horizontalSizeClass: .compact, verticalSizeClass: .compact)
-        #expect(stage.take() == [
-            "Nav: willRotate(to: landscapeLeft, duration: 0.3)", "A: willRotate(to: landscapeLeft, duration: 0.3)",
-            "Nav: willTransition(to: compact×compact)", "A: willTransition(to: compact×compact)",
-            "Nav: viewWillTransition(to: 844.0x390.0)", "A: viewWillTransition(to: 844.0x390.0)", "A: sees coordinator true",
-            "Nav: traitCollectionDidChange(from: compact×regular)", "A: traitCollectionDidChange(from: compact×regular)",
-        ] + layout("Nav") + layout("A") + [
-            "A: alongside, view 844.0x390.0",
-            "Nav: didRotate(from: portrait)", "A: didRotate(from: portrait)",
-            "A: completion, cancelled false",
-        ])
+        #expect(
+            stage.take() == [
+                "Nav: willRotate(to: landscapeLeft, duration: 0.3)", "A: willRotate(to: landscapeLeft, duration: 0.3)",
+                "Nav: willTransition(to: compact×compact)", "A: willTransition(to: compact×compact)",
+                "Nav: viewWillTransition(to: 844.0x390.0)", "A: viewWillTransition(to: 844.0x390.0)",
+                "A: sees coordinator true",
+                "Nav: traitCollectionDidChange(from: compact×regular)",
+                "A: traitCollectionDidChange(from: compact×regular)",
+            ] + layout("Nav") + layout("A") + [
+                "A: alongside, view 844.0x390.0",
+                "Nav: didRotate(from: portrait)", "A: didRotate(from: portrait)",
+                "A: completion, cancelled false",
+            ])
         #expect(a.traitCollection == landscape)
         #expect(a.transitionCoordinator == nil)
         // A resize that keeps the size classes: no rotation callbacks, no trait change.
         a.onWillTransition = nil
         stage.window.resize(to: Size(width: 800, height: 390))
-        #expect(stage.take() == ["Nav: viewWillTransition(to: 800.0x390.0)", "A: viewWillTransition(to: 800.0x390.0)"]
-            + layout("Nav") + layout("A"))
+        #expect(
+            stage.take() == ["Nav: viewWillTransition(to: 800.0x390.0)", "A: viewWillTransition(to: 800.0x390.0)"]
+                + layout("Nav") + layout("A"))
         #expect(stage.violations.isEmpty)
     }
 
@@ -320,9 +373,12 @@ struct LifecycleModernTests {
         stage.recordAll()
         stage.take()
         nav.popViewController(animated: false)
-        #expect(stage.take() == ["B: willMove(toParent: nil)", disappear("B", will: true, false), appear("A", will: true, false),
-            "A: traitCollectionDidChange(from: compact×regular)", isAppearing("A", false)] + layout("A")
-            + [disappear("B", will: false, false), appear("A", will: false, false), "B: didMove(toParent: nil)"])
+        #expect(
+            stage.take() == [
+                "B: willMove(toParent: nil)", disappear("B", will: true, false), appear("A", will: true, false),
+                "A: traitCollectionDidChange(from: compact×regular)", isAppearing("A", false),
+            ] + layout("A")
+                + [disappear("B", will: false, false), appear("A", will: false, false), "B: didMove(toParent: nil)"])
     }
 
     /// https://developer.apple.com/documentation/uikit/uitraitchangeobservable-67e94/registerfortraitchanges(_:handler:)
@@ -339,10 +395,14 @@ struct LifecycleModernTests {
             stage.trace.append("\(controller.lifecycleName): horizontal handler")
         }
         stage.window.rotate(to: .landscapeLeft)
-        #expect(stage.take().filter { $0.contains("raitCollection") || $0.contains("handler") }
-            == ["A: traitCollectionDidChange(from: compact×regular)", "A: vertical handler, was compact×regular"])
+        #expect(
+            stage.take().filter { $0.contains("raitCollection") || $0.contains("handler") }
+                == ["A: traitCollectionDidChange(from: compact×regular)", "A: vertical handler, was compact×regular"])
         stage.window.resize(to: Size(width: 1024, height: 1366))
-        #expect(stage.take().filter { $0.contains("handler") } == ["A: vertical handler, was compact×compact", "A: horizontal handler"])
+        #expect(
+            stage.take().filter { $0.contains("handler") } == [
+                "A: vertical handler, was compact×compact", "A: horizontal handler",
+            ])
         a.unregisterForTraitChanges(horizontal)
         stage.window.resize(to: Size(width: 390, height: 400))
         #expect(stage.take().filter { $0.contains("handler") } == ["A: vertical handler, was regular×regular"])
@@ -377,13 +437,19 @@ struct LifecycleModernTests {
         let first = nav.beginInteractivePop()
         #expect(b.transitionCoordinator === first.coordinator && nav.transitionCoordinator === first.coordinator)
         first.cancel()
-        #expect(stage.take() == [disappear("B", will: true, true), appear("A", will: true, true), "A: interactive true",
-            disappear("A", will: true, true), disappear("A", will: false, true), appear("B", will: true, true),
-            appear("B", will: false, true), "A: completion, cancelled true"])
+        #expect(
+            stage.take() == [
+                disappear("B", will: true, true), appear("A", will: true, true), "A: interactive true",
+                disappear("A", will: true, true), disappear("A", will: false, true), appear("B", will: true, true),
+                appear("B", will: false, true), "A: completion, cancelled true",
+            ])
         nav.beginInteractivePop().finish()
-        #expect(stage.take() == [disappear("B", will: true, true), appear("A", will: true, true), "A: interactive true",
-            disappear("B", will: false, true), appear("A", will: false, true),
-            "B: willMove(toParent: nil)", "B: didMove(toParent: nil)", "A: completion, cancelled false"])
+        #expect(
+            stage.take() == [
+                disappear("B", will: true, true), appear("A", will: true, true), "A: interactive true",
+                disappear("B", will: false, true), appear("A", will: false, true),
+                "B: willMove(toParent: nil)", "B: didMove(toParent: nil)", "A: completion, cancelled false",
+            ])
         #expect(stage.violations.isEmpty)
     }
 
@@ -399,11 +465,16 @@ struct LifecycleModernTests {
         nav.delegate = delegate
         stage.show(nav)
         nav.pushViewController(b, animated: true)
-        #expect(stage.take() == ["B: willMove(toParent: Nav)"] + load("B") + ["delegate: willShow B"]
-            + [disappear("A", will: true, true), appear("B", will: true, true)] + layout("B")
-            + [disappear("A", will: false, true), appear("B", will: false, true), "B: didMove(toParent: Nav)", "delegate: didShow B"])
+        #expect(
+            stage.take() == ["B: willMove(toParent: Nav)"] + load("B") + ["delegate: willShow B"]
+                + [disappear("A", will: true, true), appear("B", will: true, true)] + layout("B")
+                + [
+                    disappear("A", will: false, true), appear("B", will: false, true), "B: didMove(toParent: Nav)",
+                    "delegate: didShow B",
+                ])
         let pop = nav.beginInteractivePop()
-        #expect(stage.take() == ["delegate: willShow A", disappear("B", will: true, true), appear("A", will: true, true)])
+        #expect(
+            stage.take() == ["delegate: willShow A", disappear("B", will: true, true), appear("A", will: true, true)])
         pop.cancel()
         #expect(!stage.take().contains { $0.hasPrefix("delegate") })
         nav.beginInteractivePop().finish()
@@ -428,10 +499,17 @@ struct LifecycleModernTests {
         #expect(stage.take() == ["delegate: shouldSelect C"])
         delegate.refused = []
         #expect(tabs.tapTabBarItem(at: 1))
-        #expect(stage.take() == ["delegate: shouldSelect C"] + load("C")
-            + [disappear("Nav", will: true, false), disappear("B", will: true, false), appear("C", will: true, false)] + layout("C")
-            + [disappear("Nav", will: false, false), disappear("B", will: false, false), appear("C", will: false, false),
-               "delegate: didSelect C"])
+        #expect(
+            stage.take() == ["delegate: shouldSelect C"] + load("C")
+                + [
+                    disappear("Nav", will: true, false), disappear("B", will: true, false),
+                    appear("C", will: true, false),
+                ] + layout("C")
+                + [
+                    disappear("Nav", will: false, false), disappear("B", will: false, false),
+                    appear("C", will: false, false),
+                    "delegate: didSelect C",
+                ])
         tabs.selectedIndex = 0
         #expect(!stage.take().contains { $0.hasPrefix("delegate") })
         // Tapping the selected navigation tab pops it to its root.
@@ -454,11 +532,17 @@ struct LifecycleModernTests {
         container.addChild(child)
         stage.record()
         stage.window.makeKeyAndVisible()
-        #expect(stage.take() == load("P") + [appear("P", will: true, false)] + layout("P") + [appear("P", will: false, false)])
+        #expect(
+            stage.take() == load("P") + [appear("P", will: true, false)] + layout("P") + [
+                appear("P", will: false, false)
+            ])
         #expect(child.lifecycleState == .initialized)
         child.beginAppearanceTransition(true, animated: false)
         child.endAppearanceTransition()
-        #expect(stage.take() == load("C") + [appear("C", will: true, false)] + layout("C") + [appear("C", will: false, false)])
+        #expect(
+            stage.take() == load("C") + [appear("C", will: true, false)] + layout("C") + [
+                appear("C", will: false, false)
+            ])
         #expect(child.view.superview === container.view)
         let other = Probe("D")
         container.addChild(other)
@@ -479,15 +563,20 @@ struct LifecycleModernTests {
         stage.window.makeKeyAndVisible()
         #expect(first.lifecycleState == .appeared && second.lifecycleState == .initialized)
         stage.take()
-        container.transition(from: first, to: second, duration: 0.25, animations: { stage.trace.append("animations") },
-                             completion: { finished in stage.trace.append("completion \(finished)") })
-        #expect(stage.take() == load("B") + [disappear("A", will: true, true), appear("B", will: true, true)] + layout("B")
-            + ["animations", disappear("A", will: false, true), appear("B", will: false, true), "completion true"])
+        container.transition(
+            from: first, to: second, duration: 0.25, animations: { stage.trace.append("animations") },
+            completion: { finished in stage.trace.append("completion \(finished)") })
+        #expect(
+            stage.take() == load("B") + [disappear("A", will: true, true), appear("B", will: true, true)] + layout("B")
+                + ["animations", disappear("A", will: false, true), appear("B", will: false, true), "completion true"])
         #expect(first.viewIfLoaded?.superview == nil && second.view.superview === container.view)
         // The hidden child gets no forwarded callbacks any more.
         stage.window.close()
-        #expect(stage.take() == [disappear("P", will: true, false), disappear("B", will: true, false),
-            disappear("P", will: false, false), disappear("B", will: false, false)])
+        #expect(
+            stage.take() == [
+                disappear("P", will: true, false), disappear("B", will: true, false),
+                disappear("P", will: false, false), disappear("B", will: false, false),
+            ])
         container.transition(from: first, to: Probe("Z"), duration: 0, animations: nil)
         #expect(stage.violations.count == 1)
     }

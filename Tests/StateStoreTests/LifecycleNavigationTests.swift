@@ -1,4 +1,5 @@
 import Testing
+
 @testable import StateStore
 
 @MainActor
@@ -12,7 +13,10 @@ struct LifecycleNavigationTests {
         stage.window.rootViewController = a
         #expect(stage.take() == [])
         stage.window.makeKeyAndVisible()
-        #expect(stage.take() == load("A") + [appear("A", will: true, false)] + layout("A") + [appear("A", will: false, false)])
+        #expect(
+            stage.take() == load("A") + [appear("A", will: true, false)] + layout("A") + [
+                appear("A", will: false, false)
+            ])
         #expect(a.lifecycleState == .appeared)
         #expect(a.view.frame == Rect(x: 0, y: 0, width: 390, height: 844))
         #expect(stage.window.isKeyWindow)
@@ -27,10 +31,11 @@ struct LifecycleNavigationTests {
         stage.record()
         stage.window.rootViewController = nav
         stage.window.makeKeyAndVisible()
-        #expect(stage.take() == load("Nav") + [appear("Nav", will: true, false)]
-            + load("A") + [appear("A", will: true, false)]
-            + layout("Nav") + layout("A")
-            + [appear("Nav", will: false, false), appear("A", will: false, false)])
+        #expect(
+            stage.take() == load("Nav") + [appear("Nav", will: true, false)]
+                + load("A") + [appear("A", will: true, false)]
+                + layout("Nav") + layout("A")
+                + [appear("Nav", will: false, false), appear("A", will: false, false)])
         #expect(a.navigationController === nav)
         #expect(a.view.superview === nav.view)
     }
@@ -42,9 +47,10 @@ struct LifecycleNavigationTests {
         let nav = named("Nav", NavigationController(rootViewController: a))
         stage.show(nav)
         nav.pushViewController(b, animated: true)
-        #expect(stage.take() == ["B: willMove(toParent: Nav)"] + load("B")
-            + [disappear("A", will: true, true), appear("B", will: true, true)] + layout("B")
-            + [disappear("A", will: false, true), appear("B", will: false, true), "B: didMove(toParent: Nav)"])
+        #expect(
+            stage.take() == ["B: willMove(toParent: Nav)"] + load("B")
+                + [disappear("A", will: true, true), appear("B", will: true, true)] + layout("B")
+                + [disappear("A", will: false, true), appear("B", will: false, true), "B: didMove(toParent: Nav)"])
         #expect(same(nav.viewControllers, [a, b]))
         #expect(nav.topViewController === b)
         #expect(a.lifecycleState == .disappeared && b.lifecycleState == .appeared)
@@ -67,10 +73,13 @@ struct LifecycleNavigationTests {
         stage.take()
         let popped = nav.popViewController(animated: true)
         #expect(popped === weakB)
-        #expect(stage.take() == ["B: willMove(toParent: nil)",
-            disappear("B", will: true, true), appear("A", will: true, true),
-            disappear("B", will: false, true), appear("A", will: false, true),
-            "B: didMove(toParent: nil)"])
+        #expect(
+            stage.take() == [
+                "B: willMove(toParent: nil)",
+                disappear("B", will: true, true), appear("A", will: true, true),
+                disappear("B", will: false, true), appear("A", will: false, true),
+                "B: didMove(toParent: nil)",
+            ])
         #expect(nav.popViewController(animated: true) == nil)
         #expect(stage.take() == [])
         _ = popped
@@ -103,10 +112,13 @@ struct LifecycleNavigationTests {
         stage.take()
         let popped = nav.popToRootViewController(animated: true)
         #expect(same(popped, [b, c]))
-        #expect(stage.take() == ["B: willMove(toParent: nil)", "C: willMove(toParent: nil)",
-            disappear("C", will: true, true), appear("A", will: true, true),
-            disappear("C", will: false, true), appear("A", will: false, true),
-            "B: didMove(toParent: nil)", "C: didMove(toParent: nil)"])
+        #expect(
+            stage.take() == [
+                "B: willMove(toParent: nil)", "C: willMove(toParent: nil)",
+                disappear("C", will: true, true), appear("A", will: true, true),
+                disappear("C", will: false, true), appear("A", will: false, true),
+                "B: didMove(toParent: nil)", "C: didMove(toParent: nil)",
+            ])
         #expect(b.lifecycleState == .disappeared)
         #expect(b.parent == nil && c.parent == nil)
         #expect(nav.popToRootViewController(animated: true) == nil)
@@ -121,18 +133,20 @@ struct LifecycleNavigationTests {
         nav.pushViewController(b, animated: false)
         stage.take()
         nav.setViewControllers([a, c, d], animated: false)
-        #expect(stage.take() == ["B: willMove(toParent: nil)", "C: willMove(toParent: Nav)", "D: willMove(toParent: Nav)"]
-            + load("D")
-            + [disappear("B", will: true, false), appear("D", will: true, false)] + layout("D")
-            + [disappear("B", will: false, false), appear("D", will: false, false)]
-            + ["B: didMove(toParent: nil)", "C: didMove(toParent: Nav)", "D: didMove(toParent: Nav)"])
+        #expect(
+            stage.take() == ["B: willMove(toParent: nil)", "C: willMove(toParent: Nav)", "D: willMove(toParent: Nav)"]
+                + load("D")
+                + [disappear("B", will: true, false), appear("D", will: true, false)] + layout("D")
+                + [disappear("B", will: false, false), appear("D", will: false, false)]
+                + ["B: didMove(toParent: nil)", "C: didMove(toParent: Nav)", "D: didMove(toParent: Nav)"])
         #expect(!c.isViewLoaded)
         #expect(c.lifecycleState == .initialized)
         // C appears when it becomes the top.
         nav.popViewController(animated: false)
-        #expect(stage.take() == ["D: willMove(toParent: nil)"] + load("C")
-            + [disappear("D", will: true, false), appear("C", will: true, false)] + layout("C")
-            + [disappear("D", will: false, false), appear("C", will: false, false), "D: didMove(toParent: nil)"])
+        #expect(
+            stage.take() == ["D: willMove(toParent: nil)"] + load("C")
+                + [disappear("D", will: true, false), appear("C", will: true, false)] + layout("C")
+                + [disappear("D", will: false, false), appear("C", will: false, false), "D: didMove(toParent: nil)"])
     }
 
     @Test("push on a navigation controller that is not in a window sends containment only")
@@ -146,9 +160,10 @@ struct LifecycleNavigationTests {
         #expect(!b.isViewLoaded)
         stage.window.rootViewController = nav
         stage.window.makeKeyAndVisible()
-        #expect(stage.take() == load("Nav") + [appear("Nav", will: true, false)] + load("B")
-            + [appear("B", will: true, false)] + layout("Nav") + layout("B")
-            + [appear("Nav", will: false, false), appear("B", will: false, false)])
+        #expect(
+            stage.take() == load("Nav") + [appear("Nav", will: true, false)] + load("B")
+                + [appear("B", will: true, false)] + layout("Nav") + layout("B")
+                + [appear("Nav", will: false, false), appear("B", will: false, false)])
         #expect(!a.isViewLoaded)
     }
 
@@ -165,8 +180,11 @@ struct LifecycleNavigationTests {
         #expect(stage.take() == [disappear("B", will: true, true), appear("A", will: true, true)])
         #expect(b.isMovingFromParent)
         transition.finish()
-        #expect(stage.take() == [disappear("B", will: false, true), appear("A", will: false, true),
-            "B: willMove(toParent: nil)", "B: didMove(toParent: nil)"])
+        #expect(
+            stage.take() == [
+                disappear("B", will: false, true), appear("A", will: false, true),
+                "B: willMove(toParent: nil)", "B: didMove(toParent: nil)",
+            ])
         #expect(transition.state == .finished)
         #expect(same(nav.viewControllers, [a]))
         transition.cancel()
@@ -186,9 +204,12 @@ struct LifecycleNavigationTests {
         transition.cancel()
         // UIKit's order: B.viewWillDisappear, A.viewWillAppear, then A.viewWillDisappear,
         // A.viewDidDisappear, B.viewWillAppear, B.viewDidAppear.
-        #expect(stage.take() == [disappear("B", will: true, true), appear("A", will: true, true),
-            disappear("A", will: true, true), disappear("A", will: false, true),
-            appear("B", will: true, true), appear("B", will: false, true)])
+        #expect(
+            stage.take() == [
+                disappear("B", will: true, true), appear("A", will: true, true),
+                disappear("A", will: true, true), disappear("A", will: false, true),
+                appear("B", will: true, true), appear("B", will: false, true),
+            ])
         #expect(transition.state == .cancelled)
         #expect(same(nav.viewControllers, [a, b]))
         #expect(a.lifecycleState == .disappeared && b.lifecycleState == .appeared)

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import StateStore
 
 @MainActor
@@ -15,17 +16,21 @@ struct LifecyclePresentationTests {
             stage.trace.append("completion")
         }
         #expect(completed)
-        #expect(stage.take() == load("B")
-            + [disappear("A", will: true, true), appear("B", will: true, true)] + layout("B")
-            + [disappear("A", will: false, true), appear("B", will: false, true), "completion"])
+        #expect(
+            stage.take() == load("B")
+                + [disappear("A", will: true, true), appear("B", will: true, true)] + layout("B")
+                + [disappear("A", will: false, true), appear("B", will: false, true), "completion"])
         #expect(a.presentedViewController === b)
         #expect(b.presentingViewController === a)
         #expect(stage.window.topViewController === b)
         #expect(b.view.frame == stage.window.bounds)
 
         b.dismiss(animated: true) { stage.trace.append("completion") }
-        #expect(stage.take() == [disappear("B", will: true, true), appear("A", will: true, true),
-            disappear("B", will: false, true), appear("A", will: false, true), "completion"])
+        #expect(
+            stage.take() == [
+                disappear("B", will: true, true), appear("A", will: true, true),
+                disappear("B", will: false, true), appear("A", will: false, true), "completion",
+            ])
         #expect(a.presentedViewController == nil)
         #expect(b.presentingViewController == nil)
         #expect(stage.violations.isEmpty)
@@ -40,19 +45,26 @@ struct LifecyclePresentationTests {
         nav.pushViewController(b, animated: false)
         stage.take()
         b.present(c, animated: true)
-        #expect(stage.take() == load("C")
-            + [disappear("Nav", will: true, true), disappear("B", will: true, true), appear("C", will: true, true)]
-            + layout("C")
-            + [disappear("Nav", will: false, true), disappear("B", will: false, true), appear("C", will: false, true)])
+        #expect(
+            stage.take() == load("C")
+                + [disappear("Nav", will: true, true), disappear("B", will: true, true), appear("C", will: true, true)]
+                + layout("C")
+                + [
+                    disappear("Nav", will: false, true), disappear("B", will: false, true),
+                    appear("C", will: false, true),
+                ])
         #expect(c.presentingViewController === nav)
         #expect(b.presentedViewController === c)
         #expect(nav.visibleViewController === c)
         #expect(same(stage.window.allViewControllers, [nav, a, b, c]))
 
         c.dismiss(animated: false)
-        #expect(stage.take() == [disappear("C", will: true, false), appear("Nav", will: true, false),
-            appear("B", will: true, false), disappear("C", will: false, false),
-            appear("Nav", will: false, false), appear("B", will: false, false)])
+        #expect(
+            stage.take() == [
+                disappear("C", will: true, false), appear("Nav", will: true, false),
+                appear("B", will: true, false), disappear("C", will: false, false),
+                appear("Nav", will: false, false), appear("B", will: false, false),
+            ])
         #expect(a.lifecycleState == .disappeared)
         #expect(stage.violations.isEmpty)
     }
@@ -70,27 +82,34 @@ struct LifecyclePresentationTests {
             weakC = c
             a.present(b, animated: true)
             b.present(c, animated: true)
-            #expect(stage.take() == load("B")
-                + [disappear("A", will: true, true), appear("B", will: true, true)] + layout("B")
-                + [disappear("A", will: false, true), appear("B", will: false, true)]
-                + load("C")
-                + [disappear("B", will: true, true), appear("C", will: true, true)] + layout("C")
-                + [disappear("B", will: false, true), appear("C", will: false, true)])
+            #expect(
+                stage.take() == load("B")
+                    + [disappear("A", will: true, true), appear("B", will: true, true)] + layout("B")
+                    + [disappear("A", will: false, true), appear("B", will: false, true)]
+                    + load("C")
+                    + [disappear("B", will: true, true), appear("C", will: true, true)] + layout("C")
+                    + [disappear("B", will: false, true), appear("C", will: false, true)])
             #expect(c.presentingViewController === b)
             #expect(same(stage.window.allViewControllers, [a, b, c]))
 
             // Dismissing the top one uncovers the middle one.
             c.dismiss(animated: true)
-            #expect(stage.take() == [disappear("C", will: true, true), appear("B", will: true, true),
-                disappear("C", will: false, true), appear("B", will: false, true)])
+            #expect(
+                stage.take() == [
+                    disappear("C", will: true, true), appear("B", will: true, true),
+                    disappear("C", will: false, true), appear("B", will: false, true),
+                ])
             b.present(c, animated: false)
             stage.take()
         }
         #expect(weakC != nil)
         // Dismissing from the bottom removes the whole stack; only the top and A get callbacks.
         a.dismiss(animated: false)
-        #expect(stage.take() == [disappear("C", will: true, false), appear("A", will: true, false),
-            disappear("C", will: false, false), appear("A", will: false, false)])
+        #expect(
+            stage.take() == [
+                disappear("C", will: true, false), appear("A", will: true, false),
+                disappear("C", will: false, false), appear("A", will: false, false),
+            ])
         #expect(weakB == nil)
         #expect(weakC == nil)
         #expect(a.presentedViewController == nil)
@@ -122,7 +141,10 @@ struct LifecyclePresentationTests {
         a.present(b, animated: true)
         #expect(stage.take() == [])
         stage.window.makeKeyAndVisible()
-        #expect(stage.take() == load("B") + [appear("B", will: true, false)] + layout("B") + [appear("B", will: false, false)])
+        #expect(
+            stage.take() == load("B") + [appear("B", will: true, false)] + layout("B") + [
+                appear("B", will: false, false)
+            ])
         #expect(!a.isViewLoaded)
     }
 }

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import StateStore
 
 /// A controller that names itself and can be told how to answer rotation questions.
@@ -29,7 +30,9 @@ final class Probe: ViewController {
     override func viewDidLayoutSubviews() { journal?.append("override viewDidLayoutSubviews") }
     override func viewWillDisappear(_ animated: Bool) { journal?.append("override viewWillDisappear") }
     override func viewDidDisappear(_ animated: Bool) { journal?.append("override viewDidDisappear") }
-    override func didReceiveMemoryWarning(level: MemoryPressureLevel) { journal?.append("override didReceiveMemoryWarning") }
+    override func didReceiveMemoryWarning(level: MemoryPressureLevel) {
+        journal?.append("override didReceiveMemoryWarning")
+    }
 }
 
 /// A shared, ordered log.
@@ -80,8 +83,10 @@ final class Stage {
     func recordAll() { trace.callbacks = Set(LifecycleCallback.allCases) }
     private(set) var violations: [LifecycleViolation] = []
 
-    init(size: Size = Size(width: 390, height: 844), orientation: InterfaceOrientation = .portrait,
-         supportedOrientations: InterfaceOrientationMask = .all) {
+    init(
+        size: Size = Size(width: 390, height: 844), orientation: InterfaceOrientation = .portrait,
+        supportedOrientations: InterfaceOrientationMask = .all
+    ) {
         application = Application(supportedOrientations: supportedOrientations)
         window = Window(size: size, orientation: orientation, application: application)
         application.violationHandler = { [unowned self] violation in self.violations.append(violation) }

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import StateStore
 
 @MainActor
@@ -19,8 +20,13 @@ struct LifecycleWindowTests {
         #expect(stage.take() == [])
         // A was hidden during the resize: its new geometry is laid out after viewWillAppear.
         nav.popViewController(animated: true)
-        #expect(stage.take() == ["B: willMove(toParent: nil)", disappear("B", will: true, true), appear("A", will: true, true)]
-            + layout("A") + [disappear("B", will: false, true), appear("A", will: false, true), "B: didMove(toParent: nil)"])
+        #expect(
+            stage.take() == [
+                "B: willMove(toParent: nil)", disappear("B", will: true, true), appear("A", will: true, true),
+            ]
+                + layout("A") + [
+                    disappear("B", will: false, true), appear("A", will: false, true), "B: didMove(toParent: nil)",
+                ])
         #expect(a.view.bounds.size == Size(width: 844, height: 390))
     }
 
@@ -31,17 +37,24 @@ struct LifecycleWindowTests {
         let nav = named("Nav", NavigationController(rootViewController: a))
         stage.show(nav)
         #expect(stage.window.rotate(to: .landscapeLeft))
-        #expect(stage.take() == ["Nav: willRotate(to: landscapeLeft, duration: 0.3)", "A: willRotate(to: landscapeLeft, duration: 0.3)"]
-            + layout("Nav") + layout("A")
-            + ["Nav: didRotate(from: portrait)", "A: didRotate(from: portrait)"])
+        #expect(
+            stage.take() == [
+                "Nav: willRotate(to: landscapeLeft, duration: 0.3)", "A: willRotate(to: landscapeLeft, duration: 0.3)",
+            ]
+                + layout("Nav") + layout("A")
+                + ["Nav: didRotate(from: portrait)", "A: didRotate(from: portrait)"])
         #expect(stage.window.orientation == .landscapeLeft)
         #expect(stage.window.size == Size(width: 844, height: 390))
         #expect(a.view.bounds.size == Size(width: 844, height: 390))
         // Half a turn keeps the size but still lays out.
         #expect(stage.window.rotate(to: .landscapeRight))
-        #expect(stage.take() == ["Nav: willRotate(to: landscapeRight, duration: 0.3)", "A: willRotate(to: landscapeRight, duration: 0.3)"]
-            + layout("Nav") + layout("A")
-            + ["Nav: didRotate(from: landscapeLeft)", "A: didRotate(from: landscapeLeft)"])
+        #expect(
+            stage.take() == [
+                "Nav: willRotate(to: landscapeRight, duration: 0.3)",
+                "A: willRotate(to: landscapeRight, duration: 0.3)",
+            ]
+                + layout("Nav") + layout("A")
+                + ["Nav: didRotate(from: landscapeLeft)", "A: didRotate(from: landscapeLeft)"])
         #expect(stage.window.size == Size(width: 844, height: 390))
         #expect(stage.window.rotate(to: .landscapeRight))
         #expect(stage.take() == [])
@@ -112,8 +125,11 @@ struct LifecycleWindowTests {
         }
         let changesBefore = observer.hierarchyChanges
         stage.window.close()
-        #expect(stage.take() == [disappear("Nav", will: true, false), disappear("A", will: true, false),
-            disappear("Nav", will: false, false), disappear("A", will: false, false)])
+        #expect(
+            stage.take() == [
+                disappear("Nav", will: true, false), disappear("A", will: true, false),
+                disappear("Nav", will: false, false), disappear("A", will: false, false),
+            ])
         #expect(observer.hierarchyChanges == changesBefore + 1)
         #expect(weakNav == nil)
         #expect(weakA == nil)
@@ -131,8 +147,9 @@ struct LifecycleWindowTests {
         let a = Probe("A"), b = Probe("B")
         stage.show(a)
         stage.window.rootViewController = b
-        #expect(stage.take() == load("B") + [disappear("A", will: true, false), appear("B", will: true, false)]
-            + layout("B") + [disappear("A", will: false, false), appear("B", will: false, false)])
+        #expect(
+            stage.take() == load("B") + [disappear("A", will: true, false), appear("B", will: true, false)]
+                + layout("B") + [disappear("A", will: false, false), appear("B", will: false, false)])
         #expect(a.window == nil)
         #expect(b.window === stage.window)
     }

@@ -1,8 +1,9 @@
 import Foundation
 import Logging
-@testable import StateStore
 import Synchronization
 import Testing
+
+@testable import StateStore
 
 /// A swift-log handler that keeps every record in memory, for asserting what the library logs.
 final class RecordingLogHandler: LogHandler, Sendable {
@@ -34,7 +35,10 @@ final class RecordingLogHandler: LogHandler, Sendable {
 
     func log(event: LogEvent) {
         let merged = metadata.merging(event.metadata ?? [:]) { $1 }
-        storage.withLock { $0.append(Record(level: event.level, message: event.message.description, metadata: merged.mapValues { "\($0)" })) }
+        storage.withLock {
+            $0.append(
+                Record(level: event.level, message: event.message.description, metadata: merged.mapValues { "\($0)" }))
+        }
     }
 
     /// A logger whose records this handler keeps.
@@ -102,7 +106,8 @@ final class RecordingLogHandler: LogHandler, Sendable {
             .write(toFile: folder.file("proc/meminfo"), atomically: true, encoding: .utf8)
         let handler = RecordingLogHandler()
         let monitor = MemoryPressureMonitor(
-            configuration: .init(root: folder.path, readsCgroup: false, usesSystemdPressureWatch: false), logger: handler.logger()
+            configuration: .init(root: folder.path, readsCgroup: false, usesSystemdPressureWatch: false),
+            logger: handler.logger()
         )
         monitor.start()
         defer { monitor.stop() }

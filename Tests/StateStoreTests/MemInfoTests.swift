@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import StateStore
 
 @Suite("MemInfo")
@@ -110,7 +111,9 @@ struct MemInfoTests {
     @Test func binaryGarbageNeverTraps() {
         var generator = SystemRandomNumberGenerator()
         for _ in 0..<200 {
-            let bytes = (0..<Int.random(in: 0...300, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let bytes = (0..<Int.random(in: 0...300, using: &generator)).map { _ in
+                UInt8.random(in: 0...255, using: &generator)
+            }
             _ = try? MemInfo.parse(String(decoding: bytes, as: UTF8.self))
             _ = try? PressureStall.parse(String(decoding: bytes, as: UTF8.self))
             _ = MountInfo.parse(String(decoding: bytes, as: UTF8.self))

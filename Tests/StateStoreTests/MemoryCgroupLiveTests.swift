@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Synchronization
 import Testing
+
 @testable import StateStore
 
 /// Runs against the real kernel: creates a child memory cgroup (v1) with a 128 MiB limit, moves a
@@ -14,7 +15,8 @@ struct MemoryCgroupLiveTests {
     /// The runner's own v1 memory cgroup directory, when it is writable.
     static let parentCgroup: String? = {
         guard let cgroup = try? CgroupMemory.discover(), cgroup.version == .v1,
-              access(cgroup.path, W_OK) == 0 else { return nil }
+            access(cgroup.path, W_OK) == 0
+        else { return nil }
         return cgroup.path
     }()
 
@@ -68,18 +70,20 @@ struct MemoryCgroupLiveTests {
         child.standardInput = input
         child.standardOutput = output
         try child.run()
-        try "\(child.processIdentifier)\n".write(toFile: directory + "/cgroup.procs", atomically: false, encoding: .utf8)
+        try "\(child.processIdentifier)\n".write(
+            toFile: directory + "/cgroup.procs", atomically: false, encoding: .utf8)
         let procs = try String(contentsOfFile: directory + "/cgroup.procs", encoding: .utf8)
         #expect(procs.split(separator: "\n").contains("\(child.processIdentifier)"))
 
-        let monitor = MemoryPressureMonitor(configuration: .init(
-            cgroupPath: directory,
-            warningPressureStallPercent: nil,       // grade by the cgroup's headroom only:
-            criticalPressureStallPercent: nil,      // host-wide PSI is not what this test is about
-            repeatInterval: nil,                    // a slow step under load must not add a repeat
-            usesPressureStallTriggers: false,
-            usesSystemdPressureWatch: false
-        ))
+        let monitor = MemoryPressureMonitor(
+            configuration: .init(
+                cgroupPath: directory,
+                warningPressureStallPercent: nil,  // grade by the cgroup's headroom only:
+                criticalPressureStallPercent: nil,  // host-wide PSI is not what this test is about
+                repeatInterval: nil,  // a slow step under load must not add a repeat
+                usesPressureStallTriggers: false,
+                usesSystemdPressureWatch: false
+            ))
         let events = Mutex<[MemoryPressureEvent]>([])
         monitor.onEvent { event in events.withLock { $0.append(event) } }
 
@@ -104,7 +108,8 @@ struct MemoryCgroupLiveTests {
         input.fileHandleForWriting.write(Data("q\n".utf8))
 
         let seen = events.withLock { $0 }
-        #expect(seen.map(\.level) == [.warning, .critical], "levels per 4 MiB step: \(levels), \(allocated) MiB allocated")
+        #expect(
+            seen.map(\.level) == [.warning, .critical], "levels per 4 MiB step: \(levels), \(allocated) MiB allocated")
         #expect(seen.first?.previousLevel == .normal)
         #expect(seen.allSatisfy { $0.totalBytes == Self.limit && $0.trigger == .availableMemory })
         #expect(seen.last.map { $0.availableBytes <= Self.limit * 15 / 100 } == true)
@@ -136,7 +141,8 @@ struct PressureStallTriggerLiveTests {
 
     @Test func fixtureFilesNeverGetTriggers() throws {
         let folder = TemporaryFolder()
-        try MemoryFixtures.write("some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n", to: "/proc/pressure/memory", in: folder.path)
+        try MemoryFixtures.write(
+            "some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n", to: "/proc/pressure/memory", in: folder.path)
         #expect(PressureWatch.trigger(file: folder.path + "/proc/pressure/memory", "some 200000 2000000") == nil)
         let text = try String(contentsOfFile: folder.path + "/proc/pressure/memory", encoding: .utf8)
         #expect(text == "some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n")
@@ -177,8 +183,11 @@ struct SystemdPressureWatchTests {
 
     @Test func plainFileIsNotAWatch() throws {
         let folder = TemporaryFolder()
-        try "some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n".write(toFile: folder.file("memory.pressure"), atomically: true, encoding: .utf8)
-        #expect(PressureWatch.systemd(path: folder.file("memory.pressure"), write: Array("some 200000 2000000".utf8)) == nil)
+        try "some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n".write(
+            toFile: folder.file("memory.pressure"), atomically: true, encoding: .utf8)
+        #expect(
+            PressureWatch.systemd(path: folder.file("memory.pressure"), write: Array("some 200000 2000000".utf8)) == nil
+        )
         #expect(PressureWatch.systemd(path: folder.file("missing"), write: nil) == nil)
     }
 
@@ -200,7 +209,8 @@ struct SystemdPressureWatchTests {
         let folder = TemporaryFolder()
         let path = folder.file("pressure.fifo")
         #expect(mkfifo(path, 0o600) == 0)
-        var configuration = MemoryPressureMonitor.Configuration(minimumPollingInterval: .seconds(60), maximumPollingInterval: .seconds(60))
+        var configuration = MemoryPressureMonitor.Configuration(
+            minimumPollingInterval: .seconds(60), maximumPollingInterval: .seconds(60))
         // The monitor's own environment, not the process's: other tests' child processes must not see it.
         configuration.environment = ["MEMORY_PRESSURE_WATCH": path]
         let monitor = MemoryPressureMonitor(configuration: configuration)
@@ -208,7 +218,9 @@ struct SystemdPressureWatchTests {
         monitor.onEvent { event in events.withLock { $0.append(event) } }
         monitor.start()
         defer { monitor.stop() }
-        for _ in 0..<3000 where !monitor.watchDescription.hasPrefix("systemd watch") { try await Task.sleep(for: .milliseconds(10)) }
+        for _ in 0..<3000 where !monitor.watchDescription.hasPrefix("systemd watch") {
+            try await Task.sleep(for: .milliseconds(10))
+        }
         #expect(monitor.watchDescription == "systemd watch \(path)")
         for _ in 0..<3000 where monitor.lastSample == nil { try await Task.sleep(for: .milliseconds(10)) }
         try #require(monitor.level == .normal, "the host is under memory pressure already; nothing to raise")
@@ -232,11 +244,14 @@ struct SystemdPressureWatchTests {
 
     @Test func releasingTheMonitorStopsItsThread() async throws {
         let folder = TemporaryFolder()
-        try MemoryFixtures.write(MemoryFixtures.meminfo(totalKB: 1000, availableKB: 900), to: "/proc/meminfo", in: folder.path)
+        try MemoryFixtures.write(
+            MemoryFixtures.meminfo(totalKB: 1000, availableKB: 900), to: "/proc/meminfo", in: folder.path)
         weak var released: MemoryPressureMonitor?
         do {
-            let monitor = MemoryPressureMonitor(configuration: .init(root: folder.path, minimumPollingInterval: .milliseconds(10),
-                                                                     maximumPollingInterval: .milliseconds(20)))
+            let monitor = MemoryPressureMonitor(
+                configuration: .init(
+                    root: folder.path, minimumPollingInterval: .milliseconds(10),
+                    maximumPollingInterval: .milliseconds(20)))
             monitor.start()
             released = monitor
             try await Task.sleep(for: .milliseconds(50))

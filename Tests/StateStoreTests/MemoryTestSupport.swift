@@ -15,7 +15,8 @@ enum MemoryFixtures {
     /// Writes `contents` at `root + path`, creating folders.
     static func write(_ contents: String, to path: String, in root: String) throws {
         let full = root + path
-        try FileManager.default.createDirectory(atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         try contents.write(toFile: full, atomically: true, encoding: .utf8)
     }
 

@@ -3,6 +3,7 @@ import Foundation
 import MetricsTestKit
 import Synchronization
 import Testing
+
 @testable import StateStore
 
 /// A page whose memory-warning override records what it got, and may skip `super`.
@@ -45,7 +46,9 @@ private final class RaceFlags: Sendable {
 struct MemoryWarningEdgeTests {
     let folder = TemporaryFolder()
 
-    func launch(_ store: StateStore? = nil, metrics: (any MetricsFactory)? = nil, pages: Int = 1) -> (Application, NavigationController) {
+    func launch(
+        _ store: StateStore? = nil, metrics: (any MetricsFactory)? = nil, pages: Int = 1
+    ) -> (Application, NavigationController) {
         let application = store.map { Application(store: $0) } ?? Application(metricsFactory: metrics)
         let window = Window(size: Size(width: 400, height: 800), orientation: .portrait, application: application)
         let root = WarnedPage()
@@ -258,8 +261,12 @@ struct MemoryWarningEdgeTests {
         let inner = try #require(page.inner)
         #expect(cache.count == 0)
         // The warning trimmed 50 entries, the critical inside it the other 50.
-        #expect(inner.cacheCostReleased >= 50 * gigabyte && inner.cacheCostReleased < 75 * gigabyte, "inner \(inner.cacheCostReleased)")
-        #expect(outer.cacheCostReleased >= 50 * gigabyte && outer.cacheCostReleased < 75 * gigabyte, "outer \(outer.cacheCostReleased)")
+        #expect(
+            inner.cacheCostReleased >= 50 * gigabyte && inner.cacheCostReleased < 75 * gigabyte,
+            "inner \(inner.cacheCostReleased)")
+        #expect(
+            outer.cacheCostReleased >= 50 * gigabyte && outer.cacheCostReleased < 75 * gigabyte,
+            "outer \(outer.cacheCostReleased)")
     }
 
     /// A warning that reaches an application after it terminated (a monitor's event queued on

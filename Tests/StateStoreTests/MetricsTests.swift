@@ -2,6 +2,7 @@ import CoreMetrics
 import Foundation
 import MetricsTestKit
 import Testing
+
 @testable import StateStore
 
 /// The store, its writer, the monitor and the application emit through the factory they are
@@ -16,7 +17,8 @@ struct MetricsTests {
         for identifier in ["a", "b"] { storyboard.register(identifier) { NoteController() } }
         let application = Application(store: store, storyboard: storyboard)
         let window = Window(size: Size(width: 400, height: 800), orientation: .portrait, application: application)
-        let navigation = NavigationController(rootViewController: try storyboard.instantiateViewController(withIdentifier: "a"))
+        let navigation = NavigationController(
+            rootViewController: try storyboard.instantiateViewController(withIdentifier: "a"))
         navigation.restorationIdentifier = "nav"
         window.rootViewController = navigation
         window.makeKeyAndVisible()
@@ -38,13 +40,15 @@ struct MetricsTests {
 
     @Test func theWriterRecordsItsTransactionsBacklogAndFailures() throws {
         let metrics = TestMetrics()
-        let store = try StateStore(path: folder.file("writer.sqlite"), options: .init(maximumStateSize: 256, metricsFactory: metrics))
+        let store = try StateStore(
+            path: folder.file("writer.sqlite"), options: .init(maximumStateSize: 256, metricsFactory: metrics))
         let (application, navigation) = try launch(store)
         let coordinator = try #require(application.restorationCoordinator)
         #expect(coordinator.writesBehind)
         let note = try #require(navigation.topViewController as? NoteController)
         note.restorableState.text = "fits"
-        navigation.pushViewController(try application.storyboard.instantiateViewController(withIdentifier: "b"), animated: false)
+        navigation.pushViewController(
+            try application.storyboard.instantiateViewController(withIdentifier: "b"), animated: false)
         application.saveVisibleState()
 
         let transactions = try metrics.expectTimer("statestore_save_duration", [("mode", "write_behind")]).values
@@ -86,7 +90,8 @@ struct MetricsTests {
         locked.wait()
         let changes = 40
         for index in 0..<changes {
-            let page = try #require(try application.storyboard.instantiateViewController(withIdentifier: "b") as? NoteController)
+            let page = try #require(
+                try application.storyboard.instantiateViewController(withIdentifier: "b") as? NoteController)
             navigation.pushViewController(page, animated: false)
             page.restorableState.text = "page \(index)"
             _ = navigation.popViewController(animated: false)
@@ -137,12 +142,15 @@ struct MetricsTests {
     @Test func theMonitorRecordsTheLevel() throws {
         let metrics = TestMetrics()
         let root = folder.file("root")
-        try MemoryFixtures.write(MemoryFixtures.meminfo(totalKB: 8_000_000, availableKB: 6_000_000), to: "/proc/meminfo", in: root)
-        let monitor = MemoryPressureMonitor(configuration: .init(root: root, readsCgroup: false), metricsFactory: metrics)
+        try MemoryFixtures.write(
+            MemoryFixtures.meminfo(totalKB: 8_000_000, availableKB: 6_000_000), to: "/proc/meminfo", in: root)
+        let monitor = MemoryPressureMonitor(
+            configuration: .init(root: root, readsCgroup: false), metricsFactory: metrics)
         try monitor.refresh()
         let gauge = try metrics.expectGauge("statestore_memory_pressure_level")
         #expect(gauge.lastValue == 0)
-        try MemoryFixtures.write(MemoryFixtures.meminfo(totalKB: 8_000_000, availableKB: 40_000), to: "/proc/meminfo", in: root)
+        try MemoryFixtures.write(
+            MemoryFixtures.meminfo(totalKB: 8_000_000, availableKB: 40_000), to: "/proc/meminfo", in: root)
         try monitor.refresh()
         #expect(monitor.level > .normal)
         #expect(gauge.lastValue == Double(monitor.level.rawValue))

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import StateStore
 
 /// The monitor's thread has an owner: whoever started it stops it, and `stop()` joins it.

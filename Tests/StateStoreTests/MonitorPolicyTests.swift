@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+
 @testable import StateStore
 
 @Suite("Memory pressure policy")
@@ -23,13 +24,15 @@ struct MonitorPolicyTests {
 
         func setAvailable(percent: Double) throws {
             let available = UInt64(Double(MonitorPolicyTests.totalKB) * percent / 100)
-            try MemoryFixtures.write(MemoryFixtures.meminfo(totalKB: MonitorPolicyTests.totalKB, availableKB: available),
-                                     to: "/proc/meminfo", in: folder.path)
+            try MemoryFixtures.write(
+                MemoryFixtures.meminfo(totalKB: MonitorPolicyTests.totalKB, availableKB: available),
+                to: "/proc/meminfo", in: folder.path)
         }
 
         func setPressure(some: Double, full: Double) throws {
-            try MemoryFixtures.write("some avg10=\(some) avg60=0.00 avg300=0.00 total=1\nfull avg10=\(full) avg60=0.00 avg300=0.00 total=1\n",
-                                     to: "/proc/pressure/memory", in: folder.path)
+            try MemoryFixtures.write(
+                "some avg10=\(some) avg60=0.00 avg300=0.00 total=1\nfull avg10=\(full) avg60=0.00 avg300=0.00 total=1\n",
+                to: "/proc/pressure/memory", in: folder.path)
         }
     }
 
@@ -39,26 +42,29 @@ struct MonitorPolicyTests {
         let start = ContinuousClock.now
         var state = MemoryPressureMonitor.State()
         // (seconds, available %, expected level after, expected event: (level, previous, trigger)?)
-        typealias Step = (Int, Double, MemoryPressureLevel, (MemoryPressureLevel, MemoryPressureLevel, MemoryPressureEvent.Trigger)?)
+        typealias Step = (
+            Int, Double, MemoryPressureLevel, (MemoryPressureLevel, MemoryPressureLevel, MemoryPressureEvent.Trigger)?
+        )
         let steps: [Step] = [
             (0, 50, .normal, nil),
-            (1, 24, .warning, (.warning, .normal, .availableMemory)),   // ≤ 25 %: warning at once
-            (2, 20, .warning, nil),                                       // same level, repeat not due
-            (3, 14, .critical, (.critical, .warning, .availableMemory)), // ≤ 15 %: escalation is immediate
-            (4, 22, .critical, nil),                                      // better, but held < 5 s
-            (9, 22, .warning, (.warning, .critical, .recovery)),         // held 6 s and 22 > 15 + 5
-            (10, 28, .warning, nil),                                      // 28 ≤ 25 + 5: hysteresis keeps warning
-            (12, 28, .warning, nil),                                      // no repeat within 10 s
-            (19, 28, .warning, (.warning, .warning, .repeat)),           // 10 s after the last event
+            (1, 24, .warning, (.warning, .normal, .availableMemory)),  // ≤ 25 %: warning at once
+            (2, 20, .warning, nil),  // same level, repeat not due
+            (3, 14, .critical, (.critical, .warning, .availableMemory)),  // ≤ 15 %: escalation is immediate
+            (4, 22, .critical, nil),  // better, but held < 5 s
+            (9, 22, .warning, (.warning, .critical, .recovery)),  // held 6 s and 22 > 15 + 5
+            (10, 28, .warning, nil),  // 28 ≤ 25 + 5: hysteresis keeps warning
+            (12, 28, .warning, nil),  // no repeat within 10 s
+            (19, 28, .warning, (.warning, .warning, .repeat)),  // 10 s after the last event
             (20, 29, .warning, nil),
-            (25, 40, .normal, (.normal, .warning, .recovery)),           // 40 > 30: back to normal
+            (25, 40, .normal, (.normal, .warning, .recovery)),  // 40 > 30: back to normal
             (26, 40, .normal, nil),
-            (60, 40, .normal, nil),                                       // normal never repeats
+            (60, 40, .normal, nil),  // normal never repeats
         ]
         for (seconds, percent, expectedLevel, expectedEvent) in steps {
             try script.setAvailable(percent: percent)
             let sample = try script.monitor.sample()
-            let result = MemoryPressureMonitor.evaluate(sample, state: state, configuration: configuration, at: start + .seconds(seconds))
+            let result = MemoryPressureMonitor.evaluate(
+                sample, state: state, configuration: configuration, at: start + .seconds(seconds))
             state = result.state
             #expect(state.level == expectedLevel, "t=\(seconds)s at \(percent)%")
             if let (level, previous, trigger) = expectedEvent {
@@ -74,7 +80,10 @@ struct MonitorPolicyTests {
 
     @Test func instantaneousLevelsAtTheThresholds() throws {
         let script = try ScriptedRoot()
-        for (percent, level) in [(100.0, MemoryPressureLevel.normal), (25.1, .normal), (25, .warning), (15.1, .warning), (15, .critical), (0, .critical)] {
+        for (percent, level) in [
+            (100.0, MemoryPressureLevel.normal), (25.1, .normal), (25, .warning), (15.1, .warning), (15, .critical),
+            (0, .critical),
+        ] {
             try script.setAvailable(percent: percent)
             #expect(try script.monitor.sample().level == level, "\(percent)%")
         }
@@ -93,7 +102,8 @@ struct MonitorPolicyTests {
         // Every 100 ms for 60 s the reading flips across the warning threshold.
         for tick in 0..<600 {
             let now = start + .milliseconds(tick * 100)
-            let result = MemoryPressureMonitor.evaluate(tick.isMultiple(of: 2) ? low : high, state: state, configuration: configuration, at: now)
+            let result = MemoryPressureMonitor.evaluate(
+                tick.isMultiple(of: 2) ? low : high, state: state, configuration: configuration, at: now)
             state = result.state
             if let event = result.event { events.append((now - start, event)) }
         }
@@ -112,20 +122,23 @@ struct MonitorPolicyTests {
         var state = MemoryPressureMonitor.State()
 
         try script.setPressure(some: 12, full: 1)
-        var result = MemoryPressureMonitor.evaluate(try script.monitor.sample(), state: state, configuration: configuration, at: start)
+        var result = MemoryPressureMonitor.evaluate(
+            try script.monitor.sample(), state: state, configuration: configuration, at: start)
         state = result.state
         #expect(result.event?.level == .warning)
         #expect(result.event?.trigger == .pressureStall)
 
         try script.setPressure(some: 60, full: 35)
-        result = MemoryPressureMonitor.evaluate(try script.monitor.sample(), state: state, configuration: configuration, at: start + .seconds(1))
+        result = MemoryPressureMonitor.evaluate(
+            try script.monitor.sample(), state: state, configuration: configuration, at: start + .seconds(1))
         state = result.state
         #expect(result.event?.level == .critical)
         #expect(result.event?.trigger == .pressureStall)
 
         // Full stalls at 27 % are under the threshold but inside the hysteresis band: stay critical.
         try script.setPressure(some: 20, full: 27)
-        result = MemoryPressureMonitor.evaluate(try script.monitor.sample(), state: state, configuration: configuration, at: start + .seconds(30))
+        result = MemoryPressureMonitor.evaluate(
+            try script.monitor.sample(), state: state, configuration: configuration, at: start + .seconds(30))
         #expect(result.state.level == .critical)
         #expect(result.event?.trigger == .repeat)
     }
@@ -150,29 +163,34 @@ struct MonitorPolicyTests {
     /// says: `some` raises to warning, `full` to critical, and the event says so.
     @Test func firedTriggerRaisesTheLevelByItself() throws {
         let configuration = MemoryPressureMonitor.Configuration()
-        let calm = PressureStall(some: .init(avg10: 0.5, avg60: 0, avg300: 0, total: 1), full: .init(avg10: 0, avg60: 0, avg300: 0, total: 0))
+        let calm = PressureStall(
+            some: .init(avg10: 0.5, avg60: 0, avg300: 0, total: 1), full: .init(avg10: 0, avg60: 0, avg300: 0, total: 0)
+        )
         var sample = MemorySample(meminfo: MemInfo(total: 1000, available: 900), pressure: calm)
         #expect(configuration.instantaneousLevel(for: sample) == .normal)
 
         sample.stallTrigger = .warning
         #expect(configuration.instantaneousLevel(for: sample) == .warning)
         let start = ContinuousClock.now
-        let (state, event) = MemoryPressureMonitor.evaluate(sample, state: .init(), configuration: configuration, at: start,
-                                                             source: .pressureStallTrigger)
+        let (state, event) = MemoryPressureMonitor.evaluate(
+            sample, state: .init(), configuration: configuration, at: start,
+            source: .pressureStallTrigger)
         #expect(event?.level == .warning)
         #expect(event?.trigger == .pressureStall)
         #expect(event?.source == .pressureStallTrigger)
 
         sample.stallTrigger = .critical
-        let (_, critical) = MemoryPressureMonitor.evaluate(sample, state: state, configuration: configuration,
-                                                           at: start + .milliseconds(300), source: .pressureStallTrigger)
+        let (_, critical) = MemoryPressureMonitor.evaluate(
+            sample, state: state, configuration: configuration,
+            at: start + .milliseconds(300), source: .pressureStallTrigger)
         #expect(critical?.level == .critical)
         #expect(critical?.previousLevel == .warning)
 
         // The next timed poll has no trigger behind it: hysteresis holds the level.
         sample.stallTrigger = nil
-        let (held, none) = MemoryPressureMonitor.evaluate(sample, state: state, configuration: configuration,
-                                                          at: start + .seconds(1), source: .poll)
+        let (held, none) = MemoryPressureMonitor.evaluate(
+            sample, state: state, configuration: configuration,
+            at: start + .seconds(1), source: .poll)
         #expect(none == nil)
         #expect(held.level == .warning)
     }
@@ -214,7 +232,8 @@ struct MonitorPolicyTests {
 
     @Test(.timeLimit(.minutes(10)))
     func threadDeliversEventsAndStops() async throws {
-        let script = try ScriptedRoot(configuration: .init(minimumPollingInterval: .milliseconds(20), maximumPollingInterval: .milliseconds(50)))
+        let script = try ScriptedRoot(
+            configuration: .init(minimumPollingInterval: .milliseconds(20), maximumPollingInterval: .milliseconds(50)))
         let stream = script.monitor.events
         script.monitor.start()
         #expect(script.monitor.isRunning)

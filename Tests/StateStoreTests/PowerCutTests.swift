@@ -52,7 +52,9 @@ struct CrashVFSTests {
 
     /// A WAL database with one row synced by a checkpoint, then a second row left unsynced
     /// (`synchronous=NORMAL`), then a cut with `policy`.
-    func cutAfterUnsyncedInsert(_ policy: statestore_crash_policy, synchronous: String = "NORMAL") throws -> (rows: [String], integrity: [String], stats: statestore_crash_stats) {
+    func cutAfterUnsyncedInsert(
+        _ policy: statestore_crash_policy, synchronous: String = "NORMAL"
+    ) throws -> (rows: [String], integrity: [String], stats: statestore_crash_stats) {
         let folder = TemporaryFolder()
         let path = folder.file("t.sqlite")
         statestore_crashvfs_begin(folder.path, 7, 0, policy)
@@ -111,7 +113,8 @@ struct CrashVFSTests {
             let (rows, integrity) = try survivors(path)
             #expect(integrity == ["ok"], "seed \(seed)")
             // What survives is a prefix of the inserts.
-            #expect(rows.map { String($0.prefix(1)) } == Array(["0", "1", "2", "3"].prefix(rows.count)), "seed \(seed)")
+            #expect(
+                rows.map { String($0.prefix(1)) } == Array(["0", "1", "2", "3"].prefix(rows.count)), "seed \(seed)")
             outcomes.insert(rows.map { String($0.prefix(1)) })
         }
         #expect(torn > 0)
@@ -253,7 +256,8 @@ struct PowerCutStoreTests {
     /// they wrote is there (`statestore-worker power-cut-beside-app`).
     @Test func maintenanceBesideAnOpenAppSurvivesACut() throws {
         let folder = TemporaryFolder("beside-app")
-        let (status, output) = try runProgram(try builtProduct("statestore-worker"), ["power-cut-beside-app", folder.path])
+        let (status, output) = try runProgram(
+            try builtProduct("statestore-worker"), ["power-cut-beside-app", folder.path])
         #expect(output == "beside-app import kept\nbeside-app rekey kept\n")
         #expect(status == 0, "\(output)")
     }
@@ -266,14 +270,15 @@ struct PowerCutStoreTests {
     @Test func aFailedSyncSaysTheChangeWasCommittedAndMovesNothingAside() throws {
         let folder = TemporaryFolder("sync-fails")
         let (status, output) = try runProgram(try builtProduct("statestore-worker"), ["sync-fails", folder.path])
-        #expect(output == """
-            sync-fails synchronize committed
-            sync-fails import committed
-            sync-fails rekey committed
-            sync-fails repair left in place (disk I/O error (1034))
-            sync-fails open-or-recover left in place (disk I/O error (1034))
+        #expect(
+            output == """
+                sync-fails synchronize committed
+                sync-fails import committed
+                sync-fails rekey committed
+                sync-fails repair left in place (disk I/O error (1034))
+                sync-fails open-or-recover left in place (disk I/O error (1034))
 
-            """)
+                """)
         #expect(status == 0, "\(output)")
     }
 

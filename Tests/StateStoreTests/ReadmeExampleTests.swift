@@ -9,12 +9,14 @@ import Testing
 @MainActor
 @Suite("The README's example")
 struct ReadmeExampleTests {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
 
     /// The marked regions of the example's sources, in file-name order.
     static func regions() throws -> [(file: String, text: String)] {
         let folder = root.appending(path: "Examples/Mail")
-        let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".swift") }.sorted()
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".swift") }
+            .sorted()
         var regions: [(file: String, text: String)] = []
         for file in files {
             let lines = try String(contentsOf: folder.appending(path: file), encoding: .utf8)
@@ -63,9 +65,13 @@ struct ReadmeExampleTests {
         let regions = try Self.regions()
         #expect(!regions.isEmpty, "Examples/Mail has no region between // README: begin and // README: end")
         let blocks = try Self.swiftBlocks(in: document, section: heading)
-        #expect(blocks.count == regions.count, "\(document) shows \(blocks.count) Swift blocks; Examples/Mail marks \(regions.count) regions")
+        #expect(
+            blocks.count == regions.count,
+            "\(document) shows \(blocks.count) Swift blocks; Examples/Mail marks \(regions.count) regions")
         for (block, region) in zip(blocks, regions) {
-            #expect(block == region.text, """
+            #expect(
+                block == region.text,
+                """
                 \(document) no longer shows the region of Examples/Mail/\(region.file) between \
                 // README: begin and // README: end; copy that region into the document's block
                 """)

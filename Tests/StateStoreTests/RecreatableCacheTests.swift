@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import StateStore
 
 @Suite("RecreatableCache")
@@ -9,8 +10,8 @@ struct RecreatableCacheTests {
         cache["a"] = 1
         cache["b"] = 2
         cache["c"] = 3
-        #expect(cache["a"] == 1)       // a is now most recent
-        cache["d"] = 4                 // evicts b, the least recent
+        #expect(cache["a"] == 1)  // a is now most recent
+        cache["d"] = 4  // evicts b, the least recent
         #expect(cache["b"] == nil)
         #expect(cache["a"] == 1)
         #expect(cache["c"] == 3)
@@ -27,16 +28,16 @@ struct RecreatableCacheTests {
         cache[1] = [UInt8](repeating: 1, count: 40)
         cache[2] = [UInt8](repeating: 2, count: 40)
         _ = cache[1]
-        cache[3] = [UInt8](repeating: 3, count: 40)   // 120 > 100: evict 2
+        cache[3] = [UInt8](repeating: 3, count: 40)  // 120 > 100: evict 2
         #expect(cache.totalCost == 80)
         #expect(cache[2] == nil)
         #expect(cache[1]?.count == 40)
-        cache[1] = [UInt8](repeating: 9, count: 10)   // replacing updates the cost
+        cache[1] = [UInt8](repeating: 9, count: 10)  // replacing updates the cost
         #expect(cache.totalCost == 50)
         cache[1] = nil
         #expect(cache.totalCost == 40)
         #expect(cache.count == 1)
-        cache.setValue([1], forKey: 7, cost: 500)     // larger than the limit: does not stay
+        cache.setValue([1], forKey: 7, cost: 500)  // larger than the limit: does not stay
         #expect(cache[7] == nil)
         #expect(cache.totalCost <= 100)
     }
@@ -44,8 +45,14 @@ struct RecreatableCacheTests {
     @Test func valueForKeyOrCreate() throws {
         let cache = RecreatableCache<String, String>(name: "create", registry: nil)
         var created = 0
-        let first = cache.value(forKey: "k") { created += 1; return "v" }
-        let second = cache.value(forKey: "k") { created += 1; return "w" }
+        let first = cache.value(forKey: "k") {
+            created += 1
+            return "v"
+        }
+        let second = cache.value(forKey: "k") {
+            created += 1
+            return "w"
+        }
         #expect(first == "v" && second == "v" && created == 1)
         struct Failure: Error {}
         #expect(throws: Failure.self) { try cache.value(forKey: "x") { throw Failure() } }
@@ -57,9 +64,9 @@ struct RecreatableCacheTests {
         for key in 0..<10 { cache[key] = 100 }
         #expect(cache.totalCost == 1000)
         #expect(cache.purge(for: .normal) == 0)
-        #expect(cache.purge(for: .warning) == 500)   // trims to half the cost limit
+        #expect(cache.purge(for: .warning) == 500)  // trims to half the cost limit
         #expect(cache.totalCost == 500)
-        #expect(cache[9] == 100)                      // the most recent survive
+        #expect(cache[9] == 100)  // the most recent survive
         #expect(cache[0] == nil)
         #expect(cache.purge(for: .critical) == 500)
         #expect(cache.count == 0 && cache.totalCost == 0)
@@ -177,8 +184,11 @@ struct ProcessMemoryTests {
             let added = filled > before ? filled - before : 0
             let released = filled > trimmed ? filled - trimmed : 0
             if added >= UInt64(size) / 4, released >= min(added, UInt64(size)) * 8 / 10 { return }
-            outcomes.append("RSS \(before >> 20) → \(filled >> 20) MiB filled → \(trimmed >> 20) MiB trimmed: added \(added >> 20), released \(released >> 20) MiB")
+            outcomes.append(
+                "RSS \(before >> 20) → \(filled >> 20) MiB filled → \(trimmed >> 20) MiB trimmed: added \(added >> 20), released \(released >> 20) MiB"
+            )
         }
-        Issue.record("a critical purge and trim did not give back 80 % of a 64 MiB fill's RSS in three tries: \(outcomes)")
+        Issue.record(
+            "a critical purge and trim did not give back 80 % of a 64 MiB fill's RSS in three tries: \(outcomes)")
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import StateStore
 
 /// Archives checked before they are applied, rebuilt in linear time, partly rebuilt honestly,
@@ -23,59 +24,91 @@ struct RestorationArchiveTests {
 
     @Test func validationNamesWhatIsWrongAndWhere() {
         let inbox = Node(storyboardIdentifier: "inbox", kind: .plain)
-        let good = HierarchyArchive(root: Node(
-            storyboardIdentifier: "tabs", kind: .tabBar, children: [inbox], selectedIndex: 0,
-            presented: Node(storyboardIdentifier: "compose", kind: .plain)
-        ))
+        let good = HierarchyArchive(
+            root: Node(
+                storyboardIdentifier: "tabs", kind: .tabBar, children: [inbox], selectedIndex: 0,
+                presented: Node(storyboardIdentifier: "compose", kind: .plain)
+            ))
         #expect(problem(good) == nil)
 
-        let outOfRange = HierarchyArchive(root: Node(storyboardIdentifier: "tabs", kind: .tabBar, children: [inbox], selectedIndex: 3))
+        let outOfRange = HierarchyArchive(
+            root: Node(storyboardIdentifier: "tabs", kind: .tabBar, children: [inbox], selectedIndex: 3))
         #expect(problem(outOfRange) == "at tabs: selected tab 3 is out of range (1 tabs)")
 
-        let selectionOnPlain = HierarchyArchive(root: Node(storyboardIdentifier: "box", kind: .plain, children: [inbox], selectedIndex: 0))
+        let selectionOnPlain = HierarchyArchive(
+            root: Node(storyboardIdentifier: "box", kind: .plain, children: [inbox], selectedIndex: 0))
         #expect(problem(selectionOnPlain) == "at box: a plain node has no selected tab")
 
-        let wrongKind = HierarchyArchive(root: Node(
-            storyboardIdentifier: nil, restorationIdentifier: "nav", restorationClass: "StateStore.NavigationController", kind: .tabBar
-        ))
+        let wrongKind = HierarchyArchive(
+            root: Node(
+                storyboardIdentifier: nil, restorationIdentifier: "nav",
+                restorationClass: "StateStore.NavigationController", kind: .tabBar
+            ))
         #expect(problem(wrongKind) == "at nav: a tabBar node cannot be a StateStore.NavigationController")
 
-        let anonymous = HierarchyArchive(root: Node(storyboardIdentifier: "box", kind: .plain, children: [
-            Node(storyboardIdentifier: nil, kind: .plain),
-        ]))
-        #expect(problem(anonymous) == "at box/<unnamed>: the node names no storyboard identifier, restoration identifier or class")
+        let anonymous = HierarchyArchive(
+            root: Node(
+                storyboardIdentifier: "box", kind: .plain,
+                children: [
+                    Node(storyboardIdentifier: nil, kind: .plain)
+                ]))
+        #expect(
+            problem(anonymous)
+                == "at box/<unnamed>: the node names no storyboard identifier, restoration identifier or class")
 
-        let slash = HierarchyArchive(root: Node(storyboardIdentifier: "box", restorationIdentifier: "a/b", kind: .plain))
+        let slash = HierarchyArchive(
+            root: Node(storyboardIdentifier: "box", restorationIdentifier: "a/b", kind: .plain))
         #expect(problem(slash)?.contains("cannot be a path component") == true)
 
-        let twoPresentations = HierarchyArchive(root: Node(
-            storyboardIdentifier: "tabs", kind: .tabBar,
-            children: [Node(storyboardIdentifier: "mail", kind: .navigation, presented: Node(storyboardIdentifier: "settings", kind: .plain))],
-            presented: Node(storyboardIdentifier: "compose", kind: .plain)
-        ))
+        let twoPresentations = HierarchyArchive(
+            root: Node(
+                storyboardIdentifier: "tabs", kind: .tabBar,
+                children: [
+                    Node(
+                        storyboardIdentifier: "mail", kind: .navigation,
+                        presented: Node(storyboardIdentifier: "settings", kind: .plain))
+                ],
+                presented: Node(storyboardIdentifier: "compose", kind: .plain)
+            ))
         #expect(problem(twoPresentations)?.contains("two controllers of one containment tree present") == true)
 
         // A presented controller is a containment tree of its own: it may present in turn.
-        let chain = HierarchyArchive(root: Node(
-            storyboardIdentifier: "tabs", kind: .tabBar,
-            presented: Node(storyboardIdentifier: "compose", kind: .plain, presented: Node(storyboardIdentifier: "picker", kind: .plain))
-        ))
+        let chain = HierarchyArchive(
+            root: Node(
+                storyboardIdentifier: "tabs", kind: .tabBar,
+                presented: Node(
+                    storyboardIdentifier: "compose", kind: .plain,
+                    presented: Node(storyboardIdentifier: "picker", kind: .plain))
+            ))
         #expect(problem(chain) == nil)
 
         // A location runs through presentations and children alike.
-        let deepInChain = HierarchyArchive(root: Node(
-            storyboardIdentifier: "tabs", kind: .tabBar, children: [inbox],
-            presented: Node(storyboardIdentifier: "compose", kind: .plain, children: [
-                Node(storyboardIdentifier: "picker", kind: .plain, children: [Node(storyboardIdentifier: nil, kind: .plain)]),
-            ])
-        ))
-        #expect(problem(deepInChain) == "at tabs ⤷ compose/picker/<unnamed>: the node names no storyboard identifier, restoration identifier or class")
+        let deepInChain = HierarchyArchive(
+            root: Node(
+                storyboardIdentifier: "tabs", kind: .tabBar, children: [inbox],
+                presented: Node(
+                    storyboardIdentifier: "compose", kind: .plain,
+                    children: [
+                        Node(
+                            storyboardIdentifier: "picker", kind: .plain,
+                            children: [Node(storyboardIdentifier: nil, kind: .plain)])
+                    ])
+            ))
+        #expect(
+            problem(deepInChain)
+                == "at tabs ⤷ compose/picker/<unnamed>: the node names no storyboard identifier, restoration identifier or class"
+        )
 
-        let wide = HierarchyArchive(root: Node(storyboardIdentifier: "box", kind: .plain, children: Array(repeating: inbox, count: 11)))
-        #expect(problem(wide, limits: .init(maximumNodeCount: 10)) == "the archive holds more than 10 controllers, the most rebuilt")
+        let wide = HierarchyArchive(
+            root: Node(storyboardIdentifier: "box", kind: .plain, children: Array(repeating: inbox, count: 11)))
+        #expect(
+            problem(wide, limits: .init(maximumNodeCount: 10))
+                == "the archive holds more than 10 controllers, the most rebuilt")
         var deep = inbox
         for _ in 0..<5 { deep = Node(storyboardIdentifier: "box", kind: .plain, children: [deep]) }
-        #expect(problem(HierarchyArchive(root: deep), limits: .init(maximumDepth: 5)) == "controllers nest more than 5 levels deep, the most rebuilt")
+        #expect(
+            problem(HierarchyArchive(root: deep), limits: .init(maximumDepth: 5))
+                == "controllers nest more than 5 levels deep, the most rebuilt")
         #expect(problem(HierarchyArchive(root: deep), limits: .init(maximumDepth: 6)) == nil)
     }
 
@@ -100,7 +133,9 @@ struct RestorationArchiveTests {
             default: #expect(made == nil)
             }
         }
-        #expect(storyboard.hasRestorationFactory(typeName: first) && !storyboard.hasRestorationFactory(typeName: "Missing.Type"))
+        #expect(
+            storyboard.hasRestorationFactory(typeName: first)
+                && !storyboard.hasRestorationFactory(typeName: "Missing.Type"))
         // Replaced right after being found: the new factory makes the next one.
         storyboard.registerRestoration(of: First.self) {
             let made = First()
@@ -111,7 +146,8 @@ struct RestorationArchiveTests {
         // An identifier's factory comes before the class's.
         storyboard.registerRestoration(identifier: "special") { Second() }
         #expect(storyboard.makeForRestoration(identifier: "special", typeName: first) is Second)
-        #expect(storyboard.makeForRestoration(identifier: "other", typeName: first)?.restorationIdentifier == "replaced")
+        #expect(
+            storyboard.makeForRestoration(identifier: "other", typeName: first)?.restorationIdentifier == "replaced")
         // A name found without a factory, then registered: the new factory makes the next one.
         final class Third: ViewController {}
         let third = String(reflecting: Third.self)
@@ -124,9 +160,14 @@ struct RestorationArchiveTests {
 
     @Test func anArchiveTooDeepToDecodeIsNamedAsSuchNotAsInvalidJSON() {
         let depth = 10_000
-        let json = #"{"format":2,"root":"# + String(repeating: #"{"kind":"plain","storyboardIdentifier":"a","children":["#, count: depth)
+        let json =
+            #"{"format":2,"root":"#
+            + String(repeating: #"{"kind":"plain","storyboardIdentifier":"a","children":["#, count: depth)
             + String(repeating: "]}", count: depth) + "}"
-        #expect(throws: StateStoreError.decodingFailed(path: "hierarchy", reason: ArchiveScan.Problem.tooDeep(limit: 64).description)) {
+        #expect(
+            throws: StateStoreError.decodingFailed(
+                path: "hierarchy", reason: ArchiveScan.Problem.tooDeep(limit: 64).description)
+        ) {
             try HierarchyArchive(decoding: Data(json.utf8))
         }
         // Braces inside strings do not count.
@@ -145,8 +186,12 @@ struct RestorationArchiveTests {
                 name.insert(contentsOf: escape, at: name.index(name.startIndex, offsetBy: offset))
                 let shallow = #"{"a":""# + name + #"","b":{"c":{}}}"#
                 #expect(ArchiveScan.scan(Data(shallow.utf8), limits: limits) == nil, "\(shallow)")
-                let deep = #"{"a":""# + name + #"","b":"# + String(repeating: "[", count: 7) + String(repeating: "]", count: 7) + "}"
-                #expect(ArchiveScan.scan(Data(deep.utf8), limits: limits)?.description == ArchiveScan.Problem.tooDeep(limit: 1).description, "\(deep)")
+                let deep =
+                    #"{"a":""# + name + #"","b":"# + String(repeating: "[", count: 7) + String(repeating: "]", count: 7)
+                    + "}"
+                #expect(
+                    ArchiveScan.scan(Data(deep.utf8), limits: limits)?.description
+                        == ArchiveScan.Problem.tooDeep(limit: 1).description, "\(deep)")
             }
         }
     }
@@ -154,7 +199,8 @@ struct RestorationArchiveTests {
     @Test func anArchiveWithAnImpossibleKindIsSetAsideWithTheReason() throws {
         let store = try StateStore(path: database)
         let json = #"{"format":2,"root":{"kind":"spaceship","storyboardIdentifier":"nav","children":[]}}"#
-        try store.write { (transaction) throws(StateStoreError) in try transaction.setHierarchyArchive(Data(json.utf8)) }
+        try store.write { (transaction) throws(StateStoreError) in try transaction.setHierarchyArchive(Data(json.utf8))
+        }
         let application = Application(store: store, storyboard: storyboard())
         application.restorationCoordinator?.errorHandler = { _ in }
         let window = Window(size: Size(width: 400, height: 800), application: application)
@@ -169,7 +215,8 @@ struct RestorationArchiveTests {
     }
 
     @Test func anArchiveOfFormat1StillDecodes() throws {
-        let json = #"{"format":1,"orientation":"portrait","root":{"kind":"navigation","storyboardIdentifier":"nav","children":[{"kind":"plain","storyboardIdentifier":"a","restorationIdentifier":"a1","children":[]}]}}"#
+        let json =
+            #"{"format":1,"orientation":"portrait","root":{"kind":"navigation","storyboardIdentifier":"nav","children":[{"kind":"plain","storyboardIdentifier":"a","restorationIdentifier":"a1","children":[]}]}}"#
         let archive = try HierarchyArchive(decoding: Data(json.utf8))
         #expect(archive.root?.children.first?.effectiveRestorationIdentifier == "a1")
         #expect(archive.unarchived.isEmpty)
@@ -185,10 +232,13 @@ struct RestorationArchiveTests {
 
     @Test func aMissingPresentedControllerIsReportedAndTheArchiveAsSavedIsSetAside() throws {
         let store = try StateStore(path: database)
-        let saved = HierarchyArchive(orientation: "portrait", root: Node(
-            storyboardIdentifier: "nav", kind: .navigation, children: [Node(storyboardIdentifier: "a", kind: .plain)],
-            presented: Node(storyboardIdentifier: "ghost", kind: .plain)
-        ))
+        let saved = HierarchyArchive(
+            orientation: "portrait",
+            root: Node(
+                storyboardIdentifier: "nav", kind: .navigation,
+                children: [Node(storyboardIdentifier: "a", kind: .plain)],
+                presented: Node(storyboardIdentifier: "ghost", kind: .plain)
+            ))
         let bytes = try saved.encodedJSON()
         try store.write { (transaction) throws(StateStoreError) in try transaction.setHierarchyArchive(bytes) }
         try store.save(NoteController.State(text: "ghost's", edits: 1), for: "nav/ghost")
@@ -213,11 +263,15 @@ struct RestorationArchiveTests {
         #expect(!errors.contains { if case .archiveUnusable = $0 { true } else { false } })
         // The archive as saved is kept aside; the live one says what is on screen; the state stays.
         #expect(try store.hierarchyArchive(scene: "main", setAside: true) == bytes)
-        #expect(try store.hierarchySetAsideReason()?.hasPrefix("partly rebuilt; not rebuilt: nav ⤷ ghost (storyboard identifier \"ghost\"): ") == true)
+        #expect(
+            try store.hierarchySetAsideReason()?.hasPrefix(
+                "partly rebuilt; not rebuilt: nav ⤷ ghost (storyboard identifier \"ghost\"): ") == true)
         let live = try HierarchyArchive(decoding: try #require(try store.hierarchyArchive(scene: "main")))
         #expect(live.root?.presented == nil)
         #expect(live.root?.children.map(\.storyboardIdentifier) == ["a"])
-        #expect(try store.restore(NoteController.State.self, for: "nav/ghost") == NoteController.State(text: "ghost's", edits: 1))
+        #expect(
+            try store.restore(NoteController.State.self, for: "nav/ghost")
+                == NoteController.State(text: "ghost's", edits: 1))
         // The Bool form is unchanged: true, a hierarchy is on screen.
         #expect(report.restored)
     }
@@ -231,12 +285,16 @@ struct RestorationArchiveTests {
             let folder = TemporaryFolder()
             let store = try StateStore(path: folder.file("children.sqlite"))
             let children = (0..<count).map {
-                Node(storyboardIdentifier: nil, restorationIdentifier: "c\($0)", restorationClass: "StateStore.ViewController", kind: .plain)
+                Node(
+                    storyboardIdentifier: nil, restorationIdentifier: "c\($0)",
+                    restorationClass: "StateStore.ViewController", kind: .plain)
             }
-            let archive = HierarchyArchive(root: Node(
-                storyboardIdentifier: nil, restorationIdentifier: "root", restorationClass: "StateStore.ViewController", kind: .plain,
-                children: children
-            ))
+            let archive = HierarchyArchive(
+                root: Node(
+                    storyboardIdentifier: nil, restorationIdentifier: "root",
+                    restorationClass: "StateStore.ViewController", kind: .plain,
+                    children: children
+                ))
             let bytes = try archive.encodedJSON()
             try store.write { (transaction) throws(StateStoreError) in try transaction.setHierarchyArchive(bytes) }
             let application = Application(store: store)
@@ -273,7 +331,8 @@ struct RestorationArchiveTests {
         let application = Application(store: store, storyboard: storyboard)
         let window = Window(size: Size(width: 390, height: 844), application: application)
         let root = try storyboard.instantiateViewController(withIdentifier: "root")
-        let pruner = try #require(try storyboard.instantiateViewController(withIdentifier: "pruner") as? SiblingPruningController)
+        let pruner = try #require(
+            try storyboard.instantiateViewController(withIdentifier: "pruner") as? SiblingPruningController)
         root.addChild(pruner)
         do {
             // Held only by `root` from here on.
@@ -299,7 +358,9 @@ struct RestorationArchiveTests {
     @Test func anOversizedArchiveIsSetAsideUnreadAndTheStatesKept() throws {
         let store = try StateStore(path: database)
         try store.save(NoteController.State(text: "kept", edits: 1), for: "nav/a")
-        let bytes = Data(repeating: UInt8(ascii: " "), count: 2_000) + (try HierarchyArchive(root: Node(storyboardIdentifier: "nav", kind: .navigation)).encodedJSON())
+        let bytes =
+            Data(repeating: UInt8(ascii: " "), count: 2_000)
+            + (try HierarchyArchive(root: Node(storyboardIdentifier: "nav", kind: .navigation)).encodedJSON())
         try store.write { (transaction) throws(StateStoreError) in try transaction.setHierarchyArchive(bytes) }
         let application = Application(store: store, storyboard: storyboard())
         application.restorationCoordinator?.archiveLimits = .init(maximumByteCount: 1_000)
@@ -318,11 +379,13 @@ struct RestorationArchiveTests {
 
     @Test func aDatabaseFromBeforeScenesKeepsItsWindowsPaths() throws {
         // Schema 2, as an older build left it: two positional scenes, shared unprefixed paths.
-        try makeSchema2Database(database, rows: """
-            INSERT INTO hierarchy(scene, set_aside, archive, updated_at) VALUES
-              ('main', 0, CAST('{"format":1,"root":{"kind":"navigation","storyboardIdentifier":"nav","children":[]}}' AS BLOB), 1),
-              ('window1', 0, CAST('{"format":1,"root":{"kind":"navigation","storyboardIdentifier":"nav","children":[{"kind":"plain","storyboardIdentifier":"a","children":[]}]}}' AS BLOB), 2);
-            """)
+        try makeSchema2Database(
+            database,
+            rows: """
+                INSERT INTO hierarchy(scene, set_aside, archive, updated_at) VALUES
+                  ('main', 0, CAST('{"format":1,"root":{"kind":"navigation","storyboardIdentifier":"nav","children":[]}}' AS BLOB), 1),
+                  ('window1', 0, CAST('{"format":1,"root":{"kind":"navigation","storyboardIdentifier":"nav","children":[{"kind":"plain","storyboardIdentifier":"a","children":[]}]}}' AS BLOB), 2);
+                """)
         let store = try StateStore(path: database)
         #expect(try store.savedSceneIdentifiers() == ["main", "window1"])
         #expect(try store.scenePathPrefix(scene: "window1") == "")
@@ -335,7 +398,8 @@ struct RestorationArchiveTests {
         #expect(main.sceneIdentifier == "main")
         #expect(try application.restoreHierarchy(in: main))
         #expect(try application.restoreHierarchy(in: other))
-        let note = try #require((other.rootViewController as? NavigationController)?.topViewController as? NoteController)
+        let note = try #require(
+            (other.rootViewController as? NavigationController)?.topViewController as? NoteController)
         #expect(note.restorableState.text == "before scenes")
         #expect(application.restorationCoordinator?.restorationPath(for: note) == "nav/a")
 
@@ -343,12 +407,15 @@ struct RestorationArchiveTests {
         let fresh = Window(size: Size(width: 400, height: 800), application: application)
         // window1 is open (restored from the old database): the new window is window2.
         #expect(fresh.sceneIdentifier == "window2")
-        let navigation = try application.storyboard.instantiateViewController(withIdentifier: "nav") as! NavigationController
+        let navigation =
+            try application.storyboard.instantiateViewController(withIdentifier: "nav") as! NavigationController
         let freshNote = try application.storyboard.instantiateViewController(withIdentifier: "a")
         navigation.setViewControllers([freshNote], animated: false)
         fresh.rootViewController = navigation
         fresh.makeKeyAndVisible()
-        #expect(application.restorationCoordinator?.restorationPath(for: freshNote)?.rawValue == "\(fresh.sceneIdentifier)/nav/a")
+        #expect(
+            application.restorationCoordinator?.restorationPath(for: freshNote)?.rawValue
+                == "\(fresh.sceneIdentifier)/nav/a")
         application.terminate()
         #expect(try store.scenePathPrefix(scene: fresh.sceneIdentifier) == fresh.sceneIdentifier)
         #expect(try store.savedSceneIdentifiers() == ["main", "window1", fresh.sceneIdentifier])
@@ -361,7 +428,8 @@ struct RestorationArchiveTests {
         var errors: [RestorationError] = []
         application.restorationCoordinator?.errorHandler = { errors.append($0) }
         let window = Window(size: Size(width: 400, height: 800), application: application)
-        let navigation = NavigationController(rootViewController: try application.storyboard.instantiateViewController(withIdentifier: "a"))
+        let navigation = NavigationController(
+            rootViewController: try application.storyboard.instantiateViewController(withIdentifier: "a"))
         navigation.restorationIdentifier = "nav"
         window.rootViewController = navigation
         window.makeKeyAndVisible()
@@ -409,8 +477,10 @@ struct RestorationArchiveTests {
         window.rootViewController = root
         window.makeKeyAndVisible()
         let children: [(String, ViewController)] = [
-            ("n1", NoteController()), ("l1", LooseController()), ("byIdentifier", LooseController()), ("v1", ViewController()),
-            ("l2", LooseController()), ("n2", NoteController()), ("nav", NavigationController()), ("l3", LooseController()),
+            ("n1", NoteController()), ("l1", LooseController()), ("byIdentifier", LooseController()),
+            ("v1", ViewController()),
+            ("l2", LooseController()), ("n2", NoteController()), ("nav", NavigationController()),
+            ("l3", LooseController()),
         ]
         for (identifier, child) in children {
             child.restorationIdentifier = identifier
@@ -429,10 +499,11 @@ struct RestorationArchiveTests {
         }
         #expect(omitted == ["root/l1", "root/l2", "root/l3"])
         let archive = try HierarchyArchive(decoding: try #require(try store.hierarchyArchive()))
-        #expect(try #require(archive.root).children.map(\.restorationClass) == [
-            "StateStoreTests.NoteController", "StateStoreTests.LooseController", "StateStore.ViewController",
-            "StateStoreTests.NoteController", "StateStore.NavigationController",
-        ])
+        #expect(
+            try #require(archive.root).children.map(\.restorationClass) == [
+                "StateStoreTests.NoteController", "StateStoreTests.LooseController", "StateStore.ViewController",
+                "StateStoreTests.NoteController", "StateStore.NavigationController",
+            ])
         storyboard.registerRestoration(of: LooseController.self) { LooseController() }
         application.restorationCoordinator?.flush(archiving: window)
         #expect(try archived() == ["n1", "l1", "byIdentifier", "v1", "l2", "n2", "nav", "l3"])
@@ -441,9 +512,11 @@ struct RestorationArchiveTests {
 
     @Test func anArchiveOverTheNodeLimitIsSetAsideBeforeItIsDecoded() throws {
         let store = try StateStore(path: database)
-        let archive = HierarchyArchive(root: Node(
-            storyboardIdentifier: "nav", kind: .navigation, children: Array(repeating: Node(storyboardIdentifier: "a", kind: .plain), count: 150)
-        ))
+        let archive = HierarchyArchive(
+            root: Node(
+                storyboardIdentifier: "nav", kind: .navigation,
+                children: Array(repeating: Node(storyboardIdentifier: "a", kind: .plain), count: 150)
+            ))
         let bytes = try archive.encodedJSON()
         try store.write { (transaction) throws(StateStoreError) in try transaction.setHierarchyArchive(bytes) }
         let application = Application(store: store, storyboard: storyboard())
@@ -458,7 +531,6 @@ struct RestorationArchiveTests {
 
 /// A controller built in code whose class has no factory unless a test registers one.
 final class LooseController: ViewController {}
-
 
 /// Removes its siblings from its parent the first time its identifier is read after
 /// ``prunesOnNextRead`` is set, as a getter with side effects might.

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import StateStore
 
 /// Real launches of real processes (`statestore-worker`) for controllers built in code, window
@@ -29,7 +30,9 @@ struct RestorationCodeBuiltProcessTests {
     }
 
     /// Runs `statestore-worker arguments` to the end; its output lines, status and wall time.
-    func run(_ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, lines: [String], seconds: Double) {
+    func run(
+        _ arguments: [String], environment: [String: String] = [:]
+    ) throws -> (status: Int32, lines: [String], seconds: Double) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try builtProduct("statestore-worker"))
         process.arguments = arguments
@@ -86,12 +89,14 @@ struct RestorationCodeBuiltProcessTests {
         try session(["code-session", database])
         let tree = try CLI.run(["inspect", "--db", database, "--hierarchy"])
         #expect(tree.status == 0, "\(tree)")
-        #expect(tree.stdout.contains("""
-            Not archived (a relaunch does not rebuild these; their states are kept):
-              tabs/split/orphan (statestore_worker.OrphanController): built in code as statestore_worker.OrphanController, \
-            which the engine cannot make: register a factory with Storyboard.registerRestoration(identifier:_:) or \
-            registerRestoration(of:_:), or instantiate it from the storyboard
-            """), "\(tree)")
+        #expect(
+            tree.stdout.contains(
+                """
+                Not archived (a relaunch does not rebuild these; their states are kept):
+                  tabs/split/orphan (statestore_worker.OrphanController): built in code as statestore_worker.OrphanController, \
+                which the engine cannot make: register a factory with Storyboard.registerRestoration(identifier:_:) or \
+                registerRestoration(of:_:), or instantiate it from the storyboard
+                """), "\(tree)")
         #expect(tree.stdout.contains("└─ tabs (built in code) [TabBarController] selected: split\n"), "\(tree)")
         let json = try CLI.run(["inspect", "--db", database, "--hierarchy", "--json"])
         #expect(json.stdout.contains(#""path": "tabs/split/orphan","#), "\(json)")
@@ -107,19 +112,25 @@ struct RestorationCodeBuiltProcessTests {
         let second = String(ready.dropFirst("ready ".count))
         let report = try run(["scenes-report", database])
         #expect(report.status == 0)
-        #expect(report.lines == [
-            "window=main|true|inbox|inbox m-1041",
-            "window=other|true|inbox>message|message m-1062|inbox m-1042",
-        ])
+        #expect(
+            report.lines == [
+                "window=main|true|inbox|inbox m-1041",
+                "window=other|true|inbox>message|message m-1062|inbox m-1042",
+            ])
         let store = try StateStore(path: database, options: .init(readOnly: true))
-        #expect(try store.entries().map(\.path.rawValue) == ["mail/inbox", "\(second)/mail/inbox", "\(second)/mail/message"])
+        #expect(
+            try store.entries().map(\.path.rawValue) == [
+                "mail/inbox", "\(second)/mail/inbox", "\(second)/mail/message",
+            ])
     }
 
     @Test func closingTheFirstWindowThenRelaunchingRebuildsOnlyTheSecond() throws {
         let ready = try session(["scenes-session", database, "close-first"])
         let second = String(ready.dropFirst("ready ".count))
         let inspect = try CLI.run(["inspect", "--db", database, "--hierarchy"])
-        #expect(inspect.stdout == "No hierarchy archive for scene \"main\". Scenes with an archive (--scene): \(second).\n", "\(inspect)")
+        #expect(
+            inspect.stdout == "No hierarchy archive for scene \"main\". Scenes with an archive (--scene): \(second).\n",
+            "\(inspect)")
         let report = try run(["scenes-report", database])
         #expect(report.status == 0)
         #expect(report.lines == ["window=other|true|inbox>message|message m-1062|inbox m-1042"])
@@ -138,17 +149,22 @@ struct RestorationCodeBuiltProcessTests {
         // One state, under the code's name, holding the edit made after the relaunch.
         #expect(values["paths"] == "mail/draft-v2,mail/inbox")
         let store = try StateStore(path: database, options: .init(readOnly: true))
-        #expect(try store.restore(ComposeDraft.self, for: "mail/draft-v2") == ComposeDraft(to: "grace@example.org", body: "v2 text"))
+        #expect(
+            try store.restore(ComposeDraft.self, for: "mail/draft-v2")
+                == ComposeDraft(to: "grace@example.org", body: "v2 text"))
     }
 
     /// The same rename with the states sealed: the state is opened and sealed again for its new
     /// path (the seal is bound to the path), not quarantined as altered.
     @Test func aSealedStateFollowsItsRenamedIdentifier() throws {
         let keyFile = folder.file("state.key")
-        #expect(FileManager.default.createFile(atPath: keyFile, contents: Data(repeating: 0x42, count: 32), attributes: [.posixPermissions: 0o600]))
+        #expect(
+            FileManager.default.createFile(
+                atPath: keyFile, contents: Data(repeating: 0x42, count: 32), attributes: [.posixPermissions: 0o600]))
         let sealed = ["STATESTORE_KEY_FILE": keyFile]
         try session(["rename-session", database], environment: sealed.merging(["STATESTORE_APP_VERSION": "1"]) { $1 })
-        let report = try run(["rename-report", database], environment: sealed.merging(["STATESTORE_APP_VERSION": "2"]) { $1 })
+        let report = try run(
+            ["rename-report", database], environment: sealed.merging(["STATESTORE_APP_VERSION": "2"]) { $1 })
         let values = values(report.lines)
         #expect(values["body"] == "v1 text", "\(report.lines)")
         #expect(values["moved"] == "mail/draft-v1->mail/draft-v2")
@@ -157,7 +173,10 @@ struct RestorationCodeBuiltProcessTests {
         #expect(try CLI.tool("sqlite3", [database, "SELECT count(*) FROM states WHERE key_id IS NULL"]) == "0\n")
     }
 
-    struct ComposeDraft: Codable, Sendable, Equatable { var to: String; var body: String }
+    struct ComposeDraft: Codable, Sendable, Equatable {
+        var to: String
+        var body: String
+    }
 
     // MARK: Hostile archives
 
@@ -192,7 +211,8 @@ struct RestorationCodeBuiltProcessTests {
             "presented":{"kind":"plain","storyboardIdentifier":"settings","children":[]}}],
             "presented":{"kind":"plain","storyboardIdentifier":"compose","children":[]}}}
             """#
-        try relaunch(withArchive: Data(archive.utf8), expecting: "two controllers of one containment tree present", within: 10)
+        try relaunch(
+            withArchive: Data(archive.utf8), expecting: "two controllers of one containment tree present", within: 10)
     }
 
     @Test func anArchiveOfAMillionNodesIsSetAsideUnread() throws {
@@ -216,7 +236,9 @@ struct RestorationCodeBuiltProcessTests {
         #expect(tree.stdout.contains("nests more than 64 controllers deep"), "\(tree)")
         #expect(tree.stdout.contains("\nSet aside because: the archive nests more than 64 controllers deep"), "\(tree)")
         let setAsideJSON = try CLI.run(["inspect", "--db", database, "--hierarchy", "--set-aside", "--json"])
-        #expect(setAsideJSON.stdout.contains(#""set_aside_reason": "the archive nests more than 64 controllers deep"#), "\(setAsideJSON)")
+        #expect(
+            setAsideJSON.stdout.contains(#""set_aside_reason": "the archive nests more than 64 controllers deep"#),
+            "\(setAsideJSON)")
         #expect(!tree.stdout.contains("not valid JSON"), "\(tree)")
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import StateStore
 
 /// A note that records the state it saw in `viewIsAppearing`.

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import StateStore
 
 /// A note shown as a page sheet, as its class decides when it is made.
@@ -63,7 +64,8 @@ struct RestorationPresentationStyleTests {
     @Test func aPageSheetsPresenterIsSavedAtTheFlushPointsNotWhenTheSheetAppears() throws {
         let store = try StateStore(path: database)
         let (application, _, root) = try launch(store)
-        let sheet = try application.storyboard.instantiateViewController(withIdentifier: "sheet") as! SheetNoteController
+        let sheet =
+            try application.storyboard.instantiateViewController(withIdentifier: "sheet") as! SheetNoteController
         root.uncommittedText = "typed under the sheet"
         root.restorableState.edits = 2
         root.present(sheet, animated: true)
@@ -82,7 +84,8 @@ struct RestorationPresentationStyleTests {
         application.didReceiveMemoryWarning(level: .critical)
         #expect(try store.restore(NoteController.State.self, for: "root") == .init(text: "", edits: 2))
         application.terminate()
-        #expect(try store.restore(NoteController.State.self, for: "root") == .init(text: "typed under the sheet", edits: 2))
+        #expect(
+            try store.restore(NoteController.State.self, for: "root") == .init(text: "typed under the sheet", edits: 2))
     }
 
     @Test func aFullScreenPresenterIsSavedWhenItDisappears() throws {
@@ -92,14 +95,16 @@ struct RestorationPresentationStyleTests {
         root.present(try application.storyboard.instantiateViewController(withIdentifier: "full"), animated: true)
         #expect(root.lifecycleState == .disappeared)
         application.restorationCoordinator?.flush()
-        #expect(try store.restore(NoteController.State.self, for: "root") == .init(text: "committed on present", edits: 0))
+        #expect(
+            try store.restore(NoteController.State.self, for: "root") == .init(text: "committed on present", edits: 0))
     }
 
     @Test func aRestoredPageSheetIsASheetOverItsVisiblePresenter() throws {
         let store = try StateStore(path: database)
         do {
             let (application, _, root) = try launch(store)
-            let sheet = try application.storyboard.instantiateViewController(withIdentifier: "sheet") as! SheetNoteController
+            let sheet =
+                try application.storyboard.instantiateViewController(withIdentifier: "sheet") as! SheetNoteController
             root.restorableState.text = "under"
             root.present(sheet, animated: false)
             sheet.restorableState.text = "on top"
@@ -137,7 +142,9 @@ struct RestorationPresentationStyleTests {
             // A tab switch hides it with its context: it disappears, so it is saved.
             tabs.selectedIndex = 1
             application.restorationCoordinator?.flush()
-            #expect(try store.restore(CoverNoteController.State.self, for: "tabs/context/cover") == .init(text: "over the context"))
+            #expect(
+                try store.restore(CoverNoteController.State.self, for: "tabs/context/cover")
+                    == .init(text: "over the context"))
             tabs.selectedIndex = 0
             application.terminate()
         }

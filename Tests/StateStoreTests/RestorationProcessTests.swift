@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import StateStore
 
 /// Real launches of a real process: the example mail app (`Examples/Mail`) in `statestore-worker`.
@@ -63,18 +64,26 @@ struct RestorationProcessTests {
         // The archive was set aside, not deleted; the states are all still there.
         let store = try StateStore(path: database, options: .init(readOnly: true))
         #expect(try store.hierarchyArchive(scene: "main", setAside: true) != nil)
-        #expect(try store.entries().map(\.path.rawValue) == [
-            "tabs/compose", "tabs/mail/inbox", "tabs/mail/message", "tabs/settings",
-        ])
-        #expect(try store.restore(ComposeDraft.self, for: "tabs/compose") == ComposeDraft(to: "grace@example.org", body: "Hello"))
+        #expect(
+            try store.entries().map(\.path.rawValue) == [
+                "tabs/compose", "tabs/mail/inbox", "tabs/mail/message", "tabs/settings",
+            ])
+        #expect(
+            try store.restore(ComposeDraft.self, for: "tabs/compose")
+                == ComposeDraft(to: "grace@example.org", body: "Hello"))
     }
 
-    struct ComposeDraft: Codable, Sendable, Equatable { var to: String; var body: String }
+    struct ComposeDraft: Codable, Sendable, Equatable {
+        var to: String
+        var body: String
+    }
 }
 
 /// Relaunches the mail app on `database` (`statestore-worker app-report`) and returns its exit
 /// status and what it restored, by key (a key printed twice has its values joined by newlines).
-func relaunchMailApp(database: String, environment: [String: String] = [:]) throws -> (status: Int32, values: [String: String]) {
+func relaunchMailApp(
+    database: String, environment: [String: String] = [:]
+) throws -> (status: Int32, values: [String: String]) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: try builtProduct("statestore-worker"))
     process.arguments = ["app-report", database]

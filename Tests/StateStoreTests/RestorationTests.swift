@@ -1,11 +1,15 @@
 import Foundation
 import Synchronization
 import Testing
+
 @testable import StateStore
 
 /// A note screen: its state, and what it saw when its own callbacks ran.
 final class NoteController: ViewController, StateRestoring {
-    struct State: Codable, Sendable, Equatable { var text = ""; var edits = 0 }
+    struct State: Codable, Sendable, Equatable {
+        var text = ""
+        var edits = 0
+    }
     var restorableState = State()
     /// The state as `viewWillAppear`'s override saw it.
     var stateInWillAppear: State?
@@ -26,7 +30,10 @@ final class NoteController: ViewController, StateRestoring {
 
 /// Version 2 of a screen whose version 1 stored `{"text": "..."}`.
 final class CounterController: ViewController, StateRestoring {
-    struct State: Codable, Sendable, Equatable { var title = ""; var words = 0 }
+    struct State: Codable, Sendable, Equatable {
+        var title = ""
+        var words = 0
+    }
     struct Version1: Codable { var text: String }
     var restorableState = State()
     static var restorableStateVersion: Int { 2 }
@@ -75,7 +82,9 @@ final class EncodingGate: Sendable {
     let open = Atomic<Bool>(false)
 
     func pass() {
-        guard !Thread.isMainThread, armed.compareExchange(expected: true, desired: false, ordering: .sequentiallyConsistent).exchanged else { return }
+        guard !Thread.isMainThread,
+            armed.compareExchange(expected: true, desired: false, ordering: .sequentiallyConsistent).exchanged
+        else { return }
         entered.store(true, ordering: .sequentiallyConsistent)
         while !open.load(ordering: .sequentiallyConsistent) { usleep(200) }
     }
@@ -129,14 +138,18 @@ struct RestorationTests {
     }
 
     /// A visible window whose root is a navigation controller holding `stack`.
-    func launch(_ store: StateStore, stack: [String] = ["a"], finished: ((String) -> Void)? = nil) throws
+    func launch(
+        _ store: StateStore, stack: [String] = ["a"], finished: ((String) -> Void)? = nil
+    ) throws
         -> (Application, Window, NavigationController)
     {
         let application = Application(store: store, storyboard: storyboard(finished: finished))
         application.violationHandler = { Issue.record("lifecycle violation: \($0)") }
         let window = Window(size: Size(width: 400, height: 800), orientation: .portrait, application: application)
-        let navigation = try application.storyboard.instantiateViewController(withIdentifier: "nav") as! NavigationController
-        navigation.setViewControllers(try stack.map { try application.storyboard.instantiateViewController(withIdentifier: $0) }, animated: false)
+        let navigation =
+            try application.storyboard.instantiateViewController(withIdentifier: "nav") as! NavigationController
+        navigation.setViewControllers(
+            try stack.map { try application.storyboard.instantiateViewController(withIdentifier: $0) }, animated: false)
         window.rootViewController = navigation
         window.makeKeyAndVisible()
         return (application, window, navigation)
@@ -150,8 +163,11 @@ struct RestorationTests {
         #expect(note.stateInWillAppear == .init(text: "from last time", edits: 3))
 
         note.uncommittedText = "committed by the override"
-        navigation.pushViewController(try application.storyboard.instantiateViewController(withIdentifier: "b"), animated: true)
-        #expect(try store.restore(NoteController.State.self, for: "nav/a") == .init(text: "committed by the override", edits: 3))
+        navigation.pushViewController(
+            try application.storyboard.instantiateViewController(withIdentifier: "b"), animated: true)
+        #expect(
+            try store.restore(NoteController.State.self, for: "nav/a")
+                == .init(text: "committed by the override", edits: 3))
     }
 
     /// Two screens pushed in turn at the same place whose identifiers are canonically
@@ -162,7 +178,9 @@ struct RestorationTests {
         let (application, _, navigation) = try launch(store)
         let composed = "caf\u{E9}", decomposed = "cafe\u{301}"
         #expect(composed == decomposed)
-        for (identifier, text) in [(composed, "precomposed"), (decomposed, "decomposed"), (composed, "precomposed again")] {
+        for (identifier, text) in [
+            (composed, "precomposed"), (decomposed, "decomposed"), (composed, "precomposed again"),
+        ] {
             let note = NoteController()
             note.restorationIdentifier = identifier
             navigation.pushViewController(note, animated: false)
@@ -170,13 +188,28 @@ struct RestorationTests {
             _ = navigation.popViewController(animated: false)
         }
         application.restorationCoordinator?.flush()
-        #expect(try store.restore(NoteController.State.self, for: RestorationPath(validating: "nav/" + composed))?.text == "precomposed again")
-        #expect(try store.restore(NoteController.State.self, for: RestorationPath(validating: "nav/" + decomposed))?.text == "decomposed")
+        #expect(
+            try store.restore(NoteController.State.self, for: RestorationPath(validating: "nav/" + composed))?.text
+                == "precomposed again")
+        #expect(
+            try store.restore(NoteController.State.self, for: RestorationPath(validating: "nav/" + decomposed))?.text
+                == "decomposed")
     }
 
     @Test func controllersOfManyClassesAreSavedAndRestoredEachAsItsOwnType() throws {
-        enum T0 {}; enum T1 {}; enum T2 {}; enum T3 {}; enum T4 {}; enum T5 {}; enum T6 {}; enum T7 {}
-        enum T8 {}; enum T9 {}; enum T10 {}; enum T11 {}; enum T12 {}
+        enum T0 {}
+        enum T1 {}
+        enum T2 {}
+        enum T3 {}
+        enum T4 {}
+        enum T5 {}
+        enum T6 {}
+        enum T7 {}
+        enum T8 {}
+        enum T9 {}
+        enum T10 {}
+        enum T11 {}
+        enum T12 {}
         // More classes than the coordinator keeps in its list of classes met, some not
         // restoring, some restoring through an inherited conformance, met over and over.
         let makers: [@MainActor () -> ViewController] = [
@@ -203,8 +236,10 @@ struct RestorationTests {
         }
         try #require(application.restorationCoordinator).flush()
         for (index, make) in makers.enumerated() {
-            let saved = try store.restore(TaggedController<T0>.State.self, for: RestorationPath(validating: "nav/screen\(index)"))
-            #expect(saved == (make() is any StateRestoring ? .init(text: "\(index) in round 2") : nil), "screen \(index)")
+            let saved = try store.restore(
+                TaggedController<T0>.State.self, for: RestorationPath(validating: "nav/screen\(index)"))
+            #expect(
+                saved == (make() is any StateRestoring ? .init(text: "\(index) in round 2") : nil), "screen \(index)")
         }
     }
 
@@ -215,7 +250,8 @@ struct RestorationTests {
         coordinator.flush()
         let before = coordinator.statistics
         (navigation.topViewController as! NoteController).restorableState.text = "edited"
-        navigation.pushViewController(try application.storyboard.instantiateViewController(withIdentifier: "b"), animated: true)
+        navigation.pushViewController(
+            try application.storyboard.instantiateViewController(withIdentifier: "b"), animated: true)
         let after = coordinator.statistics
         #expect(after.transactions == before.transactions + 1)
         #expect(after.stateWrites == before.stateWrites + 1)
@@ -233,7 +269,8 @@ struct RestorationTests {
         let note = navigation.topViewController as! NoteController
         note.restorableState.text = "once"
         for _ in 0..<20 {
-            navigation.pushViewController(try application.storyboard.instantiateViewController(withIdentifier: "b"), animated: false)
+            navigation.pushViewController(
+                try application.storyboard.instantiateViewController(withIdentifier: "b"), animated: false)
             _ = navigation.popViewController(animated: false)
         }
         coordinator.flush()
@@ -248,7 +285,8 @@ struct RestorationTests {
             #expect(coordinator.statistics.unchangedSkips >= 38)
         }
         note.restorableState.edits += 1
-        navigation.pushViewController(try application.storyboard.instantiateViewController(withIdentifier: "b"), animated: false)
+        navigation.pushViewController(
+            try application.storyboard.instantiateViewController(withIdentifier: "b"), animated: false)
         #expect(try store.generation(at: "nav/a") == 2)
     }
 
@@ -275,22 +313,26 @@ struct RestorationTests {
         let coordinator = try #require(application.restorationCoordinator)
         coordinator.writesBehind = true
         let note = navigation.topViewController as! NoteController
-        navigation.pushViewController(try application.storyboard.instantiateViewController(withIdentifier: "b"), animated: false)
+        navigation.pushViewController(
+            try application.storyboard.instantiateViewController(withIdentifier: "b"), animated: false)
         _ = navigation.popViewController(animated: false)
         coordinator.flush()
         try await withWriterHeldBack {
             // Both saves of "a" are handed over while the writer waits: folded into one batch.
             note.restorableState.text = "short"
-            navigation.pushViewController(try application.storyboard.instantiateViewController(withIdentifier: "b"), animated: false)
+            navigation.pushViewController(
+                try application.storyboard.instantiateViewController(withIdentifier: "b"), animated: false)
             _ = navigation.popViewController(animated: false)
             note.restorableState.text = String(repeating: "long ", count: 100)
-            navigation.pushViewController(try application.storyboard.instantiateViewController(withIdentifier: "b"), animated: false)
+            navigation.pushViewController(
+                try application.storyboard.instantiateViewController(withIdentifier: "b"), animated: false)
         }
         coordinator.flush()
         #expect(try store.restore(NoteController.State.self, for: "nav/a")?.text == "short")
-        #expect(coordinator.recentErrors.contains {
-            if case .store(.stateTooLarge(let path, _, 200)) = $0 { return path == "nav/a" } else { return false }
-        })
+        #expect(
+            coordinator.recentErrors.contains {
+                if case .store(.stateTooLarge(let path, _, 200)) = $0 { return path == "nav/a" } else { return false }
+            })
         #expect(!coordinator.hasPendingWrites)
         let archive = try HierarchyArchive.decode(try #require(try store.hierarchyArchive()))
         #expect(archive.root?.children.map(\.storyboardIdentifier) == ["a", "b"])
@@ -302,7 +344,8 @@ struct RestorationTests {
         let coordinator = try #require(application.restorationCoordinator)
         coordinator.writesBehind = true
         // "b" once, so that its later instances are restored from what the coordinator knows.
-        navigation.pushViewController(try application.storyboard.instantiateViewController(withIdentifier: "b"), animated: false)
+        navigation.pushViewController(
+            try application.storyboard.instantiateViewController(withIdentifier: "b"), animated: false)
         _ = navigation.popViewController(animated: false)
         coordinator.flush()
         let before = coordinator.statistics
@@ -310,7 +353,8 @@ struct RestorationTests {
         try await withWriterHeldBack {
             for step in 1...50 {
                 note.restorableState.edits = step
-                navigation.pushViewController(try application.storyboard.instantiateViewController(withIdentifier: "b"), animated: false)
+                navigation.pushViewController(
+                    try application.storyboard.instantiateViewController(withIdentifier: "b"), animated: false)
                 _ = navigation.popViewController(animated: false)
             }
         }
@@ -405,8 +449,12 @@ struct RestorationTests {
     }
 
     /// Shows a new instance of `identifier` on `navigation` and takes it off again.
-    func showAndHide(_ identifier: String, on navigation: NavigationController, editing text: String? = nil) throws -> NoteController {
-        let note = try #require(try navigation.application?.storyboard.instantiateViewController(withIdentifier: identifier) as? NoteController)
+    func showAndHide(
+        _ identifier: String, on navigation: NavigationController, editing text: String? = nil
+    ) throws -> NoteController {
+        let note = try #require(
+            try navigation.application?.storyboard.instantiateViewController(withIdentifier: identifier)
+                as? NoteController)
         navigation.pushViewController(note, animated: false)
         if let text { note.restorableState.text = text }
         _ = navigation.popViewController(animated: false)
@@ -480,7 +528,8 @@ struct RestorationTests {
         let counter = navigation.topViewController as! CounterController
         #expect(counter.restorableState == .init(title: "three little words", words: 3))
         #expect(application.restorationCoordinator?.statistics.migrations == 1)
-        navigation.pushViewController(try application.storyboard.instantiateViewController(withIdentifier: "a"), animated: false)
+        navigation.pushViewController(
+            try application.storyboard.instantiateViewController(withIdentifier: "a"), animated: false)
         #expect(try store.entries(under: "nav/counter").first?.version == 2)
         #expect(try store.restore(CounterController.State.self, for: "nav/counter") == counter.restorableState)
     }
@@ -496,9 +545,10 @@ struct RestorationTests {
         #expect(quarantined.version == 3)
         #expect(quarantined.reason.contains("version 3 is newer"))
         #expect(try store.state(at: "nav/counter") == nil)
-        #expect(application.restorationCoordinator?.recentErrors.contains {
-            if case .quarantined(let path, _) = $0 { return path == "nav/counter" } else { return false }
-        } == true)
+        #expect(
+            application.restorationCoordinator?.recentErrors.contains {
+                if case .quarantined(let path, _) = $0 { return path == "nav/counter" } else { return false }
+            } == true)
     }
 
     @Test func garbageBytesAreQuarantined() throws {
@@ -552,7 +602,8 @@ struct RestorationTests {
         window.rootViewController = try application.storyboard.instantiateViewController(withIdentifier: "b")
         #expect(coordinator.statistics.transactions == before + 1)
         #expect(try store.restore(NoteController.State.self, for: "nav/a")?.text == "left behind")
-        #expect(try store.hierarchyArchive().map { try HierarchyArchive(decoding: $0) }?.root?.storyboardIdentifier == "b")
+        #expect(
+            try store.hierarchyArchive().map { try HierarchyArchive(decoding: $0) }?.root?.storyboardIdentifier == "b")
     }
 
     @Test func aControllerWithoutAnIdentifierInItsChainIsNotSaved() throws {
@@ -562,7 +613,8 @@ struct RestorationTests {
         anonymous.restorationIdentifier = nil
         navigation.pushViewController(anonymous, animated: false)
         anonymous.restorableState.text = "nowhere to go"
-        navigation.pushViewController(try application.storyboard.instantiateViewController(withIdentifier: "b"), animated: false)
+        navigation.pushViewController(
+            try application.storyboard.instantiateViewController(withIdentifier: "b"), animated: false)
         application.restorationCoordinator?.flush()
         #expect(try store.entries().map(\.path.rawValue) == ["nav/a"])
     }
@@ -580,7 +632,9 @@ struct RestorationTests {
         window.close()
         application.restorationCoordinator?.flush()
         #expect(try store.entries().map(\.path.rawValue) == ["nav", "nav/a"])
-        #expect(application.restorationCoordinator?.recentErrors.contains(.duplicateRestorationIdentifier(path: "nav/a/twin")) == true)
+        #expect(
+            application.restorationCoordinator?.recentErrors.contains(
+                .duplicateRestorationIdentifier(path: "nav/a/twin")) == true)
     }
 
     /// A path found once is kept for the next controllers met at it (a new page of the kind
@@ -609,7 +663,9 @@ struct RestorationTests {
         application.restorationCoordinator?.flush()
         #expect(second.stateInWillAppear?.text == "second")
         #expect(try store.restore(NoteController.State.self, for: "nav/twin")?.text == "first")
-        #expect(application.restorationCoordinator?.recentErrors.contains(.duplicateRestorationIdentifier(path: "nav/twin")) == true)
+        #expect(
+            application.restorationCoordinator?.recentErrors.contains(.duplicateRestorationIdentifier(path: "nav/twin"))
+                == true)
     }
 
     /// A screen replaced by a new instance under the same identifier (`setViewControllers` on a
@@ -685,7 +741,9 @@ struct RestorationTests {
         #expect(first.restorableState.text == "first's own")
         application.restorationCoordinator?.flush()
         #expect(try store.restore(NoteController.State.self, for: "nav/twin")?.text != "second's")
-        #expect(application.restorationCoordinator?.recentErrors.contains(.duplicateRestorationIdentifier(path: "nav/twin")) == true)
+        #expect(
+            application.restorationCoordinator?.recentErrors.contains(.duplicateRestorationIdentifier(path: "nav/twin"))
+                == true)
     }
 
     @Test func aCriticalWarningSavesVisibleStatePurgesCachesAndIsRecorded() throws {
@@ -715,7 +773,8 @@ struct RestorationTests {
         let store = try StateStore(path: database)
         do {
             let (application, _, navigation) = try launch(store, stack: ["a", "b", "c"])
-            navigation.pushViewController(try application.storyboard.instantiateViewController(withIdentifier: "a"), animated: false)
+            navigation.pushViewController(
+                try application.storyboard.instantiateViewController(withIdentifier: "a"), animated: false)
             application.terminate()
         }
         let archived = try store.hierarchyArchive()
@@ -735,18 +794,22 @@ struct RestorationTests {
         let (application, _, navigation) = try launch(store)
         let note = navigation.topViewController as! NoteController
         note.restorableState.text = "short"
-        navigation.pushViewController(try application.storyboard.instantiateViewController(withIdentifier: "b"), animated: false)
+        navigation.pushViewController(
+            try application.storyboard.instantiateViewController(withIdentifier: "b"), animated: false)
         _ = navigation.popViewController(animated: false)
         note.restorableState.text = String(repeating: "long ", count: 100)
-        navigation.pushViewController(try application.storyboard.instantiateViewController(withIdentifier: "b"), animated: false)
+        navigation.pushViewController(
+            try application.storyboard.instantiateViewController(withIdentifier: "b"), animated: false)
         #expect(try store.restore(NoteController.State.self, for: "nav/a")?.text == "short")
-        #expect(application.restorationCoordinator?.recentErrors.contains {
-            if case .store(.stateTooLarge(let path, _, 200)) = $0 { return path == "nav/a" } else { return false }
-        } == true)
+        #expect(
+            application.restorationCoordinator?.recentErrors.contains {
+                if case .store(.stateTooLarge(let path, _, 200)) = $0 { return path == "nav/a" } else { return false }
+            } == true)
         // The oversized state holds nothing back: the next controller's save is written.
         let b = navigation.topViewController as! NoteController
         b.restorableState.text = "b's turn"
-        navigation.pushViewController(try application.storyboard.instantiateViewController(withIdentifier: "c"), animated: false)
+        navigation.pushViewController(
+            try application.storyboard.instantiateViewController(withIdentifier: "c"), animated: false)
         #expect(try store.restore(NoteController.State.self, for: "nav/b")?.text == "b's turn")
         #expect(application.restorationCoordinator?.hasPendingWrites == false)
     }
@@ -770,7 +833,9 @@ struct RestorationTests {
         let indexes = "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'states' AND sql IS NOT NULL"
         do {
             let store = try StateStore(path: database)
-            for index in 0..<50 { try store.save("state \(index)", for: try RestorationPath(validating: "nav/s\(index)")) }
+            for index in 0..<50 {
+                try store.save("state \(index)", for: try RestorationPath(validating: "nav/s\(index)"))
+            }
         }
         #expect(try rawRows(database, indexes).isEmpty)
         try rawSQL(database, "UPDATE states SET updated_at = 0 WHERE path IN ('nav/s3', 'nav/s7')")
@@ -779,7 +844,10 @@ struct RestorationTests {
             #expect(store.prunedAtOpen == 2)
         }
         #expect(try rawRows(database, indexes) == [[StateStore.retentionIndex]])
-        let plan = try rawRows(database, "EXPLAIN QUERY PLAN DELETE FROM states WHERE updated_at < 1 AND (key_id IS NULL OR instr(',', ',' || key_id || ',') > 0)")
+        let plan = try rawRows(
+            database,
+            "EXPLAIN QUERY PLAN DELETE FROM states WHERE updated_at < 1 AND (key_id IS NULL OR instr(',', ',' || key_id || ',') > 0)"
+        )
         #expect(plan.map { $0.last ?? "" } == ["SEARCH states USING INDEX \(StateStore.retentionIndex) (updated_at<?)"])
         try rawSQL(database, "UPDATE states SET updated_at = 0 WHERE path = 'nav/s9'")
         #expect(try StateStore(path: database, options: .init(retention: .seconds(86_400))).prunedAtOpen == 1)
@@ -794,16 +862,23 @@ struct RestorationTests {
         do {
             let store = try StateStore(path: database)
             try store.write { (transaction) throws(StateStoreError) in
-                for index in 0..<3000 { try transaction.save("state \(index)", for: try RestorationPath(validating: "nav/s\(index)")) }
+                for index in 0..<3000 {
+                    try transaction.save("state \(index)", for: try RestorationPath(validating: "nav/s\(index)"))
+                }
             }
         }
         try rawSQL(database, "UPDATE states SET updated_at = 0 WHERE path = 'nav/s3'; PRAGMA wal_checkpoint(TRUNCATE)")
         let pages = Int(try rawRows(database, "PRAGMA page_count")[0][0])!
-        let capped = try StateStore(path: database, options: .init(maximumPageCount: pages + 1, retention: .seconds(86_400)))
+        let capped = try StateStore(
+            path: database, options: .init(maximumPageCount: pages + 1, retention: .seconds(86_400)))
         #expect(capped.prunedAtOpen == 1)
         #expect(try capped.entries().count == 2999)
-        #expect(try rawRows(database, "SELECT name FROM sqlite_master WHERE name = '\(StateStore.retentionIndex)'").isEmpty)
+        #expect(
+            try rawRows(database, "SELECT name FROM sqlite_master WHERE name = '\(StateStore.retentionIndex)'").isEmpty)
         _ = try StateStore(path: database, options: .init(retention: .seconds(86_400)))
-        #expect(try rawRows(database, "SELECT name FROM sqlite_master WHERE name = '\(StateStore.retentionIndex)'") == [[StateStore.retentionIndex]])
+        #expect(
+            try rawRows(database, "SELECT name FROM sqlite_master WHERE name = '\(StateStore.retentionIndex)'") == [
+                [StateStore.retentionIndex]
+            ])
     }
 }

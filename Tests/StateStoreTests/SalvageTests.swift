@@ -63,7 +63,9 @@ struct SalvageTests {
         let damagedPages: Set<Int> = [try #require(pages[100]), try #require(pages[300])]
         let lost = Set(pages.filter { damagedPages.contains($0.value) }.keys)
         for page in damagedPages {
-            for offset in (page * Self.pageSize)..<((page + 1) * Self.pageSize) { bytes[offset] = UInt8(truncatingIfNeeded: offset &* 31) }
+            for offset in (page * Self.pageSize)..<((page + 1) * Self.pageSize) {
+                bytes[offset] = UInt8(truncatingIfNeeded: offset &* 31)
+            }
         }
         let changed = 200
         #expect(!lost.contains(changed))
@@ -134,7 +136,8 @@ struct SalvageTests {
         let last = bytes.count / Self.pageSize - 1
         for offset in (last * Self.pageSize)..<bytes.count { bytes[offset] = 0xA5 }
         try Data(bytes).write(to: URL(fileURLWithPath: path))
-        let (store, recovery) = try StateStore.openOrRecover(path: path, options: .init(openCheck: .quick, sealer: keyring))
+        let (store, recovery) = try StateStore.openOrRecover(
+            path: path, options: .init(openCheck: .quick, sealer: keyring))
         let salvage = try #require(recovery).salvage
         #expect(salvage.error == nil)
         #expect(salvage.states > 0)
@@ -186,7 +189,9 @@ struct SalvageTests {
         let salvage = try #require(recovery).salvage
         #expect(salvage.states == count - lost.count, "\(salvage)")
         for index in between {
-            #expect(try store.restore(String.self, for: try RestorationPath(validating: "root/item\(index)")) == Self.text(index))
+            #expect(
+                try store.restore(String.self, for: try RestorationPath(validating: "root/item\(index)"))
+                    == Self.text(index))
         }
     }
 
@@ -198,7 +203,9 @@ struct SalvageTests {
             let store = try StateStore(path: path)
             try store.write { (transaction) throws(StateStoreError) in
                 try transaction.save(large, for: "big/first")
-                for index in 0..<20 { try transaction.save(Self.text(index), for: try RestorationPath(validating: "root/item\(index)")) }
+                for index in 0..<20 {
+                    try transaction.save(Self.text(index), for: try RestorationPath(validating: "root/item\(index)"))
+                }
             }
         }
         var bytes = fileBytes(path)
@@ -227,7 +234,10 @@ struct SalvageTests {
             return false
         }
         #expect(FileSnapshot(path) == FileSnapshot(bytes: bytes))
-        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.contains("broken") || $0.contains("recovering") }.isEmpty)
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: folder.path).filter {
+                $0.contains("broken") || $0.contains("recovering")
+            }.isEmpty)
         // With room, the recovery goes ahead.
         let (_, recovery) = try StateStore.openOrRecover(path: path, options: .init(openCheck: .quick))
         #expect(try #require(recovery).salvage.states > 290)
@@ -266,7 +276,9 @@ struct SalvageTests {
         #expect(moved.salvage.states == count - lost.count, "\(moved.salvage)")
         #expect(FileSnapshot(moved.movedTo) == FileSnapshot(bytes: bytes))
         #expect(try store.restore(String.self, for: "root/item299") == Self.text(299))
-        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.contains("recovering") }.isEmpty)
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.contains("recovering") }
+                .isEmpty)
     }
 
     /// A recovery stopped after the damaged file was moved aside and before the whole copy took
@@ -290,7 +302,9 @@ struct SalvageTests {
         let (store, recovery) = try StateStore.openOrRecover(path: path)
         #expect(recovery == nil)
         #expect(try store.restore(String.self, for: "root/a") == "recovered")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.contains("recovering") }.isEmpty)
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.contains("recovering") }
+                .isEmpty)
 
         // Through a symbolic link whose file was moved aside: the copy beside where it led.
         let target = folder.file("data/real.sqlite")
@@ -324,7 +338,9 @@ struct SalvageTests {
             let (empty, none) = try StateStore.openOrRecover(path: other)
             #expect(none == nil)
             #expect(try empty.entries().isEmpty, "\(companion)")
-            #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.contains("recovering") }.isEmpty)
+            #expect(
+                try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.contains("recovering") }
+                    .isEmpty)
         }
     }
 
@@ -382,7 +398,10 @@ struct SalvageTests {
                 return
             }
         }
-        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { !$0.hasSuffix("-wal") && !$0.hasSuffix("-shm") } == ["state.sqlite"])
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: folder.path).filter {
+                !$0.hasSuffix("-wal") && !$0.hasSuffix("-shm")
+            } == ["state.sqlite"])
         #expect(fileBytes(path) == bytes)
     }
 
@@ -399,6 +418,9 @@ struct SalvageTests {
 
     static func offset(of text: String, in bytes: [UInt8]) throws -> Int {
         let marker = Array(text.utf8)
-        return try #require((0...(bytes.count - marker.count)).first { bytes[$0] == marker[0] && Array(bytes[$0..<($0 + marker.count)]) == marker })
+        return try #require(
+            (0...(bytes.count - marker.count)).first {
+                bytes[$0] == marker[0] && Array(bytes[$0..<($0 + marker.count)]) == marker
+            })
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import MailExample
 import StateStoreSQLite
 import Testing
+
 @testable import StateStore
 
 /// One instance of the mail app in a process of its own (`statestore-worker scene-session` or
@@ -113,7 +114,9 @@ struct SceneClaimTests {
         #expect(secondAgain.fields["restored"] == "true")
         #expect(secondAgain.fields["draft"] == "DRAFT-FROM-B")
         #expect(secondAgain.fields["passed"] == "main@\(again.pid)")
-        #expect(secondAgain.nextLine()?.hasPrefix("error=The scene \"main\" is held by process \(again.pid) since ") == true)
+        #expect(
+            secondAgain.nextLine()?.hasPrefix("error=The scene \"main\" is held by process \(again.pid) since ") == true
+        )
         #expect(secondAgain.exitStatus() == 0)
         // SIGTERM: the holder saves what is visible and exits through the handlers.
         #expect(again.end(with: SIGTERM) == 128 + SIGTERM)
@@ -150,7 +153,10 @@ struct SceneClaimTests {
         left.end()
         right.end()
         let store = try StateStore(path: database, options: .init(readOnly: true))
-        #expect(try store.entries().map(\.path.rawValue).filter { $0.hasSuffix("compose") } == ["tabs/compose", "window1/tabs/compose"])
+        #expect(
+            try store.entries().map(\.path.rawValue).filter { $0.hasSuffix("compose") } == [
+                "tabs/compose", "window1/tabs/compose",
+            ])
         #expect(try store.savedSceneIdentifiers() == ["main", "window1"])
     }
 
@@ -247,7 +253,8 @@ struct SceneClaimTests {
     @Test func sigtermInOneInstanceFlushesItsOwnSceneAndLeavesTheOther() throws {
         let first = try AppInstance(["scene-session", database, "FIRST"])
         let second = try AppInstance(["scene-session", database, "SECOND"])
-        let rowsOfSecond = "SELECT path, hex(bytes), generation, updated_at FROM states WHERE path LIKE 'window1/%' ORDER BY path"
+        let rowsOfSecond =
+            "SELECT path, hex(bytes), generation, updated_at FROM states WHERE path LIKE 'window1/%' ORDER BY path"
         let before = try CLI.tool("sqlite3", [database, rowsOfSecond])
         #expect(!before.isEmpty)
         #expect(first.end(with: SIGTERM) == 128 + SIGTERM)
@@ -337,7 +344,9 @@ struct SceneClaimTests {
         #expect(holder.processIdentifier == getpid())
         // A process that looks sees this one hold it.
         let inspect = try CLI.run(["inspect", "--db", database, "--scenes", "--json"])
-        #expect(inspect.stdout.contains("\"pid\" : \(getpid())") || inspect.stdout.contains("\"pid\": \(getpid())"), "\(inspect)")
+        #expect(
+            inspect.stdout.contains("\"pid\" : \(getpid())") || inspect.stdout.contains("\"pid\": \(getpid())"),
+            "\(inspect)")
         // One window closing keeps the claim the other shares.
         again.close()
         app.application.saveVisibleState()
@@ -351,8 +360,12 @@ struct SceneClaimTests {
         let store = try StateStore(path: database, options: .init(busyTimeout: .milliseconds(100)))
         let app = LocalApp(store: store)
         let window = Window(size: Size(width: 390, height: 844), application: app.application)
-        let mail = try app.application.storyboard.instantiateViewController(withIdentifier: MailStoryboard.mail) as! NavigationController
-        let inbox = try app.application.storyboard.instantiateViewController(withIdentifier: MailStoryboard.inbox) as! InboxController
+        let mail =
+            try app.application.storyboard.instantiateViewController(withIdentifier: MailStoryboard.mail)
+            as! NavigationController
+        let inbox =
+            try app.application.storyboard.instantiateViewController(withIdentifier: MailStoryboard.inbox)
+            as! InboxController
         mail.setViewControllers([inbox], animated: false)
         window.rootViewController = mail
         window.makeKeyAndVisible()
@@ -374,7 +387,9 @@ struct SceneClaimTests {
         app.application.saveVisibleState()
         #expect(app.application.restorationCoordinator?.hasUnsavedWrites == false)
         #expect(try store.sceneHolder(of: "main") == nil)
-        #expect(try store.restore(InboxController.State.self, for: "mail/inbox")?.selectedMessageID == MailMessage.mailbox[3].id)
+        #expect(
+            try store.restore(InboxController.State.self, for: "mail/inbox")?.selectedMessageID
+                == MailMessage.mailbox[3].id)
         app.application.terminate()
     }
 
@@ -408,7 +423,9 @@ struct SceneClaimTests {
             Issue.record("not claimed")
             return
         }
-        let text = try String(contentsOfFile: try #require(store.sceneClaimFolder) + "/" + SceneClaims.fileName(for: scene), encoding: .utf8)
+        let text = try String(
+            contentsOfFile: try #require(store.sceneClaimFolder) + "/" + SceneClaims.fileName(for: scene),
+            encoding: .utf8)
         #expect(text.split(separator: "\n").count == 3, "\(text)")
         #expect(text.contains("pid=\(getpid())\n"))
         let holders = try store.sceneHolders()
@@ -426,7 +443,8 @@ struct SceneClaimTests {
         let held = try #require(try store.sceneHolder(of: "main"))
         #expect(reader.sceneAssignment?.outcome == .readOnly(heldBy: held))
         #expect(try app.application.restoreHierarchy(in: reader))
-        #expect((reader.rootViewController?.presentedViewController as? ComposeController)?.restorableState.body == "HELD")
+        #expect(
+            (reader.rootViewController?.presentedViewController as? ComposeController)?.restorableState.body == "HELD")
         // The holder goes; the app opens the scene again, and this time claims it.
         #expect(holder.end(with: SIGTERM) == 128 + SIGTERM)
         let owner = Window(size: Size(width: 390, height: 844), sceneIdentifier: "main", application: app.application)
@@ -519,14 +537,18 @@ struct SceneClaimTests {
         #expect(second.fields["passed"] == "main@?")
         #expect(second.exitStatus() == 0)
         let inspect = try CLI.run(["inspect", "--db", database, "--scenes"])
-        #expect(inspect.stdout.split(separator: "\n").first { $0.hasPrefix("main ") }?.hasSuffix("a process") == true, "\(inspect)")
+        #expect(
+            inspect.stdout.split(separator: "\n").first { $0.hasPrefix("main ") }?.hasSuffix("a process") == true,
+            "\(inspect)")
         holder.end()
         #expect(try store.sceneHolder(of: "main") == nil)
     }
 
     @Test func claimFileNamesAreSafeAndDistinctForAnyIdentifier() {
-        let identifiers = ["main", "window1", "", ".", "..", "../x", "a/b", "com.example.main", "é", "e\u{301}", "%41", "A",
-                           String(repeating: "x", count: 300), String(repeating: "x", count: 299) + "y"]
+        let identifiers = [
+            "main", "window1", "", ".", "..", "../x", "a/b", "com.example.main", "é", "e\u{301}", "%41", "A",
+            String(repeating: "x", count: 300), String(repeating: "x", count: 299) + "y",
+        ]
         let names = identifiers.map(SceneClaims.fileName(for:))
         #expect(Set(names).count == identifiers.count, "\(names)")
         for name in names {
@@ -541,14 +563,18 @@ struct SceneClaimTests {
     @Test func anOldDatabasesPositionalScenesShareTheDefaultScenesClaim() throws {
         // Schema 2, as an older build left it: two positional scenes saving under the same
         // unprefixed paths, the second window with a reply open.
-        try makeSchema2Database(database, rows: """
-            INSERT INTO hierarchy(scene, set_aside, archive, updated_at) VALUES
-              ('main', 0, CAST('{"format":1,"root":{"kind":"tabBar","storyboardIdentifier":"tabs","selectedIndex":0,"children":[{"kind":"navigation","storyboardIdentifier":"mail","children":[{"kind":"plain","storyboardIdentifier":"inbox","children":[]}]},{"kind":"plain","storyboardIdentifier":"settings","children":[]}]}}' AS BLOB), 1),
-              ('window1', 0, CAST('{"format":1,"root":{"kind":"tabBar","storyboardIdentifier":"tabs","selectedIndex":0,"children":[{"kind":"navigation","storyboardIdentifier":"mail","children":[{"kind":"plain","storyboardIdentifier":"inbox","children":[]}]},{"kind":"plain","storyboardIdentifier":"settings","children":[]}],"presented":{"kind":"plain","storyboardIdentifier":"compose","children":[]}}}' AS BLOB), 2);
-            """)
+        try makeSchema2Database(
+            database,
+            rows: """
+                INSERT INTO hierarchy(scene, set_aside, archive, updated_at) VALUES
+                  ('main', 0, CAST('{"format":1,"root":{"kind":"tabBar","storyboardIdentifier":"tabs","selectedIndex":0,"children":[{"kind":"navigation","storyboardIdentifier":"mail","children":[{"kind":"plain","storyboardIdentifier":"inbox","children":[]}]},{"kind":"plain","storyboardIdentifier":"settings","children":[]}]}}' AS BLOB), 1),
+                  ('window1', 0, CAST('{"format":1,"root":{"kind":"tabBar","storyboardIdentifier":"tabs","selectedIndex":0,"children":[{"kind":"navigation","storyboardIdentifier":"mail","children":[{"kind":"plain","storyboardIdentifier":"inbox","children":[]}]},{"kind":"plain","storyboardIdentifier":"settings","children":[]}],"presented":{"kind":"plain","storyboardIdentifier":"compose","children":[]}}}' AS BLOB), 2);
+                """)
         do {
             let store = try StateStore(path: database)
-            let draft = try JSONDecoder().decode(ComposeController.Draft.self, from: Data(#"{"to":"ada@example.org","subject":"","body":"OLD-DRAFT"}"#.utf8))
+            let draft = try JSONDecoder().decode(
+                ComposeController.Draft.self,
+                from: Data(#"{"to":"ada@example.org","subject":"","body":"OLD-DRAFT"}"#.utf8))
             try store.save(draft, for: "tabs/compose")
         }
         let first = try AppInstance(["scene-report", database, "another", "hold"])
@@ -560,7 +586,9 @@ struct SceneClaimTests {
         #expect(try store.sceneHolder(of: "window1")?.processIdentifier == first.pid)
         let inspect = try CLI.run(["inspect", "--db", database, "--scenes"])
         let window1 = inspect.stdout.split(separator: "\n").first { $0.hasPrefix("window1 ") }
-        #expect(window1?.contains("(no prefix)") == true && window1?.contains("process \(first.pid) since") == true, "\(inspect)")
+        #expect(
+            window1?.contains("(no prefix)") == true && window1?.contains("process \(first.pid) since") == true,
+            "\(inspect)")
         let second = try AppInstance(["scene-report", database])
         #expect(second.fields["scene"] == "window2")
         #expect(second.fields["passed"] == "main@\(first.pid)")

@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import StateStore
 import StateStoreCrypto
+import Testing
+
+@testable import StateStore
 
 /// Key material for tests: 32 fixed bytes per seed.
 func testKey(_ seed: UInt8) throws -> StateKey {
@@ -19,7 +20,12 @@ struct SealedStateTests {
 
     /// The `states` table as `sqlite3` prints it, bytes in hex: what must not change.
     func rows() throws -> String {
-        try CLI.tool("sqlite3", [database, "SELECT path, type_name, version, generation, checksum, key_id, hex(bytes) FROM states ORDER BY path"])
+        try CLI.tool(
+            "sqlite3",
+            [
+                database,
+                "SELECT path, type_name, version, generation, checksum, key_id, hex(bytes) FROM states ORDER BY path",
+            ])
     }
 
     let draft = Draft(to: ["ada@example.com"], subject: "the secret plan", body: "meet at noon")
@@ -27,17 +33,17 @@ struct SealedStateTests {
     @Test func aSealedStateRoundTripsAndIsNotInTheFile() throws {
         let key = try testKey(1)
         do {
-        let sealed = try store(key)
-        let result = try sealed.save(draft, for: "mail/draft")
-        #expect(result.wrote)
-        #expect(try sealed.restore(Draft.self, for: "mail/draft") == draft)
-        let row = try #require(try sealed.state(at: "mail/draft"))
-        #expect(row.keyID == key.id)
-        #expect(row.checksumIsValid)
-        #expect(row.bytes.count == (try StateCoding.encode(draft, for: "mail/draft")).count + 28)
-        #expect(try sealed.entries().first?.keyID == key.id)
-        // Saved again unchanged: the synthetic nonce makes the same bytes, so nothing is written.
-        #expect(try sealed.save(draft, for: "mail/draft") == StateStore.SaveResult(generation: 1, wrote: false))
+            let sealed = try store(key)
+            let result = try sealed.save(draft, for: "mail/draft")
+            #expect(result.wrote)
+            #expect(try sealed.restore(Draft.self, for: "mail/draft") == draft)
+            let row = try #require(try sealed.state(at: "mail/draft"))
+            #expect(row.keyID == key.id)
+            #expect(row.checksumIsValid)
+            #expect(row.bytes.count == (try StateCoding.encode(draft, for: "mail/draft")).count + 28)
+            #expect(try sealed.entries().first?.keyID == key.id)
+            // Saved again unchanged: the synthetic nonce makes the same bytes, so nothing is written.
+            #expect(try sealed.save(draft, for: "mail/draft") == StateStore.SaveResult(generation: 1, wrote: false))
         }
         // Closed: the WAL is checkpointed into the file, which is read whole.
         let file = try Data(contentsOf: URL(fileURLWithPath: database))
@@ -63,14 +69,16 @@ struct SealedStateTests {
             #expect(throws: refusal) {
                 try other.save(Draft(to: [], subject: "default", body: ""), for: "mail/draft")
             }
-            let clear = StoredState(path: "mail/draft", typeName: "Draft", version: 1, generation: 1, encoding: .json,
-                                    updatedAt: Date(), bytes: Data("{}".utf8))
+            let clear = StoredState(
+                path: "mail/draft", typeName: "Draft", version: 1, generation: 1, encoding: .json,
+                updatedAt: Date(), bytes: Data("{}".utf8))
             #expect(throws: refusal) {
                 try other.importStates(StateExport(states: [clear]))
             }
             // An import with `replace` never removes what it cannot read.
-            let elsewhere = StoredState(path: "other", typeName: "Draft", version: 1, generation: 1, encoding: .json,
-                                        updatedAt: Date(), bytes: Data("{}".utf8))
+            let elsewhere = StoredState(
+                path: "other", typeName: "Draft", version: 1, generation: 1, encoding: .json,
+                updatedAt: Date(), bytes: Data("{}".utf8))
             if key != nil {
                 #expect(throws: StateStoreError.keyMismatch(path: "mail/draft", found: right.id, configured: key?.id)) {
                     try other.importStates(StateExport(states: [elsewhere]), replace: true)
@@ -78,7 +86,9 @@ struct SealedStateTests {
             }
             // Nor does a controller renamed by a newer build move it.
             #expect(throws: StateStoreError.keyMismatch(path: "mail/draft", found: right.id, configured: key?.id)) {
-                try other.write { (transaction) throws(StateStoreError) in try transaction.moveState(from: "mail/draft", to: "mail/renamed") }
+                try other.write { (transaction) throws(StateStoreError) in
+                    try transaction.moveState(from: "mail/draft", to: "mail/renamed")
+                }
             }
             #expect(try other.quarantinedStates().isEmpty)
         }
@@ -99,9 +109,12 @@ struct SealedStateTests {
             try other.save(draft, for: "mail/settings")
         }
         #expect(throws: StateStoreError.keyRequired(file: database, keyID: right.id)) {
-            try other.importStates(StateExport(states: [StoredState(
-                path: "mail/settings", typeName: "Draft", version: 1, generation: 1, encoding: .json,
-                updatedAt: Date(), bytes: Data("{}".utf8))]))
+            try other.importStates(
+                StateExport(states: [
+                    StoredState(
+                        path: "mail/settings", typeName: "Draft", version: 1, generation: 1, encoding: .json,
+                        updatedAt: Date(), bytes: Data("{}".utf8))
+                ]))
         }
         #expect(try rows() == before)
         // Started again with the right key, every path saves.
@@ -137,7 +150,9 @@ struct SealedStateTests {
             try StateStore.rekey(at: database, from: nil, to: StateKeyring(key), options: .init(maximumStateSize: size))
         }
         #expect(try rows() == before)
-        #expect(try CLI.tool("sqlite3", [database, "SELECT count(*) FROM metadata WHERE key = 'statestore.sealed_with'"]) == "0\n")
+        #expect(
+            try CLI.tool("sqlite3", [database, "SELECT count(*) FROM metadata WHERE key = 'statestore.sealed_with'"])
+                == "0\n")
         let clear = try store(nil)
         #expect(clear.sealedWith == nil)
         try clear.save(draft, for: "mail/other")
@@ -149,8 +164,9 @@ struct SealedStateTests {
         try sealed.save(draft, for: "mail/draft")
         try sealed.save(draft, for: "mail/outbox")
         var states = try StateExport(store: sealed).states
-        let clear = StoredState(path: "mail/clear", typeName: "Draft", version: 1, generation: 1, encoding: .json,
-                                updatedAt: Date(), bytes: Data(#"{"subject":"half-way through a sealing"}"#.utf8))
+        let clear = StoredState(
+            path: "mail/clear", typeName: "Draft", version: 1, generation: 1, encoding: .json,
+            updatedAt: Date(), bytes: Data(#"{"subject":"half-way through a sealing"}"#.utf8))
         // An export taken half-way through a sealing, clear rows first or last: restored whole.
         for order in [[clear] + states, states + [clear]] {
             let copy = TemporaryFolder()
@@ -181,7 +197,9 @@ struct SealedStateTests {
         let error = StateStoreError.keyMismatch(path: "mail/draft", found: right.id, configured: wrong.id)
         #expect(error.description.contains(right.id) && error.description.contains(wrong.id))
         #expect(!"\(right)".contains("sealing") && "\(right)".contains(right.id))
-        #expect(StateStoreError.keyMismatch(path: "a", found: right.id, configured: nil).description.contains("was given no key"))
+        #expect(
+            StateStoreError.keyMismatch(path: "a", found: right.id, configured: nil).description.contains(
+                "was given no key"))
     }
 
     @Test func aSealedValueMovedToAnotherRowOrTypeDoesNotOpen() throws {
@@ -190,7 +208,12 @@ struct SealedStateTests {
         try sealed.save(draft, for: "mail/draft")
         try sealed.save(Draft(to: [], subject: "other", body: ""), for: "mail/other")
         // Another tool copies one row's sealed bytes over the other's, checksum and all.
-        _ = try CLI.tool("sqlite3", [database, "UPDATE states SET bytes = (SELECT bytes FROM states WHERE path = 'mail/draft'), checksum = (SELECT checksum FROM states WHERE path = 'mail/draft') WHERE path = 'mail/other'"])
+        _ = try CLI.tool(
+            "sqlite3",
+            [
+                database,
+                "UPDATE states SET bytes = (SELECT bytes FROM states WHERE path = 'mail/draft'), checksum = (SELECT checksum FROM states WHERE path = 'mail/draft') WHERE path = 'mail/other'",
+            ])
         #expect(throws: StateStoreError.sealedStateUnopenable(path: "mail/other", keyID: key.id)) {
             try sealed.restore(Draft.self, for: "mail/other")
         }
@@ -250,8 +273,9 @@ struct SealedStateTests {
         #expect(throws: StateStoreError.keyRequired(file: database, keyID: key.id)) {
             try keyless.save(Draft(to: [], subject: "the secret plan B", body: ""), for: "mail/new")
         }
-        let clear = StoredState(path: "mail/new", typeName: "Draft", version: 1, generation: 1, encoding: .json,
-                                updatedAt: Date(), bytes: Data(#"{"subject":"the secret plan B"}"#.utf8))
+        let clear = StoredState(
+            path: "mail/new", typeName: "Draft", version: 1, generation: 1, encoding: .json,
+            updatedAt: Date(), bytes: Data(#"{"subject":"the secret plan B"}"#.utf8))
         #expect(throws: StateStoreError.keyRequired(file: database, keyID: key.id)) {
             try keyless.write { (transaction) throws(StateStoreError) in try transaction.insert(verbatim: clear) }
         }
@@ -271,7 +295,10 @@ struct SealedStateTests {
         let key = try testKey(1)
         let sealed = try store(key)
         try sealed.save(draft, for: "mail/draft")
-        #expect(try sealed.write { (transaction) throws(StateStoreError) in try transaction.moveState(from: "mail/draft", to: "mail/compose") })
+        #expect(
+            try sealed.write { (transaction) throws(StateStoreError) in
+                try transaction.moveState(from: "mail/draft", to: "mail/compose")
+            })
         #expect(try sealed.restore(Draft.self, for: "mail/compose") == draft)
         #expect(try sealed.state(at: "mail/compose")?.keyID == key.id)
         #expect(try sealed.quarantinedStates().isEmpty)
@@ -295,7 +322,9 @@ struct SealedStateTests {
             func seal(_ plaintext: Data, identity: SealedRowIdentity) throws -> Data { plaintext }
             func open(_ sealed: Data, keyID: String, identity: SealedRowIdentity) throws -> Data { sealed }
         }
-        #expect(throws: StateStoreError.invalidKeyID("a,b")) { try StateStore(path: database, options: .init(sealer: Commas())) }
+        #expect(throws: StateStoreError.invalidKeyID("a,b")) {
+            try StateStore(path: database, options: .init(sealer: Commas()))
+        }
         let sealed = try store(try testKey(1))
         #expect(throws: StateStoreError.self) {
             try sealed.save(encoded: Data("{}".utf8), encoding: .json, typeName: "T", version: (1 << 32) + 1, for: "v")
@@ -362,17 +391,29 @@ struct StateKeySourceTests {
         #expect(throws: StateKeyError.tooShort(source: "key file \(short)", byteCount: 9)) { try StateKey.file(short) }
         for (name, bytes) in [("empty", [UInt8]()), ("newline", [0x0A]), ("crlf", [0x0D, 0x0A])] {
             let path = write(bytes, mode: 0o600, to: name)
-            #expect(throws: StateKeyError.tooShort(source: "key file \(path)", byteCount: 0)) { try StateKey.file(path) }
+            #expect(throws: StateKeyError.tooShort(source: "key file \(path)", byteCount: 0)) {
+                try StateKey.file(path)
+            }
         }
         let big = write([UInt8](repeating: 0x41, count: StateKey.maximumByteCount + 1), mode: 0o600, to: "big")
         #expect(throws: StateKeyError.self) { try StateKey.file(big) }
         let fifo = folder.file("fifo")
         #expect(mkfifo(fifo, 0o600) == 0)
-        #expect(throws: StateKeyError.unreadable(path: fifo, reason: "it is not a regular file")) { try StateKey.file(fifo) }
-        #expect(throws: StateKeyError.unreadable(path: "/dev/zero", reason: "it is not a regular file")) { try StateKey.file("/dev/zero") }
-        #expect(throws: StateKeyError.notFound(path: folder.file("nothing"))) { try StateKey.file(folder.file("nothing")) }
-        #expect(throws: StateKeyError.unreadable(path: folder.path, reason: "it is not a regular file")) { try StateKey.file(folder.path) }
-        #expect(throws: StateKeyError.tooShort(source: "a key passed by the app", byteCount: 16)) { try StateKey(bytes: [UInt8](repeating: 1, count: 16)) }
+        #expect(throws: StateKeyError.unreadable(path: fifo, reason: "it is not a regular file")) {
+            try StateKey.file(fifo)
+        }
+        #expect(throws: StateKeyError.unreadable(path: "/dev/zero", reason: "it is not a regular file")) {
+            try StateKey.file("/dev/zero")
+        }
+        #expect(throws: StateKeyError.notFound(path: folder.file("nothing"))) {
+            try StateKey.file(folder.file("nothing"))
+        }
+        #expect(throws: StateKeyError.unreadable(path: folder.path, reason: "it is not a regular file")) {
+            try StateKey.file(folder.path)
+        }
+        #expect(throws: StateKeyError.tooShort(source: "a key passed by the app", byteCount: 16)) {
+            try StateKey(bytes: [UInt8](repeating: 1, count: 16))
+        }
     }
 
     @Test func aCredentialIsReadFromTheCredentialsDirectory() throws {
@@ -401,7 +442,8 @@ struct SealedStateProcessTests {
     func keyFile(_ name: String, seed: UInt8) -> String {
         let path = folder.file(name)
         let bytes = (0..<32).map { UInt8(truncatingIfNeeded: Int($0) &* 17 &+ Int(seed)) }
-        #expect(FileManager.default.createFile(atPath: path, contents: Data(bytes), attributes: [.posixPermissions: 0o600]))
+        #expect(
+            FileManager.default.createFile(atPath: path, contents: Data(bytes), attributes: [.posixPermissions: 0o600]))
         return path
     }
 
@@ -427,7 +469,8 @@ struct SealedStateProcessTests {
     }
 
     func rows() throws -> String {
-        try CLI.tool("sqlite3", [database, "SELECT path, generation, checksum, key_id, hex(bytes) FROM states ORDER BY path"])
+        try CLI.tool(
+            "sqlite3", [database, "SELECT path, generation, checksum, key_id, hex(bytes) FROM states ORDER BY path"])
     }
 
     @Test func theWrongKeyThenNoKeyThenTheRightOneFindsEverything() throws {
@@ -447,11 +490,17 @@ struct SealedStateProcessTests {
         session.waitUntilExit()
 
         let sealed = try rows()
-        #expect(try CLI.tool("sqlite3", [database, "SELECT count(*), count(key_id), count(DISTINCT key_id), max(key_id) FROM states"]) == "4|4|1|\(rightID)\n")
+        #expect(
+            try CLI.tool(
+                "sqlite3",
+                [database, "SELECT count(*), count(key_id), count(DISTINCT key_id), max(key_id) FROM states"])
+                == "4|4|1|\(rightID)\n")
         #expect(!sealed.contains(Data("grace@example.org".utf8).map { String(format: "%02X", $0) }.joined()))
 
         // Launched with the wrong key, then with none: each state is reported, nothing changes.
-        for (environment, configured) in [(["STATESTORE_KEY_FILE": wrong], "was given key \(wrongID)"), ([:], "was given no key")] {
+        for (environment, configured) in [
+            (["STATESTORE_KEY_FILE": wrong], "was given key \(wrongID)"), ([:], "was given no key"),
+        ] {
             let launch = try worker("app-peak", environment: environment)
             #expect(launch.status == 0)
             let errors = launch.values["error", default: ""].split(separator: "\n")
@@ -459,7 +508,10 @@ struct SealedStateProcessTests {
             // A restore names the key it was given; a save is refused for the database as a whole.
             #expect(errors.allSatisfy { $0.contains("sealed") && $0.contains(rightID) }, "\(errors)")
             #expect(errors.contains { $0.contains(configured) }, "\(errors)")
-            #expect(errors.allSatisfy { $0.contains(configured) || $0.contains("which this store was not given, so it writes nothing") }, "\(errors)")
+            #expect(
+                errors.allSatisfy {
+                    $0.contains(configured) || $0.contains("which this store was not given, so it writes nothing")
+                }, "\(errors)")
             #expect(try rows() == sealed)
             #expect(try CLI.tool("sqlite3", [database, "SELECT count(*) FROM quarantine"]) == "0\n")
         }

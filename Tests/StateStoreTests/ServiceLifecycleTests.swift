@@ -2,10 +2,11 @@ import Foundation
 import ServiceLifecycle
 import ServiceLifecycleTestKit
 import StateStoreCrypto
+import StateStoreSQLite
 import StateStoreServiceLifecycle
 import Testing
+
 @testable import StateStore
-import StateStoreSQLite
 
 /// The mail app run by a real `ServiceGroup` in a real process (`statestore-service-worker`):
 /// the group owns SIGTERM and SIGINT, and its graceful shutdown flushes the application.
@@ -41,7 +42,9 @@ struct ServiceLifecycleProcessTests {
         lines += rest.split(separator: "\n").map(String.init)
         let standardError = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
-        return Run(status: process.terminationStatus, reason: process.terminationReason, lines: lines, standardError: standardError)
+        return Run(
+            status: process.terminationStatus, reason: process.terminationReason, lines: lines,
+            standardError: standardError)
     }
 
     /// What a relaunch of the mail app (`statestore-worker app-report`) restored.
@@ -66,9 +69,10 @@ struct ServiceLifecycleProcessTests {
     @Test func theStateServiceIsRefusedWhenTheApplicationInstalledItsHandlersFirst() throws {
         let run = try run("handlers-first", signal: nil)
         #expect(run.status == 1)
-        #expect(run.standardError.contains(
-            "SIGTERM and SIGINT are already handled by installTerminationHandlers(), so a ServiceGroup (ApplicationStateService) was refused"
-        ))
+        #expect(
+            run.standardError.contains(
+                "SIGTERM and SIGINT are already handled by installTerminationHandlers(), so a ServiceGroup (ApplicationStateService) was refused"
+            ))
         // Nothing was lost by the refusal: the last save is there.
         let store = try StateStore(path: database, options: .init(readOnly: true))
         let draft = try #require(try store.entries().first { $0.path.rawValue.hasSuffix("compose") })
@@ -78,9 +82,12 @@ struct ServiceLifecycleProcessTests {
     @Test func installingTheHandlersWhileTheGroupRunsIsRefusedAndReported() throws {
         let run = try run("handlers-during", signal: SIGTERM)
         #expect(run.lines.first == "installed=false")
-        #expect(run.lines.contains {
-            $0.hasPrefix("error=SIGTERM and SIGINT are already handled by a ServiceGroup (ApplicationStateService), so installTerminationHandlers() was refused")
-        })
+        #expect(
+            run.lines.contains {
+                $0.hasPrefix(
+                    "error=SIGTERM and SIGINT are already handled by a ServiceGroup (ApplicationStateService), so installTerminationHandlers() was refused"
+                )
+            })
         // The group still owns the signals and flushes.
         #expect(run.reason == .exit && run.status == 0)
         #expect(try relaunch()["compose"] == "grace@example.org|Hello, world")
@@ -102,9 +109,10 @@ struct ServiceLifecycleProcessTests {
     @Test func aFinalSaveThatCannotBeSyncedIsThrownFromRun() throws {
         let run = try run("sync-fails", signal: SIGTERM)
         #expect(run.reason == .exit && run.status == 1, "\(run)")
-        #expect(run.standardError.contains(
-            "The application's state was committed at shutdown, but could not be synced to storage, so a power cut may take back what changed since its last sync: "
-        ), "\(run.standardError)")
+        #expect(
+            run.standardError.contains(
+                "The application's state was committed at shutdown, but could not be synced to storage, so a power cut may take back what changed since its last sync: "
+            ), "\(run.standardError)")
         #expect(run.standardError.contains("disk I/O error"), "\(run.standardError)")
         #expect(try relaunch()["compose"] == "grace@example.org|Hello, world")
     }
@@ -115,9 +123,10 @@ struct ServiceLifecycleProcessTests {
     @Test func aFinalSaveKeptOutIsThrownAsSuchWhenTheSyncAfterItFailsToo() throws {
         let run = try run("sync-fails-locked", signal: SIGTERM)
         #expect(run.reason == .exit && run.status == 1, "\(run)")
-        #expect(run.standardError.contains(
-            "The application's state could not be saved at shutdown, so what changed since its last save is lost: "
-        ), "\(run.standardError)")
+        #expect(
+            run.standardError.contains(
+                "The application's state could not be saved at shutdown, so what changed since its last save is lost: "
+            ), "\(run.standardError)")
         #expect(run.standardError.contains("locked"), "\(run.standardError)")
         #expect(try relaunch()["compose"] != "grace@example.org|Hello, world")
     }
@@ -154,7 +163,8 @@ struct ServiceLifecycleServiceTests {
         // The test kit's shutdown traps no signal, so the service claims none (other tests in
         // this process install the application's own handlers).
         try await testGracefulShutdown { trigger in
-            async let running: Void = ApplicationStateService(application: application, claimsTerminationSignals: false).run()
+            async let running: Void = ApplicationStateService(application: application, claimsTerminationSignals: false)
+                .run()
             trigger.triggerGracefulShutdown()
             try await running
         }
@@ -170,7 +180,8 @@ struct ServiceLifecycleServiceTests {
     @Test func aFinalSaveThatFailsIsThrownFromRun() async throws {
         let database = folder.file("locked.sqlite")
         let application = try await MainActor.run {
-            try Self.noteApplication(try StateStore(path: database, options: .init(busyTimeout: .milliseconds(50))), flushedFirst: true)
+            try Self.noteApplication(
+                try StateStore(path: database, options: .init(busyTimeout: .milliseconds(50))), flushedFirst: true)
         }
         beforeRawSQLite()
         var handle: OpaquePointer?
@@ -179,13 +190,16 @@ struct ServiceLifecycleServiceTests {
         try #require(sqlite3_exec(handle, "BEGIN IMMEDIATE", nil, nil, nil) == SQLITE_OK)
         await #expect {
             try await testGracefulShutdown { trigger in
-                async let running: Void = ApplicationStateService(application: application, claimsTerminationSignals: false).run()
+                async let running: Void = ApplicationStateService(
+                    application: application, claimsTerminationSignals: false
+                ).run()
                 trigger.triggerGracefulShutdown()
                 try await running
             }
         } throws: { error in
             guard let unsaved = error as? UnsavedStateError, case .store(.busy) = unsaved.problem else { return false }
-            return "\(unsaved)".hasPrefix("The application's state could not be saved at shutdown, so what changed since its last save is lost: ")
+            return "\(unsaved)".hasPrefix(
+                "The application's state could not be saved at shutdown, so what changed since its last save is lost: ")
         }
         #expect(await application.isTerminated)
         // Read while the lock is still held (a reader of a WAL database is not blocked): the
@@ -204,7 +218,9 @@ struct ServiceLifecycleServiceTests {
         let database = folder.file("protected.sqlite")
         let application: Application = try await MainActor.run {
             let seed = try StateStore(path: database)
-            try seed.save(encoded: Data(#"{"secret":"s3cret","text":"precious"}"#.utf8), encoding: .json, typeName: "Old.State", version: 1, for: "nav/detail")
+            try seed.save(
+                encoded: Data(#"{"secret":"s3cret","text":"precious"}"#.utf8), encoding: .json, typeName: "Old.State",
+                version: 1, for: "nav/detail")
             let store = try StateStore(path: database, options: .init(busyTimeout: .milliseconds(200)))
             let storyboard = Storyboard()
             storyboard.register("root") { ViewController() }
@@ -212,7 +228,8 @@ struct ServiceLifecycleServiceTests {
             let application = Application(store: store, storyboard: storyboard)
             application.restorationCoordinator?.errorHandler = { _ in }
             let window = Window(size: Size(width: 400, height: 800), orientation: .portrait, application: application)
-            let navigation = NavigationController(rootViewController: try storyboard.instantiateViewController(withIdentifier: "root"))
+            let navigation = NavigationController(
+                rootViewController: try storyboard.instantiateViewController(withIdentifier: "root"))
             navigation.restorationIdentifier = "nav"
             window.rootViewController = navigation
             window.makeKeyAndVisible()
@@ -222,7 +239,8 @@ struct ServiceLifecycleServiceTests {
             try #require(sqlite3_open_v2(database, &handle, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK)
             defer { sqlite3_close_v2(handle) }
             try #require(sqlite3_exec(handle, "BEGIN IMMEDIATE", nil, nil, nil) == SQLITE_OK)
-            let detail = try #require(try storyboard.instantiateViewController(withIdentifier: "detail") as? NoteController)
+            let detail = try #require(
+                try storyboard.instantiateViewController(withIdentifier: "detail") as? NoteController)
             navigation.pushViewController(detail, animated: false)
             try #require(sqlite3_exec(handle, "ROLLBACK", nil, nil, nil) == SQLITE_OK)
             detail.restorableState.text = "typed, never saved"
@@ -230,7 +248,9 @@ struct ServiceLifecycleServiceTests {
         }
         await #expect(throws: UnsavedStateError.self) {
             try await testGracefulShutdown { trigger in
-                async let running: Void = ApplicationStateService(application: application, claimsTerminationSignals: false).run()
+                async let running: Void = ApplicationStateService(
+                    application: application, claimsTerminationSignals: false
+                ).run()
                 trigger.triggerGracefulShutdown()
                 try await running
             }
@@ -249,12 +269,15 @@ struct ServiceLifecycleServiceTests {
         let application = try await MainActor.run { try Self.noteApplication(try StateStore(path: database)) }
         await #expect {
             try await testGracefulShutdown { trigger in
-                async let running: Void = ApplicationStateService(application: application, claimsTerminationSignals: false).run()
+                async let running: Void = ApplicationStateService(
+                    application: application, claimsTerminationSignals: false
+                ).run()
                 trigger.triggerGracefulShutdown()
                 try await running
             }
         } throws: { error in
-            guard let unsaved = error as? UnsavedStateError, case .store(.keyRequired(_, let keyID)) = unsaved.problem else { return false }
+            guard let unsaved = error as? UnsavedStateError, case .store(.keyRequired(_, let keyID)) = unsaved.problem
+            else { return false }
             return keyID == key.id
         }
         #expect(try StateStore(path: database, options: .init(readOnly: true)).entries().isEmpty)
@@ -280,7 +303,8 @@ enum MonitorThreads {
     /// A fixture root with a roomy meminfo, so a monitor reads nothing of the machine's.
     static func fixture(in folder: TemporaryFolder) throws -> MemoryPressureMonitor.Configuration {
         let root = folder.file("root-\(UUID().uuidString)")
-        try MemoryFixtures.write(MemoryFixtures.meminfo(totalKB: 8_000_000, availableKB: 6_000_000), to: "/proc/meminfo", in: root)
+        try MemoryFixtures.write(
+            MemoryFixtures.meminfo(totalKB: 8_000_000, availableKB: 6_000_000), to: "/proc/meminfo", in: root)
         return MemoryPressureMonitor.Configuration(root: root)
     }
 
@@ -307,4 +331,3 @@ enum MonitorThreads {
         return false
     }
 }
-

@@ -11,7 +11,8 @@ enum Snapshot {
     static let updating = ProcessInfo.processInfo.environment["STATESTORE_UPDATE_SNAPSHOTS"] == "1"
 
     /// The package's root folder, where `Package.swift` is.
-    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
 
     /// `Tests/StateStoreTests/Snapshots/`.
     static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appending(path: "Snapshots")
@@ -31,9 +32,12 @@ enum Snapshot {
         let committed = try? String(contentsOf: url, encoding: .utf8)
         if updating {
             guard committed.map(normalize) != normalize(actual) else { return }
-            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
             try actual.write(to: url, atomically: true, encoding: .utf8)
-            Issue.record("Rewrote \(relative). Run the test again without STATESTORE_UPDATE_SNAPSHOTS to check it.", sourceLocation: sourceLocation)
+            Issue.record(
+                "Rewrote \(relative). Run the test again without STATESTORE_UPDATE_SNAPSHOTS to check it.",
+                sourceLocation: sourceLocation)
             return
         }
         guard let committed else {
@@ -42,7 +46,8 @@ enum Snapshot {
         }
         let expected = normalize(committed), got = normalize(actual)
         guard expected != got else { return }
-        Issue.record("""
+        Issue.record(
+            """
             \(relative) is not what statectl prints now (- committed, + actual):
             \(try diff(expected, got))
             If the new output is right, regenerate: \(regenerate)
@@ -54,6 +59,8 @@ enum Snapshot {
         let folder = TemporaryFolder("snapshot-diff")
         try old.write(toFile: folder.file("committed"), atomically: true, encoding: .utf8)
         try new.write(toFile: folder.file("actual"), atomically: true, encoding: .utf8)
-        return try CLI.tool("diff", ["-u", "--label", "committed", "--label", "actual", folder.file("committed"), folder.file("actual")])
+        return try CLI.tool(
+            "diff",
+            ["-u", "--label", "committed", "--label", "actual", folder.file("committed"), folder.file("actual")])
     }
 }

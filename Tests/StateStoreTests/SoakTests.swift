@@ -14,11 +14,14 @@ struct SoakTests {
     /// cgroup; that case, and delegated unprivileged v2, run in the VM lane (scripts/vm-cgroup2).
     static let cgroupWritable: Bool = {
         guard geteuid() == 0 else { return false }
-        let membership = CgroupMembership.parse((try? String(contentsOfFile: "/proc/self/cgroup", encoding: .utf8)) ?? "")
+        let membership = CgroupMembership.parse(
+            (try? String(contentsOfFile: "/proc/self/cgroup", encoding: .utf8)) ?? "")
         let mounts = MountInfo.parse((try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8)) ?? "")
         if membership.unifiedPath == "/", let mount = mounts.cgroup2, mount.root == "/",
-           access(mount.mountPoint + "/cgroup.type", F_OK) != 0 {
-            let controllers = (try? String(contentsOfFile: mount.mountPoint + "/cgroup.controllers", encoding: .utf8)) ?? ""
+            access(mount.mountPoint + "/cgroup.type", F_OK) != 0
+        {
+            let controllers =
+                (try? String(contentsOfFile: mount.mountPoint + "/cgroup.controllers", encoding: .utf8)) ?? ""
             if controllers.split(whereSeparator: \.isWhitespace).contains("memory") { return true }
         }
         guard let own = try? CgroupMemory.discover(), own.version == .v1 else { return false }
@@ -28,7 +31,9 @@ struct SoakTests {
     /// Whether `unshare -n` works here (root, or user namespaces allowed).
     static let unshareWorks: Bool = {
         let candidates: [String] = ["/usr/bin/unshare", "/bin/unshare"]
-        guard let unshare = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else { return false }
+        guard let unshare = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
+            return false
+        }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: unshare)
         process.arguments = ["-n", "true"]
@@ -40,7 +45,9 @@ struct SoakTests {
 
     static var workerBuilt: Bool {
         FileManager.default.isExecutableFile(
-            atPath: URL(fileURLWithPath: CLI.executable).deletingLastPathComponent().appendingPathComponent("statestore-worker").path)
+            atPath: URL(fileURLWithPath: CLI.executable).deletingLastPathComponent().appendingPathComponent(
+                "statestore-worker"
+            ).path)
     }
 
     /// Parses the summary and checks what every soak must show.
@@ -51,9 +58,13 @@ struct SoakTests {
         #expect(document["kind"] as? String == "soak")
         let invariants = try #require(document["invariants"] as? [[String: Any]])
         let names = Set(invariants.compactMap { $0["name"] as? String })
-        #expect(names == ["saves_restore_intact", "no_lifecycle_violations", "warnings_delivered", "critical_empties_caches",
-                          "critical_rss_falls", "crossings_detected", "live_controllers_return_to_baseline", "no_rss_upward_trend",
-                          "integrity_ok", "never_oom_killed"])
+        #expect(
+            names == [
+                "saves_restore_intact", "no_lifecycle_violations", "warnings_delivered", "critical_empties_caches",
+                "critical_rss_falls", "crossings_detected", "live_controllers_return_to_baseline",
+                "no_rss_upward_trend",
+                "integrity_ok", "never_oom_killed",
+            ])
         for invariant in invariants {
             #expect(invariant["ok"] as? Bool == true, "\(invariant["name"] ?? "?"): \(invariant["detail"] ?? "")")
         }
@@ -87,15 +98,18 @@ struct SoakTests {
         return warnings
     }
 
-    @Test(.enabled(if: cgroupWritable, "needs root and a writable memory cgroup (v1, or v2 with memory delegated)"),
-          .enabled(if: workerBuilt, "needs statestore-worker built beside statectl"),
-          .timeLimit(.minutes(10)))
+    @Test(
+        .enabled(if: cgroupWritable, "needs root and a writable memory cgroup (v1, or v2 with memory delegated)"),
+        .enabled(if: workerBuilt, "needs statestore-worker built beside statectl"),
+        .timeLimit(.minutes(10)))
     func shortSoakUnderRealCgroupPressure() throws {
         let folder = TemporaryFolder("soak-cgroup")
         let report = folder.file("soak.svg")
-        let result = try CLI.run(["soak", "--pressure", "cgroup", "--duration", "25s", "--controllers", "300",
-                                  "--memory-limit", "192MiB", "--seed", "7", "--relaunch-interval", "6s",
-                                  "--json", "--report", report])
+        let result = try CLI.run([
+            "soak", "--pressure", "cgroup", "--duration", "25s", "--controllers", "300",
+            "--memory-limit", "192MiB", "--seed", "7", "--relaunch-interval", "6s",
+            "--json", "--report", report,
+        ])
         let document = try summary(result)
         #expect(document["pressure"] as? String == "cgroup")
         #expect(document["harness_oom_killed"] as? Bool == false)
@@ -115,8 +129,10 @@ struct SoakTests {
         let database = folder.file("soak.sqlite")
         // 40 s: the RSS trend is fitted over the second half, and in a shorter run that half is
         // still warm-up (on a loaded machine a 22 s run drifted past the 8 MiB budget 2 times in 8).
-        let result = try CLI.run(["soak", "--pressure", "synthetic", "--duration", "40s", "--controllers", "150",
-                                  "--seed", "3", "--relaunch-interval", "6s", "--db", database, "--json"])
+        let result = try CLI.run([
+            "soak", "--pressure", "synthetic", "--duration", "40s", "--controllers", "150",
+            "--seed", "3", "--relaunch-interval", "6s", "--db", database, "--json",
+        ])
         let document = try summary(result)
         #expect(document["pressure"] as? String == "synthetic")
         #expect(document["database"] as? String == database)
@@ -132,12 +148,17 @@ struct SoakTests {
     @Test(.enabled(if: unshareWorks, "needs unshare -n (root or user namespaces)"), .timeLimit(.minutes(10)))
     func soakRunsWithoutLoopback() throws {
         let started = Date()
-        let result = try CLI.run(["-c", "exec timeout -k 5 60 unshare -n \"$0\" soak --duration 4s --pressure synthetic --controllers 50 --json",
-                                  CLI.executable], executable: "/bin/sh")
+        let result = try CLI.run(
+            [
+                "-c",
+                "exec timeout -k 5 60 unshare -n \"$0\" soak --duration 4s --pressure synthetic --controllers 50 --json",
+                CLI.executable,
+            ], executable: "/bin/sh")
         #expect(!result.stderr.contains("CFSocket"), "\(result)")
         #expect(result.status != 124 && result.status != 137, "timed out: \(result)")
         #expect(Date().timeIntervalSince(started) < 50)
-        let document = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], "\(result)")
+        let document = try #require(
+            try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], "\(result)")
         #expect(document["interrupted"] as? Bool == false)
         let verification = try #require(document["final_verification"] as? [String: Any], "\(result)")
         #expect(verification["lost"] as? Int == 0)
@@ -148,8 +169,12 @@ struct SoakTests {
     @Test(.enabled(if: unshareWorks, "needs unshare -n (root or user namespaces)"), .timeLimit(.minutes(10)))
     func soakWithoutLoopbackHearsSigterm() throws {
         let started = Date()
-        let result = try CLI.run(["-c", "exec timeout --preserve-status -k 20 4 unshare -n \"$0\" soak --duration 60s --pressure synthetic --controllers 50 --json",
-                                  CLI.executable], executable: "/bin/sh")
+        let result = try CLI.run(
+            [
+                "-c",
+                "exec timeout --preserve-status -k 20 4 unshare -n \"$0\" soak --duration 60s --pressure synthetic --controllers 50 --json",
+                CLI.executable,
+            ], executable: "/bin/sh")
         #expect(result.status == 130, "\(result)")
         #expect(Date().timeIntervalSince(started) < 22, "took \(Date().timeIntervalSince(started)) s")
         #expect(!result.stderr.contains("CFSocket"), "\(result)")
@@ -158,14 +183,22 @@ struct SoakTests {
 
     /// Unprivileged, outside any delegated subtree: the soak cannot make a cgroup and says why,
     /// naming each hierarchy it looked at, and what would work instead.
-    @Test(.enabled(if: CLI.canRunAsNobody, "needs root, /usr/bin/setpriv and a statectl that nobody can run"), .timeLimit(.minutes(10)))
+    @Test(
+        .enabled(if: CLI.canRunAsNobody, "needs root, /usr/bin/setpriv and a statectl that nobody can run"),
+        .timeLimit(.minutes(10)))
     func cgroupSoakWithoutPrivilegeNamesWhatIsMissing() throws {
-        let result = try CLI.run(["-c", "cd / && exec /usr/bin/setpriv --reuid 65534 --regid 65534 --clear-groups \"$0\" soak --pressure cgroup --duration 5s",
-                                  CLI.executable], executable: "/bin/sh")
+        let result = try CLI.run(
+            [
+                "-c",
+                "cd / && exec /usr/bin/setpriv --reuid 65534 --regid 65534 --clear-groups \"$0\" soak --pressure cgroup --duration 5s",
+                CLI.executable,
+            ], executable: "/bin/sh")
         #expect(result.status == 1, "\(result)")
         #expect(result.stderr.hasPrefix("statectl: no memory cgroup to run the soak in: "), "\(result)")
         let unified = result.stderr.contains("cgroup v2") || result.stderr.contains("no cgroup v2 hierarchy is mounted")
-        let legacy = result.stderr.contains("cgroup v1 memory needs root") || result.stderr.contains("no cgroup v1 memory hierarchy")
+        let legacy =
+            result.stderr.contains("cgroup v1 memory needs root")
+            || result.stderr.contains("no cgroup v1 memory hierarchy")
         #expect(unified && legacy, "\(result)")
         #expect(result.stderr.contains("Delegate=yes") && result.stderr.contains("--pressure synthetic"), "\(result)")
     }
@@ -174,8 +207,12 @@ struct SoakTests {
     /// names of what broke: never with an empty list.
     @Test(.timeLimit(.minutes(10)))
     func interruptedTextSummaryEndsWithWhatHeld() throws {
-        let result = try CLI.run(["-c", "exec timeout --preserve-status -k 20 4 \"$0\" soak --duration 60s --pressure synthetic --controllers 50",
-                                  CLI.executable], executable: "/bin/sh")
+        let result = try CLI.run(
+            [
+                "-c",
+                "exec timeout --preserve-status -k 20 4 \"$0\" soak --duration 60s --pressure synthetic --controllers 50",
+                CLI.executable,
+            ], executable: "/bin/sh")
         #expect(result.status == 130, "\(result)")
         let last = try #require(result.stdout.split(separator: "\n").last.map(String.init), "\(result)")
         let broken = result.stdout.split(separator: "\n").filter { $0.hasPrefix("  BROKEN ") }
@@ -201,7 +238,9 @@ struct SoakTests {
         for report in [folder.file("missing/timeline.svg"), folder.path] {
             let unwritable = try CLI.run(["soak", "--duration", "60s", "--pressure", "synthetic", "--report", report])
             #expect(unwritable.status == 1, "\(unwritable)")
-            #expect(unwritable.stderr.hasPrefix("statectl: Cannot write the report") && unwritable.stdout.isEmpty, "\(unwritable)")
+            #expect(
+                unwritable.stderr.hasPrefix("statectl: Cannot write the report") && unwritable.stdout.isEmpty,
+                "\(unwritable)")
         }
         #expect(Date().timeIntervalSince(started) < 30, "a refused soak ran: \(Date().timeIntervalSince(started)) s")
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import StateStore
 
 @Suite("Saving and restoring")
@@ -51,7 +52,10 @@ struct StoreStateTests {
     /// others, and UTF-8 beyond ASCII, as JSONDecoder and SQLite's own JSON functions read it.
     @Test func theQuerysListQuotesAnyTextAsJSONReadsItBack() throws {
         var texts = (0..<0x80).map { String(UnicodeScalar(UInt8($0))) }
-        texts += ["", "plain/path", "a\"b\\c\nd\u{1}e\u{1F}f\u{7F}", "caf\u{E9}/\u{1F600}", String(repeating: "\\\"", count: 40)]
+        texts += [
+            "", "plain/path", "a\"b\\c\nd\u{1}e\u{1F}f\u{7F}", "caf\u{E9}/\u{1F600}",
+            String(repeating: "\\\"", count: 40),
+        ]
         texts.append(texts.joined())
         func list(of texts: [String]) -> [UInt8] {
             var list: [UInt8] = [UInt8(ascii: "[")]
@@ -99,15 +103,21 @@ struct StoreStateTests {
     /// Given the version it saved with, `restore` refuses a row of another version rather than
     /// decoding its bytes: here version 1's shape decodes as version 2 with a member lost.
     @Test func restoreWithAVersionRefusesARowOfAnotherVersion() throws {
-        struct Version1: Codable, Sendable { var text = "kept"; var words = 2 }
+        struct Version1: Codable, Sendable {
+            var text = "kept"
+            var words = 2
+        }
         struct Version2: Codable, Sendable, Equatable { var text = "" }
         let store = try StateStore(path: path)
         try store.save(Version1(), for: "root/note", version: 1)
         #expect(try store.restore(Version2.self, for: "root/note") == Version2(text: "kept"))
         #expect(try store.restore(Version2.self, for: "root/note", version: 1) == Version2(text: "kept"))
-        #expect(throws: StateStoreError.decodingFailed(
-            path: "root/note", reason: "it was saved as version 1 of \(String(reflecting: Version1.self)), not version 2"
-        )) {
+        #expect(
+            throws: StateStoreError.decodingFailed(
+                path: "root/note",
+                reason: "it was saved as version 1 of \(String(reflecting: Version1.self)), not version 2"
+            )
+        ) {
             try store.restore(Version2.self, for: "root/note", version: 2)
         }
         #expect(try store.entries().map(\.version) == [1])
@@ -150,7 +160,8 @@ struct StoreStateTests {
         for (index, path) in paths.enumerated() { try store.save(index, for: path) }
         for (index, path) in paths.enumerated() { #expect(try store.restore(Int.self, for: path) == index) }
         #expect(try store.entries().map(\.path) == paths.sorted())
-        #expect(try store.entries().map { Array($0.path.rawValue.utf8) } == paths.sorted().map { Array($0.rawValue.utf8) })
+        #expect(
+            try store.entries().map { Array($0.path.rawValue.utf8) } == paths.sorted().map { Array($0.rawValue.utf8) })
         let reopened = try StateStore(path: path)
         for (index, path) in paths.enumerated() { #expect(try reopened.restore(Int.self, for: path) == index) }
         #expect(try store.entries().count == paths.count)
@@ -178,8 +189,10 @@ struct StoreStateTests {
         #expect(marked.hasPrefix("root"))
         #expect(marked.hasPrefix(marked) && !marked.hasPrefix("roo") && !RestorationPath("ab").hasPrefix("a"))
         // Bytes, not characters: a composed é is not the prefix its decomposed spelling starts.
-        #expect(!(try RestorationPath(validating: "caf\u{E9}/x")).hasPrefix(try RestorationPath(validating: "cafe\u{301}")))
-        #expect((try RestorationPath(validating: "caf\u{E9}/x")).hasPrefix(try RestorationPath(validating: "caf\u{E9}")))
+        #expect(
+            !(try RestorationPath(validating: "caf\u{E9}/x")).hasPrefix(try RestorationPath(validating: "cafe\u{301}")))
+        #expect(
+            (try RestorationPath(validating: "caf\u{E9}/x")).hasPrefix(try RestorationPath(validating: "caf\u{E9}")))
         #expect(marked == (try RestorationPath(components: ["root", "\u{301}mark"])))
         #expect(throws: StateStoreError.self) { try RestorationPath(components: ["root/\u{301}mark"]) }
         try store.save(1, for: marked)
@@ -199,7 +212,9 @@ struct StoreStateTests {
     }
 
     @Test func invalidPathsAreRejected() {
-        for bad in ["", "root//x", "/root", "root/", "root/nul\u{0}", "root/tab\tx", String(repeating: "a", count: 1025)] {
+        for bad in [
+            "", "root//x", "/root", "root/", "root/nul\u{0}", "root/tab\tx", String(repeating: "a", count: 1025),
+        ] {
             #expect(throws: StateStoreError.self) { try RestorationPath(validating: bad) }
         }
         #expect(throws: StateStoreError.self) { try RestorationPath(components: ["a", "b/c"]) }
@@ -209,15 +224,23 @@ struct StoreStateTests {
     /// error) its components get one by one.
     @Test func aPathValidatedWholeIsItsComponentsValidated() {
         var generator = SplitMix(seed: 0x9A7)
-        let pieces = ["a", "/", "//", " ", "~", "\u{1F}", "\u{7F}", "\u{85}", "é", "e\u{301}", "\u{0}", String(repeating: "b", count: 300)]
+        let pieces = [
+            "a", "/", "//", " ", "~", "\u{1F}", "\u{7F}", "\u{85}", "é", "e\u{301}", "\u{0}",
+            String(repeating: "b", count: 300),
+        ]
         for _ in 0..<5_000 {
-            let text = (0..<Int(generator.next() % 9)).map { _ in pieces[Int(generator.next() % UInt64(pieces.count))] }.joined()
+            let text = (0..<Int(generator.next() % 9)).map { _ in pieces[Int(generator.next() % UInt64(pieces.count))] }
+                .joined()
             let whole = Result { () throws(StateStoreError) in try RestorationPath(validating: text) }
             let split = Result { () throws(StateStoreError) in
-                try RestorationPath(components: text.unicodeScalars.split(separator: "/", omittingEmptySubsequences: false).map { String($0) })
+                try RestorationPath(
+                    components: text.unicodeScalars.split(separator: "/", omittingEmptySubsequences: false).map {
+                        String($0)
+                    })
             }
             switch (whole, split) {
-            case (.success(let path), .success(let expected)): #expect(path == expected && path.hashValue == expected.hashValue)
+            case (.success(let path), .success(let expected)):
+                #expect(path == expected && path.hashValue == expected.hashValue)
             case (.failure(let error), .failure(let expected)): #expect(error.description == expected.description)
             default: Issue.record("\(text.debugDescription): \(whole) against \(split)")
             }
@@ -227,10 +250,13 @@ struct StoreStateTests {
     @Test func aPathFoundLeafFirstIsItsIdentifiersFromTheRoot() throws {
         // Built from the identifiers a walk up meets (the leaf first), below a scene's prefix.
         let accepted: [(String?, [String], String)] = [
-            (nil, ["page"], "page"), (nil, ["page", "nav"], "nav/page"), ("window2", ["page", "nav"], "window2/nav/page"),
+            (nil, ["page"], "page"), (nil, ["page", "nav"], "nav/page"),
+            ("window2", ["page", "nav"], "window2/nav/page"),
             (nil, ["\u{301}mark", "caf\u{E9}"], "caf\u{E9}/\u{301}mark"),
-            (nil, [String(repeating: "b", count: 423), String(repeating: "a", count: 600)],
-             String(repeating: "a", count: 600) + "/" + String(repeating: "b", count: 423)),
+            (
+                nil, [String(repeating: "b", count: 423), String(repeating: "a", count: 600)],
+                String(repeating: "a", count: 600) + "/" + String(repeating: "b", count: 423)
+            ),
         ]
         for (prefix, leafFirst, expected) in accepted {
             let path = try RestorationPath(prefix: prefix, leafFirst: leafFirst)
@@ -241,18 +267,23 @@ struct StoreStateTests {
         }
         // Rejected, each with the whole path and the reason.
         let rejected: [(String?, [String], String)] = [
-            (nil, [], "it has no components"), (nil, ["a", "b/c"], "contains \"/\""), (nil, ["a", ""], "a component is empty"),
+            (nil, [], "it has no components"), (nil, ["a", "b/c"], "contains \"/\""),
+            (nil, ["a", ""], "a component is empty"),
             (nil, [""], "a component is empty"), ("", ["a"], "a component is empty"), ("w/x", ["a"], "contains \"/\""),
             (nil, ["tab\tx"], "control character"), (nil, ["del\u{7F}"], "control character"),
             (nil, ["next\u{85}line"], "control character"),
-            (nil, [String(repeating: "b", count: 424), String(repeating: "a", count: 600)], "longer than 1024 UTF-8 bytes"),
+            (
+                nil, [String(repeating: "b", count: 424), String(repeating: "a", count: 600)],
+                "longer than 1024 UTF-8 bytes"
+            ),
         ]
         for (prefix, leafFirst, reason) in rejected {
             #expect {
                 try RestorationPath(prefix: prefix, leafFirst: leafFirst)
             } throws: { error in
                 guard case StateStoreError.invalidPath(let joined, let found) = error else { return false }
-                return found.contains(reason) && joined == ((prefix.map { [$0] } ?? []) + leafFirst.reversed()).joined(separator: "/")
+                return found.contains(reason)
+                    && joined == ((prefix.map { [$0] } ?? []) + leafFirst.reversed()).joined(separator: "/")
             }
         }
     }

@@ -1,6 +1,7 @@
-import StateStoreSQLite
 import Foundation
+import StateStoreSQLite
 import Testing
+
 @testable import StateStore
 
 /// Call before a test's own use of SQLite's C API: it sets up SQLite's log first, which SQLite
@@ -13,11 +14,15 @@ func beforeRawSQLite() {
 /// A database at schema version 2, as a build from before scenes had identities left it (its
 /// windows' scenes positional, saving under the same unprefixed paths), with `rows` (SQL) run in it.
 func makeSchema2Database(_ path: String, rows: String) throws {
-    guard FileManager.default.createFile(atPath: path, contents: nil) else { throw RawSQLFailure(message: "cannot create \(path)") }
+    guard FileManager.default.createFile(atPath: path, contents: nil) else {
+        throw RawSQLFailure(message: "cannot create \(path)")
+    }
     for migration in EmbeddedMigrations.all where migration.version <= 2 {
         try rawSQL(path, migration.sql)
     }
-    try rawSQL(path, """
+    try rawSQL(
+        path,
+        """
         CREATE TABLE schema_migrations(version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT;
         INSERT INTO schema_migrations VALUES (1, 'initial', 0), (2, 'states_rowid', 0);
         PRAGMA user_version = 2;
@@ -48,14 +53,15 @@ func rawRows(_ path: String, _ sql: String) throws -> [[String]] {
     defer { sqlite3_close_v2(handle) }
     var statement: OpaquePointer?
     guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READONLY, nil) == SQLITE_OK,
-          sqlite3_prepare_v2(handle, sql, -1, &statement, nil) == SQLITE_OK
+        sqlite3_prepare_v2(handle, sql, -1, &statement, nil) == SQLITE_OK
     else { throw RawSQLFailure(message: String(cString: sqlite3_errmsg(handle))) }
     defer { sqlite3_finalize(statement) }
     var rows: [[String]] = []
     while sqlite3_step(statement) == SQLITE_ROW {
-        rows.append((0..<sqlite3_column_count(statement)).map { column in
-            sqlite3_column_text(statement, column).map { String(cString: $0) } ?? ""
-        })
+        rows.append(
+            (0..<sqlite3_column_count(statement)).map { column in
+                sqlite3_column_text(statement, column).map { String(cString: $0) } ?? ""
+            })
     }
     return rows
 }
@@ -141,7 +147,9 @@ func statesCountedElsewhere(_ path: String) throws -> Int? {
 /// removing the WAL the store still writes to), and sees the store's next save.
 func expectLocksHeld(by store: StateStore, on path: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
     let before = try #require(try statesCountedElsewhere(path), sourceLocation: sourceLocation)
-    #expect(FileManager.default.fileExists(atPath: path + "-wal"), "another process's close removed the store's WAL", sourceLocation: sourceLocation)
+    #expect(
+        FileManager.default.fileExists(atPath: path + "-wal"), "another process's close removed the store's WAL",
+        sourceLocation: sourceLocation)
     try store.save("after", for: try RestorationPath(validating: "root/locks-held-\(before)"))
     #expect(try statesCountedElsewhere(path) == before + 1, sourceLocation: sourceLocation)
 }

@@ -60,7 +60,8 @@ final class TerminalSession {
     func screen() throws -> String { try tmux(["capture-pane", "-p"]) }
     /// Where the terminal's cursor is (column, row), as a person sees it blink.
     func cursor() throws -> [Int] {
-        try tmux(["display-message", "-p", "#{cursor_x} #{cursor_y}"]).split(whereSeparator: \.isWhitespace).compactMap { Int($0) }
+        try tmux(["display-message", "-p", "#{cursor_x} #{cursor_y}"]).split(whereSeparator: \.isWhitespace).compactMap
+        { Int($0) }
     }
     func resize(columns: Int, rows: Int) throws { try tmux(["resize-window", "-x", "\(columns)", "-y", "\(rows)"]) }
 
@@ -68,7 +69,8 @@ final class TerminalSession {
     /// and its exit status.
     /// `preparing` runs first (to mend a terminal a killed program left raw).
     func run(_ command: String, as name: String, preparing: String = "true") throws {
-        let before = folder.file("\(name).before"), after = folder.file("\(name).after"), status = folder.file("\(name).status")
+        let before = folder.file("\(name).before"), after = folder.file("\(name).after"),
+            status = folder.file("\(name).status")
         try type("\(preparing); stty -g > \(before); \(command); echo $? > \(status); stty -g > \(after)")
         // A newline (ctrl-j), not Enter's carriage return: a terminal left raw by a killed
         // program does not turn one into the other, and the shell would wait for the line's end.
@@ -78,8 +80,10 @@ final class TerminalSession {
     /// Waits (up to 60 s: the machine may be busy) until the screen satisfies `condition`;
     /// otherwise writes the screen to a file and records a failure naming it.
     @discardableResult
-    func waitForScreen(_ what: String, sourceLocation: SourceLocation = #_sourceLocation,
-                       _ condition: (String) -> Bool) throws -> String {
+    func waitForScreen(
+        _ what: String, sourceLocation: SourceLocation = #_sourceLocation,
+        _ condition: (String) -> Bool
+    ) throws -> String {
         let deadline = ContinuousClock.now + .seconds(60)
         var text = ""
         while ContinuousClock.now < deadline {
@@ -93,7 +97,8 @@ final class TerminalSession {
         try? FileManager.default.createDirectory(atPath: kept, withIntermediateDirectories: true)
         let file = kept + "/\(socket)-\(screens).txt"
         try? text.write(toFile: file, atomically: true, encoding: .utf8)
-        Issue.record("the screen never showed \(what); what it showed is in \(file):\n\(text)", sourceLocation: sourceLocation)
+        Issue.record(
+            "the screen never showed \(what); what it showed is in \(file):\n\(text)", sourceLocation: sourceLocation)
         return text
     }
 
@@ -116,8 +121,12 @@ final class TerminalSession {
     func waitForExit(of name: String) throws -> (status: Int?, terminalRestored: Bool) {
         let after = folder.file("\(name).after")
         let deadline = ContinuousClock.now + .seconds(60)
-        while ContinuousClock.now < deadline, (try? String(contentsOfFile: after, encoding: .utf8))?.isEmpty ?? true { usleep(50_000) }
-        let read = { (suffix: String) in (try? String(contentsOfFile: self.folder.file("\(name).\(suffix)"), encoding: .utf8)) ?? "" }
+        while ContinuousClock.now < deadline, (try? String(contentsOfFile: after, encoding: .utf8))?.isEmpty ?? true {
+            usleep(50_000)
+        }
+        let read = { (suffix: String) in
+            (try? String(contentsOfFile: self.folder.file("\(name).\(suffix)"), encoding: .utf8)) ?? ""
+        }
         let status = Int(read("status").trimmingCharacters(in: .whitespacesAndNewlines))
         return (status, !read("before").isEmpty && read("before") == read("after"))
     }
@@ -177,7 +186,8 @@ struct TerminalAppTests {
 
         try terminal.run(try command(), as: "second", preparing: "stty sane; clear")
         let restored = try terminal.waitForScreen("the compose sheet with the draft") {
-            $0.contains("Compose › Re: Status report #3") && $0.contains("Hello half a dra") && $0.contains("cursor 14 of 16")
+            $0.contains("Compose › Re: Status report #3") && $0.contains("Hello half a dra")
+                && $0.contains("cursor 14 of 16")
         }
         #expect(restored.hasPrefix("[Mail]"))
         #expect(try terminal.cursor() == [14, 5])
@@ -327,7 +337,9 @@ struct TerminalAppTests {
 
         try reading.openReply(to: 1)
         let screen = try reading.screen()
-        #expect(screen.contains("To: ") && !screen.contains("meant for three") && screen.contains("cursor 0 of 0"), "\(screen)")
+        #expect(
+            screen.contains("To: ") && !screen.contains("meant for three") && screen.contains("cursor 0 of 0"),
+            "\(screen)")
         for (terminal, name) in [(reading, "reading"), (writing, "writing")] {
             try terminal.press("C-q")
             #expect(try terminal.waitForExit(of: name).status == 0)
@@ -337,15 +349,18 @@ struct TerminalAppTests {
     /// A disk that fills while the app runs: the failed save's error stays on the status line
     /// (not "draft saved"), quitting says on stderr what was not saved and exits 1, and what was
     /// saved before is all there at the next launch.
-    @Test(.enabled(if: FaultFileTests.canMountTmpfs, "needs to mount a small tmpfs (root, and a mount the system allows)"),
-          arguments: [("C-q", 1), ("C-c", 128 + Int(SIGINT))])
+    @Test(
+        .enabled(
+            if: FaultFileTests.canMountTmpfs, "needs to mount a small tmpfs (root, and a mount the system allows)"),
+        arguments: [("C-q", 1), ("C-c", 128 + Int(SIGINT))])
     func aFullDiskIsShownAndQuittingSaysWhatWasNotSaved(key: String, status: Int) throws {
         let mountPoint = folder.file("tmpfs")
         try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
         let mounted = try runProgram("/bin/mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", mountPoint])
         try #require(mounted.status == 0, "mount failed: \(mounted.output)")
         defer { _ = try? runProgram("/bin/umount", ["-l", mountPoint]) }
-        let app = try command(autosaveMilliseconds: 100).replacingOccurrences(of: "MAIL_DB=\(database)", with: "MAIL_DB=\(mountPoint)/mail.sqlite")
+        let app = try command(autosaveMilliseconds: 100).replacingOccurrences(
+            of: "MAIL_DB=\(database)", with: "MAIL_DB=\(mountPoint)/mail.sqlite")
         let terminal = try TerminalSession(folder: folder)
         try terminal.run(app, as: "full")
         try terminal.openReply(to: 2)
@@ -491,7 +506,9 @@ struct TerminalAppTests {
         try terminal.waitForScreen(containing: "> Status report #1")
         try terminal.press("C-z")
         #expect(try terminal.waitForExit(of: "script").status == 128 + Int(SIGTSTP))
-        try terminal.waitForScreen("the shell's prompt with the job stopped") { $0.contains("Stopped") && !$0.contains("> Status report #1") }
+        try terminal.waitForScreen("the shell's prompt with the job stopped") {
+            $0.contains("Stopped") && !$0.contains("> Status report #1")
+        }
         try terminal.type("fg")
         try terminal.press("C-j")
         try terminal.waitForScreen(containing: "> Status report #1")
@@ -513,7 +530,9 @@ struct TerminalAppTests {
         try terminal.tmux(["set-buffer", "one\ttwo\u{13}three\u{1A}four q\nfive"])
         try terminal.tmux(["paste-buffer", "-p"])
         let pasted = try terminal.waitForScreen("the paste in the draft") { $0.contains("cursor 26 of 26") }
-        #expect(pasted.contains("one    twothreefour q") && pasted.contains("five") && pasted.contains("Compose ›"), "\(pasted)")
+        #expect(
+            pasted.contains("one    twothreefour q") && pasted.contains("five") && pasted.contains("Compose ›"),
+            "\(pasted)")
         // Ten flags after "five": 4 + 20 columns.
         try terminal.type(String(repeating: "\u{1F1FA}\u{1F1F8}", count: 10))
         try terminal.waitForScreen(containing: "cursor 36 of 36")
@@ -523,7 +542,9 @@ struct TerminalAppTests {
         let sri = "\u{DC1}\u{DCA}\u{200D}\u{DBB}\u{DD3}"
         try terminal.press("Enter")
         try terminal.type(sri + String(repeating: "a", count: 39))
-        let joined = try terminal.waitForScreen("the line with the joiner") { $0.contains(String(repeating: "a", count: 39)) }
+        let joined = try terminal.waitForScreen("the line with the joiner") {
+            $0.contains(String(repeating: "a", count: 39))
+        }
         let rows = joined.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         #expect(rows.count > 8 && rows[7] == sri + String(repeating: "a", count: 39) && rows[8].isEmpty, "\(joined)")
         // Latin-1 typed into a UTF-8 terminal: the stray byte is dropped, not what follows it.

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import StateStore
 
 /// kill -9 right after a disappearance, with saves still with the write-behind writer: the
@@ -7,9 +8,17 @@ import Testing
 /// structural changes, in order, each whole — what the documented window allows, nothing more.
 @Suite("Write-behind: SIGKILL right after a disappearance", .timeLimit(.minutes(5)))
 struct WriteBehindKillTests {
-    struct StepState: Codable, Sendable { var step: Int; var padding: String }
+    struct StepState: Codable, Sendable {
+        var step: Int
+        var padding: String
+    }
 
-    struct Outcome { var list: Int; var detail: Int; var screens: Int; var warnings: [String] = [] }
+    struct Outcome {
+        var list: Int
+        var detail: Int
+        var screens: Int
+        var warnings: [String] = []
+    }
 
     /// Runs `statestore-worker writebehind-kill` once and reads what survived. `ending`: the
     /// worker's last argument (`exit`, `threadless`), if any.
@@ -23,7 +32,8 @@ struct WriteBehindKillTests {
         let database = folder.file("state.sqlite")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try builtProduct("statestore-worker"))
-        process.arguments = ["writebehind-kill", database, String(steps), String(padding)] + (ending.map { [$0] } ?? [])
+        process.arguments =
+            ["writebehind-kill", database, String(steps), String(padding)] + (ending.map { [$0] } ?? [])
         let output = Pipe()
         process.standardOutput = output
         try process.run()
@@ -46,11 +56,13 @@ struct WriteBehindKillTests {
 
         let store = try StateStore(path: database, options: .init(readOnly: true))
         let list = try #require(try store.restore(StepState.self, for: "nav/list"), "the flushed list state is gone")
-        let detail = try #require(try store.restore(StepState.self, for: "nav/detail"), "the flushed detail state is gone")
+        let detail = try #require(
+            try store.restore(StepState.self, for: "nav/detail"), "the flushed detail state is gone")
         let archive = try HierarchyArchive(decoding: try #require(try store.hierarchyArchive()))
         #expect(list.padding.count == padding && detail.padding.count == padding)
         #expect(try store.check().integrity == ["ok"])
-        return Outcome(list: list.step, detail: detail.step, screens: archive.root?.children.count ?? 0, warnings: warnings)
+        return Outcome(
+            list: list.step, detail: detail.step, screens: archive.root?.children.count ?? 0, warnings: warnings)
     }
 
     @Test(arguments: [64, 256 << 10])
@@ -81,8 +93,9 @@ struct WriteBehindKillTests {
         let steps = 12
         for _ in 0..<3 {
             let outcome = try killedSession(steps: steps, padding: padding, ending: "exit")
-            #expect(outcome.list == steps && outcome.detail == steps && outcome.screens == 1,
-                    "list \(outcome.list), detail \(outcome.detail), \(outcome.screens) screens")
+            #expect(
+                outcome.list == steps && outcome.detail == steps && outcome.screens == 1,
+                "list \(outcome.list), detail \(outcome.detail), \(outcome.screens) screens")
         }
     }
 
@@ -92,8 +105,9 @@ struct WriteBehindKillTests {
     @Test func aProcessAtItsThreadLimitWritesThroughAndSaysSo() throws {
         let steps = 5
         let outcome = try killedSession(steps: steps, padding: 64, ending: "threadless")
-        #expect(outcome.list == steps && outcome.detail == steps && outcome.screens == 1,
-                "list \(outcome.list), detail \(outcome.detail), \(outcome.screens) screens")
+        #expect(
+            outcome.list == steps && outcome.detail == steps && outcome.screens == 1,
+            "list \(outcome.list), detail \(outcome.detail), \(outcome.screens) screens")
         #expect(outcome.warnings.count == 1)
         let warning = try #require(outcome.warnings.first)
         #expect(warning.contains("the write-behind thread could not be started (errno 11"), "\(warning)")

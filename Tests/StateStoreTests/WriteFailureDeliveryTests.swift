@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import StateStore
 
 /// A write-behind write that fails reaches `errorHandler` before the read or flush point that
@@ -34,7 +35,9 @@ struct WriteFailureDeliveryTests {
 
     /// Makes every write of a state fail, as another program's trigger on the real file would.
     func refuseStateWrites() throws {
-        try rawSQL(database, """
+        try rawSQL(
+            database,
+            """
             CREATE TRIGGER refuse_insert BEFORE INSERT ON states BEGIN SELECT RAISE(ABORT, 'refused by the test'); END;
             CREATE TRIGGER refuse_update BEFORE UPDATE ON states BEGIN SELECT RAISE(ABORT, 'refused by the test'); END;
             """)
@@ -49,7 +52,8 @@ struct WriteFailureDeliveryTests {
         let (application, navigation, errors) = try launch(store)
         try refuseStateWrites()
         (navigation.topViewController as! NoteController).restorableState.text = "edited"
-        navigation.pushViewController(try application.storyboard.instantiateViewController(withIdentifier: "b"), animated: false)
+        navigation.pushViewController(
+            try application.storyboard.instantiateViewController(withIdentifier: "b"), animated: false)
         #expect(refusals(errors) == 0)
         // No main-actor turn passes: the read waits for the writer and hands over its failure.
         let stored = try store.restore(NoteController.State.self, for: "nav/a")
@@ -78,7 +82,8 @@ struct WriteFailureDeliveryTests {
             top.restorableState.text = "edit \(index)"
             top.restorableState.edits = index + 1
             if index % 2 == 0 {
-                navigation.pushViewController(try application.storyboard.instantiateViewController(withIdentifier: "b"), animated: false)
+                navigation.pushViewController(
+                    try application.storyboard.instantiateViewController(withIdentifier: "b"), animated: false)
             } else {
                 _ = navigation.popViewController(animated: false)
             }

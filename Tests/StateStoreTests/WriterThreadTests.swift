@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+
 @testable import StateStore
 
 /// The write-behind writer's thread, as the kernel sees it (`/proc/self/task/<id>`).
@@ -13,7 +14,7 @@ struct WriterThreadTests {
     /// when there is no such thread.
     nonisolated static func policy(ofThread id: Int32) -> Int? {
         guard let stat = try? String(contentsOfFile: "/proc/self/task/\(id)/stat", encoding: .utf8),
-              let close = stat.lastIndex(of: ")")
+            let close = stat.lastIndex(of: ")")
         else { return nil }
         // The fields after the thread's name start at field 3.
         let fields = stat[stat.index(after: close)...].split(separator: " ")
@@ -22,7 +23,7 @@ struct WriterThreadTests {
 
     @Test func theWriterRunsUnderBatchSchedulingAndEndsWithItsStore() throws {
         var store: StateStore? = try StateStore(path: folder.file("state.sqlite"))
-        store?.submitWriteBehind { }
+        store?.submitWriteBehind {}
         store?.waitForWriteBehind()
         let deadline = ContinuousClock.now + .seconds(30)
         var id: Int32 = 0

@@ -30,7 +30,9 @@ func statectl() throws -> String {
         .deletingLastPathComponent().deletingLastPathComponent()
     let path = root.appendingPathComponent(".build/release/statectl").path
     guard FileManager.default.isExecutableFile(atPath: path) else {
-        throw FixtureError.unexpected("\(path) is missing: run `swift build -c release --product statectl` at the repository's root (Benchmarks/compare does)")
+        throw FixtureError.unexpected(
+            "\(path) is missing: run `swift build -c release --product statectl` at the repository's root (Benchmarks/compare does)"
+        )
     }
     return path
 }
@@ -59,9 +61,13 @@ func runStatectl(_ arguments: [String], benchmark: Benchmark) throws -> (status:
 /// The raw floor of `check` and `export` on the same file, in this process.
 func rawScan(_ kind: String, _ path: String) throws {
     var db: OpaquePointer?
-    guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, nil) == SQLITE_OK, let db else { throw FixtureError.sqlite("open \(path)") }
+    guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, nil) == SQLITE_OK, let db else {
+        throw FixtureError.sqlite("open \(path)")
+    }
     defer { sqlite3_close_v2(db) }
-    let sql = kind == "check" ? "PRAGMA integrity_check(100)"
+    let sql =
+        kind == "check"
+        ? "PRAGMA integrity_check(100)"
         : "SELECT path, type_name, version, generation, encoding, checksum, updated_at, bytes FROM states"
     var statement: OpaquePointer?
     guard sqlite3_prepare_v2(db, sql, -1, &statement, nil) == SQLITE_OK else { throw FixtureError.sqlite(sql) }
@@ -84,9 +90,13 @@ let commandBenchmarks: @Sendable () -> Void = {
     for rows in [10_000, 100_000, 1_000_000] {
         let big = rows >= 1_000_000
         for temperature in ["warm", "cold"] {
-            Benchmark("first restore \(temperature) @\(label(rows))/store", configuration: .init(
-                metrics: [.wallClock], timeUnits: .microseconds, warmupIterations: 3, maxDuration: .seconds(3), maxIterations: 200
-            )) { benchmark in
+            Benchmark(
+                "first restore \(temperature) @\(label(rows))/store",
+                configuration: .init(
+                    metrics: [.wallClock], timeUnits: .microseconds, warmupIterations: 3, maxDuration: .seconds(3),
+                    maxIterations: 200
+                )
+            ) { benchmark in
                 let path = try Fixtures.database(rows: rows)
                 let target = try RestorationPath(validating: Fixtures.fillerPath(rows / 2))
                 if temperature == "cold" { evict(path) }
@@ -98,7 +108,8 @@ let commandBenchmarks: @Sendable () -> Void = {
             }
         }
         let commands: [(String, [String])] = [
-            ("check", ["check"]), ("export", ["export"]), ("inspect", ["inspect"]), ("prune", ["prune", "--older-than", "30d"]),
+            ("check", ["check"]), ("export", ["export"]), ("inspect", ["inspect"]),
+            ("prune", ["prune", "--older-than", "30d"]),
         ]
         for (name, arguments) in commands {
             let configuration = Benchmark.Configuration(
@@ -111,16 +122,22 @@ let commandBenchmarks: @Sendable () -> Void = {
                 Benchmark("\(name) @\(label(rows))/statectl", configuration: configuration) { benchmark in
                     let path = try Fixtures.database(rows: rows)
                     let (status, peak) = try runStatectl(arguments + ["--db", path], benchmark: benchmark)
-                    guard status == 0 else { throw FixtureError.unexpected("statectl \(arguments.joined(separator: " ")) --db \(path) exited with \(status)") }
+                    guard status == 0 else {
+                        throw FixtureError.unexpected(
+                            "statectl \(arguments.joined(separator: " ")) --db \(path) exited with \(status)")
+                    }
                     benchmark.measurement(peakRSS, peak)
                     benchmark.measurement(fileBytes, fileSize(path))
                 }
             }
             guard name == "check" || name == "export" else { continue }
-            Benchmark("\(name) @\(label(rows))/raw", configuration: .init(
-                metrics: [.wallClock, fileBytes], timeUnits: .milliseconds,
-                warmupIterations: 1, maxDuration: .seconds(big ? 30 : 5), maxIterations: big ? 3 : 20
-            )) { benchmark in
+            Benchmark(
+                "\(name) @\(label(rows))/raw",
+                configuration: .init(
+                    metrics: [.wallClock, fileBytes], timeUnits: .milliseconds,
+                    warmupIterations: 1, maxDuration: .seconds(big ? 30 : 5), maxIterations: big ? 3 : 20
+                )
+            ) { benchmark in
                 let path = try Fixtures.database(rows: rows)
                 benchmark.startMeasurement()
                 try rawScan(name, path)

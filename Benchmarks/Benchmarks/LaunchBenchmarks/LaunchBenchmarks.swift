@@ -63,7 +63,9 @@ func launchProbe() throws -> URL {
     let here = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
     let probe = here.appendingPathComponent("LaunchProbe")
     guard FileManager.default.isExecutableFile(atPath: probe.path) else {
-        throw FixtureError.unexpected("\(probe.path) is missing: run `swift build -c release --product LaunchProbe` in Benchmarks/ (Benchmarks/compare does)")
+        throw FixtureError.unexpected(
+            "\(probe.path) is missing: run `swift build -c release --product LaunchProbe` in Benchmarks/ (Benchmarks/compare does)"
+        )
     }
     return probe
 }
@@ -135,12 +137,14 @@ let benchmarks: @Sendable () -> Void = {
                     maxDuration: .seconds(long ? 20 : 5), maxIterations: long ? 5 : 50
                 )
                 let mode = ["store": "launch", "quick": "launch-quick", "process": "floor"][peer]!
-                Benchmark("launch to appear \(temperature) @\(label(rows))/\(peer)", configuration: configuration) { benchmark in
+                Benchmark("launch to appear \(temperature) @\(label(rows))/\(peer)", configuration: configuration) {
+                    benchmark in
                     let path = try launchDatabase(rows: rows)
                     if temperature == "cold" { evict(path) }
                     let (status, line) = try runProbe(mode, path, benchmark: benchmark)
                     guard status == 0, line == "appeared 1000\n" else {
-                        throw FixtureError.unexpected("LaunchProbe \(mode) \(path) exited with \(status), printed \(line.debugDescription)")
+                        throw FixtureError.unexpected(
+                            "LaunchProbe \(mode) \(path) exited with \(status), printed \(line.debugDescription)")
                     }
                 }
             }

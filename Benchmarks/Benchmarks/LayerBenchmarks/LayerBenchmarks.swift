@@ -82,9 +82,11 @@ func flatArchive(children count: Int, childClass: String) -> Data {
     var children = [String]()
     children.reserveCapacity(count)
     for index in 0..<count {
-        children.append(#"{"children":[],"kind":"plain","restorationClass":"\#(childClass)","restorationIdentifier":"c\#(index)"}"#)
+        children.append(
+            #"{"children":[],"kind":"plain","restorationClass":"\#(childClass)","restorationIdentifier":"c\#(index)"}"#)
     }
-    let json = #"{"format":2,"orientation":"portrait","root":{"children":["# + children.joined(separator: ",")
+    let json =
+        #"{"format":2,"orientation":"portrait","root":{"children":["# + children.joined(separator: ",")
         + #"],"kind":"plain","restorationClass":"StateStore.ViewController","restorationIdentifier":"root"}}"#
     return Data(json.utf8)
 }
@@ -125,7 +127,8 @@ func fixtureRoot() -> String {
     let shared = here.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("Tests/StateStoreTests/Fixtures/proc/procfs")
     let root = FileManager.default.temporaryDirectory.appendingPathComponent("statestore-layer-root-\(getpid())")
-    try? FileManager.default.createDirectory(at: root.appendingPathComponent("proc/pressure"), withIntermediateDirectories: true)
+    try? FileManager.default.createDirectory(
+        at: root.appendingPathComponent("proc/pressure"), withIntermediateDirectories: true)
     for file in ["meminfo", "pressure/memory"] {
         let target = root.appendingPathComponent("proc/\(file)")
         try? FileManager.default.removeItem(at: target)
@@ -136,7 +139,8 @@ func fixtureRoot() -> String {
 
 let benchmarks: @Sendable () -> Void = {
     let configuration = Benchmark.Configuration(metrics: [.wallClock, .throughput], maxDuration: .seconds(3))
-    let pushPopConfiguration = Benchmark.Configuration(metrics: [.wallClock, .throughput, mainThreadCPU], maxDuration: .seconds(3))
+    let pushPopConfiguration = Benchmark.Configuration(
+        metrics: [.wallClock, .throughput, mainThreadCPU], maxDuration: .seconds(3))
 
     for (label, size) in [("1KB", 1000), ("512KB", 512 << 10)] {
         // `wake` beside 1 KB only: the floor for the 1.5× target.
@@ -146,32 +150,38 @@ let benchmarks: @Sendable () -> Void = {
             // user navigates (the writer runs between turns). The page is made outside the
             // measurement.
             let warm = WarmNavigation()
-            Benchmark("push pop \(label)/\(peer)", configuration: pushPopConfiguration, closure: { benchmark async in
-                nonisolated(unsafe) let benchmark = benchmark
-                await MainActor.run {
-                    let app = warm.app(peer: peer, stateSize: size)
-                    let page = app.makePage()
-                    warm.index += 1
-                    let cpuBefore = threadCPU()
-                    benchmark.startMeasurement()
-                    app.cycle(warm.index, page: page)
-                    benchmark.stopMeasurement()
-                    // The main thread's own CPU time: the wall time less the waits for a core
-                    // on this shared machine (the writer and other processes compete for two).
-                    benchmark.measurement(mainThreadCPU, threadCPU() - cpuBefore)
-                    if peer == "wake" { warm.wake.waitUntilIdle() }
-                }
-            }, teardown: {
-                await MainActor.run { warm.close() }
-            })
+            Benchmark(
+                "push pop \(label)/\(peer)", configuration: pushPopConfiguration,
+                closure: { benchmark async in
+                    nonisolated(unsafe) let benchmark = benchmark
+                    await MainActor.run {
+                        let app = warm.app(peer: peer, stateSize: size)
+                        let page = app.makePage()
+                        warm.index += 1
+                        let cpuBefore = threadCPU()
+                        benchmark.startMeasurement()
+                        app.cycle(warm.index, page: page)
+                        benchmark.stopMeasurement()
+                        // The main thread's own CPU time: the wall time less the waits for a core
+                        // on this shared machine (the writer and other processes compete for two).
+                        benchmark.measurement(mainThreadCPU, threadCPU() - cpuBefore)
+                        if peer == "wake" { warm.wake.waitUntilIdle() }
+                    }
+                },
+                teardown: {
+                    await MainActor.run { warm.close() }
+                })
         }
         if size == 1000 {
             // The first push + pop of an application and its store made just before (outside the
             // measurement): what the first screens of a launch pay for first use.
             for peer in ["store", "opened", "lifecycle"] {
-                Benchmark("push pop first \(label)/\(peer)", configuration: .init(
-                    metrics: [.wallClock, mainThreadCPU], maxDuration: .seconds(5), maxIterations: 300
-                )) { benchmark async in
+                Benchmark(
+                    "push pop first \(label)/\(peer)",
+                    configuration: .init(
+                        metrics: [.wallClock, mainThreadCPU], maxDuration: .seconds(5), maxIterations: 300
+                    )
+                ) { benchmark async in
                     nonisolated(unsafe) let benchmark = benchmark
                     // `opened` opens a store as `store` does and keeps it open, unused, until the
                     // cycle has run.
@@ -237,9 +247,12 @@ let benchmarks: @Sendable () -> Void = {
     for peer in ["plain", "restoring"] {
         let childClass = peer == "restoring" ? String(reflecting: RebuiltNotes.self) : "StateStore.ViewController"
         let archive = flatArchive(children: 99_999, childClass: childClass)
-        Benchmark("rebuild 100k nodes/\(peer)", configuration: .init(
-            metrics: [.wallClock], maxDuration: .seconds(30), maxIterations: 7
-        )) { benchmark async in
+        Benchmark(
+            "rebuild 100k nodes/\(peer)",
+            configuration: .init(
+                metrics: [.wallClock], maxDuration: .seconds(30), maxIterations: 7
+            )
+        ) { benchmark async in
             nonisolated(unsafe) let benchmark = benchmark
             let store = try! StateStore(path: scratchDatabase("rebuild"))
             try! store.write { (transaction) throws(StateStoreError) in try transaction.setHierarchyArchive(archive) }
@@ -260,9 +273,13 @@ let benchmarks: @Sendable () -> Void = {
     // The monitor's own cost at the normal level: CPU time of the whole (otherwise idle)
     // process over 10 s of wall time with a started monitor, from CLOCK_PROCESS_CPUTIME_ID
     // (package-benchmark's cpuTotal counts in 10 ms ticks, too coarse for this), in ns.
-    Benchmark("monitor normal/cpu", configuration: .init(
-        metrics: [.wallClock, .custom("processCPUns", useScalingFactor: false)], maxDuration: .seconds(60), maxIterations: 3
-    )) { benchmark in
+    Benchmark(
+        "monitor normal/cpu",
+        configuration: .init(
+            metrics: [.wallClock, .custom("processCPUns", useScalingFactor: false)], maxDuration: .seconds(60),
+            maxIterations: 3
+        )
+    ) { benchmark in
         func cpu() -> Int {
             var time = timespec()
             clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &time)
@@ -283,9 +300,12 @@ let benchmarks: @Sendable () -> Void = {
 
     for peer in ["store", "lifecycle"] {
         for count in [1000, 10_000] {
-            Benchmark("memory warning \(count / 1000)k/\(peer)", configuration: .init(
-                metrics: [.wallClock], maxDuration: .seconds(3), maxIterations: 200
-            )) { benchmark async in
+            Benchmark(
+                "memory warning \(count / 1000)k/\(peer)",
+                configuration: .init(
+                    metrics: [.wallClock], maxDuration: .seconds(3), maxIterations: 200
+                )
+            ) { benchmark async in
                 let store = peer == "store" ? try? StateStore(path: scratchDatabase("warning")) : nil
                 let app = await MainActor.run { WarningApp(store: store, controllers: count) }
                 let iterations = benchmark.scaledIterations

@@ -38,8 +38,9 @@ let benchmarks: @Sendable () -> Void = {
 
     // Scaling by stored states.
     for rows in [100_000, 1_000_000] {
-        let scenario = Scenario(label: "1KB @\(rows >= 1_000_000 ? "\(rows / 1_000_000)M" : "\(rows / 1000)k")",
-                                stateBytes: 1000, rows: rows)
+        let scenario = Scenario(
+            label: "1KB @\(rows >= 1_000_000 ? "\(rows / 1_000_000)M" : "\(rows / 1000)k")",
+            stateBytes: 1000, rows: rows)
         for peer in sqlitePeers {
             register(.save, scenario, peer)
             register(.restore, scenario, peer)
@@ -138,13 +139,16 @@ final class Workload: @unchecked Sendable {
         switch kind {
         case .store: peer = try StorePeer(database: Fixtures.database(rows: scenario.rows), targets: targets)
         case .sealed:
-            peer = try StorePeer(database: Fixtures.database(rows: scenario.rows, tag: "sealed"), targets: targets, sealed: true)
+            peer = try StorePeer(
+                database: Fixtures.database(rows: scenario.rows, tag: "sealed"), targets: targets, sealed: true)
         case .raw: peer = try RawSQLitePeer(database: Fixtures.database(rows: scenario.rows), targets: targets)
-        case .grdb: peer = try GRDBPeer(database: Fixtures.database(rows: scenario.rows, schema: .grdb), targets: targets)
+        case .grdb:
+            peer = try GRDBPeer(database: Fixtures.database(rows: scenario.rows, schema: .grdb), targets: targets)
         case .jsonfile:
             peer = try JSONFilePeer(folder: Fixtures.scratchFolder(name), targets: targets, stored: scenario.rows)
         case .userdefaults:
-            peer = try UserDefaultsPeer(suite: "statestore-benchmarks-\(getpid())", targets: targets, stored: scenario.rows)
+            peer = try UserDefaultsPeer(
+                suite: "statestore-benchmarks-\(getpid())", targets: targets, stored: scenario.rows)
         }
         self.peer = peer
         let coding = BenchCoding()
@@ -237,6 +241,8 @@ func registerCoding(_ scenario: Scenario) {
     Benchmark("decode \(scenario.label)/new", configuration: configuration) { benchmark in
         let bytes = (try? BenchCoding().encode(state)) ?? Data()
         benchmark.startMeasurement()
-        for _ in benchmark.scaledIterations { blackHole(try? BenchCoding.newDecoder().decode(SampleState.self, from: bytes)) }
+        for _ in benchmark.scaledIterations {
+            blackHole(try? BenchCoding.newDecoder().decode(SampleState.self, from: bytes))
+        }
     }
 }

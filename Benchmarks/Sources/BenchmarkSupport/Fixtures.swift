@@ -11,7 +11,8 @@ import StateStore
 public enum Fixtures {
     public static let runFolder: URL = {
         let environment = ProcessInfo.processInfo.environment
-        let path = environment["STATESTORE_BENCH_DIR"].flatMap { $0.isEmpty ? nil : $0 }
+        let path =
+            environment["STATESTORE_BENCH_DIR"].flatMap { $0.isEmpty ? nil : $0 }
             ?? (NSTemporaryDirectory() + "/statestore-benchmarks")
         let url = URL(fileURLWithPath: path, isDirectory: true)
         try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
@@ -50,7 +51,8 @@ public enum Fixtures {
     /// schema's peers. The store and raw-SQLite peers write identical rows to one file. A `tag`
     /// makes a file of its own, for benchmarks that add to it.
     public static func database(rows: Int, schema: Schema = .store, tag: String = "") throws -> String {
-        let path = runFolder.appendingPathComponent("\(schema.rawValue)\(tag.isEmpty ? "" : "-" + tag)-\(rows).sqlite").path
+        let path = runFolder.appendingPathComponent("\(schema.rawValue)\(tag.isEmpty ? "" : "-" + tag)-\(rows).sqlite")
+            .path
         if FileManager.default.fileExists(atPath: path) { return path }
         let building = path + ".building"
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: building + suffix) }

@@ -6,7 +6,10 @@ import StateStore
 
 /// A screen with a state of `PageController.stateSize` bytes.
 public final class PageController: ViewController, StateRestoring {
-    public struct State: Codable, Sendable { public var counter = 0; public var text = "" }
+    public struct State: Codable, Sendable {
+        public var counter = 0
+        public var text = ""
+    }
     public var restorableState: State
 
     public init(stateSize: Int) {
@@ -42,7 +45,8 @@ public final class NavigationApp {
         let pageSize = store == nil ? stateSize : 0
         storyboard.register("page") { PageController(stateSize: pageSize) }
         storyboard.register("nav") { NavigationController() }
-        application = store.map { Application(store: $0, storyboard: storyboard) } ?? Application(storyboard: storyboard)
+        application =
+            store.map { Application(store: $0, storyboard: storyboard) } ?? Application(storyboard: storyboard)
         window = Window(size: Size(width: 400, height: 800), orientation: .portrait, application: application)
         storyboard.register("tabs") { TabBarController() }
         var navigations: [NavigationController] = []

@@ -120,17 +120,19 @@ public final class RawSQLitePeer: BytesPeer {
         func prepare(_ sql: String) throws -> OpaquePointer {
             var statement: OpaquePointer?
             guard sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil) == SQLITE_OK,
-                  let statement
+                let statement
             else { throw FixtureError.sqlite("\(sql): \(String(cString: sqlite3_errmsg(handle)))") }
             return statement
         }
-        guard sqlite3_exec(db, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL", nil, nil, nil) == SQLITE_OK else {
+        guard sqlite3_exec(db, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL", nil, nil, nil) == SQLITE_OK
+        else {
             throw FixtureError.sqlite("pragmas: \(String(cString: sqlite3_errmsg(db)))")
         }
         begin = try prepare("BEGIN IMMEDIATE")
         commit = try prepare("COMMIT")
         rollback = try prepare("ROLLBACK")
-        upsert = try prepare("""
+        upsert = try prepare(
+            """
             INSERT INTO states(path, type_name, version, generation, encoding, checksum, updated_at, bytes)
             VALUES (?1, ?2, ?3, 1, ?4, ?5, ?6, ?7)
             ON CONFLICT(path) DO UPDATE SET
@@ -142,7 +144,8 @@ public final class RawSQLitePeer: BytesPeer {
                 OR length(states.bytes) != length(excluded.bytes)
             RETURNING generation
             """)
-        select = try prepare("""
+        select = try prepare(
+            """
             SELECT type_name, version, generation, encoding, checksum, updated_at, bytes
             FROM states WHERE path = ?1
             """)
@@ -176,10 +179,13 @@ public final class RawSQLitePeer: BytesPeer {
                 sqlite3_bind_int64(upsert, 6, now)
                 sqlite3_bind_blob64(upsert, 7, raw.baseAddress, sqlite3_uint64(raw.count), csqlite_static())
                 guard sqlite3_step(upsert) == SQLITE_ROW else {
-                    throw FixtureError.unexpected("save at \(paths[slot]) did not write: \(String(cString: sqlite3_errmsg(db)))")
+                    throw FixtureError.unexpected(
+                        "save at \(paths[slot]) did not write: \(String(cString: sqlite3_errmsg(db)))")
                 }
                 let generation = sqlite3_column_int64(upsert, 0)
-                guard sqlite3_step(upsert) == SQLITE_DONE else { throw FixtureError.sqlite(String(cString: sqlite3_errmsg(db))) }
+                guard sqlite3_step(upsert) == SQLITE_DONE else {
+                    throw FixtureError.sqlite(String(cString: sqlite3_errmsg(db)))
+                }
                 return generation
             }
             try run(commit)
@@ -283,7 +289,8 @@ public final class GRDBPeer: BytesPeer {
     public func save(encoded bytes: Data, at slot: Int) throws {
         let record = StateRecord(
             path: paths[slot], typeName: Fixtures.typeName, version: 1, generation: 1, encoding: "json",
-            checksum: StoredState.checksum(of: bytes), updatedAt: Int64((Date().timeIntervalSince1970 * 1000).rounded()),
+            checksum: StoredState.checksum(of: bytes),
+            updatedAt: Int64((Date().timeIntervalSince1970 * 1000).rounded()),
             bytes: bytes
         )
         let saved = try queue.write { db in

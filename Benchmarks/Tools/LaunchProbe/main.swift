@@ -11,7 +11,10 @@ import Foundation
 import StateStore
 
 final class PageController: ViewController, StateRestoring {
-    struct State: Codable, Sendable { var counter = 0; var text = "" }
+    struct State: Codable, Sendable {
+        var counter = 0
+        var text = ""
+    }
     var restorableState = State()
 
     override func viewDidAppear(_ animated: Bool) {
@@ -53,7 +56,8 @@ enum Probe {
             window.rootViewController = root
             window.makeKeyAndVisible()
             for index in 0..<10 {
-                let page = try application.storyboard.instantiateViewController(withIdentifier: "page") as! PageController
+                let page =
+                    try application.storyboard.instantiateViewController(withIdentifier: "page") as! PageController
                 page.restorationIdentifier = "page\(index)"
                 page.restorableState = .init(counter: index, text: String(repeating: "s", count: 1000))
                 root.addChild(page)

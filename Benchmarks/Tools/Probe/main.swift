@@ -12,7 +12,7 @@ import Foundation
 
 let arguments = CommandLine.arguments.dropFirst()
 guard arguments.count == 4, let rows = Int(arguments[arguments.startIndex + 2]),
-      let count = Int(arguments[arguments.startIndex + 3])
+    let count = Int(arguments[arguments.startIndex + 3])
 else {
     FileHandle.standardError.write(Data("usage: Probe OPERATION PEER ROWS COUNT\n".utf8))
     exit(2)
@@ -71,10 +71,12 @@ do {
     }
     let sorted = durations.map(micros).sorted()
     let mean = sorted.reduce(0, +) / Double(sorted.count)
-    print(String(
-        format: "%@ %@ rows=%d: median %.2f µs, mean %.2f µs, p99 %.0f µs, max %.0f µs (%d)",
-        operation, peerName, rows, sorted[sorted.count / 2], mean, sorted[sorted.count * 99 / 100], sorted.last!, sink % 2
-    ))
+    print(
+        String(
+            format: "%@ %@ rows=%d: median %.2f µs, mean %.2f µs, p99 %.0f µs, max %.0f µs (%d)",
+            operation, peerName, rows, sorted[sorted.count / 2], mean, sorted[sorted.count * 99 / 100], sorted.last!,
+            sink % 2
+        ))
 } catch {
     FileHandle.standardError.write(Data("error: \(error)\n".utf8))
     exit(1)

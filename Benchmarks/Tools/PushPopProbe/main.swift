@@ -29,18 +29,22 @@ func measuredCycle(_ app: NavigationApp, _ index: Int, _ page: PageController) {
 }
 
 func scratchDatabase(_ name: String) -> String {
-    let path = FileManager.default.temporaryDirectory.appendingPathComponent("pushpop-probe-\(name)-\(getpid()).sqlite").path
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("pushpop-probe-\(name)-\(getpid()).sqlite")
+        .path
     for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
     return path
 }
 
 let arguments = CommandLine.arguments
 guard arguments.count == 4 || arguments.count == 5, ["warm", "first", "paced", "busy"].contains(arguments[1]),
-      ["store", "lifecycle", "wake", "opened"].contains(arguments[2]), arguments[1] != "first" || arguments[2] != "wake",
-      arguments[1] == "first" || arguments[2] != "opened",
-      let count = Int(arguments[3]), let tabs = arguments.count == 5 ? Int(arguments[4]) : 1, tabs >= 1
+    ["store", "lifecycle", "wake", "opened"].contains(arguments[2]), arguments[1] != "first" || arguments[2] != "wake",
+    arguments[1] == "first" || arguments[2] != "opened",
+    let count = Int(arguments[3]), let tabs = arguments.count == 5 ? Int(arguments[4]) : 1, tabs >= 1
 else {
-    FileHandle.standardError.write(Data("usage: PushPopProbe warm|busy|paced store|lifecycle|wake COUNT [TABS], or first store|lifecycle|opened COUNT [TABS]\n".utf8))
+    FileHandle.standardError.write(
+        Data(
+            "usage: PushPopProbe warm|busy|paced store|lifecycle|wake COUNT [TABS], or first store|lifecycle|opened COUNT [TABS]\n"
+                .utf8))
     exit(2)
 }
 let withStore = arguments[2] == "store"
@@ -124,7 +128,9 @@ MainActor.assumeIsolated {
         }
         cpuPerCycle = (processCPU() - cpuStart) / count
         if let statistics = app.application.restorationCoordinator?.statistics {
-            print("transactions \(statistics.transactions), archives \(statistics.archiveWrites), state writes \(statistics.stateWrites)")
+            print(
+                "transactions \(statistics.transactions), archives \(statistics.archiveWrites), state writes \(statistics.stateWrites)"
+            )
         }
         app.application.terminate()
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
@@ -168,6 +174,9 @@ func micros(_ duration: Duration) -> String {
     let value = Double(duration.components.seconds) * 1e6 + Double(duration.components.attoseconds) / 1e12
     return String(format: "%.1f µs", value)
 }
-let endOfTurn = (withEndOfTurn.isEmpty ? "" : ", with the end of the turn \(micros(withEndOfTurn[withEndOfTurn.count / 2]))")
+let endOfTurn =
+    (withEndOfTurn.isEmpty ? "" : ", with the end of the turn \(micros(withEndOfTurn[withEndOfTurn.count / 2]))")
     + (threadSamples.isEmpty ? "" : ", main-thread CPU \(micros(.nanoseconds(threadSamples[threadSamples.count / 2])))")
-print("\(arguments[1]) \(arguments[2]): \(count) cycles, median \(micros(samples[samples.count / 2]))\(endOfTurn), p90 \(micros(samples[samples.count * 9 / 10])), mean \(micros(total / count)), minor page faults per cycle \(Double(faults) / Double(count))\(cpuPerCycle.map { ", process CPU per cycle \(micros(.nanoseconds($0)))" } ?? "")")
+print(
+    "\(arguments[1]) \(arguments[2]): \(count) cycles, median \(micros(samples[samples.count / 2]))\(endOfTurn), p90 \(micros(samples[samples.count * 9 / 10])), mean \(micros(total / count)), minor page faults per cycle \(Double(faults) / Double(count))\(cpuPerCycle.map { ", process CPU per cycle \(micros(.nanoseconds($0)))" } ?? "")"
+)

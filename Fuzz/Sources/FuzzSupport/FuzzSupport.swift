@@ -10,7 +10,8 @@ public func runLibFuzzer() -> Never {
     let status = LLVMFuzzerRunDriver(&argc, &argv) { data, count in
         // libFuzzer may pass a null pointer for the empty input.
         withUnsafeBytes(of: UInt8(0)) { empty in
-            LLVMFuzzerTestOneInput(data ?? empty.baseAddress!.assumingMemoryBound(to: UInt8.self), data == nil ? 0 : count)
+            LLVMFuzzerTestOneInput(
+                data ?? empty.baseAddress!.assumingMemoryBound(to: UInt8.self), data == nil ? 0 : count)
         }
     }
     exit(status)

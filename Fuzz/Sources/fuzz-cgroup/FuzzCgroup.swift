@@ -1,4 +1,5 @@
 import FuzzSupport
+
 @testable import StateStore
 
 // Everything that turns cgroup text into a decision, each on the same arbitrary text:
@@ -69,19 +70,22 @@ public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
                 invariant(located == mount.mountPoint, "a path with .. did not map to the mount point")
             }
             if mount.mountPoint != "/" {
-                invariant(located.utf8.starts(with: mount.mountPoint.utf8),
-                          "\(located.debugDescription) is outside \(mount.mountPoint.debugDescription)")
+                invariant(
+                    located.utf8.starts(with: mount.mountPoint.utf8),
+                    "\(located.debugDescription) is outside \(mount.mountPoint.debugDescription)")
             }
             let climbs = byteComponents(located).filter { $0 == ".." }.count
             let allowed = byteComponents(mount.mountPoint).filter { $0 == ".." }.count
-            invariant(climbs <= allowed, "\(located.debugDescription) climbs out of \(mount.mountPoint.debugDescription)")
+            invariant(
+                climbs <= allowed, "\(located.debugDescription) climbs out of \(mount.mountPoint.debugDescription)")
         }
     }
 
     // The numbers found, as a two-level hierarchy.
     let numbers = Array(stat.values.sorted().prefix(4))
     func number(_ index: Int) -> UInt64 { numbers.isEmpty ? 0 : numbers[index % numbers.count] }
-    let own = CgroupMemory.Level(path: "/own", max: limit, high: stat["high"], usage: number(0), inactiveFile: number(1))
+    let own = CgroupMemory.Level(
+        path: "/own", max: limit, high: stat["high"], usage: number(0), inactiveFile: number(1))
     let parent = CgroupMemory.Level(path: "/", max: stat["max"], usage: number(2), inactiveFile: number(3))
     for level in [own, parent] {
         if let available = level.available, let effective = level.effectiveLimit {

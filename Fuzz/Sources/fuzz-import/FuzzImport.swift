@@ -1,5 +1,6 @@
 import Foundation
 import FuzzSupport
+
 @testable import StateStore
 
 // The library's import decoder on arbitrary bytes: `StateExport(decoding:maximumStateSize:)`,
@@ -37,10 +38,12 @@ public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
         export = try StateExport(decoding: data, maximumStateSize: maximumStateSize)
     } catch {
         invariant(!error.description.isEmpty, "a refusal without a description")
-        invariant((error.location != nil) == (error.stateIndex != nil), "a location without a state, or a state without one")
+        invariant(
+            (error.location != nil) == (error.stateIndex != nil), "a location without a state, or a state without one")
         if let index = error.stateIndex { invariant(index >= 0, "a refusal names states[\(index)]") }
         switch error.problem {
-        case .formatTooNew, .databaseSchemaTooNew: invariant(error.isFromNewerBuild, "a newer document is not said to be one")
+        case .formatTooNew, .databaseSchemaTooNew:
+            invariant(error.isFromNewerBuild, "a newer document is not said to be one")
         default: invariant(!error.isFromNewerBuild, "\(error.problem) is said to come from a newer build")
         }
         return 0
@@ -50,27 +53,33 @@ public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
         invariant((try? RestorationPath(validating: state.path.rawValue)) == state.path, "accepted an invalid path")
         invariant(paths.insert(state.path.rawValue).inserted, "accepted a duplicate path")
         invariant(state.bytes.count <= maximumStateSize, "accepted \(state.bytes.count) bytes, over the limit")
-        invariant(state.checksumIsValid && state.checksum == StoredState.checksum(of: state.bytes), "checksum does not match")
+        invariant(
+            state.checksumIsValid && state.checksum == StoredState.checksum(of: state.bytes), "checksum does not match")
         invariant(state.version >= 0 && state.generation >= 1, "version or generation out of range")
     }
 
     // Round trip through the encoder.
     let document: Data
     do {
-        document = try StateExport(states: export.states, databaseSchemaVersion: export.databaseSchemaVersion,
-                                   exportedAt: Date(timeIntervalSince1970: 0)).encoded()
+        document = try StateExport(
+            states: export.states, databaseSchemaVersion: export.databaseSchemaVersion,
+            exportedAt: Date(timeIntervalSince1970: 0)
+        ).encoded()
     } catch {
         invariant(false, "accepted states cannot be encoded: \(error)")
         return 0
     }
     do {
         let reimported = try StateExport(decoding: document, maximumStateSize: maximumStateSize)
-        invariant(reimported.states.count == export.states.count, "an export of accepted states decodes to a different number")
+        invariant(
+            reimported.states.count == export.states.count, "an export of accepted states decodes to a different number"
+        )
         for (before, after) in zip(export.states, reimported.states) {
             // A state without "updated_at" gets the current time, finer than the milliseconds
             // a document writes; everything else must match exactly.
             var expected = before
-            expected.updatedAt = Date(timeIntervalSince1970: (before.updatedAt.timeIntervalSince1970 * 1000).rounded() / 1000)
+            expected.updatedAt = Date(
+                timeIntervalSince1970: (before.updatedAt.timeIntervalSince1970 * 1000).rounded() / 1000)
             invariant(after == expected, "\(before.path) decodes differently after an export")
         }
     } catch {

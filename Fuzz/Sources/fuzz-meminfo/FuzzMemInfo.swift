@@ -28,15 +28,17 @@ public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
     }
     invariant(info["MemTotal"] == info.total, "total \(info.total) is not the MemTotal line")
     invariant(info.free == (info["MemFree"] ?? 0), "free is not the MemFree line")
-    invariant(info.availableIsEstimated == (info["MemAvailable"] == nil), "availableIsEstimated disagrees with the file")
+    invariant(
+        info.availableIsEstimated == (info["MemAvailable"] == nil), "availableIsEstimated disagrees with the file")
     if info.availableIsEstimated {
         invariant(info.available <= info.total, "estimated available \(info.available) > total \(info.total)")
     } else {
         invariant(info.available == info["MemAvailable"], "available is not the MemAvailable line")
     }
     for key in info.values.keys {
-        invariant(!key.isEmpty && key.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7f && $0 != UInt8(ascii: ":") },
-                  "key \(key.debugDescription) is not printable ASCII without spaces or ':'")
+        invariant(
+            !key.isEmpty && key.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7f && $0 != UInt8(ascii: ":") },
+            "key \(key.debugDescription) is not printable ASCII without spaces or ':'")
     }
 
     let sample = MemorySample(meminfo: info)
@@ -46,8 +48,9 @@ public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
     invariant(percent >= 0 && percent <= 100, "availablePercent \(percent) outside 0...100")
     _ = configuration.instantaneousLevel(for: sample)
     let interval = configuration.pollingInterval(for: sample)
-    invariant(interval >= configuration.minimumPollingInterval && interval <= configuration.maximumPollingInterval,
-              "polling interval \(interval) outside the configured bounds")
+    invariant(
+        interval >= configuration.minimumPollingInterval && interval <= configuration.maximumPollingInterval,
+        "polling interval \(interval) outside the configured bounds")
     return 0
 }
 

@@ -1,4 +1,5 @@
 import FuzzSupport
+
 @testable import StateStore
 
 // `MountInfo.parse` on arbitrary text (the format of /proc/self/mountinfo).
@@ -19,16 +20,21 @@ public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
     invariant(info.entries.count <= lines.count, "\(info.entries.count) entries from \(lines.count) lines")
     for entry in info.entries {
         invariant(!entry.filesystemType.isEmpty, "empty filesystem type")
-        invariant(!entry.filesystemType.unicodeScalars.contains { $0 == " " || $0 == "\n" },
-                  "filesystem type \(entry.filesystemType.debugDescription) spans fields")
+        invariant(
+            !entry.filesystemType.unicodeScalars.contains { $0 == " " || $0 == "\n" },
+            "filesystem type \(entry.filesystemType.debugDescription) spans fields")
         for option in entry.superOptions {
-            invariant(!option.isEmpty && !option.unicodeScalars.contains { $0 == "," || $0 == " " || $0 == "\n" },
-                      "super option \(option.debugDescription) is empty or spans fields")
+            invariant(
+                !option.isEmpty && !option.unicodeScalars.contains { $0 == "," || $0 == " " || $0 == "\n" },
+                "super option \(option.debugDescription) is empty or spans fields")
         }
     }
-    invariant(info.cgroup2 == info.entries.last { $0.filesystemType == "cgroup2" }, "cgroup2 is not the last cgroup2 mount")
+    invariant(
+        info.cgroup2 == info.entries.last { $0.filesystemType == "cgroup2" }, "cgroup2 is not the last cgroup2 mount")
     if let memory = info.cgroup1(controller: "memory") {
-        invariant(memory.filesystemType == "cgroup" && memory.superOptions.contains("memory"), "cgroup1(memory) is not a memory hierarchy")
+        invariant(
+            memory.filesystemType == "cgroup" && memory.superOptions.contains("memory"),
+            "cgroup1(memory) is not a memory hierarchy")
     }
     for line in lines {
         for field in scalarSplit(line, where: { $0 == " " }) {

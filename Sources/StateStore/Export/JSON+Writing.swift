@@ -82,12 +82,15 @@ extension JSON {
 
     /// A newline and the spaces of the deepest indent a document of ``JSONParser``'s usual
     /// depths reaches, appended as one slice.
-    private static let newlineAndSpaces: [UInt8] = [UInt8(ascii: "\n")] + Array(repeating: UInt8(ascii: " "), count: 256)
+    private static let newlineAndSpaces: [UInt8] =
+        [UInt8(ascii: "\n")] + Array(repeating: UInt8(ascii: " "), count: 256)
 
     static func newline(_ output: inout [UInt8], indent: Int) {
         let count = 1 + 2 * indent
         if count <= newlineAndSpaces.count {
-            newlineAndSpaces.withUnsafeBufferPointer { output.append(contentsOf: UnsafeBufferPointer(rebasing: $0[..<count])) }
+            newlineAndSpaces.withUnsafeBufferPointer {
+                output.append(contentsOf: UnsafeBufferPointer(rebasing: $0[..<count]))
+            }
         } else {
             output.append(UInt8(ascii: "\n"))
             output.append(contentsOf: repeatElement(UInt8(ascii: " "), count: 2 * indent))
@@ -103,7 +106,10 @@ extension JSON {
         case .number(let text): JSON.appendUTF8(text, to: &output)
         case .string(let text): JSON.writeString(text, to: &output)
         case .array(let items):
-            if items.isEmpty { output.append(contentsOf: "[]".utf8); return }
+            if items.isEmpty {
+                output.append(contentsOf: "[]".utf8)
+                return
+            }
             output.append(UInt8(ascii: "["))
             for (index, item) in items.enumerated() {
                 if index > 0 { output.append(UInt8(ascii: ",")) }
@@ -113,9 +119,14 @@ extension JSON {
             if pretty { JSON.newline(&output, indent: indent) }
             output.append(UInt8(ascii: "]"))
         case .object(let members):
-            if members.isEmpty { output.append(contentsOf: "{}".utf8); return }
-            let ordered = sortKeys
-                ? members.enumerated().sorted { ($0.element.key, $0.offset) < ($1.element.key, $1.offset) }.map(\.element)
+            if members.isEmpty {
+                output.append(contentsOf: "{}".utf8)
+                return
+            }
+            let ordered =
+                sortKeys
+                ? members.enumerated().sorted { ($0.element.key, $0.offset) < ($1.element.key, $1.offset) }.map(
+                    \.element)
                 : members
             output.append(UInt8(ascii: "{"))
             for (index, member) in ordered.enumerated() {

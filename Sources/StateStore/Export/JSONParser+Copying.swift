@@ -140,7 +140,9 @@ extension JSONParser {
             if count < 16 {
                 repeated = copier.hasKey(key, from: first)
             } else {
-                if keySet.isEmpty { for range in copier.keys[first..<copier.keyCount] { keySet.insert(copier.output.array(range)) } }
+                if keySet.isEmpty {
+                    for range in copier.keys[first..<copier.keyCount] { keySet.insert(copier.output.array(range)) }
+                }
                 repeated = !keySet.insert(copier.output.array(key)).inserted
             }
             guard !repeated else {
@@ -180,7 +182,9 @@ extension JSONParser {
 
     /// After a member or an element: reads a `,` (another follows: `true`) or the `close`
     /// bracket, written on a line of its own at `indent` (`false`).
-    private mutating func copySeparator(_ close: UInt8, indent: Int, _ copier: inout Copier) throws(JSONParseError) -> Bool {
+    private mutating func copySeparator(
+        _ close: UInt8, indent: Int, _ copier: inout Copier
+    ) throws(JSONParseError) -> Bool {
         skipWhitespace(noting: &copier)
         if current == UInt8(ascii: ",") {
             index += 1
@@ -204,7 +208,9 @@ extension JSONParser {
             let valid = bytes.withUnsafeBufferPointer { buffer in
                 let base = buffer.baseAddress! + quote
                 // ASCII is valid UTF-8 as it is; anything else is validated.
-                guard ascii || Self.isValidUTF8(UnsafeBufferPointer(start: base + 1, count: end - quote - 1)) else { return false }
+                guard ascii || Self.isValidUTF8(UnsafeBufferPointer(start: base + 1, count: end - quote - 1)) else {
+                    return false
+                }
                 copier.output.append(UnsafeBufferPointer(start: base, count: end - quote + 1))
                 return true
             }

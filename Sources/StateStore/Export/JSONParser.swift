@@ -21,8 +21,12 @@ package struct JSONParser {
     }
 
     /// Parses one complete JSON text (surrounding whitespace allowed, nothing else).
-    package static func parse<Bytes: Collection<UInt8>>(_ bytes: Bytes, maximumDepth: Int) throws(JSONParseError) -> JSON {
-        try whole(bytes, maximumDepth: maximumDepth) { (parser) throws(JSONParseError) in try parser.parseValue(depth: 0) }
+    package static func parse<Bytes: Collection<UInt8>>(
+        _ bytes: Bytes, maximumDepth: Int
+    ) throws(JSONParseError) -> JSON {
+        try whole(bytes, maximumDepth: maximumDepth) { (parser) throws(JSONParseError) in
+            try parser.parseValue(depth: 0)
+        }
     }
 
     /// Reads one complete JSON text with `read`: whitespace around it allowed, nothing else.
@@ -55,8 +59,12 @@ package struct JSONParser {
     /// checks it and copied compact (``copy(_:maximumDepth:prettyIndent:to:)``) into
     /// ``Element/copied``. An export state's `value` is read this way: what a decoder stores is
     /// those bytes, so building the value would only be undone.
-    package static func parse(_ bytes: some Collection<UInt8>, maximumDepth: Int, copying member: String) throws(JSONParseError) -> Element {
-        try whole(bytes, maximumDepth: maximumDepth) { (parser) throws(JSONParseError) in try parser.parseElement(depth: 0, copying: member) }
+    package static func parse(
+        _ bytes: some Collection<UInt8>, maximumDepth: Int, copying member: String
+    ) throws(JSONParseError) -> Element {
+        try whole(bytes, maximumDepth: maximumDepth) { (parser) throws(JSONParseError) in
+            try parser.parseElement(depth: 0, copying: member)
+        }
     }
 
     /// Parses one complete JSON text as ``parse(_:maximumDepth:)`` does, except that the
@@ -76,16 +84,17 @@ package struct JSONParser {
         let value: JSON
         if parser.current == UInt8(ascii: "{"), maximumDepth > 0 {
             parser.index += 1
-            value = .object(try parser.parseMembers(depth: 1) { (parser, key) throws(JSONParseError) -> JSON in
-                guard streamed.contains(key), parser.current == UInt8(ascii: "["), maximumDepth > 1 else {
-                    return try parser.parseValue(depth: 1)
-                }
-                parser.index += 1
-                try parser.parseElements(depth: 2) { (parser) throws(JSONParseError) in
-                    element(key, try parser.parseElement(depth: 2, copying: member))
-                }
-                return .array([])
-            })
+            value = .object(
+                try parser.parseMembers(depth: 1) { (parser, key) throws(JSONParseError) -> JSON in
+                    guard streamed.contains(key), parser.current == UInt8(ascii: "["), maximumDepth > 1 else {
+                        return try parser.parseValue(depth: 1)
+                    }
+                    parser.index += 1
+                    try parser.parseElements(depth: 2) { (parser) throws(JSONParseError) in
+                        element(key, try parser.parseElement(depth: 2, copying: member))
+                    }
+                    return .array([])
+                })
         } else {
             value = try parser.parseValue(depth: 0)
         }
@@ -96,7 +105,9 @@ package struct JSONParser {
 
     /// ``parseValue(depth:)``, an object's member named `member` copied compact, not built.
     mutating func parseElement(depth: Int, copying member: String) throws(JSONParseError) -> Element {
-        guard current == UInt8(ascii: "{"), depth < maximumDepth else { return Element(value: try parseValue(depth: depth)) }
+        guard current == UInt8(ascii: "{"), depth < maximumDepth else {
+            return Element(value: try parseValue(depth: depth))
+        }
         index += 1
         var copied: [UInt8]?
         // Keys are told apart by their bytes, as the parser tells repeated ones (`String`'s `==`
@@ -115,13 +126,20 @@ package struct JSONParser {
     static func sameBytes(_ first: String, _ second: String) -> Bool {
         guard first.utf8.count == second.utf8.count else { return false }
         var first = first, second = second
-        return first.withUTF8 { one in second.withUTF8 { other in one.count == 0 || memcmp(one.baseAddress!, other.baseAddress!, one.count) == 0 } }
+        return first.withUTF8 { one in
+            second.withUTF8 { other in one.count == 0 || memcmp(one.baseAddress!, other.baseAddress!, one.count) == 0 }
+        }
     }
 
     func failure(_ message: String) -> JSONParseError {
         var line = 1, column = 1
         for byte in bytes[..<min(index, bytes.count)] {
-            if byte == UInt8(ascii: "\n") { line += 1; column = 1 } else if byte & 0xC0 != 0x80 { column += 1 }
+            if byte == UInt8(ascii: "\n") {
+                line += 1
+                column = 1
+            } else if byte & 0xC0 != 0x80 {
+                column += 1
+            }
         }
         return JSONParseError(message: message, line: line, column: column)
     }
@@ -143,7 +161,8 @@ package struct JSONParser {
 
     mutating func expect(_ literal: StaticString, _ value: JSON) throws(JSONParseError) -> JSON {
         let count = literal.utf8CodeUnitCount
-        let matches = bytes.count - index >= count
+        let matches =
+            bytes.count - index >= count
             && bytes.withUnsafeBufferPointer { memcmp($0.baseAddress! + index, literal.utf8Start, count) == 0 }
         guard matches else { throw failure("invalid literal") }
         index += count
@@ -170,7 +189,10 @@ package struct JSONParser {
 
     mutating func parseObject(depth: Int) throws(JSONParseError) -> JSON {
         index += 1
-        return .object(try parseMembers(depth: depth) { (parser, _) throws(JSONParseError) -> JSON in try parser.parseValue(depth: depth) })
+        return .object(
+            try parseMembers(depth: depth) { (parser, _) throws(JSONParseError) -> JSON in
+                try parser.parseValue(depth: depth)
+            })
     }
 
     /// The members of the object whose `{` was just read, each value read by `value` (with its
@@ -184,7 +206,10 @@ package struct JSONParser {
         // rest found in a set made once an object has that many.
         var keys: Set<[UInt8]> = []
         skipWhitespace()
-        if current == UInt8(ascii: "}") { index += 1; return members }
+        if current == UInt8(ascii: "}") {
+            index += 1
+            return members
+        }
         while true {
             skipWhitespace()
             guard current == UInt8(ascii: "\"") else { throw failure("expected a string key") }
@@ -209,7 +234,9 @@ package struct JSONParser {
             skipWhitespace()
             switch current {
             case UInt8(ascii: ","): index += 1
-            case UInt8(ascii: "}"): index += 1; return members
+            case UInt8(ascii: "}"):
+                index += 1
+                return members
             default: throw failure("expected \",\" or \"}\"")
             }
         }
@@ -218,22 +245,31 @@ package struct JSONParser {
     mutating func parseArray(depth: Int) throws(JSONParseError) -> JSON {
         index += 1
         var items: [JSON] = []
-        try parseElements(depth: depth) { (parser) throws(JSONParseError) in items.append(try parser.parseValue(depth: depth)) }
+        try parseElements(depth: depth) { (parser) throws(JSONParseError) in
+            items.append(try parser.parseValue(depth: depth))
+        }
         return .array(items)
     }
 
     /// The elements of the array whose `[` was just read, each read by `element` from the
     /// parser at its first byte, and the array's `]`.
-    mutating func parseElements(depth: Int, _ element: (inout JSONParser) throws(JSONParseError) -> Void) throws(JSONParseError) {
+    mutating func parseElements(
+        depth: Int, _ element: (inout JSONParser) throws(JSONParseError) -> Void
+    ) throws(JSONParseError) {
         skipWhitespace()
-        if current == UInt8(ascii: "]") { index += 1; return }
+        if current == UInt8(ascii: "]") {
+            index += 1
+            return
+        }
         while true {
             skipWhitespace()
             try element(&self)
             skipWhitespace()
             switch current {
             case UInt8(ascii: ","): index += 1
-            case UInt8(ascii: "]"): index += 1; return
+            case UInt8(ascii: "]"):
+                index += 1
+                return
             default: throw failure("expected \",\" or \"]\"")
             }
         }
@@ -319,7 +355,9 @@ package struct JSONParser {
             switch byte {
             case UInt8(ascii: "\""):
                 index += 1
-                guard let text = String(validating: buffer, as: UTF8.self) else { throw failure("invalid UTF-8 in a string") }
+                guard let text = String(validating: buffer, as: UTF8.self) else {
+                    throw failure("invalid UTF-8 in a string")
+                }
                 return text
             case UInt8(ascii: "\\"):
                 index += 1
@@ -337,11 +375,14 @@ package struct JSONParser {
                 case UInt8(ascii: "u"):
                     var code = try hex4()
                     if (0xD800...0xDBFF).contains(code) {
-                        guard bytes.count - index >= 2, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u")
+                        guard bytes.count - index >= 2, bytes[index] == UInt8(ascii: "\\"),
+                            bytes[index + 1] == UInt8(ascii: "u")
                         else { throw failure("unpaired surrogate in a \\u escape") }
                         index += 2
                         let low = try hex4()
-                        guard (0xDC00...0xDFFF).contains(low) else { throw failure("unpaired surrogate in a \\u escape") }
+                        guard (0xDC00...0xDFFF).contains(low) else {
+                            throw failure("unpaired surrogate in a \\u escape")
+                        }
                         code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
                     } else if (0xDC00...0xDFFF).contains(code) {
                         throw failure("unpaired surrogate in a \\u escape")

@@ -20,16 +20,21 @@ extension StateExport {
     ///     ``StateStore/StateStore/Options/maximumStateSize``. Default 1 MiB, that option's default.
     /// - Throws: ``DocumentError``, whose ``DocumentError/problem`` says what is wrong and whose
     ///   ``DocumentError/stateIndex`` says in which state.
-    public init(decoding data: Data, maximumStateSize: Int = StateStore.Options().maximumStateSize) throws(DocumentError) {
+    public init(
+        decoding data: Data, maximumStateSize: Int = StateStore.Options().maximumStateSize
+    ) throws(DocumentError) {
         try self.init(decoding: Array(data), maximumStateSize: maximumStateSize)
     }
 
     /// ``init(decoding:maximumStateSize:)`` for bytes already in an array (read from a file
     /// into the array the parser reads, so that the file is never held twice).
-    package init(decoding bytes: [UInt8], maximumStateSize: Int = StateStore.Options().maximumStateSize) throws(DocumentError) {
+    package init(
+        decoding bytes: [UInt8], maximumStateSize: Int = StateStore.Options().maximumStateSize
+    ) throws(DocumentError) {
         var states: [StoredState] = []
         let contents = try Self.decode(bytes, maximumStateSize: maximumStateSize) { states.append($0) }
-        self.init(states: states, databaseSchemaVersion: contents.databaseSchemaVersion, exportedAt: contents.exportedAt)
+        self.init(
+            states: states, databaseSchemaVersion: contents.databaseSchemaVersion, exportedAt: contents.exportedAt)
         decodedQuarantineCount = contents.quarantineCarried
     }
 
@@ -78,7 +83,8 @@ extension StateExport {
                     }
                     visit(state)
                 } catch {
-                    problem = DocumentError(error.problem, stateIndex: index, statePath: element.value["path"].flatMap(Self.string))
+                    problem = DocumentError(
+                        error.problem, stateIndex: index, statePath: element.value["path"].flatMap(Self.string))
                 }
             }
         } catch {
@@ -135,7 +141,9 @@ extension StateExport {
         do {
             path = try RestorationPath(validating: rawPath)
         } catch {
-            guard case .invalidPath(let joined, let reason) = error else { throw refuse(.invalidPath(rawPath, reason: error.description)) }
+            guard case .invalidPath(let joined, let reason) = error else {
+                throw refuse(.invalidPath(rawPath, reason: error.description))
+            }
             throw refuse(.invalidPath(joined, reason: reason))
         }
         guard let typeName = item["type_name"].flatMap(string) else { throw refuse(.missingTypeName) }
@@ -153,12 +161,15 @@ extension StateExport {
             }
             generation = Int64(number)
         }
-        guard let encodingName = item["encoding"].flatMap(string), let encoding = StateEncoding(rawValue: encodingName) else {
+        guard let encodingName = item["encoding"].flatMap(string), let encoding = StateEncoding(rawValue: encodingName)
+        else {
             throw refuse(.invalidEncoding)
         }
         var updatedAt = Date()
         if let value = item["updated_at"] {
-            guard let text = string(value), let milliseconds = TextFormat.parseISO8601(text) else { throw refuse(.invalidUpdateTime) }
+            guard let text = string(value), let milliseconds = TextFormat.parseISO8601(text) else {
+                throw refuse(.invalidUpdateTime)
+            }
             updatedAt = Date(storedMilliseconds: milliseconds)
         }
         let bytes: Data
@@ -178,9 +189,13 @@ extension StateExport {
         case (.some, .some):
             throw refuse(.valueAndBase64)
         }
-        guard bytes.count <= maximumStateSize else { throw refuse(.stateTooLarge(byteCount: bytes.count, limit: maximumStateSize)) }
+        guard bytes.count <= maximumStateSize else {
+            throw refuse(.stateTooLarge(byteCount: bytes.count, limit: maximumStateSize))
+        }
         if let value = item["byte_count"] {
-            guard let count = integer(value), count == bytes.count else { throw refuse(.byteCountMismatch(actual: bytes.count)) }
+            guard let count = integer(value), count == bytes.count else {
+                throw refuse(.byteCountMismatch(actual: bytes.count))
+            }
         }
         let checksum = StoredState.checksum(of: bytes)
         if let value = item["checksum"] {
@@ -191,7 +206,9 @@ extension StateExport {
         }
         var keyID: String?
         if let value = item["key_id"] {
-            guard let text = string(value), StoredState.isValidKeyID(text), element.copied == nil else { throw refuse(.invalidKeyID) }
+            guard let text = string(value), StoredState.isValidKeyID(text), element.copied == nil else {
+                throw refuse(.invalidKeyID)
+            }
             keyID = text
         }
         return StoredState(

@@ -32,14 +32,19 @@ extension StateExport {
             case .store(let error):
                 return error.description
             case .invalidRows(let rows):
-                return "\(rows.count) row(s) have a path that is not a valid restoration path (rowid \(rows.map { String($0.rowID) }.joined(separator: ", "))), which a decoder would refuse; remove them with removeInvalidRows() before exporting."
+                return
+                    "\(rows.count) row(s) have a path that is not a valid restoration path (rowid \(rows.map { String($0.rowID) }.joined(separator: ", "))), which a decoder would refuse; remove them with removeInvalidRows() before exporting."
             case .statesTooLarge(let entries, let limit):
-                let listed = entries.prefix(5).map { "\($0.path) (\(TextFormat.bytes($0.byteCount)))" }.joined(separator: ", ")
-                return "\(entries.count) state(s) are larger than the \(limit)-byte state size limit (\(listed)\(entries.count > 5 ? ", ..." : "")); export and import with a larger maximumStateSize, as large as the application's StateStore.Options.maximumStateSize."
+                let listed = entries.prefix(5).map { "\($0.path) (\(TextFormat.bytes($0.byteCount)))" }.joined(
+                    separator: ", ")
+                return
+                    "\(entries.count) state(s) are larger than the \(limit)-byte state size limit (\(listed)\(entries.count > 5 ? ", ..." : "")); export and import with a larger maximumStateSize, as large as the application's StateStore.Options.maximumStateSize."
             case .timesOutOfRange(let paths):
-                return "\(paths.count) state(s) have an update time outside the years 0000–9999, which the document cannot carry (\(paths.prefix(5).map(\.rawValue).joined(separator: ", "))); save them again or remove them."
+                return
+                    "\(paths.count) state(s) have an update time outside the years 0000–9999, which the document cannot carry (\(paths.prefix(5).map(\.rawValue).joined(separator: ", "))); save them again or remove them."
             case .documentTooLarge(let byteCount, let limit):
-                return "The document would be \(TextFormat.bytes(byteCount)), over the \(TextFormat.bytes(limit)) a decoder accepts; export part of the states, or keep large data outside the store."
+                return
+                    "The document would be \(TextFormat.bytes(byteCount)), over the \(TextFormat.bytes(limit)) a decoder accepts; export part of the states, or keep large data outside the store."
             case .notImportable(let error):
                 return "The document would be refused on import: \(error)."
             }

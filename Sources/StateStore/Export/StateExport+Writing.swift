@@ -77,12 +77,14 @@ extension StateExport {
     ) throws(ExportError) -> [QuarantineEntry] {
         let outcome: Result<[QuarantineEntry], ExportError>
         do {
-            outcome = try store.withSnapshot { (snapshot) throws(StateStoreError) -> Result<[QuarantineEntry], ExportError> in
+            outcome = try store.withSnapshot {
+                (snapshot) throws(StateStoreError) -> Result<[QuarantineEntry], ExportError> in
                 do throws(ExportError) {
-                    return .success(try read(
-                        snapshot, store: store, maximumStateSize: maximumStateSize, unsealed: unsealed,
-                        documentLimit: documentLimit, begin: begin, visit: visit
-                    ))
+                    return .success(
+                        try read(
+                            snapshot, store: store, maximumStateSize: maximumStateSize, unsealed: unsealed,
+                            documentLimit: documentLimit, begin: begin, visit: visit
+                        ))
                 } catch {
                     return .failure(error)
                 }
@@ -114,7 +116,9 @@ extension StateExport {
         } catch {
             throw .store(error)
         }
-        if let documentLimit, smallest > documentLimit { throw .documentTooLarge(byteCount: smallest, limit: documentLimit) }
+        if let documentLimit, smallest > documentLimit {
+            throw .documentTooLarge(byteCount: smallest, limit: documentLimit)
+        }
         if !invalid.isEmpty { throw .invalidRows(invalid) }
         if !oversize.isEmpty { throw .statesTooLarge(oversize, limit: maximumStateSize) }
         if documentLimit != nil, !undated.isEmpty { throw .timesOutOfRange(undated) }
@@ -126,7 +130,9 @@ extension StateExport {
                     var state = stored
                     if unsealed, state.isSealed {
                         guard state.checksumIsValid else { throw .store(.checksumMismatch(path: state.path)) }
-                        do throws(StateStoreError) { state.bytes = try store.plaintext(of: state) } catch { throw .store(error) }
+                        do throws(StateStoreError) { state.bytes = try store.plaintext(of: state) } catch {
+                            throw .store(error)
+                        }
                         state.keyID = nil
                         state.checksum = Checksum.stored(state.bytes)
                     }
@@ -141,7 +147,9 @@ extension StateExport {
         }
         if let failure { throw failure }
         do {
-            return try snapshot.quarantinedStates(maximumSize: maximumStateSize).map { QuarantineEntry(state: $0.state, byteCount: $0.byteCount) }
+            return try snapshot.quarantinedStates(maximumSize: maximumStateSize).map {
+                QuarantineEntry(state: $0.state, byteCount: $0.byteCount)
+            }
         } catch {
             throw .store(error)
         }
@@ -203,7 +211,8 @@ extension StateExport {
             // Less its leading `[` or `,`: the state's object, nested two levels in the document.
             let item: JSONParser.Element
             do {
-                item = try JSONParser.parse(element.dropFirst(), maximumDepth: StateExport.maximumDepth - 2, copying: "value")
+                item = try JSONParser.parse(
+                    element.dropFirst(), maximumDepth: StateExport.maximumDepth - 2, copying: "value")
             } catch {
                 throw Self.writerFault(error)
             }

@@ -104,7 +104,9 @@ public struct StateExport: Sendable, Hashable {
     ///   - states: the states, in the order the document lists them.
     ///   - databaseSchemaVersion: the schema version of the database they come from.
     ///   - exportedAt: when the export was made; `nil` leaves `exported_at` out of the document.
-    public init(states: [StoredState], databaseSchemaVersion: Int = StateStore.latestSchemaVersion, exportedAt: Date? = Date()) {
+    public init(
+        states: [StoredState], databaseSchemaVersion: Int = StateStore.latestSchemaVersion, exportedAt: Date? = Date()
+    ) {
         self.states = states
         self.databaseSchemaVersion = databaseSchemaVersion
         self.exportedAt = exportedAt
@@ -137,7 +139,10 @@ public struct StateExport: Sendable, Hashable {
         let quarantine = try Self.read(
             store, maximumStateSize: maximumStateSize, unsealed: unsealed, documentLimit: nil,
             begin: { states.reserveCapacity($0) },
-            visit: { states.append($0); return true }
+            visit: {
+                states.append($0)
+                return true
+            }
         )
         self.init(states: states, databaseSchemaVersion: store.schemaVersion, exportedAt: exportedAt)
         self.quarantine = quarantine
@@ -167,7 +172,8 @@ public struct StateExport: Sendable, Hashable {
         output.reserveCapacity(min(limit, 64 + states.reduce(0) { $0 + 320 + $1.bytes.count }))
         func sink(_ bytes: borrowing [UInt8]) { bytes.withUnsafeBufferPointer { output.append(contentsOf: $0) } }
         var document = try DocumentWriter(
-            databaseSchemaVersion: databaseSchemaVersion, exportedAt: exportedAt, stateCount: states.count, limit: limit, to: sink
+            databaseSchemaVersion: databaseSchemaVersion, exportedAt: exportedAt, stateCount: states.count,
+            limit: limit, to: sink
         )
         for state in states { try document.add(state, to: sink) }
         try document.finish(quarantine: quarantine, to: sink)
@@ -195,7 +201,9 @@ public struct StateExport: Sendable, Hashable {
     }
 
     /// The document's members before `states`, in the order ``encoded()`` writes them.
-    static func headerMembers(databaseSchemaVersion: Int, exportedAt: Date?, stateCount: Int) -> [(key: String, value: JSON)] {
+    static func headerMembers(
+        databaseSchemaVersion: Int, exportedAt: Date?, stateCount: Int
+    ) -> [(key: String, value: JSON)] {
         var members: [(key: String, value: JSON)] = [
             ("schema", .int(Self.currentFormat)),
             ("kind", .string("export")),
@@ -209,7 +217,8 @@ public struct StateExport: Sendable, Hashable {
     /// The document as a JSON value, built whole: the bytes ``encoded()`` writes a piece at a
     /// time, without building any state's value, are this value's pretty form.
     package var json: JSON {
-        var members = Self.headerMembers(databaseSchemaVersion: databaseSchemaVersion, exportedAt: exportedAt, stateCount: states.count)
+        var members = Self.headerMembers(
+            databaseSchemaVersion: databaseSchemaVersion, exportedAt: exportedAt, stateCount: states.count)
         members.append(("states", .array(states.map(Self.json))))
         if !quarantine.isEmpty { members.append(("quarantine", .array(quarantine.map(Self.json)))) }
         return .object(members)
@@ -225,7 +234,8 @@ public struct StateExport: Sendable, Hashable {
             ("generation", .string(String(row.generation))),
             ("encoding", .string(row.encoding.rawValue)),
         ]
-        for (key, date) in [("updated_at", row.updatedAt), ("quarantined_at", row.quarantinedAt)] where TextFormat.isRepresentable(date) {
+        for (key, date) in [("updated_at", row.updatedAt), ("quarantined_at", row.quarantinedAt)]
+        where TextFormat.isRepresentable(date) {
             members.append((key, .string(TextFormat.iso8601(date))))
         }
         members.append(("checksum", .string(TextFormat.checksum(row.checksum))))
@@ -274,9 +284,10 @@ public struct StateExport: Sendable, Hashable {
         } else {
             let before = output.count
             JSON.writeKey("value", after: members.count, pretty: true, indent: 2, to: &output)
-            let exact = (try? JSONParser.copy(
-                state.bytes, maximumDepth: maximumDepth - documentLevels, prettyIndent: 3, to: &output
-            )) ?? false
+            let exact =
+                (try? JSONParser.copy(
+                    state.bytes, maximumDepth: maximumDepth - documentLevels, prettyIndent: 3, to: &output
+                )) ?? false
             if !exact {
                 output.removeSubrange(before...)
                 last = [("base64", .string(state.bytes.base64EncodedString()))]

@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -29,7 +30,7 @@ package enum TextFormat {
 
     /// The times ISO 8601 can write with four-digit years, 0000-01-01 to 9999-12-31, in
     /// milliseconds; an export document carries exactly these.
-    package static let representableMilliseconds: ClosedRange<Int64> = -62_167_219_200_000 ... 253_402_300_799_999
+    package static let representableMilliseconds: ClosedRange<Int64> = -62_167_219_200_000...253_402_300_799_999
 
     /// Milliseconds since 1970, saturating instead of trapping for a date from a damaged row.
     package static func milliseconds(_ date: Date) -> Int64 { date.storedMilliseconds }
@@ -40,7 +41,8 @@ package enum TextFormat {
     /// Broken-down UTC time and the milliseconds past its second; a time outside
     /// ``representableMilliseconds`` is given at its bound.
     package static func utcComponents(_ milliseconds: Int64) -> (tm, Int64) {
-        let milliseconds = min(max(milliseconds, representableMilliseconds.lowerBound), representableMilliseconds.upperBound)
+        let milliseconds = min(
+            max(milliseconds, representableMilliseconds.lowerBound), representableMilliseconds.upperBound)
         let seconds = Int(floor(Double(milliseconds) / 1000))
         let fraction = milliseconds - Int64(seconds) * 1000
         var time = time_t(seconds)
@@ -99,10 +101,10 @@ package enum TextFormat {
             return value
         }
         guard utf8.count >= 20, utf8[4] == UInt8(ascii: "-"), utf8[7] == UInt8(ascii: "-"),
-              utf8[10] == UInt8(ascii: "T"), utf8[13] == UInt8(ascii: ":"), utf8[16] == UInt8(ascii: ":"),
-              let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
-              let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
-              (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 60
+            utf8[10] == UInt8(ascii: "T"), utf8[13] == UInt8(ascii: ":"), utf8[16] == UInt8(ascii: ":"),
+            let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
+            let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
+            (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 60
         else { return nil }
         // The day must exist in that month (no 2026-02-30 quietly becoming March 2nd).
         let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)

@@ -85,7 +85,8 @@ extension Application {
         let token = monitor.onEvent { [weak self] event in
             guard event.level > .normal else { return }
             Task { @MainActor in
-                self?.respondToMemoryPressure(level: event.level, availableBytes: event.availableBytes, raisedAt: event.time)
+                self?.respondToMemoryPressure(
+                    level: event.level, availableBytes: event.availableBytes, raisedAt: event.time)
             }
         }
         memoryMonitors.append(MonitorLink(monitor: monitor, token: token, lease: MonitorLease(monitor)))
@@ -132,7 +133,12 @@ final class MonitorLease: Sendable {
     }
 
     func release() {
-        guard held.withLock({ held in defer { held = false }; return held }) else { return }
+        guard
+            held.withLock({ held in
+                defer { held = false }
+                return held
+            })
+        else { return }
         monitor.releaseApplicationLease()
     }
 

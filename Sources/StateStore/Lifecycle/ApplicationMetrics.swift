@@ -17,8 +17,10 @@ struct ApplicationMetrics {
     let rssReleased: Recorder
 
     init(factory: any MetricsFactory) {
-        warnings = Counter(label: "statestore_memory_warnings_total", dimensions: [("level", "warning")], factory: factory)
-        criticalWarnings = Counter(label: "statestore_memory_warnings_total", dimensions: [("level", "critical")], factory: factory)
+        warnings = Counter(
+            label: "statestore_memory_warnings_total", dimensions: [("level", "warning")], factory: factory)
+        criticalWarnings = Counter(
+            label: "statestore_memory_warnings_total", dimensions: [("level", "critical")], factory: factory)
         delay = Timer(label: "statestore_memory_warning_delay", factory: factory)
         cachePurges = Counter(label: "statestore_cache_purges_total", factory: factory)
         cacheCostReleased = Counter(label: "statestore_cache_released_cost_total", factory: factory)

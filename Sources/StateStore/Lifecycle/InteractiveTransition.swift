@@ -33,7 +33,10 @@ public final class InteractiveTransition {
     weak var navigationController: NavigationController?
     let onScreen: Bool
 
-    init(navigationController: NavigationController, from: ViewController?, to: ViewController?, state: State, onScreen: Bool) {
+    init(
+        navigationController: NavigationController, from: ViewController?, to: ViewController?, state: State,
+        onScreen: Bool
+    ) {
         self.navigationController = navigationController
         self.from = from
         self.to = to

@@ -39,7 +39,7 @@ enum LayoutScheduler {
             var root = view
             while let superview = root.superview { root = superview }
             guard laidOut.insert(ObjectIdentifier(root)).inserted,
-                  let controller = root.viewController, controller.isInVisibleWindow
+                let controller = root.viewController, controller.isInVisibleWindow
             else { continue }
             root.layoutIfNeeded()
         }

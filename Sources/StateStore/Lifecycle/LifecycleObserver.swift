@@ -63,27 +63,27 @@ extension LifecycleCallback {
 
     /// This callback's bit in a ``Mask`` (a switch: no hashing of the raw value).
     var bit: UInt64 {
-        let position: UInt64 = switch self {
-        case .loadView: 0
-        case .viewDidLoad: 1
-        case .viewWillAppear: 2
-        case .viewDidAppear: 3
-        case .viewWillDisappear: 4
-        case .viewDidDisappear: 5
-        case .viewWillLayoutSubviews: 6
-        case .viewDidLayoutSubviews: 7
-        case .didReceiveMemoryWarning: 8
-        case .awakeFromNib: 9
-        case .willRotate: 10
-        case .didRotate: 11
-        case .viewIsAppearing: 12
-        case .viewWillTransition: 13
-        case .willTransitionToTraitCollection: 14
-        case .traitCollectionDidChange: 15
-        case .willMoveToParent: 16
-        case .didMoveToParent: 17
-        }
+        let position: UInt64 =
+            switch self {
+            case .loadView: 0
+            case .viewDidLoad: 1
+            case .viewWillAppear: 2
+            case .viewDidAppear: 3
+            case .viewWillDisappear: 4
+            case .viewDidDisappear: 5
+            case .viewWillLayoutSubviews: 6
+            case .viewDidLayoutSubviews: 7
+            case .didReceiveMemoryWarning: 8
+            case .awakeFromNib: 9
+            case .willRotate: 10
+            case .didRotate: 11
+            case .viewIsAppearing: 12
+            case .viewWillTransition: 13
+            case .willTransitionToTraitCollection: 14
+            case .traitCollectionDidChange: 15
+            case .willMoveToParent: 16
+            case .didMoveToParent: 17
+            }
         return 1 << position
     }
 }
-

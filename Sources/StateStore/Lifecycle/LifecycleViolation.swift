@@ -23,12 +23,14 @@ public struct LifecycleViolation: Sendable, CustomStringConvertible {
 
     public var description: String {
         if let callback {
-            return "Lifecycle violation: \(controllerName) (\(controllerType)) is \(state) and cannot receive \(callback): \(reason)"
+            return
+                "Lifecycle violation: \(controllerName) (\(controllerType)) is \(state) and cannot receive \(callback): \(reason)"
         }
         return "Lifecycle violation: \(controllerName) (\(controllerType), \(state)): \(reason)"
     }
 
-    init(controller: ViewController, name: String, state: LifecycleState, callback: LifecycleCallback?, reason: String) {
+    init(controller: ViewController, name: String, state: LifecycleState, callback: LifecycleCallback?, reason: String)
+    {
         self.controller = controller
         self.controllerName = name
         self.controllerType = String(describing: type(of: controller))
@@ -48,9 +50,12 @@ public struct LifecycleViolation: Sendable, CustomStringConvertible {
     /// Logs the violation at `info` (a library logs no higher: what a violation means is the
     /// application's call), with the controller, its state, the callback and the reason.
     func log(to logger: Logger) {
-        logger.info("lifecycle violation", metadata: [
-            "statestore.controller": "\(controllerName)", "statestore.type": "\(controllerType)", "statestore.state": "\(state)",
-            "statestore.callback": "\(callback.map { "\($0)" } ?? "none")", "statestore.reason": "\(reason)",
-        ])
+        logger.info(
+            "lifecycle violation",
+            metadata: [
+                "statestore.controller": "\(controllerName)", "statestore.type": "\(controllerType)",
+                "statestore.state": "\(state)",
+                "statestore.callback": "\(callback.map { "\($0)" } ?? "none")", "statestore.reason": "\(reason)",
+            ])
     }
 }

@@ -156,11 +156,16 @@ open class NavigationController: ViewController {
                 return
             }
             if controller.presentingStorage != nil || controller.hostingWindow != nil {
-                reportViolation(nil, reason: "cannot push \(controller.lifecycleName): it is presented or a window's root")
+                reportViolation(
+                    nil, reason: "cannot push \(controller.lifecycleName): it is presented or a window's root")
                 return
             }
             if controller is NavigationController || controller is TabBarController {
-                reportViolation(nil, reason: "cannot push \(controller.lifecycleName): a \(type(of: controller)) cannot be in a navigation stack")
+                reportViolation(
+                    nil,
+                    reason:
+                        "cannot push \(controller.lifecycleName): a \(type(of: controller)) cannot be in a navigation stack"
+                )
                 return
             }
         }
@@ -243,7 +248,8 @@ open class NavigationController: ViewController {
     /// ``InteractiveTransition/State/unavailable``.
     public func beginInteractivePop() -> InteractiveTransition {
         if TransitionQueue.mustWait(for: self) {
-            return InteractiveTransition(navigationController: self, from: nil, to: nil, state: .unavailable, onScreen: false)
+            return InteractiveTransition(
+                navigationController: self, from: nil, to: nil, state: .unavailable, onScreen: false)
         }
         return TransitionQueue.run { startInteractivePop() }
     }
@@ -251,12 +257,14 @@ open class NavigationController: ViewController {
     private func startInteractivePop() -> InteractiveTransition {
         settleTransitions()
         guard children.count > 1 else {
-            return InteractiveTransition(navigationController: self, from: nil, to: nil, state: .unavailable, onScreen: false)
+            return InteractiveTransition(
+                navigationController: self, from: nil, to: nil, state: .unavailable, onScreen: false)
         }
         let from = children[children.count - 1]
         let to = children[children.count - 2]
         let onScreen = lifecycleState == .appeared && isInVisibleWindow
-        let transition = InteractiveTransition(navigationController: self, from: from, to: to, state: .interactive, onScreen: onScreen)
+        let transition = InteractiveTransition(
+            navigationController: self, from: from, to: to, state: .interactive, onScreen: onScreen)
         interactivePop = transition
         if onScreen {
             to.loadViewIfNeeded()

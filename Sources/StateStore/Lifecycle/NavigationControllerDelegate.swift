@@ -7,13 +7,19 @@
 public protocol NavigationControllerDelegate: AnyObject {
     /// `viewController` is about to become the top: after its view loaded, before the
     /// appearance callbacks (for an interactive pop, when the gesture begins).
-    func navigationController(_ navigationController: NavigationController, willShow viewController: ViewController, animated: Bool)
+    func navigationController(
+        _ navigationController: NavigationController, willShow viewController: ViewController, animated: Bool)
     /// `viewController` is the top: after its `viewDidAppear` and the containment callbacks.
     /// Not sent for an interactive pop the user abandoned.
-    func navigationController(_ navigationController: NavigationController, didShow viewController: ViewController, animated: Bool)
+    func navigationController(
+        _ navigationController: NavigationController, didShow viewController: ViewController, animated: Bool)
 }
 
 extension NavigationControllerDelegate {
-    public func navigationController(_ navigationController: NavigationController, willShow viewController: ViewController, animated: Bool) {}
-    public func navigationController(_ navigationController: NavigationController, didShow viewController: ViewController, animated: Bool) {}
+    public func navigationController(
+        _ navigationController: NavigationController, willShow viewController: ViewController, animated: Bool
+    ) {}
+    public func navigationController(
+        _ navigationController: NavigationController, didShow viewController: ViewController, animated: Bool
+    ) {}
 }

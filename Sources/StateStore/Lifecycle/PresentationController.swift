@@ -65,8 +65,8 @@ public final class PresentationController {
     @discardableResult
     public func dismissInteractively() -> Bool {
         guard let presented = presentedViewController, let presenter = presented.presentingStorage,
-              presented.modalPresentationStyle.isSheet, presented.presentedStorage == nil,
-              presented.lifecycleState == .appeared, presented.isInVisibleWindow, !TransitionQueue.isBusy
+            presented.modalPresentationStyle.isSheet, presented.presentedStorage == nil,
+            presented.lifecycleState == .appeared, presented.isInVisibleWindow, !TransitionQueue.isBusy
         else { return false }
         if presented.visibleTree.contains(where: \.isModalInPresentation)
             || delegate?.presentationControllerShouldDismiss(self) == false

@@ -28,5 +28,7 @@ protocol SceneAssigning: AnyObject {
     ///   - requested: The identifier the window was given, `nil` for none.
     ///   - policy: What to do when the scene is held by another process.
     ///   - openHere: The scenes of the application's open windows.
-    func assignScene(requested: String?, policy: SceneConflictPolicy, openHere: [String]) -> (identifier: String, claim: AnyObject?)
+    func assignScene(
+        requested: String?, policy: SceneConflictPolicy, openHere: [String]
+    ) -> (identifier: String, claim: AnyObject?)
 }

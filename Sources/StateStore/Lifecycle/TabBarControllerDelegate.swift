@@ -14,7 +14,9 @@ public protocol TabBarControllerDelegate: AnyObject {
 }
 
 extension TabBarControllerDelegate {
-    public func tabBarController(_ tabBarController: TabBarController, shouldSelect viewController: ViewController) -> Bool { true }
+    public func tabBarController(
+        _ tabBarController: TabBarController, shouldSelect viewController: ViewController
+    ) -> Bool { true }
     public func tabBarController(_ tabBarController: TabBarController, didSelect viewController: ViewController) {}
 }
 

@@ -78,7 +78,7 @@ extension ViewController {
         var node: ViewController? = self
         while let current = node {
             if let navigation = current as? NavigationController, let pop = navigation.interactivePop,
-               pop.state == .interactive, pop.onScreen
+                pop.state == .interactive, pop.onScreen
             {
                 return pop.coordinator
             }

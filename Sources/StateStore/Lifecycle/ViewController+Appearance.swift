@@ -139,7 +139,9 @@ extension ViewController {
     ///
     /// A structural change asked for by one of these callbacks waits until the transition
     /// has finished (see `TransitionQueue`).
-    static func transition(from outgoing: ViewController?, to incoming: ViewController?, animated: Bool, removeOutgoingView: Bool) {
+    static func transition(
+        from outgoing: ViewController?, to incoming: ViewController?, animated: Bool, removeOutgoingView: Bool
+    ) {
         // `if`, not `Optional.map`: a main-actor closure checks its executor when called.
         let from: [ViewController] = if let outgoing { [outgoing] } else { [] }
         let to: [ViewController] = if let incoming { [incoming] } else { [] }
@@ -149,7 +151,9 @@ extension ViewController {
     /// The same for several controllers on each side (presentation layers): every "will" of
     /// the outgoing ones in order, every "will" of the incoming ones, their layout, every
     /// outgoing "did", every incoming "did".
-    static func transition(from outgoing: [ViewController], to incoming: [ViewController], animated: Bool, removeOutgoingView: Bool) {
+    static func transition(
+        from outgoing: [ViewController], to incoming: [ViewController], animated: Bool, removeOutgoingView: Bool
+    ) {
         TransitionQueue.run {
             for controller in incoming { controller.loadViewIfNeeded() }
             for controller in outgoing { controller.beginAppearanceTree(appearing: false, animated: animated) }

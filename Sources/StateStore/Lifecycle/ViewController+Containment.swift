@@ -38,7 +38,8 @@ extension ViewController {
     public func addChild(_ child: ViewController) {
         guard child !== self, child.parent !== self else { return }
         guard !(self is NavigationController || self is TabBarController) else {
-            reportViolation(nil, reason: "cannot add \(child.lifecycleName) as a child of a \(type(of: self)): use its own API")
+            reportViolation(
+                nil, reason: "cannot add \(child.lifecycleName) as a child of a \(type(of: self)): use its own API")
             return
         }
         guard !isDescendant(of: child) else {
@@ -46,7 +47,8 @@ extension ViewController {
             return
         }
         guard child.presentingStorage == nil, child.hostingWindow == nil else {
-            reportViolation(nil, reason: "cannot add \(child.lifecycleName) as a child: it is presented or a window's root")
+            reportViolation(
+                nil, reason: "cannot add \(child.lifecycleName) as a child: it is presented or a window's root")
             return
         }
         if child.parent != nil { child.removeFromParent() }
@@ -85,9 +87,12 @@ extension ViewController {
         guard !archived.isEmpty else { return }
         if let from = rebuilt as? NavigationController, let to = replacement as? NavigationController {
             let own = to.viewControllers
-            guard own.count < archived.count, own.indices.allSatisfy({ index in
-                own[index].restorationIdentifier != nil && own[index].restorationIdentifier == archived[index].restorationIdentifier
-            }) else { return }
+            guard own.count < archived.count,
+                own.indices.allSatisfy({ index in
+                    own[index].restorationIdentifier != nil
+                        && own[index].restorationIdentifier == archived[index].restorationIdentifier
+                })
+            else { return }
             for (index, screen) in own.enumerated() { move(contentsOf: archived[index], into: screen) }
             from.setViewControllers([], animated: false)
             to.setViewControllers(own + archived[own.count...], animated: false)
@@ -97,7 +102,8 @@ extension ViewController {
         guard !containers else { return }
         for child in archived {
             if let identifier = child.restorationIdentifier,
-               let mine = replacement.children.first(where: { $0.restorationIdentifier == identifier }) {
+                let mine = replacement.children.first(where: { $0.restorationIdentifier == identifier })
+            {
                 move(contentsOf: child, into: mine)
             } else {
                 replacement.addChild(child)
@@ -109,7 +115,8 @@ extension ViewController {
     /// identifier is `identifier`; clears ``holdsRebuiltChildren`` once none is left waiting.
     private func rebuiltChildIndex(holding identifier: String?) -> Int? {
         var waiting = false
-        for (index, child) in children.enumerated() where child.placedByRebuild && child.lifecycleState == .initialized {
+        for (index, child) in children.enumerated() where child.placedByRebuild && child.lifecycleState == .initialized
+        {
             if let identifier, child.restorationIdentifier == identifier { return index }
             waiting = true
         }
@@ -187,7 +194,7 @@ extension ViewController {
         }
         _ = newChildren.allUnretained { child in
             guard child !== self, child.parent == nil, child.presentingStorage == nil, child.hostingWindow == nil,
-                  child.children.isEmpty || !isDescendant(of: child)
+                child.children.isEmpty || !isDescendant(of: child)
             else {
                 addChild(child)
                 return true

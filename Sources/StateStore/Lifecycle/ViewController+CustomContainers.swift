@@ -21,20 +21,24 @@ extension ViewController {
         animations: (@MainActor () -> Void)?,
         completion: (@MainActor (Bool) -> Void)? = nil
     ) {
-        guard fromViewController.parent === self, toViewController.parent === self, fromViewController !== toViewController,
-              !(self is NavigationController || self is TabBarController)
+        guard fromViewController.parent === self, toViewController.parent === self,
+            fromViewController !== toViewController,
+            !(self is NavigationController || self is TabBarController)
         else {
             reportViolation(nil, reason: "transition(from:to:) needs two distinct children of this custom container")
             return
         }
         if TransitionQueue.mustWait(for: self) {
             TransitionQueue.enqueue { [self] in
-                transition(from: fromViewController, to: toViewController, duration: duration, animations: animations, completion: completion)
+                transition(
+                    from: fromViewController, to: toViewController, duration: duration, animations: animations,
+                    completion: completion)
             }
             return
         }
         TransitionQueue.run {
-            let onScreen = lifecycleState == .appeared && isInVisibleWindow && forwardsAppearance
+            let onScreen =
+                lifecycleState == .appeared && isInVisibleWindow && forwardsAppearance
                 && fromViewController.lifecycleState.isVisibleOrAppearing
             fromViewController.isHiddenByContainer = true
             toViewController.isHiddenByContainer = false

@@ -25,7 +25,9 @@ extension ViewController {
     public var application: Application? {
         // With one application alive, the application the controller registered with (when
         // still alive) is its window's too, or the window has none: no walk to the window.
-        if Application.instances.load(ordering: .relaxed) == 1, let registeredApplication { return registeredApplication }
+        if Application.instances.load(ordering: .relaxed) == 1, let registeredApplication {
+            return registeredApplication
+        }
         return window?.application ?? registeredApplication
     }
 
@@ -34,10 +36,12 @@ extension ViewController {
 
     /// Runs `body` (the override) between the observers' willRun and didRun, recording
     /// `text` in the trace.
-    func deliver(_ callback: LifecycleCallback, animated: Bool = false, _ text: @autoclosure () -> String, _ body: () -> Void) {
+    func deliver(
+        _ callback: LifecycleCallback, animated: Bool = false, _ text: @autoclosure () -> String, _ body: () -> Void
+    ) {
         let bit = callback.bit
         guard Application.someApplicationTraces || Application.callbacksSomeApplicationObserves.rawValue & bit != 0,
-              let application
+            let application
         else {
             body()
             return

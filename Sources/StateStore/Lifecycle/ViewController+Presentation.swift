@@ -58,33 +58,50 @@ extension ViewController {
     /// `viewWillAppear` of a controller being presented, say) runs once that transition has
     /// finished, with its complete sequence; until then ``presentedViewController`` is
     /// unchanged. UIKit refuses such a presentation ("while a presentation is in progress").
-    public func present(_ viewControllerToPresent: ViewController, animated: Bool, completion: (@MainActor () -> Void)? = nil) {
+    public func present(
+        _ viewControllerToPresent: ViewController, animated: Bool, completion: (@MainActor () -> Void)? = nil
+    ) {
         if TransitionQueue.isBusy {
-            TransitionQueue.enqueue { [self] in present(viewControllerToPresent, animated: animated, completion: completion) }
+            TransitionQueue.enqueue { [self] in
+                present(viewControllerToPresent, animated: animated, completion: completion)
+            }
             return
         }
         TransitionQueue.run { presentNow(viewControllerToPresent, animated: animated, completion: completion) }
     }
 
-    private func presentNow(_ viewControllerToPresent: ViewController, animated: Bool, completion: (@MainActor () -> Void)?) {
+    private func presentNow(
+        _ viewControllerToPresent: ViewController, animated: Bool, completion: (@MainActor () -> Void)?
+    ) {
         let presented = viewControllerToPresent
         let presenter = presenter(for: presented)
         if let host = containmentRoot.presentingStorage, host.contextPresentedViewController === containmentRoot {
-            reportViolation(nil, reason: "cannot present \(presented.lifecycleName): a controller presented over a current context presents nothing")
+            reportViolation(
+                nil,
+                reason:
+                    "cannot present \(presented.lifecycleName): a controller presented over a current context presents nothing"
+            )
             return
         }
         if let current = presenter.presentedStorage {
-            reportViolation(nil, reason: "cannot present \(presented.lifecycleName): already presenting \(current.lifecycleName)")
+            reportViolation(
+                nil, reason: "cannot present \(presented.lifecycleName): already presenting \(current.lifecycleName)")
             return
         }
         guard presented.parent == nil, presented.presentingStorage == nil, presented.hostingWindow == nil,
-              presented !== presenter, !presenter.isPresented(by: presented)
+            presented !== presenter, !presenter.isPresented(by: presented)
         else {
             reportViolation(nil, reason: "cannot present \(presented.lifecycleName): it is already in a hierarchy")
             return
         }
-        if let application, presented.supportedInterfaceOrientations.intersection(application.supportedOrientations).isEmpty {
-            reportViolation(nil, reason: "cannot present \(presented.lifecycleName): its supported orientations have no orientation in common with the application's")
+        if let application,
+            presented.supportedInterfaceOrientations.intersection(application.supportedOrientations).isEmpty
+        {
+            reportViolation(
+                nil,
+                reason:
+                    "cannot present \(presented.lifecycleName): its supported orientations have no orientation in common with the application's"
+            )
             return
         }
         let window = self.window
@@ -100,9 +117,10 @@ extension ViewController {
         if onScreen {
             let after = ViewController.visibleLayers(from: presented)
             presented.isBeingPresented = true
-            ViewController.transition(from: before.notIn(after),
-                                      to: after.reversed().notIn(before),
-                                      animated: animated, removeOutgoingView: false)
+            ViewController.transition(
+                from: before.notIn(after),
+                to: after.reversed().notIn(before),
+                animated: animated, removeOutgoingView: false)
             presented.isBeingPresented = false
         }
         completion?()
@@ -151,8 +169,9 @@ extension ViewController {
             let after = ViewController.visibleLayers(from: presenter)
             let leaving = before.notIn(after)
             for controller in leaving { controller.isBeingDismissed = true }
-            ViewController.transition(from: leaving, to: after.reversed().notIn(before),
-                                      animated: animated, removeOutgoingView: false)
+            ViewController.transition(
+                from: leaving, to: after.reversed().notIn(before),
+                animated: animated, removeOutgoingView: false)
             for controller in leaving { controller.isBeingDismissed = false }
         }
         var chain: [ViewController] = []
@@ -255,7 +274,9 @@ extension ControllerIdentities {
     /// What replacing `old` by `new` (whose identities `self` holds) takes out and puts in:
     /// the controllers of `old` not in `new`, and those of `new` not in `old`, each in order.
     /// Loops, not `filter`: a main-actor closure checks its executor at every call.
-    func change(from old: [ViewController], to new: [ViewController]) -> (removed: [ViewController], added: [ViewController]) {
+    func change(
+        from old: [ViewController], to new: [ViewController]
+    ) -> (removed: [ViewController], added: [ViewController]) {
         var removed: [ViewController] = []
         for controller in old where !contains(controller) { removed.append(controller) }
         var oldIdentities = ControllerIdentities(capacity: old.count)

@@ -17,7 +17,8 @@ extension Window {
         let oldOrientation = orientation
         let rotating = newOrientation != oldOrientation
         let visible = visibleControllers
-        let coordinator = TransitionCoordinator(isAnimated: isVisible, isInteractive: false, transitionDuration: rotationDuration)
+        let coordinator = TransitionCoordinator(
+            isAnimated: isVisible, isInteractive: false, transitionDuration: rotationDuration)
         let newTraits = TraitCollection(windowSize: newSize)
         let duration = rotationDuration
         TransitionQueue.run {

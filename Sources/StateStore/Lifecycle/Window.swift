@@ -168,7 +168,9 @@ public final class Window {
         if newOrientation == orientation { return true }
         let top = topViewController
         if let top {
-            guard top.shouldAutorotate, top.supportedInterfaceOrientations.includes(newOrientation) else { return false }
+            guard top.shouldAutorotate, top.supportedInterfaceOrientations.includes(newOrientation) else {
+                return false
+            }
         }
         if let application, !application.supportedOrientations.includes(newOrientation) { return false }
         let newSize = orientation.isLandscape != newOrientation.isLandscape ? size.transposed : size
@@ -183,7 +185,8 @@ public final class Window {
         guard !isClosed else { return }
         settleTransitions()
         if isVisible {
-            ViewController.transition(from: visibleLayers.reversed(), to: [], animated: false, removeOutgoingView: false)
+            ViewController.transition(
+                from: visibleLayers.reversed(), to: [], animated: false, removeOutgoingView: false)
         }
         isVisible = false
         isClosed = true
@@ -216,7 +219,8 @@ public final class Window {
         if isVisible {
             // The old hierarchy stays reachable from this window (oldRoot.hostingWindow)
             // until it has disappeared.
-            ViewController.transition(from: oldLayers.reversed(), to: visibleLayers, animated: false, removeOutgoingView: false)
+            ViewController.transition(
+                from: oldLayers.reversed(), to: visibleLayers, animated: false, removeOutgoingView: false)
         }
         oldRoot?.hostingWindow = nil
         notifyHierarchyChange()

@@ -26,7 +26,8 @@ final class CgroupLocator: Sendable {
     func memory(root: String) throws(MemoryError) -> CgroupMemory {
         let membership = try ProcFile.read(ProcFile.join(root, "/proc/self/cgroup"))
         if let known = locations.withLock({ $0[root] }), known.membership == membership,
-           let memory = try? CgroupMemory.read(directory: known.directory, version: known.version) {
+            let memory = try? CgroupMemory.read(directory: known.directory, version: known.version)
+        {
             return memory
         }
         let memory = try CgroupMemory.discover(root: root)

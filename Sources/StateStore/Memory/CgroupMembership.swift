@@ -33,7 +33,9 @@ public struct CgroupMembership: Sendable, Equatable {
         for line in ProcFile.lines(text, omittingEmpty: true) {
             // The path may itself contain ':' — split only twice.
             let parts = ProcFile.split(line, maxSplits: 2, omittingEmpty: false) { $0 == ":" }
-            guard parts.count == 3, let id = Int(parts[0]), id >= 0, parts[2].unicodeScalars.first == "/" else { continue }
+            guard parts.count == 3, let id = Int(parts[0]), id >= 0, parts[2].unicodeScalars.first == "/" else {
+                continue
+            }
             let controllers = ProcFile.split(parts[1]) { $0 == "," }.map(String.init)
             entries.append(Entry(hierarchyID: id, controllers: controllers, path: String(parts[2])))
         }

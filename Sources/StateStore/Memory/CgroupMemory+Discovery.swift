@@ -33,7 +33,10 @@ extension CgroupMemory {
                 return try read(directory: mountPoint, version: .v1)
             }
         }
-        throw .cgroupNotFound(detail: "neither a cgroup v2 memory controller nor a v1 memory hierarchy is mounted for this process under \(root)")
+        throw .cgroupNotFound(
+            detail:
+                "neither a cgroup v2 memory controller nor a v1 memory hierarchy is mounted for this process under \(root)"
+        )
     }
 
     /// Reads a given cgroup directory and its ancestors, detecting the version from the files
@@ -83,10 +86,13 @@ extension CgroupMemory {
         var current = normalized(directory)
         let top = top.map(normalized)
         for _ in 0..<64 {
-            if ProcFile.exists(current + "/memory.max") || ProcFile.exists(current + "/memory.current") { return current }
+            if ProcFile.exists(current + "/memory.max") || ProcFile.exists(current + "/memory.current") {
+                return current
+            }
             // Only walk through directories that are cgroups; a fixture tree's plain folder is not one.
             guard ProcFile.exists(current + "/cgroup.controllers"), current != top,
-                  let parent = parentDirectory(current) else { return nil }
+                let parent = parentDirectory(current)
+            else { return nil }
             current = parent
         }
         return nil
@@ -98,10 +104,15 @@ extension CgroupMemory {
             let maxFile = directory + "/memory.max"
             let max = try FlatKeyedFile.limit(try ProcFile.read(maxFile), file: maxFile)
             let highFile = directory + "/memory.high"
-            let high = try ProcFile.readIfPresent(highFile).flatMap { text throws(MemoryError) in try FlatKeyedFile.limit(text, file: highFile) }
+            let high = try ProcFile.readIfPresent(highFile).flatMap { text throws(MemoryError) in
+                try FlatKeyedFile.limit(text, file: highFile)
+            }
             let usage = try number(directory + "/memory.current")
             let statFile = directory + "/memory.stat"
-            let stat = try ProcFile.readIfPresent(statFile).map { text throws(MemoryError) in try FlatKeyedFile.parse(text, file: statFile) } ?? [:]
+            let stat =
+                try ProcFile.readIfPresent(statFile).map { text throws(MemoryError) in
+                    try FlatKeyedFile.parse(text, file: statFile)
+                } ?? [:]
             return Level(path: directory, max: max, high: high, usage: usage, inactiveFile: stat["inactive_file"] ?? 0)
         case .v1:
             let limitFile = directory + "/memory.limit_in_bytes"
@@ -109,9 +120,14 @@ extension CgroupMemory {
             let limit = rawLimit.flatMap { $0 >= unlimitedThreshold ? nil : $0 }
             let usage = try number(directory + "/memory.usage_in_bytes")
             let statFile = directory + "/memory.stat"
-            let stat = try ProcFile.readIfPresent(statFile).map { text throws(MemoryError) in try FlatKeyedFile.parse(text, file: statFile) } ?? [:]
+            let stat =
+                try ProcFile.readIfPresent(statFile).map { text throws(MemoryError) in
+                    try FlatKeyedFile.parse(text, file: statFile)
+                } ?? [:]
             // total_inactive_file counts the whole subtree, like usage_in_bytes with use_hierarchy.
-            return Level(path: directory, max: limit, usage: usage, inactiveFile: stat["total_inactive_file"] ?? stat["inactive_file"] ?? 0)
+            return Level(
+                path: directory, max: limit, usage: usage,
+                inactiveFile: stat["total_inactive_file"] ?? stat["inactive_file"] ?? 0)
         }
     }
 
@@ -135,8 +151,11 @@ extension CgroupMemory {
         var relative = bytes[...]
         let root = Array(mount.root.utf8)
         if root != [slash] {
-            if bytes == root { relative = [slash][...] }
-            else if bytes.starts(with: root + [slash]) { relative = bytes[root.count...] }
+            if bytes == root {
+                relative = [slash][...]
+            } else if bytes.starts(with: root + [slash]) {
+                relative = bytes[root.count...]
+            }
         }
         if relative.elementsEqual([slash]) { return mount.mountPoint }
         let tail = String(decoding: relative, as: UTF8.self)

@@ -26,7 +26,9 @@ public struct CgroupMemory: Sendable, Equatable {
     /// v2 `memory.events` of the process's cgroup; `nil` for v1 or when the file is absent.
     public var events: Events?
 
-    public init(version: Version, path: String, hierarchy: [Level], pressure: PressureStall? = nil, events: Events? = nil) {
+    public init(
+        version: Version, path: String, hierarchy: [Level], pressure: PressureStall? = nil, events: Events? = nil
+    ) {
         self.version = version
         self.path = path
         self.hierarchy = hierarchy

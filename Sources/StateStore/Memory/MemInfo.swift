@@ -76,7 +76,9 @@ public struct MemInfo: Sendable, Equatable {
             // Linux 2.4 printed a table first: a header `total: used: free: …` and rows
             // `Mem: n n n …` / `Swap: n n n`. Its keys are not meminfo keys; skip it.
             if isLegacyTable(key: key, fields: fields) { continue }
-            guard !key.isEmpty, !key.contains(" "), key.unicodeScalars.allSatisfy({ $0.isASCII && $0.value > 0x20 && $0.value < 0x7f }) else {
+            guard !key.isEmpty, !key.contains(" "),
+                key.unicodeScalars.allSatisfy({ $0.isASCII && $0.value > 0x20 && $0.value < 0x7f })
+            else {
                 throw .malformedLine(file: file, line: lineNumber, text: String(rawLine))
             }
             guard fields.count == 1 || fields.count == 2 else {

@@ -27,21 +27,26 @@ public enum MemoryError: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case let .unreadable(path, code):
             let reason = String(cString: strerror(code))
-            return "cannot read \(path): \(reason) (errno \(code)); check that the path exists and that /proc and /sys are mounted"
+            return
+                "cannot read \(path): \(reason) (errno \(code)); check that the path exists and that /proc and /sys are mounted"
         case let .empty(file):
-            return "\(file) is empty or has no recognisable lines; make sure it is the kernel's file, not a truncated copy"
+            return
+                "\(file) is empty or has no recognisable lines; make sure it is the kernel's file, not a truncated copy"
         case let .missingKey(file, key):
             return "\(file) has no \(key) line; it is not a complete kernel file (or the kernel is unsupported)"
         case let .invalidNumber(file, line, key, text):
             // Digits alone: a number too large to hold (as bytes, for a kB value).
             if !text.isEmpty, text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) {
-                return "\(file) line \(line): \(key) has the value \(text), too large to hold in 64 bits; the file is corrupt or not what it claims to be"
+                return
+                    "\(file) line \(line): \(key) has the value \(text), too large to hold in 64 bits; the file is corrupt or not what it claims to be"
             }
-            return "\(file) line \(line): \(key) has the non-numeric value \(quoted(text)); the file is corrupt or not what it claims to be"
+            return
+                "\(file) line \(line): \(key) has the non-numeric value \(quoted(text)); the file is corrupt or not what it claims to be"
         case let .malformedLine(file, line, text):
             return "\(file) line \(line): cannot parse \(quoted(text)); the file is corrupt or in an unknown format"
         case let .notARegularFile(path):
-            return "\(path) is not a regular file, as kernel files under /proc and /sys are; it was not read (point --root at a copy of /proc and /sys, not at pipes or devices)"
+            return
+                "\(path) is not a regular file, as kernel files under /proc and /sys are; it was not read (point --root at a copy of /proc and /sys, not at pipes or devices)"
         case let .cgroupNotFound(detail):
             return "no memory cgroup found: \(detail); pass Configuration.cgroupPath to choose one explicitly"
         }
@@ -50,6 +55,8 @@ public enum MemoryError: Error, Sendable, Equatable, CustomStringConvertible {
 
 private func quoted(_ text: String) -> String {
     let shown = text.count > 80 ? String(text.prefix(80)) + "…" : text
-    return "\"" + shown.unicodeScalars.map { $0.isASCII && $0.value >= 0x20 && $0.value < 0x7f ? String($0) : "\\u{\(String($0.value, radix: 16))}" }.joined() + "\""
+    return "\""
+        + shown.unicodeScalars.map {
+            $0.isASCII && $0.value >= 0x20 && $0.value < 0x7f ? String($0) : "\\u{\(String($0.value, radix: 16))}"
+        }.joined() + "\""
 }
-

@@ -44,8 +44,10 @@ public struct MemoryPressureEvent: Sendable, Equatable {
     /// timed poll was due it came, so how much earlier than polling alone. `nil` otherwise.
     public var aheadOfPoll: Duration?
 
-    public init(time: Date, level: MemoryPressureLevel, previousLevel: MemoryPressureLevel, availableBytes: UInt64,
-                totalBytes: UInt64, trigger: Trigger, source: Source, aheadOfPoll: Duration? = nil) {
+    public init(
+        time: Date, level: MemoryPressureLevel, previousLevel: MemoryPressureLevel, availableBytes: UInt64,
+        totalBytes: UInt64, trigger: Trigger, source: Source, aheadOfPoll: Duration? = nil
+    ) {
         self.aheadOfPoll = aheadOfPoll
         self.time = time
         self.level = level

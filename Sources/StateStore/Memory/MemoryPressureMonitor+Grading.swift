@@ -7,17 +7,23 @@ extension MemoryPressureMonitor.Configuration {
     /// Grades a sample against the thresholds moved by `margin` percentage points towards
     /// "more pressure" (a positive margin makes leaving a level harder). Returns the level and
     /// the signal that decided it.
-    func grade(_ sample: MemorySample, margin: Double) -> (level: MemoryPressureLevel, trigger: MemoryPressureEvent.Trigger) {
+    func grade(
+        _ sample: MemorySample, margin: Double
+    ) -> (level: MemoryPressureLevel, trigger: MemoryPressureEvent.Trigger) {
         let percent = sample.availablePercent
         var byAvailable = MemoryPressureLevel.normal
         if percent <= warningAvailablePercent + margin { byAvailable = .warning }
         if percent <= criticalAvailablePercent + margin { byAvailable = .critical }
 
         var byStall = MemoryPressureLevel.normal
-        if let threshold = warningPressureStallPercent, let some = sample.pressure?.some, some.avg10 >= threshold - margin {
+        if let threshold = warningPressureStallPercent, let some = sample.pressure?.some,
+            some.avg10 >= threshold - margin
+        {
             byStall = .warning
         }
-        if let threshold = criticalPressureStallPercent, let full = sample.pressure?.full, full.avg10 >= threshold - margin {
+        if let threshold = criticalPressureStallPercent, let full = sample.pressure?.full,
+            full.avg10 >= threshold - margin
+        {
             byStall = .critical
         }
         if let fired = sample.stallTrigger, fired > byStall { byStall = fired }

@@ -23,8 +23,9 @@ extension MemoryPressureMonitor {
         let raw = configuration.grade(sample, margin: 0)
 
         func event(_ level: MemoryPressureLevel, _ trigger: MemoryPressureEvent.Trigger) -> MemoryPressureEvent {
-            MemoryPressureEvent(time: date, level: level, previousLevel: current, availableBytes: sample.effectiveAvailable,
-                                totalBytes: sample.effectiveTotal, trigger: trigger, source: source)
+            MemoryPressureEvent(
+                time: date, level: level, previousLevel: current, availableBytes: sample.effectiveAvailable,
+                totalBytes: sample.effectiveTotal, trigger: trigger, source: source)
         }
 
         if raw.level > current {
@@ -46,7 +47,8 @@ extension MemoryPressureMonitor {
             }
         }
 
-        if current > .normal, let interval = configuration.repeatInterval, now - (state.lastEvent ?? since) >= interval {
+        if current > .normal, let interval = configuration.repeatInterval, now - (state.lastEvent ?? since) >= interval
+        {
             state.lastEvent = now
             return (state, event(current, .repeat))
         }

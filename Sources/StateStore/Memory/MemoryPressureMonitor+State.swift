@@ -8,7 +8,10 @@ extension MemoryPressureMonitor {
         /// When the last event was raised; `nil` when none was.
         public var lastEvent: ContinuousClock.Instant?
 
-        public init(level: MemoryPressureLevel = .normal, levelSince: ContinuousClock.Instant? = nil, lastEvent: ContinuousClock.Instant? = nil) {
+        public init(
+            level: MemoryPressureLevel = .normal, levelSince: ContinuousClock.Instant? = nil,
+            lastEvent: ContinuousClock.Instant? = nil
+        ) {
             self.level = level
             self.levelSince = levelSince
             self.lastEvent = lastEvent

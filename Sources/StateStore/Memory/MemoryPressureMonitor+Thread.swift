@@ -25,15 +25,18 @@ extension MemoryPressureMonitor {
             var fds: [Int32] = [-1, -1]
             guard pipe(&fds) == 0 else { return errno }
             for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-            let context = Unmanaged.passRetained(ThreadContext(reference: WeakReference(monitor: self), wakeFD: fds[0])).toOpaque()
+            let context = Unmanaged.passRetained(ThreadContext(reference: WeakReference(monitor: self), wakeFD: fds[0]))
+                .toOpaque()
             var thread = pthread_t()
-            let created = pthread_create(&thread, nil, { argument in
-                let context = Unmanaged<ThreadContext>.fromOpaque(argument!).takeRetainedValue()
-                _ = clinux_set_thread_name(MemoryPressureMonitor.threadName)
-                context.reference.monitor?.shared.withLock { if $0.running { $0.threadID = clinux_thread_id() } }
-                MemoryPressureMonitor.run(context.reference, wakeFD: context.wakeFD)
-                return nil
-            }, context)
+            let created = pthread_create(
+                &thread, nil,
+                { argument in
+                    let context = Unmanaged<ThreadContext>.fromOpaque(argument!).takeRetainedValue()
+                    _ = clinux_set_thread_name(MemoryPressureMonitor.threadName)
+                    context.reference.monitor?.shared.withLock { if $0.running { $0.threadID = clinux_thread_id() } }
+                    MemoryPressureMonitor.run(context.reference, wakeFD: context.wakeFD)
+                    return nil
+                }, context)
             guard created == 0 else {
                 Unmanaged<ThreadContext>.fromOpaque(context).release()
                 close(fds[0])
@@ -46,7 +49,9 @@ extension MemoryPressureMonitor {
             return nil
         }
         if let failure {
-            logger.info("memory pressure: the monitor thread could not be started", metadata: ["statestore.errno": "\(failure)"])
+            logger.info(
+                "memory pressure: the monitor thread could not be started", metadata: ["statestore.errno": "\(failure)"]
+            )
         }
     }
 
@@ -62,7 +67,10 @@ extension MemoryPressureMonitor {
                 shared.wakeFD = -1
                 shared.watchDescription = "polling"
             }
-            defer { shared.thread = nil; shared.threadID = nil }
+            defer {
+                shared.thread = nil
+                shared.threadID = nil
+            }
             return shared.thread
         }
         guard let thread else { return }
@@ -137,9 +145,11 @@ extension MemoryPressureMonitor {
                     let (made, description) = PressureWatch.make(configuration: monitor.configuration, cgroup: cgroup)
                     watches = made
                     monitor.shared.withLock { $0.watchDescription = description }
-                    monitor.logger.info(made.isEmpty ? "memory pressure: polling only" : "memory pressure: watch armed", metadata: [
-                        "statestore.watch": "\(description)", "statestore.root": "\(monitor.configuration.root)",
-                    ])
+                    monitor.logger.info(
+                        made.isEmpty ? "memory pressure: polling only" : "memory pressure: watch armed",
+                        metadata: [
+                            "statestore.watch": "\(description)", "statestore.root": "\(monitor.configuration.root)",
+                        ])
                 }
                 if var sample = try? monitor.sample() {
                     sample.stallTrigger = fired
@@ -147,7 +157,8 @@ extension MemoryPressureMonitor {
                 }
                 let sample = monitor.lastSample
                 let interval = CgroupLocator.pollingInterval(
-                    monitor.configuration.pollingInterval(for: sample), watchArmed: !watches.isEmpty, level: sample?.level
+                    monitor.configuration.pollingInterval(for: sample), watchArmed: !watches.isEmpty,
+                    level: sample?.level
                 )
                 timeout = Int32(clamping: interval.saturatingMilliseconds)
             }
@@ -163,7 +174,10 @@ extension MemoryPressureMonitor {
             var failed = false
             for index in watches.indices {
                 let revents = pollFDs[index + 1].revents
-                if revents & Int16(POLLERR | POLLNVAL | POLLHUP) != 0 { failed = true; break }
+                if revents & Int16(POLLERR | POLLNVAL | POLLHUP) != 0 {
+                    failed = true
+                    break
+                }
                 guard revents & watches[index].events != 0 else { continue }
                 // The kernel signals POLLPRI only once the stall in the window crossed the
                 // trigger's threshold (never on registration), so every wake-up counts.

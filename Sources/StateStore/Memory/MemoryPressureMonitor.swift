@@ -136,17 +136,22 @@ public final class MemoryPressureMonitor: Sendable {
     /// Runs the level computation on a sample taken elsewhere (or scripted), publishes the
     /// event it yields (if any) and returns it.
     @discardableResult
-    public func record(_ sample: MemorySample, at now: ContinuousClock.Instant = .now, date: Date = Date(),
-                       source: MemoryPressureEvent.Source = .manual) -> MemoryPressureEvent? {
+    public func record(
+        _ sample: MemorySample, at now: ContinuousClock.Instant = .now, date: Date = Date(),
+        source: MemoryPressureEvent.Source = .manual
+    ) -> MemoryPressureEvent? {
         record(sample, at: now, date: date, source: source, aheadOfPoll: nil)
     }
 
     /// ``record(_:at:date:source:)`` for the monitor thread, which knows when its next poll was due.
     @discardableResult
-    func record(_ sample: MemorySample, at now: ContinuousClock.Instant, date: Date,
-                source: MemoryPressureEvent.Source, aheadOfPoll: Duration?) -> MemoryPressureEvent? {
+    func record(
+        _ sample: MemorySample, at now: ContinuousClock.Instant, date: Date,
+        source: MemoryPressureEvent.Source, aheadOfPoll: Duration?
+    ) -> MemoryPressureEvent? {
         let (event, level, handlers, continuations) = shared.withLock { shared in
-            var result = Self.evaluate(sample, state: shared.state, configuration: configuration, at: now, date: date, source: source)
+            var result = Self.evaluate(
+                sample, state: shared.state, configuration: configuration, at: now, date: date, source: source)
             result.event?.aheadOfPoll = aheadOfPoll
             shared.state = result.state
             shared.lastSample = sample

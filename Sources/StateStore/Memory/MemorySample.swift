@@ -22,8 +22,11 @@ public struct MemorySample: Sendable, Equatable {
     public var stallTrigger: MemoryPressureLevel?
 
     /// Combines the readings; ``level`` starts at `.normal` until a configuration grades it.
-    public init(meminfo: MemInfo, cgroup: CgroupMemory? = nil, pressure: PressureStall? = nil, level: MemoryPressureLevel = .normal,
-                stallTrigger: MemoryPressureLevel? = nil) {
+    public init(
+        meminfo: MemInfo, cgroup: CgroupMemory? = nil, pressure: PressureStall? = nil,
+        level: MemoryPressureLevel = .normal,
+        stallTrigger: MemoryPressureLevel? = nil
+    ) {
         self.meminfo = meminfo
         self.stallTrigger = stallTrigger
         self.cgroup = cgroup

@@ -37,16 +37,19 @@ public struct MountInfo: Sendable, Equatable {
             let fields = ProcFile.split(line) { $0 == " " }
             // id parent major:minor root mountpoint options [optional…] - fstype source superoptions
             guard fields.count >= 9, let separator = fields[6...].firstIndex(of: "-"),
-                  separator + 1 < fields.count else { continue }
+                separator + 1 < fields.count
+            else { continue }
             guard fields[2].unicodeScalars.contains(":") else { continue }
             let fsType = String(fields[separator + 1])
-            let superOptions = separator + 3 < fields.count ? ProcFile.split(fields[separator + 3]) { $0 == "," }.map(String.init) : []
-            entries.append(Entry(
-                root: unescape(fields[3]),
-                mountPoint: unescape(fields[4]),
-                filesystemType: fsType,
-                superOptions: superOptions
-            ))
+            let superOptions =
+                separator + 3 < fields.count ? ProcFile.split(fields[separator + 3]) { $0 == "," }.map(String.init) : []
+            entries.append(
+                Entry(
+                    root: unescape(fields[3]),
+                    mountPoint: unescape(fields[4]),
+                    filesystemType: fsType,
+                    superOptions: superOptions
+                ))
         }
         return MountInfo(entries: entries)
     }
@@ -69,8 +72,9 @@ public struct MountInfo: Sendable, Equatable {
         var index = 0
         while index < utf8.count {
             if utf8[index] == 0x5c, index + 3 < utf8.count,
-               utf8[(index + 1)...(index + 3)].allSatisfy({ $0 >= 0x30 && $0 <= 0x37 }),
-               let value = UInt8(String(decoding: utf8[(index + 1)...(index + 3)], as: UTF8.self), radix: 8) {
+                utf8[(index + 1)...(index + 3)].allSatisfy({ $0 >= 0x30 && $0 <= 0x37 }),
+                let value = UInt8(String(decoding: utf8[(index + 1)...(index + 3)], as: UTF8.self), radix: 8)
+            {
                 bytes.append(value)
                 index += 4
             } else {

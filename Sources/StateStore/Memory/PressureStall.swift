@@ -40,7 +40,9 @@ public struct PressureStall: Sendable, Equatable {
     /// - Throws: ``MemoryError/invalidNumber(file:line:key:text:)`` for a value that is not a
     ///   number, ``MemoryError/malformedLine(file:line:text:)`` for a `some`/`full` line missing a
     ///   field.
-    public static func parse(_ text: String, file: String = "/proc/pressure/memory") throws(MemoryError) -> PressureStall {
+    public static func parse(
+        _ text: String, file: String = "/proc/pressure/memory"
+    ) throws(MemoryError) -> PressureStall {
         var result = PressureStall()
         var lineNumber = 0
         for rawLine in ProcFile.lines(text) {
@@ -55,17 +57,22 @@ public struct PressureStall: Sendable, Equatable {
                 numbers[key] = value
             }
             func ratio(_ key: Substring) throws(MemoryError) -> Double {
-                guard let text = numbers[key] else { throw .malformedLine(file: file, line: lineNumber, text: String(rawLine)) }
+                guard let text = numbers[key] else {
+                    throw .malformedLine(file: file, line: lineNumber, text: String(rawLine))
+                }
                 guard let value = parsePercentage(text) else {
                     throw .invalidNumber(file: file, line: lineNumber, key: "\(kind) \(key)", text: String(text))
                 }
                 return value
             }
-            guard let totalText = numbers["total"] else { throw .malformedLine(file: file, line: lineNumber, text: String(rawLine)) }
+            guard let totalText = numbers["total"] else {
+                throw .malformedLine(file: file, line: lineNumber, text: String(rawLine))
+            }
             guard let total = ProcFile.unsigned(totalText) else {
                 throw .invalidNumber(file: file, line: lineNumber, key: "\(kind) total", text: String(totalText))
             }
-            let line = Line(avg10: try ratio("avg10"), avg60: try ratio("avg60"), avg300: try ratio("avg300"), total: total)
+            let line = Line(
+                avg10: try ratio("avg10"), avg60: try ratio("avg60"), avg300: try ratio("avg300"), total: total)
             if kind == "some" { result.some = line } else { result.full = line }
         }
         return result
@@ -76,9 +83,13 @@ public struct PressureStall: Sendable, Equatable {
         var sawDigit = false
         var sawDot = false
         for byte in text.utf8 {
-            if byte >= 0x30 && byte <= 0x39 { sawDigit = true }
-            else if byte == 0x2e && !sawDot { sawDot = true }
-            else { return nil }
+            if byte >= 0x30 && byte <= 0x39 {
+                sawDigit = true
+            } else if byte == 0x2e && !sawDot {
+                sawDot = true
+            } else {
+                return nil
+            }
         }
         guard sawDigit, let value = Double(text), value.isFinite else { return nil }
         return value

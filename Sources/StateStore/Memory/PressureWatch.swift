@@ -1,6 +1,6 @@
-import StateStoreLinux
 import Foundation
 import Glibc
+import StateStoreLinux
 
 /// A file descriptor the monitor thread polls to be woken by the kernel: a PSI trigger it
 /// registered, or the watch systemd hands over in `$MEMORY_PRESSURE_WATCH`.
@@ -17,13 +17,18 @@ struct PressureWatch {
     static let cgroup2Magic: Int = 0x6367_7270
 
     /// Sets up the watches the configuration asks for and the kernel allows, with a description.
-    static func make(configuration: MemoryPressureMonitor.Configuration, cgroup: CgroupMemory?) -> ([PressureWatch], String) {
+    static func make(
+        configuration: MemoryPressureMonitor.Configuration, cgroup: CgroupMemory?
+    ) -> ([PressureWatch], String) {
         if configuration.usesSystemdPressureWatch, configuration.root == "/", configuration.cgroupPath == nil,
-           case let environment = configuration.environment ?? ProcessInfo.processInfo.environment,
-           let path = environment["MEMORY_PRESSURE_WATCH"], !path.isEmpty {
+            case let environment = configuration.environment ?? ProcessInfo.processInfo.environment,
+            let path = environment["MEMORY_PRESSURE_WATCH"], !path.isEmpty
+        {
             if path == "/dev/null" { return ([], "polling (systemd disabled the pressure watch)") }
             let write = environment["MEMORY_PRESSURE_WRITE"].flatMap { Data(base64Encoded: $0) }
-            if let watch = systemd(path: path, write: write.map(Array.init)) { return ([watch], "systemd watch \(path)") }
+            if let watch = systemd(path: path, write: write.map(Array.init)) {
+                return ([watch], "systemd watch \(path)")
+            }
         }
         guard configuration.usesPressureStallTriggers else { return ([], "polling") }
         let file: String
@@ -35,12 +40,14 @@ struct PressureWatch {
         var watches: [PressureWatch] = []
         let window: UInt64 = 2_000_000  // 2 s: unprivileged triggers need a multiple of 2 s
         if let percent = configuration.warningPressureStallPercent, percent > 0, percent < 100,
-           var watch = trigger(file: file, "some \(UInt64(percent / 100 * Double(window))) \(window)") {
+            var watch = trigger(file: file, "some \(UInt64(percent / 100 * Double(window))) \(window)")
+        {
             watch.level = .warning
             watches.append(watch)
         }
         if let percent = configuration.criticalPressureStallPercent, percent > 0, percent < 100,
-           var watch = trigger(file: file, "full \(UInt64(percent / 100 * Double(window))) \(window)") {
+            var watch = trigger(file: file, "full \(UInt64(percent / 100 * Double(window))) \(window)")
+        {
             watch.level = .critical
             watches.append(watch)
         }
@@ -53,10 +60,16 @@ struct PressureWatch {
     static func trigger(file: String, _ specification: String) -> PressureWatch? {
         let fd = open(file, O_RDWR | O_NONBLOCK | O_CLOEXEC)
         guard fd >= 0 else { return nil }
-        guard isPressureFile(fd) else { close(fd); return nil }
+        guard isPressureFile(fd) else {
+            close(fd)
+            return nil
+        }
         let bytes = Array(specification.utf8) + [0]
         let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-        guard written == bytes.count else { close(fd); return nil }
+        guard written == bytes.count else {
+            close(fd)
+            return nil
+        }
         return PressureWatch(fd: fd, events: Int16(POLLPRI), source: .pressureStallTrigger)
     }
 
@@ -74,11 +87,17 @@ struct PressureWatch {
         guard info.st_mode & S_IFMT == S_IFREG else { return nil }
         let fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC)
         guard fd >= 0 else { return nil }
-        guard isPressureFile(fd) else { close(fd); return nil }
+        guard isPressureFile(fd) else {
+            close(fd)
+            return nil
+        }
         if var bytes = write, !bytes.isEmpty {
             if bytes.last != 0 { bytes.append(0) }
             let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-            guard written == bytes.count else { close(fd); return nil }
+            guard written == bytes.count else {
+                close(fd)
+                return nil
+            }
         }
         return PressureWatch(fd: fd, events: Int16(POLLPRI), source: .systemdWatch)
     }

@@ -51,8 +51,10 @@ enum ProcFile {
         _ text: Substring, maxSplits: Int = .max, omittingEmpty: Bool = true,
         where isSeparator: (Unicode.Scalar) -> Bool
     ) -> [Substring] {
-        text.unicodeScalars.split(maxSplits: maxSplits, omittingEmptySubsequences: omittingEmpty, whereSeparator: isSeparator)
-            .map(Substring.init)
+        text.unicodeScalars.split(
+            maxSplits: maxSplits, omittingEmptySubsequences: omittingEmpty, whereSeparator: isSeparator
+        )
+        .map(Substring.init)
     }
 
     /// The lines of `text`, split on "\n" scalars; a "\r\n" ending counts as "\n" (its "\r" is
@@ -72,7 +74,10 @@ enum ProcFile {
     /// The text before and after the first `separator` scalar, or `nil` when there is none.
     static func cut(_ text: Substring, at separator: Unicode.Scalar) -> (before: Substring, after: Substring)? {
         guard let index = text.unicodeScalars.firstIndex(of: separator) else { return nil }
-        return (Substring(text.unicodeScalars[..<index]), Substring(text.unicodeScalars[text.unicodeScalars.index(after: index)...]))
+        return (
+            Substring(text.unicodeScalars[..<index]),
+            Substring(text.unicodeScalars[text.unicodeScalars.index(after: index)...])
+        )
     }
 
     /// Parses a decimal unsigned integer, without the quirks of `Int(_:)` (no sign, no spaces).

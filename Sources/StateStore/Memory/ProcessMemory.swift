@@ -1,5 +1,5 @@
-import StateStoreLinux
 import Glibc
+import StateStoreLinux
 
 /// The current process's memory, and a way to hand freed memory back to the system.
 public enum ProcessMemory {

@@ -31,8 +31,10 @@ public final class RecreatableCache<Key: Hashable & Sendable, Value: Sendable>: 
     ///   - countLimit: the most entries to keep; unlimited by default.
     ///   - registry: the registry to join (weakly); `nil` joins none.
     ///   - cost: the cost of a value; 1 by default, which makes `costLimit` a second count limit.
-    public init(name: String, costLimit: Int = .max, countLimit: Int = .max, registry: RecreatableCaches? = .shared,
-                cost: @escaping @Sendable (Value) -> Int = { _ in 1 }) {
+    public init(
+        name: String, costLimit: Int = .max, countLimit: Int = .max, registry: RecreatableCaches? = .shared,
+        cost: @escaping @Sendable (Value) -> Int = { _ in 1 }
+    ) {
         self.name = name
         self.costLimit = max(costLimit, 0)
         self.countLimit = max(countLimit, 0)

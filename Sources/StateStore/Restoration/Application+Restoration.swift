@@ -60,7 +60,9 @@ extension Application {
     /// ever removed.
     public func restoreHierarchyWithReport(in window: Window) throws(StateStoreError) -> HierarchyRestoration {
         let scene = window.sceneIdentifier
-        guard let coordinator = restorationCoordinator else { return HierarchyRestoration(scene: scene, outcome: .nothingToRestore) }
+        guard let coordinator = restorationCoordinator else {
+            return HierarchyRestoration(scene: scene, outcome: .nothingToRestore)
+        }
         let store = coordinator.store
         let limits = coordinator.archiveLimits
         // A window showing another process's scene read-only writes nothing: no crash-loop
@@ -83,7 +85,8 @@ extension Application {
             return HierarchyRestoration(scene: scene, outcome: .setAside(reason: reason))
         }
         guard byteCount <= limits.maximumByteCount else {
-            return try setAside("the archive is \(byteCount) bytes, more than the limit of \(limits.maximumByteCount) bytes")
+            return try setAside(
+                "the archive is \(byteCount) bytes, more than the limit of \(limits.maximumByteCount) bytes")
         }
         let archive: HierarchyArchive
         do {
@@ -100,7 +103,8 @@ extension Application {
             return try setAside("archive format \(archive.format) was never written; formats start at 1")
         }
         guard archive.format <= HierarchyArchive.currentFormat else {
-            return try setAside("archive format \(archive.format) is newer than this build's \(HierarchyArchive.currentFormat)")
+            return try setAside(
+                "archive format \(archive.format) is newer than this build's \(HierarchyArchive.currentFormat)")
         }
         do {
             try archive.validate(limits: limits)
@@ -115,7 +119,8 @@ extension Application {
         let made: ViewController?
         do {
             made = try coordinator.instantiate(
-                rootNode, from: storyboard, archivedParent: [], currentParent: [], location: rootNode.displayName, rebuild: &rebuild
+                rootNode, from: storyboard, archivedParent: [], currentParent: [], location: rootNode.displayName,
+                rebuild: &rebuild
             )
         } catch {
             let reason = if case .archiveUnusable(let reason) = error { reason } else { error.description }
@@ -124,7 +129,9 @@ extension Application {
         guard let root = made else {
             return try setAside(rebuild.notRebuilt.first?.description ?? "the root controller could not be made")
         }
-        if let orientation = archive.orientation.flatMap(InterfaceOrientation.init(rawValue:)), orientation != window.orientation {
+        if let orientation = archive.orientation.flatMap(InterfaceOrientation.init(rawValue:)),
+            orientation != window.orientation
+        {
             _ = window.rotate(to: orientation)
         }
         // Until the whole hierarchy is back, its partial shape must not replace the archive.
@@ -151,9 +158,12 @@ extension Application {
             index += 1
             let location = archived.joined(separator: "/") + " ⤷ " + node.displayName
             do {
-                guard let presented = try coordinator.instantiate(
-                    node, from: storyboard, archivedParent: archived, currentParent: current, location: location, rebuild: &rebuild
-                ) else { continue }
+                guard
+                    let presented = try coordinator.instantiate(
+                        node, from: storyboard, archivedParent: archived, currentParent: current, location: location,
+                        rebuild: &rebuild
+                    )
+                else { continue }
                 if !readOnly { moved += coordinator.followRenamedIdentifiers(rebuild.renamed, scene: scene) }
                 rebuild.renamed.removeAll()
                 presenter.present(presented, animated: false, completion: nil)
@@ -169,12 +179,18 @@ extension Application {
             // The reason names the first 20; the report (and the returned value) has them all.
             var missing = rebuild.notRebuilt.prefix(20).map(\.description).joined(separator: "; ")
             if rebuild.notRebuilt.count > 20 { missing += "; and \(rebuild.notRebuilt.count - 20) more" }
-            if !readOnly { try store.setHierarchyArchiveAside(scene: scene, reason: "partly rebuilt; not rebuilt: \(missing)") }
+            if !readOnly {
+                try store.setHierarchyArchiveAside(scene: scene, reason: "partly rebuilt; not rebuilt: \(missing)")
+            }
             coordinator.forgetArchive(of: scene)
             // One report per controller for a few; past 20, one report for the rest.
             for omission in rebuild.notRebuilt.prefix(20) { coordinator.report(.notRebuilt(omission)) }
             if rebuild.notRebuilt.count > 20 {
-                coordinator.report(.archiveUnusable(reason: "\(rebuild.notRebuilt.count - 20) more controllers could not be rebuilt; restoreHierarchyWithReport(in:) lists them all"))
+                coordinator.report(
+                    .archiveUnusable(
+                        reason:
+                            "\(rebuild.notRebuilt.count - 20) more controllers could not be rebuilt; restoreHierarchyWithReport(in:) lists them all"
+                    ))
             }
         }
         for controller in coordinator.preorder(root) {
@@ -182,7 +198,8 @@ extension Application {
         }
         try guardrail?.finishRestoration()
         return HierarchyRestoration(
-            scene: scene, outcome: .restored, notRebuilt: rebuild.notRebuilt, unarchived: archive.unarchived, movedStates: moved
+            scene: scene, outcome: .restored, notRebuilt: rebuild.notRebuilt, unarchived: archive.unarchived,
+            movedStates: moved
         )
     }
 
@@ -229,9 +246,11 @@ extension Application {
         do {
             try TerminationSignalClaim.claim(.terminationHandlers)
         } catch {
-            logger.info("termination handlers not installed", metadata: [
-                "statestore.owner": "\(error.owner)", "statestore.error": "\(error)",
-            ])
+            logger.info(
+                "termination handlers not installed",
+                metadata: [
+                    "statestore.owner": "\(error.owner)", "statestore.error": "\(error)",
+                ])
             restorationCoordinator?.report(.terminationSignalsClaimed(error))
             return false
         }

@@ -52,7 +52,9 @@ struct ArchiveReader {
                 guard root == nil, let value = reader.optional({ $0.node() }) else { return false }
                 root = value
             case .unarchived:
-                guard unarchived == nil, let value = reader.optional({ $0.array { $0.omission() } }) else { return false }
+                guard unarchived == nil, let value = reader.optional({ $0.array { $0.omission() } }) else {
+                    return false
+                }
                 unarchived = value
             default:
                 return false
@@ -60,7 +62,8 @@ struct ArchiveReader {
             return true
         }
         guard complete, let format else { return nil }
-        var archive = HierarchyArchive(orientation: orientation ?? nil, root: root ?? nil, unarchived: (unarchived ?? nil) ?? [])
+        var archive = HierarchyArchive(
+            orientation: orientation ?? nil, root: root ?? nil, unarchived: (unarchived ?? nil) ?? [])
         archive.format = format
         return archive
     }
@@ -76,14 +79,16 @@ struct ArchiveReader {
         let complete = members { (reader, key) -> Bool in
             switch key {
             case .storyboardIdentifier:
-                guard storyboardIdentifier == nil, let value = reader.optional({ $0.string(repeating: .storyboardIdentifier) })
+                guard storyboardIdentifier == nil,
+                    let value = reader.optional({ $0.string(repeating: .storyboardIdentifier) })
                 else { return false }
                 storyboardIdentifier = value
             case .restorationIdentifier:
                 guard restorationIdentifier == nil, let value = reader.optional({ $0.string() }) else { return false }
                 restorationIdentifier = value
             case .restorationClass:
-                guard restorationClass == nil, let value = reader.optional({ $0.string(repeating: .restorationClass) }) else {
+                guard restorationClass == nil, let value = reader.optional({ $0.string(repeating: .restorationClass) })
+                else {
                     return false
                 }
                 restorationClass = value
@@ -152,7 +157,8 @@ struct ArchiveReader {
     /// A node's kind, matched on its bytes.
     private mutating func kind() -> HierarchyArchive.Node.Kind? { oneOf(Self.kinds) }
 
-    private static let kinds = Spellings([HierarchyArchive.Node.Kind.plain, .navigation, .tabBar].map { ($0, $0.rawValue) })
+    private static let kinds = Spellings(
+        [HierarchyArchive.Node.Kind.plain, .navigation, .tabBar].map { ($0, $0.rawValue) })
 
     /// Values by their spellings' UTF-8, grouped by byte count: a name is compared only with the
     /// spellings of its own length (at most three here), not with every one.
@@ -160,7 +166,8 @@ struct ArchiveReader {
         private let byLength: [[(value: T, utf8: [UInt8])]]
 
         init(_ spellings: [(T, String)]) {
-            var byLength = [[(value: T, utf8: [UInt8])]](repeating: [], count: (spellings.map(\.1.utf8.count).max() ?? 0) + 1)
+            var byLength = [[(value: T, utf8: [UInt8])]](
+                repeating: [], count: (spellings.map(\.1.utf8.count).max() ?? 0) + 1)
             for (value, spelling) in spellings { byLength[spelling.utf8.count].append((value, Array(spelling.utf8))) }
             self.byLength = byLength
         }
@@ -168,7 +175,9 @@ struct ArchiveReader {
         func value(spelled name: UnsafeRawBufferPointer) -> T? {
             guard name.count < byLength.count else { return nil }
             for candidate in byLength[name.count] {
-                let matches = candidate.utf8.withUnsafeBytes { memcmp($0.baseAddress!, name.baseAddress!, name.count) == 0 }
+                let matches = candidate.utf8.withUnsafeBytes {
+                    memcmp($0.baseAddress!, name.baseAddress!, name.count) == 0
+                }
                 if matches { return candidate.value }
             }
             return nil
@@ -220,7 +229,8 @@ struct ArchiveReader {
     /// `.some(nil)` for `null`, `.some(value)` for a value, `nil` when neither could be read.
     private mutating func optional<T>(_ value: (inout ArchiveReader) -> T?) -> T?? {
         if index + 4 <= bytes.count, bytes[index] == UInt8(ascii: "n"), bytes[index + 1] == UInt8(ascii: "u"),
-           bytes[index + 2] == UInt8(ascii: "l"), bytes[index + 3] == UInt8(ascii: "l") {
+            bytes[index + 2] == UInt8(ascii: "l"), bytes[index + 3] == UInt8(ascii: "l")
+        {
             index += 4
             return .some(nil)
         }
@@ -243,10 +253,11 @@ struct ArchiveReader {
     private mutating func string(repeating member: Repeating) -> String? {
         var isASCII = true
         guard let range = stringBytes(isASCII: &isASCII) else { return nil }
-        let previous = switch member {
-        case .restorationClass: lastRestorationClass
-        case .storyboardIdentifier: lastStoryboardIdentifier
-        }
+        let previous =
+            switch member {
+            case .restorationClass: lastRestorationClass
+            case .storyboardIdentifier: lastStoryboardIdentifier
+            }
         if let previous, Self.same(bytes[previous.range], bytes[range]) { return previous.text }
         guard let text = text(range, isASCII: isASCII) else { return nil }
         switch member {
@@ -282,7 +293,8 @@ struct ArchiveReader {
         // tail shorter than a word.
         while index + 8 <= bytes.count {
             let word = ByteWord.load(bytes, at: index)
-            let stops = ByteWord.matches(UInt8(ascii: "\""), in: word) | ByteWord.matches(UInt8(ascii: "\\"), in: word)
+            let stops =
+                ByteWord.matches(UInt8(ascii: "\""), in: word) | ByteWord.matches(UInt8(ascii: "\\"), in: word)
                 | ByteWord.controlOrNonASCII(in: word)
             if stops == 0 {
                 index += 8
@@ -322,7 +334,8 @@ struct ArchiveReader {
         while index < bytes.count, bytes[index] >= UInt8(ascii: "0"), bytes[index] <= UInt8(ascii: "9") {
             let digit = Int(bytes[index] - UInt8(ascii: "0"))
             let (times, overflowA) = value.multipliedReportingOverflow(by: 10)
-            let (sum, overflowB) = negative ? times.subtractingReportingOverflow(digit) : times.addingReportingOverflow(digit)
+            let (sum, overflowB) =
+                negative ? times.subtractingReportingOverflow(digit) : times.addingReportingOverflow(digit)
             guard !overflowA, !overflowB else { return nil }
             value = sum
             index += 1
@@ -330,7 +343,9 @@ struct ArchiveReader {
         let digits = index - start
         // No digits, a leading zero, or a fraction or exponent: not for this reader.
         guard digits > 0, !(digits > 1 && bytes[start] == UInt8(ascii: "0")) else { return nil }
-        if index < bytes.count, [UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E")].contains(bytes[index]) { return nil }
+        if index < bytes.count, [UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E")].contains(bytes[index]) {
+            return nil
+        }
         return value
     }
 

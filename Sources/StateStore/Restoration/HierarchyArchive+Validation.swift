@@ -52,7 +52,11 @@ extension HierarchyArchive {
         guard let root else { return }
         // Where each node met is, for messages: its name and its parent's step. A location is
         // joined only for a problem, so a healthy archive joins no location strings.
-        struct Step { var parent: Int; var presented: Bool; var name: String }
+        struct Step {
+            var parent: Int
+            var presented: Bool
+            var name: String
+        }
         var steps: [Step] = []
         func location(_ step: Int) -> String {
             var names: [(presented: Bool, name: String)] = []
@@ -70,9 +74,19 @@ extension HierarchyArchive {
         }
         // `pathBytes`: the UTF-8 length of the node's restoration path, `nil` below a node
         // without an identifier (nothing there is saved).
-        struct Item { var node: Node; var tree: Int; var depth: Int; var parent: Int; var presented: Bool; var pathBytes: Int? }
-        var stack = [Item(node: root, tree: 0, depth: 1, parent: -1, presented: false,
-                          pathBytes: root.effectiveRestorationIdentifier.map { $0.utf8.count })]
+        struct Item {
+            var node: Node
+            var tree: Int
+            var depth: Int
+            var parent: Int
+            var presented: Bool
+            var pathBytes: Int?
+        }
+        var stack = [
+            Item(
+                node: root, tree: 0, depth: 1, parent: -1, presented: false,
+                pathBytes: root.effectiveRestorationIdentifier.map { $0.utf8.count })
+        ]
         var presenters: [Int: Int] = [:]
         var trees = 1
         var count = 0
@@ -80,10 +94,14 @@ extension HierarchyArchive {
             let node = item.node
             count += 1
             if count > limits.maximumNodeCount {
-                throw Problem(location: "", reason: "the archive holds more than \(limits.maximumNodeCount) controllers, the most rebuilt")
+                throw Problem(
+                    location: "",
+                    reason: "the archive holds more than \(limits.maximumNodeCount) controllers, the most rebuilt")
             }
             if item.depth > limits.maximumDepth {
-                throw Problem(location: "", reason: "controllers nest more than \(limits.maximumDepth) levels deep, the most rebuilt")
+                throw Problem(
+                    location: "",
+                    reason: "controllers nest more than \(limits.maximumDepth) levels deep, the most rebuilt")
             }
             steps.append(Step(parent: item.parent, presented: item.presented, name: node.displayName))
             let here = steps.count - 1
@@ -91,14 +109,19 @@ extension HierarchyArchive {
             if node.storyboardIdentifier == nil, node.restorationIdentifier == nil, node.restorationClass == nil {
                 throw fail("the node names no storyboard identifier, restoration identifier or class")
             }
-            if let identifier = node.effectiveRestorationIdentifier, let problem = RestorationPath.problem(with: identifier) {
+            if let identifier = node.effectiveRestorationIdentifier,
+                let problem = RestorationPath.problem(with: identifier)
+            {
                 throw fail("its restoration identifier cannot be a path component: \(problem)")
             }
             if let bytes = item.pathBytes, bytes > RestorationPath.maximumLength {
-                throw fail("its restoration path is longer than \(RestorationPath.maximumLength) UTF-8 bytes, so its state could never be saved")
+                throw fail(
+                    "its restoration path is longer than \(RestorationPath.maximumLength) UTF-8 bytes, so its state could never be saved"
+                )
             }
 
-            if let builtIn = node.restorationClass.flatMap(BuiltInContainer.init(typeName:)), builtIn.kind != node.kind {
+            if let builtIn = node.restorationClass.flatMap(BuiltInContainer.init(typeName:)), builtIn.kind != node.kind
+            {
                 throw fail("a \(node.kind.rawValue) node cannot be a \(builtIn.typeName)")
             }
             if let index = node.selectedIndex {
@@ -109,16 +132,22 @@ extension HierarchyArchive {
             }
             if let presented = node.presented?.node {
                 if let other = presenters[item.tree] {
-                    throw fail("two controllers of one containment tree present (\(location(other)) too); only one presentation per tree is possible")
+                    throw fail(
+                        "two controllers of one containment tree present (\(location(other)) too); only one presentation per tree is possible"
+                    )
                 }
                 presenters[item.tree] = here
-                stack.append(Item(node: presented, tree: trees, depth: item.depth + 1, parent: here, presented: true,
-                                  pathBytes: Self.extend(item.pathBytes, with: presented)))
+                stack.append(
+                    Item(
+                        node: presented, tree: trees, depth: item.depth + 1, parent: here, presented: true,
+                        pathBytes: Self.extend(item.pathBytes, with: presented)))
                 trees += 1
             }
             for child in node.children.reversed() {
-                stack.append(Item(node: child, tree: item.tree, depth: item.depth + 1, parent: here, presented: false,
-                                  pathBytes: Self.extend(item.pathBytes, with: child)))
+                stack.append(
+                    Item(
+                        node: child, tree: item.tree, depth: item.depth + 1, parent: here, presented: false,
+                        pathBytes: Self.extend(item.pathBytes, with: child)))
             }
         }
     }
@@ -140,8 +169,9 @@ enum BuiltInContainer: CaseIterable {
         // The byte counts first: a class name of another length (an app's own) is compared
         // with none of the three.
         let count = typeName.utf8.count
-        guard count == Self.plainName.utf8.count || count == Self.navigationName.utf8.count
-            || count == Self.tabBarName.utf8.count
+        guard
+            count == Self.plainName.utf8.count || count == Self.navigationName.utf8.count
+                || count == Self.tabBarName.utf8.count
         else { return nil }
         switch typeName {
         case Self.plainName: self = .plain
@@ -226,7 +256,9 @@ enum ArchiveScan {
                     while true {
                         while index + 8 <= raw.count {
                             let word = ByteWord.load(raw, at: index)
-                            let stops = ByteWord.matches(UInt8(ascii: "\""), in: word) | ByteWord.matches(UInt8(ascii: "\\"), in: word)
+                            let stops =
+                                ByteWord.matches(UInt8(ascii: "\""), in: word)
+                                | ByteWord.matches(UInt8(ascii: "\\"), in: word)
                             if stops == 0 {
                                 index += 8
                                 continue

@@ -175,8 +175,11 @@ public struct HierarchyArchive: Codable, Sendable, Hashable {
             // Foundation calls a number out of range "not valid JSON": say what it is when the
             // bytes do parse as JSON.
             if case .decodingFailed(_, let reason) = error, reason.contains("not valid JSON"),
-               (try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])) != nil {
-                throw .decodingFailed(path: "hierarchy", reason: "a field has the wrong type or a number out of range (the JSON itself is well formed)")
+                (try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])) != nil
+            {
+                throw .decodingFailed(
+                    path: "hierarchy",
+                    reason: "a field has the wrong type or a number out of range (the JSON itself is well formed)")
             }
             throw error
         }

@@ -50,7 +50,7 @@ struct HierarchySnapshot: Sendable {
     /// rebuilt with the archive it read, node by node.
     func describes(_ stored: HierarchyArchive) -> Bool {
         guard stored.format == HierarchyArchive.currentFormat, stored.orientation == orientation,
-              stored.unarchived == unarchived
+            stored.unarchived == unarchived
         else { return false }
         guard let root = stored.root else { return entries.isEmpty }
         var index = 0
@@ -64,11 +64,11 @@ struct HierarchySnapshot: Sendable {
         let entry = entries[index]
         index += 1
         guard entry.kind == node.kind, Int(entry.childCount) == node.children.count,
-              (entry.selectedIndex < 0 ? nil : Int(entry.selectedIndex)) == node.selectedIndex,
-              entry.presents == (node.presented != nil),
-              entry.storyboardIdentifier == node.storyboardIdentifier,
-              entry.restorationIdentifier == node.restorationIdentifier,
-              entry.restorationClass == node.restorationClass
+            (entry.selectedIndex < 0 ? nil : Int(entry.selectedIndex)) == node.selectedIndex,
+            entry.presents == (node.presented != nil),
+            entry.storyboardIdentifier == node.storyboardIdentifier,
+            entry.restorationIdentifier == node.restorationIdentifier,
+            entry.restorationClass == node.restorationClass
         else { return false }
         for child in node.children {
             guard matches(child, at: &index) else { return false }

@@ -68,17 +68,21 @@ extension RestorationCoordinator {
             (typeName, makeable) = (last.typeName, last.makeable)
         } else {
             typeName = StateCoding.typeName(type(of: controller))
-            makeable = storyboard?.hasRestorationFactory(typeName: typeName) == true || BuiltInContainer(controller) != nil
+            makeable =
+                storyboard?.hasRestorationFactory(typeName: typeName) == true || BuiltInContainer(controller) != nil
             sources.last = (classID, typeName, makeable)
         }
         if makeable { return .codeBuilt(restorationClass: typeName) }
-        if let identifier = controller.restorationIdentifier, storyboard?.hasRestorationFactory(identifier: identifier) == true {
+        if let identifier = controller.restorationIdentifier,
+            storyboard?.hasRestorationFactory(identifier: identifier) == true
+        {
             return .codeBuilt(restorationClass: typeName)
         }
-        return .unarchivable(reason: """
-            built in code as \(typeName), which the engine cannot make: register a factory with \
-            Storyboard.registerRestoration(identifier:_:) or registerRestoration(of:_:), or instantiate it from the storyboard
-            """)
+        return .unarchivable(
+            reason: """
+                built in code as \(typeName), which the engine cannot make: register a factory with \
+                Storyboard.registerRestoration(identifier:_:) or registerRestoration(of:_:), or instantiate it from the storyboard
+                """)
     }
 
     private static func location(_ parent: String, _ separator: String, _ controller: ViewController) -> String {
@@ -122,10 +126,11 @@ extension RestorationCoordinator {
             return false
         }
         if depth > archiveLimits.maximumDepth {
-            omissions.append(.init(
-                path: location, typeName: StateCoding.typeName(type(of: controller)),
-                reason: "nested deeper than \(archiveLimits.maximumDepth) controllers, the most an archive rebuilds"
-            ))
+            omissions.append(
+                .init(
+                    path: location, typeName: StateCoding.typeName(type(of: controller)),
+                    reason: "nested deeper than \(archiveLimits.maximumDepth) controllers, the most an archive rebuilds"
+                ))
             return false
         }
         let storyboardIdentifier: String?
@@ -138,7 +143,8 @@ extension RestorationCoordinator {
             storyboardIdentifier = nil
             restorationClass = typeName
         case .unarchivable(let reason):
-            omissions.append(.init(path: location, typeName: StateCoding.typeName(type(of: controller)), reason: reason))
+            omissions.append(
+                .init(path: location, typeName: StateCoding.typeName(type(of: controller)), reason: reason))
             return false
         }
         let kind: HierarchyArchive.Node.Kind
@@ -153,12 +159,13 @@ extension RestorationCoordinator {
             kind = .plain
         }
         let index = entries.count
-        entries.append(HierarchySnapshot.Entry(
-            storyboardIdentifier: storyboardIdentifier,
-            restorationIdentifier: restorationIdentifier == storyboardIdentifier ? nil : restorationIdentifier,
-            restorationClass: restorationClass,
-            kind: kind
-        ))
+        entries.append(
+            HierarchySnapshot.Entry(
+                storyboardIdentifier: storyboardIdentifier,
+                restorationIdentifier: restorationIdentifier == storyboardIdentifier ? nil : restorationIdentifier,
+                restorationClass: restorationClass,
+                kind: kind
+            ))
         var archivedChildren: Int32 = 0
         let children = controller.children
         _ = children.allUnretained { child in
@@ -170,7 +177,8 @@ extension RestorationCoordinator {
         }
         entries[index].childCount = archivedChildren
         if let modal = controller.presentedStorage, modal.presentingViewController === controller,
-           appendNode(for: modal, depth: depth + 1, to: &entries, omissions: &omissions, sources: &sources) {
+            appendNode(for: modal, depth: depth + 1, to: &entries, omissions: &omissions, sources: &sources)
+        {
             entries[index].presents = true
         }
         return true
@@ -188,10 +196,12 @@ extension RestorationCoordinator {
         while let (current, parentLocation) = stack.popLast() {
             let currentLocation = Self.location(parentLocation, "/", current)
             if current.restorationIdentifier != nil {
-                omissions.append(.init(
-                    path: currentLocation, typeName: StateCoding.typeName(type(of: current)),
-                    reason: "inside \(location) (\(type(of: controller))), which has no restoration identifier: give it one"
-                ))
+                omissions.append(
+                    .init(
+                        path: currentLocation, typeName: StateCoding.typeName(type(of: current)),
+                        reason:
+                            "inside \(location) (\(type(of: controller))), which has no restoration identifier: give it one"
+                    ))
                 continue
             }
             if let modal = current.presentedStorage, modal.presentingViewController === current {
@@ -259,14 +269,17 @@ extension RestorationCoordinator {
             if let archivedIdentifier, controller.restorationIdentifier == storyboardIdentifier {
                 controller.restorationIdentifier = archivedIdentifier
             }
-        } else if let made = storyboard.makeForRestoration(identifier: archivedIdentifier, typeName: node.restorationClass) {
+        } else if let made = storyboard.makeForRestoration(
+            identifier: archivedIdentifier, typeName: node.restorationClass)
+        {
             controller = made
             if controller.restorationIdentifier == nil { controller.restorationIdentifier = archivedIdentifier }
         } else if let builtIn = node.restorationClass.flatMap(BuiltInContainer.init(typeName:)) {
             controller = builtIn.make()
             controller.restorationIdentifier = archivedIdentifier
         } else {
-            return skip("""
+            return skip(
+                """
                 no factory is registered for restoration identifier "\(archivedIdentifier ?? "")" \
                 or class \(node.restorationClass ?? "(none)"): register one with Storyboard.registerRestoration
                 """)
@@ -306,7 +319,9 @@ extension RestorationCoordinator {
         for (index, child) in node.children.enumerated() {
             trail.location.append(child.displayName)
             defer { trail.location.removeLast() }
-            if !own.isEmpty, let identifier = child.effectiveRestorationIdentifier, let mine = own.removeValue(forKey: identifier) {
+            if !own.isEmpty, let identifier = child.effectiveRestorationIdentifier,
+                let mine = own.removeValue(forKey: identifier)
+            {
                 _ = try populate(mine, from: child, storyboard: storyboard, trail: &trail, rebuild: &rebuild)
                 continue
             }
@@ -347,18 +362,24 @@ extension RestorationCoordinator {
                 // since the archive was written included; each one archived is put back in its
                 // place, found by its restoration identifier. An archived tab this build no
                 // longer has is not rebuilt (its states stay in the store).
-                tabs.viewControllers = mergeTabs(ownTabs, archived: children, location: trail.locationText, rebuild: &rebuild)
+                tabs.viewControllers = mergeTabs(
+                    ownTabs, archived: children, location: trail.locationText, rebuild: &rebuild)
             }
-            if let selected, tabs.viewControllers.contains(where: { $0 === selected }) { tabs.selectedViewController = selected }
+            if let selected, tabs.viewControllers.contains(where: { $0 === selected }) {
+                tabs.selectedViewController = selected
+            }
         case .plain:
             if !children.isEmpty, controller is NavigationController || controller is TabBarController {
-                throw .archiveUnusable(reason: "\"\(node.displayName)\" now makes a \(type(of: controller)), not a plain container")
+                throw .archiveUnusable(
+                    reason: "\"\(node.displayName)\" now makes a \(type(of: controller)), not a plain container")
             }
             if children.contains(where: \.placedByRebuild) { controller.holdsRebuiltChildren = true }
             // The engine sends willMove/didMove(toParent:) itself.
             controller.addChildrenWhileOffscreen(children)
         }
-        if let presented = node.presented?.node { rebuild.presentations.append((controller, presented, trail.archived, trail.current)) }
+        if let presented = node.presented?.node {
+            rebuild.presentations.append((controller, presented, trail.archived, trail.current))
+        }
         return controller
     }
 
@@ -373,13 +394,16 @@ extension RestorationCoordinator {
             guard let identifier = tab.restorationIdentifier, byIdentifier[identifier] == nil else { continue }
             byIdentifier[identifier] = tab
         }
-        let merged = own.map { tab in tab.restorationIdentifier.flatMap { byIdentifier.removeValue(forKey: $0) } ?? tab }
+        let merged = own.map { tab in tab.restorationIdentifier.flatMap { byIdentifier.removeValue(forKey: $0) } ?? tab
+        }
         for tab in archived where !merged.contains(where: { $0 === tab }) {
-            rebuild.notRebuilt.append(.init(
-                path: location + "/" + (tab.restorationIdentifier ?? String(describing: type(of: tab))),
-                typeName: String(reflecting: type(of: tab)),
-                reason: "the tab bar this build makes has no tab \"\(tab.restorationIdentifier ?? "")\"; its states stay in the store"
-            ))
+            rebuild.notRebuilt.append(
+                .init(
+                    path: location + "/" + (tab.restorationIdentifier ?? String(describing: type(of: tab))),
+                    typeName: String(reflecting: type(of: tab)),
+                    reason:
+                        "the tab bar this build makes has no tab \"\(tab.restorationIdentifier ?? "")\"; its states stay in the store"
+                ))
         }
         return merged
     }
@@ -413,7 +437,8 @@ extension RestorationCoordinator {
             if next < frames[top].children.count {
                 child = frames[top].children[next]
             } else if next == frames[top].children.count, let modal = frames[top].node.presentedStorage,
-                      modal.presentingViewController === frames[top].node {
+                modal.presentingViewController === frames[top].node
+            {
                 child = modal
             } else {
                 frames.removeLast()
@@ -440,7 +465,9 @@ extension RestorationCoordinator {
     /// Moves each renamed controller's state from its archived path to its current one, in one
     /// transaction, when the current path holds none; reports the ones that could not move.
     /// Rows are never deleted: a state that cannot move stays where it is.
-    func followRenamedIdentifiers(_ renamed: [(archived: [String], current: [String])], scene: String) -> [HierarchyRestoration.Move] {
+    func followRenamedIdentifiers(
+        _ renamed: [(archived: [String], current: [String])], scene: String
+    ) -> [HierarchyRestoration.Move] {
         var moves: [HierarchyRestoration.Move] = []
         for (archived, current) in renamed where !archived.contains("") && !current.contains("") {
             do {

@@ -104,10 +104,11 @@ extension RestorationCoordinator {
     }
 
     public func applicationDidRespondToMemoryWarning(_ application: Application, report: MemoryWarningReport) {
-        queuedEvents.append(PressureEvent(
-            occurredAt: report.raisedAt, level: report.level, availableBytes: report.availableBytes ?? 0,
-            rssBefore: report.rssBefore, rssAfter: report.rssAfter, duration: report.duration
-        ))
+        queuedEvents.append(
+            PressureEvent(
+                occurredAt: report.raisedAt, level: report.level, availableBytes: report.availableBytes ?? 0,
+                rssBefore: report.rssBefore, rssAfter: report.rssAfter, duration: report.duration
+            ))
         submit(waking: report.level != .critical)
         if report.level == .critical { settle() }
     }

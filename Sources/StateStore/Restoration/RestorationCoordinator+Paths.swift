@@ -68,13 +68,16 @@ extension RestorationCoordinator {
         // same bytes: the usual case, an identifier compared with the one read from the same
         // controller before, costs two integer comparisons.
         if MemoryLayout<String>.size == 16,
-           unsafeBitCast(a, to: (UInt64, UInt64).self) == unsafeBitCast(b, to: (UInt64, UInt64).self) {
+            unsafeBitCast(a, to: (UInt64, UInt64).self) == unsafeBitCast(b, to: (UInt64, UInt64).self)
+        {
             return true
         }
         guard a.utf8.count == b.utf8.count else { return false }
         // Native strings are contiguous UTF-8: one memcmp, not a walk of two UTF-8 views.
         let compared = a.utf8.withContiguousStorageIfAvailable { x in
-            b.utf8.withContiguousStorageIfAvailable { y in x.isEmpty || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0 }
+            b.utf8.withContiguousStorageIfAvailable { y in
+                x.isEmpty || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0
+            }
         }
         if let compared, let compared { return compared }
         return a.utf8.elementsEqual(b.utf8)
@@ -93,7 +96,7 @@ extension RestorationCoordinator {
         // the runtime's slow path, as `allUnretained` explains).
         func level(_ node: ViewController) -> (matches: Bool, next: ViewController?) {
             guard index < leafFirst.count, let identifier = node.restorationIdentifier,
-                  Self.sameBytes(identifier, leafFirst[index])
+                Self.sameBytes(identifier, leafFirst[index])
             else { return (false, nil) }
             index += 1
             if let parent = node.parent {

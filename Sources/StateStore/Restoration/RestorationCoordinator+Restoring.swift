@@ -197,7 +197,8 @@ extension RestorationCoordinator {
         } catch .sealedStateUnopenable(_, let keyID) {
             // The right key, bytes that do not authenticate: altered outside the store. Set aside
             // with their key id, so they stay openable; the controller starts from its default.
-            quarantine(path, reason: "its sealed bytes do not open with key \(keyID) (altered, or copied from another row)")
+            quarantine(
+                path, reason: "its sealed bytes do not open with key \(keyID) (altered, or copied from another row)")
         } catch {
             // A key mismatch among them: reported, the row left exactly as it is, and the
             // controller's saves to this path refused until the right key is configured.
@@ -212,8 +213,9 @@ extension RestorationCoordinator {
         let checksum = stored.isSealed ? Checksum.stored(bytes) : stored.checksum
         entry(stored.path).latest = Latest(token: token, generation: stored.generation, verifiedAt: now)
         recentStates.setValue(
-            CachedState(token: token, bytes: bytes, version: stored.version, checksum: checksum,
-                        generation: stored.generation, value: nil),
+            CachedState(
+                token: token, bytes: bytes, version: stored.version, checksum: checksum,
+                generation: stored.generation, value: nil),
             forKey: stored.path
         )
         writer.noteStored(stored.path, checksum: checksum, generation: stored.generation)
@@ -229,7 +231,8 @@ extension RestorationCoordinator {
                 // The cached lookup, not `is any StateRestoring`: a conformance lookup per node.
                 guard restoringType(of: controller) != nil else { return }
                 // The record keeps the path found here, so the appearance only checks it.
-                guard let entry = pathEntry(for: controller, record: record(for: controller)), entry.latest == nil else { return }
+                guard let entry = pathEntry(for: controller, record: record(for: controller)), entry.latest == nil
+                else { return }
                 entries.append(entry)
             }
             return entries
@@ -301,7 +304,9 @@ extension RestorationCoordinator {
             return false
         }
         guard version <= current else {
-            return fail("version \(version) is newer than this build's version \(current) of \(String(reflecting: C.RestorableState.self))")
+            return fail(
+                "version \(version) is newer than this build's version \(current) of \(String(reflecting: C.RestorableState.self))"
+            )
         }
         do {
             if version == current {
@@ -328,10 +333,13 @@ extension RestorationCoordinator {
     /// them) no longer carries: the next save would drop them.
     func keepIfSuperseded<T: Encodable>(_ bytes: Data, by state: T, at path: RestorationPath) {
         // A read-only window saves nothing, so nothing it reads is dropped.
-        guard !store.options.readOnly, !restoringReadOnly, let reencoded = try? StateCoding.encode(state, for: path), reencoded != bytes else { return }
+        guard !store.options.readOnly, !restoringReadOnly, let reencoded = try? StateCoding.encode(state, for: path),
+            reencoded != bytes
+        else { return }
         let members = UnreadMembers.find(stored: bytes, reencoded: reencoded)
         guard !members.isEmpty else { return }
-        let reason = "superseded: the stored JSON has members \(String(reflecting: T.self)) no longer reads (\(members.joined(separator: ", "))); kept before a save replaces them"
+        let reason =
+            "superseded: the stored JSON has members \(String(reflecting: T.self)) no longer reads (\(members.joined(separator: ", "))); kept before a save replaces them"
         do {
             let kept = try store.write { (transaction) throws(StateStoreError) -> Bool in
                 try transaction.keepCopy(of: path, reason: reason)
@@ -339,7 +347,8 @@ extension RestorationCoordinator {
             unprotectedPaths[path] = nil
             if kept {
                 counts.quarantined += 1
-                store.options.logger.info("superseded state kept", metadata: ["statestore.path": "\(path)", "statestore.reason": "\(reason)"])
+                store.options.logger.info(
+                    "superseded state kept", metadata: ["statestore.path": "\(path)", "statestore.reason": "\(reason)"])
                 report(.supersededKept(path: path, members: members))
             }
         } catch {
@@ -356,7 +365,10 @@ extension RestorationCoordinator {
         recentStates.removeValue(forKey: path)
         guard !restoringReadOnly else {
             // Another process's scene: its row is left as it is; the controller starts from its default.
-            report(.store(.invalidState(path: path, reason: "\(reason); left in place, as this window shows its scene read-only")))
+            report(
+                .store(
+                    .invalidState(
+                        path: path, reason: "\(reason); left in place, as this window shows its scene read-only")))
             return
         }
         do {
@@ -376,9 +388,12 @@ extension RestorationCoordinator {
         droppedStateWrites += 1
         guard unprotectedPaths[path] == false else { return }
         unprotectedPaths[path] = true
-        report(.store(.invalidState(
-            path: path,
-            reason: "its stored state could not be set aside before a save replaced it, so it is kept as it is and this screen's changes are not saved; the next appearance at this path tries again"
-        )))
+        report(
+            .store(
+                .invalidState(
+                    path: path,
+                    reason:
+                        "its stored state could not be set aside before a save replaced it, so it is kept as it is and this screen's changes are not saved; the next appearance at this path tries again"
+                )))
     }
 }

@@ -24,7 +24,9 @@ extension RestorationCoordinator {
         }
         let value: any Encodable & Sendable = controller.restorableState
         let token = makeToken()
-        let handoff = StateHandoff(path: entry.path, token: token, stateType: C.RestorableState.self, version: C.restorableStateVersion, value: value)
+        let handoff = StateHandoff(
+            path: entry.path, token: token, stateType: C.RestorableState.self, version: C.restorableStateVersion,
+            value: value)
         queue(handoff)
         setPending(PendingValue(capture: handoff.capture, saver: record), in: entry)
         entry.latest = Latest(token: token, generation: nil, verifiedAt: 0)
@@ -107,7 +109,10 @@ extension RestorationCoordinator {
     /// main thread then runs the batch itself; a writer still running may take it first).
     /// `stored`: the archive the database holds for the window's scene, when known (a rebuild
     /// just read it); an equal archive is not handed over again.
-    func submit(archiving window: Window? = nil, stored: HierarchyArchive? = nil, releasingMemory: Bool = false, waking: Bool = true) {
+    func submit(
+        archiving window: Window? = nil, stored: HierarchyArchive? = nil, releasingMemory: Bool = false,
+        waking: Bool = true
+    ) {
         var batch = WriteBatch()
         if let window, window.application != nil, !isReadOnly(window) {
             let scene = window.sceneIdentifier

@@ -13,7 +13,9 @@ struct StateHandoff: Sendable {
         let version: Int
         let value: any Encodable & Sendable
 
-        init(path: RestorationPath, token: UInt64, stateType: any Any.Type, version: Int, value: any Encodable & Sendable) {
+        init(
+            path: RestorationPath, token: UInt64, stateType: any Any.Type, version: Int, value: any Encodable & Sendable
+        ) {
             self.path = path
             self.token = token
             self.stateType = stateType
@@ -122,7 +124,9 @@ struct WriteBatch: Sendable {
         older.superseded = []
         chain.append(older)
         if !states[position].superseded.isEmpty { chain += states[position].superseded }
-        if chain.count > StateHandoff.maximumSuperseded { chain.removeFirst(chain.count - StateHandoff.maximumSuperseded) }
+        if chain.count > StateHandoff.maximumSuperseded {
+            chain.removeFirst(chain.count - StateHandoff.maximumSuperseded)
+        }
         states[position].superseded = chain
     }
 
@@ -236,7 +240,9 @@ final class RestorationWriter: Sendable {
     /// Whether the outbox holds a failure the main actor has not taken in yet.
     var hasProblemsWaiting: Bool { problemsWaiting.load(ordering: .acquiring) }
 
-    init(store: StateStore, cache: RecreatableCache<RestorationPath, CachedState>, notify: @escaping @Sendable () -> Void) {
+    init(
+        store: StateStore, cache: RecreatableCache<RestorationPath, CachedState>, notify: @escaping @Sendable () -> Void
+    ) {
         self.store = store
         self.cache = cache
         self.notify = notify
@@ -249,7 +255,8 @@ final class RestorationWriter: Sendable {
     func release(afterPendingWrites claim: SceneClaim) {
         state.withLock { state in
             // Not kept: the caller's reference is the last, and the claim goes with it.
-            guard state.running || !state.waiting.isEmpty || !state.carried.isEmpty || !state.carriedArchives.isEmpty else { return }
+            guard state.running || !state.waiting.isEmpty || !state.carried.isEmpty || !state.carriedArchives.isEmpty
+            else { return }
             state.heldClaims.append(claim)
         }
     }
@@ -258,7 +265,8 @@ final class RestorationWriter: Sendable {
     private func finishRun() {
         let released: [SceneClaim] = state.withLock { state in
             state.running = false
-            guard state.waiting.isEmpty, state.carried.isEmpty, state.carriedArchives.isEmpty, !state.heldClaims.isEmpty else { return [] }
+            guard state.waiting.isEmpty, state.carried.isEmpty, state.carriedArchives.isEmpty, !state.heldClaims.isEmpty
+            else { return [] }
             defer { state.heldClaims.removeAll() }
             return state.heldClaims
         }
@@ -363,7 +371,11 @@ final class RestorationWriter: Sendable {
                 state.changeCount = changeCount
             }
             for scene in batch.forgottenArchives { state.archives[scene] = nil }
-            defer { state.carried.removeAll(); state.carriedArchives.removeAll(); state.carriedPrefixes.removeAll() }
+            defer {
+                state.carried.removeAll()
+                state.carriedArchives.removeAll()
+                state.carriedPrefixes.removeAll()
+            }
             return (state.carried, state.carriedArchives, state.known, state.archives, state.carriedPrefixes)
         }
         let limit = store.options.maximumStateSize
@@ -399,18 +411,21 @@ final class RestorationWriter: Sendable {
             if !carried, let stored = known[handoff.path], stored.checksum == checksum {
                 // Unchanged: the cached bytes now stand for this handoff too.
                 cache.setValue(
-                    CachedState(token: handoff.token, bytes: bytes, version: handoff.version, checksum: checksum,
-                                generation: stored.generation, value: handoff.value),
+                    CachedState(
+                        token: handoff.token, bytes: bytes, version: handoff.version, checksum: checksum,
+                        generation: stored.generation, value: handoff.value),
                     forKey: handoff.path
                 )
-                outcome.settled.append(.init(path: handoff.path, token: handoff.token, generation: stored.generation, wrote: false))
+                outcome.settled.append(
+                    .init(path: handoff.path, token: handoff.token, generation: stored.generation, wrote: false))
                 continue
             }
             position[handoff.path] = writes.count
-            writes.append(Encoded(
-                path: handoff.path, token: handoff.token, bytes: bytes, checksum: checksum,
-                typeName: StateCoding.typeName(handoff.stateType), version: handoff.version, value: handoff.value
-            ))
+            writes.append(
+                Encoded(
+                    path: handoff.path, token: handoff.token, bytes: bytes, checksum: checksum,
+                    typeName: StateCoding.typeName(handoff.stateType), version: handoff.version, value: handoff.value
+                ))
         }
         if !replaced.isEmpty {
             writes = writes.indices.filter { !replaced.contains($0) }.map { writes[$0] }
@@ -424,11 +439,16 @@ final class RestorationWriter: Sendable {
                 outcome.errors.append(error)
             }
         }
-        commit(writes, archives: archives, prefixes: prefixes, known: &known, lastArchives: &lastArchives, outcome: &outcome)
+        commit(
+            writes, archives: archives, prefixes: prefixes, known: &known, lastArchives: &lastArchives,
+            outcome: &outcome)
         for scene in batch.removedScenes {
             lastArchives[scene] = nil
             // An archive of the scene kept for a retry must not bring the window back.
-            state.withLock { $0.carriedArchives[scene] = nil; $0.carriedPrefixes[scene] = nil }
+            state.withLock {
+                $0.carriedArchives[scene] = nil
+                $0.carriedPrefixes[scene] = nil
+            }
             do {
                 try store.writeBehindTransaction { (transaction) throws(StateStoreError) in
                     _ = try transaction.removeHierarchyArchive(scene: scene)
@@ -464,7 +484,9 @@ final class RestorationWriter: Sendable {
             state.changeCount = outcome.changeCount
             state.outbox.append(outcome)
             outcomesWaiting.store(true, ordering: .releasing)
-            if !outcome.errors.isEmpty || !outcome.setAside.isEmpty { problemsWaiting.store(true, ordering: .releasing) }
+            if !outcome.errors.isEmpty || !outcome.setAside.isEmpty {
+                problemsWaiting.store(true, ordering: .releasing)
+            }
             return state.outbox.count == 1
         }
         if first { notify() }
@@ -480,16 +502,20 @@ final class RestorationWriter: Sendable {
     ) {
         guard !writes.isEmpty || !archives.isEmpty else { return }
         do {
-            try transact(writes, archives: archives, prefixes: prefixes, known: &known, lastArchives: &lastArchives, outcome: &outcome)
-        } catch where error.isTransient {
+            try transact(
+                writes, archives: archives, prefixes: prefixes, known: &known, lastArchives: &lastArchives,
+                outcome: &outcome)
+        } catch  where error.isTransient {
             outcome.errors.append(error)
             carry(writes, archives, prefixes)
         } catch {
             var left: [Encoded] = []
             for write in writes {
                 do {
-                    try transact([write], archives: [:], prefixes: prefixes, known: &known, lastArchives: &lastArchives, outcome: &outcome)
-                } catch where !error.isTransient {
+                    try transact(
+                        [write], archives: [:], prefixes: prefixes, known: &known, lastArchives: &lastArchives,
+                        outcome: &outcome)
+                } catch  where !error.isTransient {
                     outcome.errors.append(error)
                     outcome.dropped.append((write.path, write.token))
                 } catch {
@@ -498,7 +524,9 @@ final class RestorationWriter: Sendable {
                 }
             }
             do {
-                try transact(left, archives: archives, prefixes: prefixes, known: &known, lastArchives: &lastArchives, outcome: &outcome)
+                try transact(
+                    left, archives: archives, prefixes: prefixes, known: &known, lastArchives: &lastArchives,
+                    outcome: &outcome)
             } catch {
                 outcome.errors.append(error)
                 carry(left, archives, prefixes)
@@ -522,12 +550,15 @@ final class RestorationWriter: Sendable {
     ) throws(StateStoreError) {
         guard !writes.isEmpty || !archives.isEmpty else { return }
         let start = ContinuousClock.now
-        let results = try store.writeBehindTransaction { (transaction) throws(StateStoreError) -> [StateStore.SaveResult] in
+        let results = try store.writeBehindTransaction {
+            (transaction) throws(StateStoreError) -> [StateStore.SaveResult] in
             var results: [StateStore.SaveResult] = []
             for write in writes {
-                results.append(try transaction.save(
-                    encoded: write.bytes, encoding: .json, typeName: write.typeName, version: write.version, for: write.path
-                ))
+                results.append(
+                    try transaction.save(
+                        encoded: write.bytes, encoding: .json, typeName: write.typeName, version: write.version,
+                        for: write.path
+                    ))
             }
             for (scene, bytes) in archives {
                 try transaction.registerScene(scene, pathPrefix: prefixes[scene] ?? scene)
@@ -541,11 +572,13 @@ final class RestorationWriter: Sendable {
         for (write, result) in zip(writes, results) {
             known[write.path] = (write.checksum, result.generation)
             cache.setValue(
-                CachedState(token: write.token, bytes: write.bytes, version: write.version, checksum: write.checksum,
-                            generation: result.generation, value: write.value),
+                CachedState(
+                    token: write.token, bytes: write.bytes, version: write.version, checksum: write.checksum,
+                    generation: result.generation, value: write.value),
                 forKey: write.path
             )
-            outcome.settled.append(.init(path: write.path, token: write.token, generation: result.generation, wrote: result.wrote))
+            outcome.settled.append(
+                .init(path: write.path, token: write.token, generation: result.generation, wrote: result.wrote))
             if let reason = result.setAside { outcome.setAside.append((write.path, reason)) }
         }
         for (scene, bytes) in archives {

@@ -36,7 +36,10 @@ public struct SceneAssignment: Sendable, Hashable, CustomStringConvertible {
     /// How long the window waited for a held scene (``SceneConflictPolicy/wait(timeout:)``).
     public var waited: Duration
 
-    public init(requested: String?, identifier: String, outcome: Outcome, passedOver: SceneHolder? = nil, waited: Duration = .zero) {
+    public init(
+        requested: String?, identifier: String, outcome: Outcome, passedOver: SceneHolder? = nil,
+        waited: Duration = .zero
+    ) {
         self.requested = requested
         self.identifier = identifier
         self.outcome = outcome
@@ -105,7 +108,9 @@ extension Window {
 }
 
 extension RestorationCoordinator: SceneAssigning {
-    func assignScene(requested: String?, policy: SceneConflictPolicy, openHere: [String]) -> (identifier: String, claim: AnyObject?) {
+    func assignScene(
+        requested: String?, policy: SceneConflictPolicy, openHere: [String]
+    ) -> (identifier: String, claim: AnyObject?) {
         let (assignment, claim) = chooseScene(requested: requested, policy: policy, openHere: openHere)
         let scene = WindowScene(assignment, claim: claim, owner: self)
         if scene.isReadOnly { readOnlyWindows += 1 }
@@ -131,15 +136,22 @@ extension RestorationCoordinator: SceneAssigning {
         if store.options.readOnly || store.sceneClaimFolder == nil {
             let identifier = requested ?? Window.firstFreeSceneIdentifier(openHere: openHere) { _ in true }
             let reason = store.options.readOnly ? "the store is read-only" : "the store is in memory"
-            return (SceneAssignment(requested: requested, identifier: identifier, outcome: .notClaimed(reason: reason)), nil)
+            return (
+                SceneAssignment(requested: requested, identifier: identifier, outcome: .notClaimed(reason: reason)), nil
+            )
         }
-        let first = requested ?? (openHere.contains(Window.defaultSceneIdentifier) ? nil : Window.defaultSceneIdentifier)
+        let first =
+            requested ?? (openHere.contains(Window.defaultSceneIdentifier) ? nil : Window.defaultSceneIdentifier)
         var passedOver: SceneHolder?
         var waited = Duration.zero
         /// The first candidate that could not be claimed for a reason of the file system, not
         /// known to be held, and why.
         var unclaimable: (scene: String, error: StateStoreError)?
-        enum Try { case claimed(SceneClaim), held(SceneHolder), failed }
+        enum Try {
+            case claimed(SceneClaim)
+            case held(SceneHolder)
+            case failed
+        }
         func claim(_ scene: String) -> Try {
             do {
                 switch try store.claimScene(scene) {
@@ -157,11 +169,17 @@ extension RestorationCoordinator: SceneAssigning {
             // saved state is not restored into this window.
             if let unclaimable {
                 report(.store(unclaimable.error))
-                store.options.logger.info("scene passed over: its claim file cannot be used", metadata: [
-                    "statestore.scene": "\(unclaimable.scene)", "statestore.error": "\(unclaimable.error)",
-                ])
+                store.options.logger.info(
+                    "scene passed over: its claim file cannot be used",
+                    metadata: [
+                        "statestore.scene": "\(unclaimable.scene)", "statestore.error": "\(unclaimable.error)",
+                    ])
             }
-            return (SceneAssignment(requested: requested, identifier: scene, outcome: .claimed, passedOver: passedOver, waited: waited), claim)
+            return (
+                SceneAssignment(
+                    requested: requested, identifier: scene, outcome: .claimed, passedOver: passedOver, waited: waited),
+                claim
+            )
         }
         if let first {
             switch claim(first) {
@@ -172,11 +190,17 @@ extension RestorationCoordinator: SceneAssigning {
                 case .openAnotherScene:
                     break
                 case .openReadOnly:
-                    return (SceneAssignment(requested: requested, identifier: first, outcome: .readOnly(heldBy: holder)), nil)
+                    return (
+                        SceneAssignment(requested: requested, identifier: first, outcome: .readOnly(heldBy: holder)),
+                        nil
+                    )
                 case .wait(let timeout):
-                    store.options.logger.info("waiting for a held scene", metadata: [
-                        "statestore.scene": "\(first)", "statestore.holder": "\(holder)", "statestore.timeout": "\(timeout)",
-                    ])
+                    store.options.logger.info(
+                        "waiting for a held scene",
+                        metadata: [
+                            "statestore.scene": "\(first)", "statestore.holder": "\(holder)",
+                            "statestore.timeout": "\(timeout)",
+                        ])
                     let clock = ContinuousClock()
                     let start = clock.now
                     while clock.now - start < timeout {
@@ -214,7 +238,9 @@ extension RestorationCoordinator: SceneAssigning {
         while failures < 16 {
             let scene = "window\(number)"
             number += 1
-            guard scene != first, !openHere.contains(scene), !saved.contains(scene), !shared.contains(scene) else { continue }
+            guard scene != first, !openHere.contains(scene), !saved.contains(scene), !shared.contains(scene) else {
+                continue
+            }
             switch claim(scene) {
             case .claimed(let taken): return claimed(scene, taken)
             case .held: continue
@@ -230,7 +256,11 @@ extension RestorationCoordinator: SceneAssigning {
         let fresh = Window.firstFreeSceneIdentifier(openHere: openHere) { !saved.contains($0) && !shared.contains($0) }
         for candidate in [first, unclaimable?.scene, fresh].compactMap({ $0 }) where passedOver?.scene != candidate {
             guard !store.sceneMayBeClaimed(candidate) else { continue }
-            return (SceneAssignment(requested: requested, identifier: candidate, outcome: .notClaimed(reason: reason), passedOver: passedOver), nil)
+            return (
+                SceneAssignment(
+                    requested: requested, identifier: candidate, outcome: .notClaimed(reason: reason),
+                    passedOver: passedOver), nil
+            )
         }
         let shown = first ?? fresh
         let holder = passedOver ?? SceneHolder(scene: shown, processIdentifier: nil, since: nil, isThisProcess: false)

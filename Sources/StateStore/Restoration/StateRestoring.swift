@@ -50,7 +50,8 @@ extension StateRestoring {
     public static var restorableStateVersion: Int { 1 }
 
     public static func migrateRestorableState(from version: Int, data: Data) throws -> RestorableState {
-        throw RestorationError.noMigration(type: String(reflecting: RestorableState.self), from: version, to: restorableStateVersion)
+        throw RestorationError.noMigration(
+            type: String(reflecting: RestorableState.self), from: version, to: restorableStateVersion)
     }
 
     public func applicationFinishedRestoringState() {}

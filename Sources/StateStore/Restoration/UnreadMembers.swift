@@ -8,7 +8,7 @@ enum UnreadMembers {
     /// over `stored`. Members whose stored value is `null` carry nothing and are not listed.
     static func find(stored: Data, reencoded: Data) -> [String] {
         guard let old = try? JSONSerialization.jsonObject(with: stored, options: [.fragmentsAllowed]),
-              let new = try? JSONSerialization.jsonObject(with: reencoded, options: [.fragmentsAllowed])
+            let new = try? JSONSerialization.jsonObject(with: reencoded, options: [.fragmentsAllowed])
         else { return [] }
         var found = Set<String>()
         compare(old, new, at: "", into: &found)
@@ -20,7 +20,11 @@ enum UnreadMembers {
         case (let old as [String: Any], let new as [String: Any]):
             for (key, value) in old where !(value is NSNull) {
                 let member = path.isEmpty ? key : path + "." + key
-                if let counterpart = new[key] { compare(value, counterpart, at: member, into: &found) } else { found.insert(member) }
+                if let counterpart = new[key] {
+                    compare(value, counterpart, at: member, into: &found)
+                } else {
+                    found.insert(member)
+                }
             }
         case (let old as [Any], let new as [Any]):
             for (value, counterpart) in zip(old, new) { compare(value, counterpart, at: path + "[]", into: &found) }

@@ -44,7 +44,8 @@ enum Checksum {
                 v4 = round(v4, load64(offset + 24))
                 offset += 32
             }
-            hash = ((v1 << 1) | (v1 >> 63)) &+ ((v2 << 7) | (v2 >> 57))
+            hash =
+                ((v1 << 1) | (v1 >> 63)) &+ ((v2 << 7) | (v2 >> 57))
                 &+ ((v3 << 12) | (v3 >> 52)) &+ ((v4 << 18) | (v4 >> 46))
             hash = merge(hash, v1)
             hash = merge(hash, v2)

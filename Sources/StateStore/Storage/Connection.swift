@@ -1,5 +1,5 @@
-import StateStoreSQLite
 import Foundation
+import StateStoreSQLite
 import Synchronization
 
 /// One SQLite connection: explicit open flags, the store's pragmas, a cache of
@@ -60,11 +60,13 @@ final class Connection {
         guard code == SQLITE_OK, let handle else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))
             sqlite3_close_v2(handle)
-            throw .cannotOpen(file: path, SQLiteFailure(extendedResultCode: SQLiteResultCode(rawValue: code), message: message))
+            throw .cannotOpen(
+                file: path, SQLiteFailure(extendedResultCode: SQLiteResultCode(rawValue: code), message: message))
         }
         self.handle = handle
         if !options.immutable, let name = sqlite3_db_filename(handle, "main"), name.pointee != 0,
-           let file = try? FileIdentity.of(String(cString: name)).get() {
+            let file = try? FileIdentity.of(String(cString: name)).get()
+        {
             OpenDatabaseFiles.opened(file)
             lockedFile = file
         } else {
@@ -89,8 +91,8 @@ final class Connection {
         for byte in absolute.utf8 {
             switch byte {
             case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."),
-                 UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "/"):
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."),
+                UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "/"):
                 uri.unicodeScalars.append(Unicode.Scalar(byte))
             default:
                 uri += String(format: "%%%02X", byte)
@@ -137,15 +139,17 @@ final class Connection {
     func syncJournal() throws(StateStoreError) {
         var file: UnsafeMutablePointer<sqlite3_file>?
         guard sqlite3_file_control(handle, "main", SQLITE_FCNTL_JOURNAL_POINTER, &file) == SQLITE_OK,
-              let file, let sync = file.pointee.pMethods?.pointee.xSync
+            let file, let sync = file.pointee.pMethods?.pointee.xSync
         else { return }
         let code = sync(file, SQLITE_SYNC_NORMAL)
         guard code == SQLITE_OK else {
-            throw .notSynced(file: path, SQLiteFailure(
-                extendedResultCode: SQLiteResultCode(rawValue: code),
-                message: "the WAL could not be synced to storage (\(String(cString: sqlite3_errstr(code))))",
-                sql: nil
-            ))
+            throw .notSynced(
+                file: path,
+                SQLiteFailure(
+                    extendedResultCode: SQLiteResultCode(rawValue: code),
+                    message: "the WAL could not be synced to storage (\(String(cString: sqlite3_errstr(code))))",
+                    sql: nil
+                ))
         }
     }
 
@@ -349,8 +353,8 @@ final class Connection {
         }
         var file: UnsafeMutablePointer<sqlite3_file>?
         guard sqlite3_file_control(handle, "main", SQLITE_FCNTL_FILE_POINTER, &file) == SQLITE_OK,
-              let file, let methods = file.pointee.pMethods, methods.pointee.iVersion >= 2,
-              let map = methods.pointee.xShmMap
+            let file, let methods = file.pointee.pMethods, methods.pointee.iVersion >= 2,
+            let map = methods.pointee.xShmMap
         else {
             walIndexLookedUp = true  // a VFS without shared memory: the pragma every time
             return
@@ -380,7 +384,10 @@ final class Connection {
         column: String, from table: String, row source: Int64, to target: String, row destination: Int64, count: Int
     ) throws(StateStoreError) {
         var reader: OpaquePointer?, writer: OpaquePointer?
-        defer { sqlite3_blob_close(reader); sqlite3_blob_close(writer) }
+        defer {
+            sqlite3_blob_close(reader)
+            sqlite3_blob_close(writer)
+        }
         var code = sqlite3_blob_open(handle, "main", table, column, source, 0, &reader)
         guard code == SQLITE_OK else { throw error(code, sql: nil) }
         code = sqlite3_blob_open(handle, "main", target, column, destination, 1, &writer)

@@ -37,13 +37,15 @@ struct Migrator {
     /// The newest version `schema_migrations` records: `nil` without the table, 0 when it is
     /// empty or was made again without a `version` column (nothing it holds is a record).
     static func recordedVersion(_ connection: Connection) throws(StateStoreError) -> Int? {
-        let hasTable = try connection.scalarInt(
-            "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'schema_migrations'"
-        ) ?? 0
+        let hasTable =
+            try connection.scalarInt(
+                "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'schema_migrations'"
+            ) ?? 0
         guard hasTable > 0 else { return nil }
-        let hasVersion = try connection.scalarInt(
-            "SELECT count(*) FROM pragma_table_info('schema_migrations') WHERE name = 'version'"
-        ) ?? 0
+        let hasVersion =
+            try connection.scalarInt(
+                "SELECT count(*) FROM pragma_table_info('schema_migrations') WHERE name = 'version'"
+            ) ?? 0
         guard hasVersion > 0 else { return 0 }
         return Int(try connection.scalarInt("SELECT max(version) FROM schema_migrations") ?? 0)
     }
@@ -69,17 +71,21 @@ struct Migrator {
         if version > 0, version < latestVersion, try StateStore.schemaRecords(of: connection).isRepairable {
             throw .schemaMismatch(
                 file: connection.path,
-                detail: "its schema version records say \(version), but its tables are schema \(latestVersion)'s exactly: "
+                detail:
+                    "its schema version records say \(version), but its tables are schema \(latestVersion)'s exactly: "
                     + "`statectl migrate --repair` (StateStore.repairSchemaVersion(at:)) re-records the version"
             )
         }
         if version == 0, try connection.scalarInt("SELECT count(*) FROM sqlite_schema WHERE name = 'states'") ?? 0 > 0 {
-            let repair = try StateStore.schemaRecords(of: connection).isRepairable
+            let repair =
+                try StateStore.schemaRecords(of: connection).isRepairable
                 ? "; its tables match schema \(latestVersion) exactly: `statectl migrate --repair` (StateStore.repairSchemaVersion(at:)) re-records the version"
                 : ""
             throw .schemaMismatch(
                 file: connection.path,
-                detail: "it has StateStore's tables but records no schema version (PRAGMA user_version is 0 and schema_migrations is empty or missing)" + repair
+                detail:
+                    "it has StateStore's tables but records no schema version (PRAGMA user_version is 0 and schema_migrations is empty or missing)"
+                    + repair
             )
         }
     }
@@ -105,7 +111,8 @@ struct Migrator {
                     // not that version's (changed outside StateStore); rolled back whole. Named by
                     // its file, not by its whole text.
                     guard case .sqlite(var failure) = error else { throw error }
-                    failure.message += " (the database records schema version \(applied), and its tables are not that version's)"
+                    failure.message +=
+                        " (the database records schema version \(applied), and its tables are not that version's)"
                     failure.sql = "migration \(String(format: "%04d", migration.version))_\(migration.name).sql"
                     throw .sqlite(failure)
                 }

@@ -1,5 +1,5 @@
-import StateStoreSQLite
 import Glibc
+import StateStoreSQLite
 
 /// An SQLite result code, primary or extended, with SQLite's names as constants, so errors can
 /// be matched without importing SQLite's C module.

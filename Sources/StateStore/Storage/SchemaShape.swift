@@ -29,10 +29,12 @@ struct SchemaShape: Equatable, Sendable {
 
     /// Reads the shape of the database `connection` is open on.
     init(of connection: Connection) throws(StateStoreError) {
-        let objects = try Statement(connection: connection, sql: """
-            SELECT type, name, tbl_name, sql FROM sqlite_schema
-            WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\' OR type = 'index' ORDER BY type, name
-            """, persistent: false)
+        let objects = try Statement(
+            connection: connection,
+            sql: """
+                SELECT type, name, tbl_name, sql FROM sqlite_schema
+                WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\' OR type = 'index' ORDER BY type, name
+                """, persistent: false)
         var tableNames: [String] = [], indexNames: [(String, String)] = []
         while try objects.step() {
             let type = objects.string(0), name = objects.string(1), table = objects.string(2)
@@ -45,19 +47,23 @@ struct SchemaShape: Equatable, Sendable {
             }
         }
         for name in tableNames {
-            let info = try Statement(connection: connection, sql: "SELECT name, type, \"notnull\", dflt_value, pk FROM pragma_table_xinfo(?1)", persistent: false)
+            let info = try Statement(
+                connection: connection,
+                sql: "SELECT name, type, \"notnull\", dflt_value, pk FROM pragma_table_xinfo(?1)", persistent: false)
             info.bind(name, at: 1)
             var columns: [Column] = []
             while try info.step() {
-                columns.append(Column(
-                    name: info.string(0), type: info.string(1), notNull: info.int(2) != 0,
-                    defaultValue: info.isNull(3) ? nil : info.string(3), primaryKeyPosition: info.int(4)
-                ))
+                columns.append(
+                    Column(
+                        name: info.string(0), type: info.string(1), notNull: info.int(2) != 0,
+                        defaultValue: info.isNull(3) ? nil : info.string(3), primaryKeyPosition: info.int(4)
+                    ))
             }
             tables[name] = columns
         }
         for (name, table) in indexNames {
-            let info = try Statement(connection: connection, sql: "SELECT name FROM pragma_index_info(?1) ORDER BY seqno", persistent: false)
+            let info = try Statement(
+                connection: connection, sql: "SELECT name FROM pragma_index_info(?1) ORDER BY seqno", persistent: false)
             info.bind(name, at: 1)
             var columns: [String] = []
             while try info.step() { columns.append(info.string(0)) }
@@ -85,7 +91,9 @@ struct SchemaShape: Equatable, Sendable {
                 if output.last != " " { output.append(" ") }
             } else if scalar == "/", scalars.first == "*" {
                 scalars = scalars.dropFirst()
-                while !scalars.isEmpty, !(scalars.first == "*" && scalars.dropFirst().first == "/") { scalars = scalars.dropFirst() }
+                while !scalars.isEmpty, !(scalars.first == "*" && scalars.dropFirst().first == "/") {
+                    scalars = scalars.dropFirst()
+                }
                 scalars = scalars.dropFirst(2)
                 if output.last != " " { output.append(" ") }
             } else if scalar.properties.isWhitespace {
@@ -101,7 +109,9 @@ struct SchemaShape: Equatable, Sendable {
         }
         var compact: [Unicode.Scalar] = []
         for (index, scalar) in output.enumerated() {
-            if scalar == " ", !(isWord(compact.last) && isWord(index + 1 < output.count ? output[index + 1] : nil)) { continue }
+            if scalar == " ", !(isWord(compact.last) && isWord(index + 1 < output.count ? output[index + 1] : nil)) {
+                continue
+            }
             compact.append(scalar)
         }
         return String(String.UnicodeScalarView(compact))
@@ -110,7 +120,7 @@ struct SchemaShape: Equatable, Sendable {
     /// The shape this build's migrations give a new database, computed once per process.
     static let expected: SchemaShape? = {
         guard let connection = try? Connection(path: ":memory:", options: .init()),
-              (try? Migrator().migrate(connection)) != nil
+            (try? Migrator().migrate(connection)) != nil
         else { return nil }
         return try? SchemaShape(of: connection)
     }()
@@ -120,29 +130,43 @@ struct SchemaShape: Equatable, Sendable {
     func problems(comparedWith expected: SchemaShape) -> [String] {
         var problems: [String] = []
         for (name, columns) in expected.tables.sorted(by: { $0.key < $1.key }) {
-            guard let found = tables[name] else { problems.append("the table \(name) is missing"); continue }
+            guard let found = tables[name] else {
+                problems.append("the table \(name) is missing")
+                continue
+            }
             if found != columns {
-                problems.append("the table \(name) has the columns (\(found.map(\.description).joined(separator: ", "))), not (\(columns.map(\.description).joined(separator: ", ")))")
+                problems.append(
+                    "the table \(name) has the columns (\(found.map(\.description).joined(separator: ", "))), not (\(columns.map(\.description).joined(separator: ", ")))"
+                )
             }
         }
         for (name, definition) in expected.indexes.sorted(by: { $0.key < $1.key }) where indexes[name] != definition {
-            problems.append(indexes[name] == nil ? "the index \(name) is missing" : "the index \(name) is on \(indexes[name]!), not \(definition)")
+            problems.append(
+                indexes[name] == nil
+                    ? "the index \(name) is missing" : "the index \(name) is on \(indexes[name]!), not \(definition)")
         }
         for (name, definition) in expected.definitions.sorted(by: { $0.key < $1.key })
-        where tables[name] == expected.tables[name] && indexes[name] == expected.indexes[name] && definitions[name] != definition {
-            problems.append("the constraints of \(name) differ from StateStore's (a UNIQUE, ON CONFLICT, COLLATE or CHECK clause, or an index's WHERE, was changed)")
+        where tables[name] == expected.tables[name] && indexes[name] == expected.indexes[name]
+            && definitions[name] != definition
+        {
+            problems.append(
+                "the constraints of \(name) differ from StateStore's (a UNIQUE, ON CONFLICT, COLLATE or CHECK clause, or an index's WHERE, was changed)"
+            )
         }
         // An index of someone else's on our tables is harmless unless it is UNIQUE: then writes
         // the store must be able to make fail, or (ON CONFLICT REPLACE on a table) vanish.
         for (name, definition) in definitions.sorted(by: { $0.key < $1.key })
         where expected.definitions[name] == nil && definition.hasPrefix("CREATE UNIQUE INDEX")
-            && expected.tables.keys.contains(where: { indexes[name]?.hasPrefix($0 + "(") == true }) {
-            problems.append("the unique index \(name) on \(indexes[name] ?? "?") is not StateStore's (it can make saves fail)")
+            && expected.tables.keys.contains(where: { indexes[name]?.hasPrefix($0 + "(") == true })
+        {
+            problems.append(
+                "the unique index \(name) on \(indexes[name] ?? "?") is not StateStore's (it can make saves fail)")
         }
         for extra in extras {
-            problems.append(extra.hasPrefix("trigger")
-                ? "the \(extra) is not StateStore's (a trigger can divert or drop writes)"
-                : "the \(extra) is not part of StateStore's schema")
+            problems.append(
+                extra.hasPrefix("trigger")
+                    ? "the \(extra) is not StateStore's (a trigger can divert or drop writes)"
+                    : "the \(extra) is not part of StateStore's schema")
         }
         return problems
     }
@@ -170,7 +194,8 @@ struct SchemaShape: Equatable, Sendable {
         let shape = try SchemaShape(of: connection)
         let problems = shape.problems(comparedWith: expected)
         guard !problems.isEmpty else { return }
-        let repair = shape.withRecordTable(of: expected).problems(comparedWith: expected).isEmpty
+        let repair =
+            shape.withRecordTable(of: expected).problems(comparedWith: expected).isEmpty
             ? "; only the table of version records differs: `statectl migrate --repair` (StateStore.repairSchemaVersion(at:)) makes it again"
             : ""
         throw .schemaMismatch(file: connection.path, detail: problems.joined(separator: "; ") + repair)

@@ -131,7 +131,7 @@ public enum StateStoreError: Error, Sendable, Hashable, CustomStringConvertible 
     public var sqliteFailure: SQLiteFailure? {
         switch self {
         case .cannotOpen(_, let failure), .diskFull(let failure), .busy(let failure), .sqlite(let failure),
-             .notADatabase(_, let failure), .corrupt(_, let failure), .notSynced(_, let failure):
+            .notADatabase(_, let failure), .corrupt(_, let failure), .notSynced(_, let failure):
             failure
         case .readOnly(_, let failure):
             failure

@@ -1,5 +1,5 @@
-import StateStoreSQLite
 import Foundation
+import StateStoreSQLite
 
 /// A prepared statement, owned by one ``Connection`` and reused for every execution.
 ///
@@ -33,7 +33,8 @@ final class Statement {
         value.withUTF8 { bytes in
             // An empty buffer may have no address, and a NULL pointer would bind NULL, not "".
             let base = bytes.baseAddress.map { UnsafeRawPointer($0) } ?? UnsafeRawPointer(bitPattern: 1)!
-            sqlite3_bind_text(handle, index, base.assumingMemoryBound(to: CChar.self), Int32(bytes.count), csqlite_transient())
+            sqlite3_bind_text(
+                handle, index, base.assumingMemoryBound(to: CChar.self), Int32(bytes.count), csqlite_transient())
         }
     }
 
@@ -144,7 +145,9 @@ final class Statement {
 
 extension Data {
     /// `withUnsafeBytes` for closures with typed throws.
-    func withBorrowedBytes<R>(_ body: (UnsafeRawBufferPointer) throws(StateStoreError) -> R) throws(StateStoreError) -> R {
+    func withBorrowedBytes<R>(
+        _ body: (UnsafeRawBufferPointer) throws(StateStoreError) -> R
+    ) throws(StateStoreError) -> R {
         try withUnsafeBytes { raw in Result { () throws(StateStoreError) -> R in try body(raw) } }.get()
     }
 }

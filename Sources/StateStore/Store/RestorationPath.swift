@@ -1,4 +1,5 @@
 import Foundation
+
 /// Where a state lives in the store: the chain of restoration identifiers from the
 /// root, joined by `/` — `"root/nav/compose"`.
 ///
@@ -41,18 +42,23 @@ public struct RestorationPath: Hashable, Sendable, Comparable, Codable,
             self.init(checked: string)
             return
         }
-        try self.init(components: string.unicodeScalars.split(separator: "/", omittingEmptySubsequences: false).map { String($0) })
+        try self.init(
+            components: string.unicodeScalars.split(separator: "/", omittingEmptySubsequences: false).map { String($0) }
+        )
     }
 
     /// Whether `string` is a valid path of printable ASCII: at most ``maximumLength`` bytes,
     /// no `/` at either end nor two together.
     private static func isPlainASCIIPath(_ string: String) -> Bool {
         func scan(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-            guard !bytes.isEmpty, bytes.count <= maximumLength, bytes.first != UInt8(ascii: "/"), bytes.last != UInt8(ascii: "/")
+            guard !bytes.isEmpty, bytes.count <= maximumLength, bytes.first != UInt8(ascii: "/"),
+                bytes.last != UInt8(ascii: "/")
             else { return false }
             var previous: UInt8 = 0
             for byte in bytes {
-                guard byte >= 0x20, byte < 0x7F, byte != UInt8(ascii: "/") || previous != UInt8(ascii: "/") else { return false }
+                guard byte >= 0x20, byte < 0x7F, byte != UInt8(ascii: "/") || previous != UInt8(ascii: "/") else {
+                    return false
+                }
                 previous = byte
             }
             return true
@@ -79,7 +85,9 @@ public struct RestorationPath: Hashable, Sendable, Comparable, Codable,
                 var text = index < 0 ? prefix! : leafFirst[leafFirst.count - 1 - index]
                 let start = end
                 end += text.withUTF8 { bytes in
-                    if let source = bytes.baseAddress { (buffer.baseAddress! + start).update(from: source, count: bytes.count) }
+                    if let source = bytes.baseAddress {
+                        (buffer.baseAddress! + start).update(from: source, count: bytes.count)
+                    }
                     return bytes.count
                 }
                 if index != leafFirst.count - 1 {
@@ -164,14 +172,18 @@ public struct RestorationPath: Hashable, Sendable, Comparable, Codable,
     public var description: String { rawValue }
 
     /// Byte order, the order of SQLite's `ORDER BY path`.
-    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue.utf8.lexicographicallyPrecedes(rhs.rawValue.utf8) }
+    public static func < (lhs: Self, rhs: Self) -> Bool {
+        lhs.rawValue.utf8.lexicographicallyPrecedes(rhs.rawValue.utf8)
+    }
 
     /// The same bytes: the same row.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard lhs.digest == rhs.digest else { return false }
         // The same string (a copy of one path, or the same short path stored inline): one
         // value's bits are one sequence of bytes, so equal bits are equal bytes.
-        if unsafeBitCast(lhs.rawValue, to: (UInt64, UInt64).self) == unsafeBitCast(rhs.rawValue, to: (UInt64, UInt64).self) {
+        if unsafeBitCast(lhs.rawValue, to: (UInt64, UInt64).self)
+            == unsafeBitCast(rhs.rawValue, to: (UInt64, UInt64).self)
+        {
             return true
         }
         let (left, right) = (lhs.rawValue.utf8, rhs.rawValue.utf8)
@@ -181,7 +193,9 @@ public struct RestorationPath: Hashable, Sendable, Comparable, Codable,
             right.withContiguousStorageIfAvailable { right in
                 left.isEmpty || memcmp(left.baseAddress!, right.baseAddress!, left.count) == 0
             }
-        }), let equal { return equal }
+        }), let equal {
+            return equal
+        }
         return left.elementsEqual(right)
     }
 

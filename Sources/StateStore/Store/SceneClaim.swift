@@ -83,9 +83,11 @@ enum SceneClaims {
     static func percentEncoded(_ scene: String) -> String {
         var name = ""
         for byte in scene.utf8 {
-            let plain = (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+            let plain =
+                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
                 || byte == 0x2D || byte == 0x5F || (byte == 0x2E && !name.isEmpty)
-            name += plain ? String(UnicodeScalar(byte)) : "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
+            name +=
+                plain ? String(UnicodeScalar(byte)) : "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
         }
         return name
     }
@@ -106,7 +108,9 @@ enum SceneClaims {
     /// Claims `scene` in `folder` (made, 0700, when missing) for this process. `file` names the
     /// claim file when it is not the scene's own (scenes that save under the default scene's
     /// paths share its claim).
-    static func claim(_ scene: String, file claimed: String? = nil, in folder: String) throws(StateStoreError) -> SceneClaimAttempt {
+    static func claim(
+        _ scene: String, file claimed: String? = nil, in folder: String
+    ) throws(StateStoreError) -> SceneClaimAttempt {
         if mkdir(folder, 0o700) != 0, errno != EEXIST {
             throw .fileSystem(FileSystemFailure(operation: .createFolder, path: folder, errno: errno))
         }
@@ -127,7 +131,9 @@ enum SceneClaims {
                 guard clinux_ofd_lock(descriptor) == 0 else {
                     let code = errno
                     defer { close(descriptor) }
-                    if code == EAGAIN || code == EACCES { return .held(holder(of: scene, reading: descriptor, ours: false)) }
+                    if code == EAGAIN || code == EACCES {
+                        return .held(holder(of: scene, reading: descriptor, ours: false))
+                    }
                     throw .fileSystem(FileSystemFailure(operation: .lock, path: path, errno: code))
                 }
                 var named = stat()
@@ -136,7 +142,8 @@ enum SceneClaims {
                     return nil
                 }
                 let since = Date()
-                let record = Array("pid=\(getpid())\nsince=\(since.storedMilliseconds)\nscene=\(percentEncoded(scene))\n".utf8)
+                let record = Array(
+                    "pid=\(getpid())\nsince=\(since.storedMilliseconds)\nscene=\(percentEncoded(scene))\n".utf8)
                 // The record says who holds it; a failure to write it leaves the claim in force
                 // (the lock is the claim), and readers then see "a process".
                 if ftruncate(descriptor, 0) == 0 {
@@ -147,11 +154,12 @@ enum SceneClaims {
             }
             if let attempt { return attempt }
         }
-        throw .busy(SQLiteFailure(
-            extendedResultCode: .busy,
-            message: "\(path) kept being replaced while this process tried to claim it; remove what replaces it",
-            sql: nil
-        ))
+        throw .busy(
+            SQLiteFailure(
+                extendedResultCode: .busy,
+                message: "\(path) kept being replaced while this process tried to claim it; remove what replaces it",
+                sql: nil
+            ))
     }
 
     /// Opens the claim file at `path` (never through a symbolic link, never waiting on a FIFO)
@@ -191,7 +199,9 @@ enum SceneClaims {
 
     /// Who holds `scene` in `folder`, without taking it; `nil` when no live process does. `file`
     /// as for ``claim(_:file:in:)``.
-    static func holder(of scene: String, file claimed: String? = nil, in folder: String) throws(StateStoreError) -> SceneHolder? {
+    static func holder(
+        of scene: String, file claimed: String? = nil, in folder: String
+    ) throws(StateStoreError) -> SceneHolder? {
         try holder(atPath: folder + "/" + fileName(for: claimed ?? scene), scene: scene)
     }
 
@@ -204,7 +214,9 @@ enum SceneClaims {
         }
         var names: [String] = []
         while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(cString: $0.bindMemory(to: CChar.self).baseAddress!)
+            }
             if name.hasSuffix(".lock") { names.append(name) }
         }
         closedir(directory)
@@ -242,7 +254,9 @@ enum SceneClaims {
 
     /// The holder the record in the open claim file says (`pid=`, `since=` in milliseconds,
     /// `scene=`, one a line); what cannot be read is left `nil`.
-    private static func holder(of scene: String, reading descriptor: Int32, ours: Bool, sceneFromRecord: Bool = false) -> SceneHolder {
+    private static func holder(
+        of scene: String, reading descriptor: Int32, ours: Bool, sceneFromRecord: Bool = false
+    ) -> SceneHolder {
         var bytes = [UInt8](repeating: 0, count: 4096)
         let count = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, 0) }
         var result = SceneHolder(scene: scene, processIdentifier: nil, since: nil, isThisProcess: ours)
@@ -252,7 +266,9 @@ enum SceneClaims {
                 result.processIdentifier = pid
             } else if line.hasPrefix("since="), let milliseconds = Int64(line.dropFirst(6)) {
                 result.since = Date(storedMilliseconds: milliseconds)
-            } else if sceneFromRecord, line.hasPrefix("scene="), let scene = String(line.dropFirst(6)).removingPercentEncoding {
+            } else if sceneFromRecord, line.hasPrefix("scene="),
+                let scene = String(line.dropFirst(6)).removingPercentEncoding
+            {
                 result.scene = scene
             }
         }
@@ -302,7 +318,9 @@ extension StateStore {
     func sceneMayBeClaimed(_ scene: String) -> Bool {
         guard let sceneClaimFolder, let file = try? claimFile(of: scene) else { return true }
         var info = stat()
-        guard lstat(sceneClaimFolder + "/" + SceneClaims.fileName(for: file), &info) == 0 else { return errno != ENOENT && errno != ENOTDIR }
+        guard lstat(sceneClaimFolder + "/" + SceneClaims.fileName(for: file), &info) == 0 else {
+            return errno != ENOENT && errno != ENOTDIR
+        }
         return info.st_mode & S_IFMT == S_IFREG
     }
 

@@ -73,7 +73,8 @@ extension StoredState {
 
     /// Whether `text` can name a key: 1 to 64 printable ASCII characters other than `,`.
     static func isValidKeyID(_ text: String) -> Bool {
-        (1...64).contains(text.utf8.count) && text.utf8.allSatisfy { (0x21...0x7E).contains($0) && $0 != UInt8(ascii: ",") }
+        (1...64).contains(text.utf8.count)
+            && text.utf8.allSatisfy { (0x21...0x7E).contains($0) && $0 != UInt8(ascii: ",") }
     }
 
     /// What rewriting a row's seal needs (rekey, a rename): `type_name, version, key_id, checksum,
@@ -81,7 +82,8 @@ extension StoredState {
     init(resealing path: RestorationPath, row statement: Statement, from first: Int32) throws(StateStoreError) {
         self.init(
             path: path, typeName: statement.string(first), version: statement.int(first + 1), generation: 1,
-            encoding: .binary, checksum: statement.int64(first + 3), updatedAt: Date(), bytes: try statement.data(first + 4),
+            encoding: .binary, checksum: statement.int64(first + 3), updatedAt: Date(),
+            bytes: try statement.data(first + 4),
             keyID: statement.isNull(first + 2) ? nil : statement.string(first + 2)
         )
     }
@@ -154,13 +156,17 @@ extension StateStore {
     /// when the record is missing or names a key the sealer also opens (a rotation). A store
     /// given another key leaves the record as it is: it does not claim the database, and writes
     /// nothing into it (``WriteTransaction/requireRecordedKey()``).
-    static func recordSealing(_ connection: Connection, sealer: (any StateSealer)?, readOnly: Bool) throws(StateStoreError) -> String? {
+    static func recordSealing(
+        _ connection: Connection, sealer: (any StateSealer)?, readOnly: Bool
+    ) throws(StateStoreError) -> String? {
         let recorded = try readSealingRecord(connection)
         guard let sealer, !readOnly, recorded != sealer.keyID, recorded.map(sealer.canOpen(keyID:)) ?? true else {
             return recorded
         }
         try connection.writeTransaction { () throws(StateStoreError) in
-            let write = try connection.cached("INSERT INTO metadata(key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value")
+            let write = try connection.cached(
+                "INSERT INTO metadata(key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value"
+            )
             write.bind(sealedWithKey, at: 1)
             write.bind(sealer.keyID, at: 2)
             try write.run()
@@ -197,7 +203,9 @@ extension StateStore.WriteTransaction {
     /// draft readable in the file; with another key, a path saved once would from then on be
     /// sealed with a key the right one does not open, and refused to the app started again with it.
     func requireRecordedKey() throws(StateStoreError) {
-        guard let recorded = try recordedSeal(), !(store.options.sealer?.canOpen(keyID: recorded) ?? false) else { return }
+        guard let recorded = try recordedSeal(), !(store.options.sealer?.canOpen(keyID: recorded) ?? false) else {
+            return
+        }
         throw .keyRequired(file: store.path, keyID: recorded)
     }
 }

@@ -137,7 +137,8 @@ final class BackgroundChecker: Sendable {
     /// process's thread limit libdispatch retries that for ever, blocking the open. Without a
     /// write-behind thread there is no check (`nil`).
     static func start(
-        file: String, identity opened: Result<FileIdentity, FileIdentity.Failure>, options: StateStore.Options, on writeBehind: WriteBehindQueue
+        file: String, identity opened: Result<FileIdentity, FileIdentity.Failure>, options: StateStore.Options,
+        on writeBehind: WriteBehindQueue
     ) -> BackgroundChecker? {
         let pragma: String, delay: Duration
         switch options.backgroundCheck {
@@ -152,9 +153,11 @@ final class BackgroundChecker: Sendable {
         case .failure(let failure):
             // The file SQLite has just opened cannot be looked at by its name: no check can be
             // sure to read that file.
-            options.logger.info("integrity check: not run, the file could not be looked at", metadata: [
-                "statestore.database": "\(file)", "statestore.errno": "\(failure.errno)",
-            ])
+            options.logger.info(
+                "integrity check: not run, the file could not be looked at",
+                metadata: [
+                    "statestore.database": "\(file)", "statestore.errno": "\(failure.errno)",
+                ])
             return nil
         }
         let checker = BackgroundChecker(path: file, identity: identity, pragma: pragma, options: options)
@@ -175,14 +178,16 @@ final class BackgroundChecker: Sendable {
             state.began = true
             let context = Unmanaged.passRetained(self).toOpaque()
             var thread = pthread_t()
-            let created = pthread_create(&thread, nil, { argument in
-                let checker = Unmanaged<BackgroundChecker>.fromOpaque(argument!).takeRetainedValue()
-                _ = clinux_set_thread_name(BackgroundChecker.threadName)
-                checker.state.withLock { $0.threadID = clinux_thread_id() }
-                _ = clinux_lower_thread_priority()
-                checker.run()
-                return nil
-            }, context)
+            let created = pthread_create(
+                &thread, nil,
+                { argument in
+                    let checker = Unmanaged<BackgroundChecker>.fromOpaque(argument!).takeRetainedValue()
+                    _ = clinux_set_thread_name(BackgroundChecker.threadName)
+                    checker.state.withLock { $0.threadID = clinux_thread_id() }
+                    _ = clinux_lower_thread_priority()
+                    checker.run()
+                    return nil
+                }, context)
             guard created == 0 else {
                 Unmanaged<BackgroundChecker>.fromOpaque(context).release()
                 return (created, state.cancelled)
@@ -191,9 +196,11 @@ final class BackgroundChecker: Sendable {
             return nil
         }
         guard let failure else { return }
-        options.logger.info("integrity check: the thread could not be started", metadata: [
-            "statestore.database": "\(path)", "statestore.errno": "\(failure.errno)",
-        ])
+        options.logger.info(
+            "integrity check: the thread could not be started",
+            metadata: [
+                "statestore.database": "\(path)", "statestore.errno": "\(failure.errno)",
+            ])
         // A release that came meanwhile found the check begun, and left its ending here.
         end(failure.cancelled || isCancelled ? .cancelled : .off)
         finished.signal()
@@ -296,18 +303,23 @@ final class BackgroundChecker: Sendable {
         // `sqlite3_interrupt` does nothing when no statement is running yet (a release between
         // the registration above and the check's first step): the progress handler also ends
         // the statement once the release is seen.
-        sqlite3_progress_handler(connection.handle, 1000, { context in
-            Unmanaged<BackgroundChecker>.fromOpaque(context!).takeUnretainedValue().isCancelled ? 1 : 0
-        }, Unmanaged.passUnretained(self).toOpaque())
+        sqlite3_progress_handler(
+            connection.handle, 1000,
+            { context in
+                Unmanaged<BackgroundChecker>.fromOpaque(context!).takeUnretainedValue().isCancelled ? 1 : 0
+            }, Unmanaged.passUnretained(self).toOpaque())
         let outcome: StateStore.BackgroundCheckStatus
         do {
             let problems = try connection.integrityMessages(pragma)
             if problems == ["ok"] {
                 outcome = .passed(duration: ContinuousClock.now - started)
             } else {
-                outcome = .damaged(.corrupt(file: path, SQLiteFailure(
-                    extendedResultCode: .corrupt, message: problems.joined(separator: "; "), sql: pragma
-                )))
+                outcome = .damaged(
+                    .corrupt(
+                        file: path,
+                        SQLiteFailure(
+                            extendedResultCode: .corrupt, message: problems.joined(separator: "; "), sql: pragma
+                        )))
             }
         } catch {
             if state.withLock({ $0.cancelled }) {
@@ -352,7 +364,8 @@ final class BackgroundChecker: Sendable {
         let metadata: Logger.Metadata = ["statestore.database": "\(path)", "statestore.check": "\(pragma)"]
         switch outcome {
         case .passed(let duration):
-            options.logger.debug("integrity check passed", metadata: metadata.merging(["statestore.duration": "\(duration)"]) { $1 })
+            options.logger.debug(
+                "integrity check passed", metadata: metadata.merging(["statestore.duration": "\(duration)"]) { $1 })
         case .damaged(let error), .failed(let error):
             options.logger.info(
                 outcome == .damaged(error) ? "integrity check found damage" : "integrity check failed",

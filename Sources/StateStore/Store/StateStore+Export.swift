@@ -36,11 +36,16 @@ extension StateStore {
     /// included, sorted by path, read in one snapshot. Rows whose path is not a valid
     /// ``RestorationPath`` are listed by ``invalidRows()`` instead. A row longer than
     /// `maximumSize` bytes is not loaded: it throws ``StateStoreError/stateTooLarge(path:byteCount:limit:)``.
-    public func states(under prefix: RestorationPath? = nil, maximumSize: Int = .max) throws(StateStoreError) -> [StoredState] {
+    public func states(
+        under prefix: RestorationPath? = nil, maximumSize: Int = .max
+    ) throws(StateStoreError) -> [StoredState] {
         try withConnection { (connection) throws(StateStoreError) -> [StoredState] in
             try connection.readTransaction { () throws(StateStoreError) -> [StoredState] in
                 var result: [StoredState] = []
-                try connection.forEachState(under: prefix, maximumSize: maximumSize) { result.append($0); return true }
+                try connection.forEachState(under: prefix, maximumSize: maximumSize) {
+                    result.append($0)
+                    return true
+                }
                 return result
             }
         }
@@ -87,28 +92,34 @@ extension StateStore.WriteTransaction {
         }
         guard state.checksumIsValid else { throw .checksumMismatch(path: state.path) }
         guard (1...StoredState.maximumGeneration).contains(state.generation) else {
-            throw .invalidState(path: state.path, reason: "its generation \(state.generation) is outside 1...\(StoredState.maximumGeneration)")
+            throw .invalidState(
+                path: state.path,
+                reason: "its generation \(state.generation) is outside 1...\(StoredState.maximumGeneration)")
         }
         guard (0...StoredState.maximumVersion).contains(state.version) else {
-            throw .invalidState(path: state.path, reason: "its version \(state.version) is outside 0...\(StoredState.maximumVersion)")
+            throw .invalidState(
+                path: state.path, reason: "its version \(state.version) is outside 0...\(StoredState.maximumVersion)")
         }
         if replacing {
             try requireReplaceable(state.path, with: state.keyID)
             try setAsideExhaustedGeneration(at: state.path)
         }
-        let upsert = try connection.cached(replacing ? """
-            INSERT INTO states(path, type_name, version, generation, encoding, checksum, updated_at, bytes, key_id)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
-            ON CONFLICT(path) DO UPDATE SET
-                type_name = excluded.type_name, version = excluded.version,
-                generation = max(excluded.generation, states.generation + 1), encoding = excluded.encoding,
-                checksum = excluded.checksum, updated_at = excluded.updated_at, bytes = excluded.bytes,
-                key_id = excluded.key_id
-            """ : """
-            INSERT INTO states(path, type_name, version, generation, encoding, checksum, updated_at, bytes, key_id)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
-            ON CONFLICT(path) DO NOTHING
-            """)
+        let upsert = try connection.cached(
+            replacing
+                ? """
+                INSERT INTO states(path, type_name, version, generation, encoding, checksum, updated_at, bytes, key_id)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+                ON CONFLICT(path) DO UPDATE SET
+                    type_name = excluded.type_name, version = excluded.version,
+                    generation = max(excluded.generation, states.generation + 1), encoding = excluded.encoding,
+                    checksum = excluded.checksum, updated_at = excluded.updated_at, bytes = excluded.bytes,
+                    key_id = excluded.key_id
+                """
+                : """
+                INSERT INTO states(path, type_name, version, generation, encoding, checksum, updated_at, bytes, key_id)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+                ON CONFLICT(path) DO NOTHING
+                """)
         try state.bytes.withBorrowedBytes { (raw) throws(StateStoreError) in
             defer { upsert.reset() }
             upsert.bind(state.path.rawValue, at: 1)
@@ -149,7 +160,8 @@ extension StateStore.WriteTransaction {
         let generation = try current.step() ? current.int64(0) : 0
         current.reset()
         guard generation >= StoredState.maximumGeneration else { return nil }
-        let reason = "its generation \(generation) is past \(StoredState.maximumGeneration) and could no longer rise, so no save could replace it (it was written outside StateStore); the path started again at generation 1"
+        let reason =
+            "its generation \(generation) is past \(StoredState.maximumGeneration) and could no longer rise, so no save could replace it (it was written outside StateStore); the path started again at generation 1"
         try quarantine(path, reason: reason)
         return reason
     }
@@ -171,7 +183,9 @@ extension StateStore.WriteTransaction {
         let scan = try connection.cached("SELECT rowid, path, key_id FROM states")
         var doomed: [Int64] = []
         while try scan.step() {
-            guard case .success(let path) = RestorationPath.stored(in: scan, column: 1), !paths.contains(path) else { continue }
+            guard case .success(let path) = RestorationPath.stored(in: scan, column: 1), !paths.contains(path) else {
+                continue
+            }
             if !scan.isNull(2), !store.mayReplace(rowSealedWith: scan.string(2)) {
                 // A replace names what to keep, not what goes: it never removes what it cannot read.
                 defer { scan.reset() }
@@ -220,7 +234,8 @@ extension StateStore.WriteTransaction {
         case .under(let prefix):
             return try connection.selectStates("rowid, " + StateStore.Entry.columns, under: prefix, cached: true)
         case .updatedBefore(let date):
-            let statement = try connection.cached("SELECT rowid, \(StateStore.Entry.columns) FROM states WHERE updated_at < ?1 ORDER BY path")
+            let statement = try connection.cached(
+                "SELECT rowid, \(StateStore.Entry.columns) FROM states WHERE updated_at < ?1 ORDER BY path")
             statement.bind(date.storedMilliseconds, at: 1)
             return statement
         }
@@ -236,7 +251,9 @@ extension StateStore.WriteTransaction {
     /// removed, only as such), visiting each as it is listed, by path: what is visited is what
     /// is removed, and no list of them is held. Returns how many it removed.
     @discardableResult
-    package func removeEntries(in selection: Selection, visiting visit: (StateStore.Entry) -> Void) throws(StateStoreError) -> Int {
+    package func removeEntries(
+        in selection: Selection, visiting visit: (StateStore.Entry) -> Void
+    ) throws(StateStoreError) -> Int {
         var rows: [Int64] = []
         let statement = try select(selection)
         defer { statement.reset() }

@@ -78,7 +78,11 @@ extension StateStore {
             var sealedBy: [String: Int] = [:]
             for state in export.states {
                 try transaction.insert(verbatim: state)
-                if existing.contains(Array(state.path.rawValue.utf8)) { result.replaced += 1 } else { result.created += 1 }
+                if existing.contains(Array(state.path.rawValue.utf8)) {
+                    result.replaced += 1
+                } else {
+                    result.created += 1
+                }
                 if let keyID = state.keyID { sealedBy[keyID, default: 0] += 1 }
             }
             // Recorded once every row is in, so the clear rows of an export taken half-way
@@ -99,7 +103,8 @@ extension StateStore.WriteTransaction {
     /// that seals it would: a store without the key then writes nothing clear beside them.
     func recordSealIfNone(preferring preferred: String? = nil, sealedBy: [String: Int]) throws(StateStoreError) {
         guard try recordedSeal() == nil,
-              let key = preferred ?? sealedBy.max(by: { $0.value < $1.value || ($0.value == $1.value && $0.key > $1.key) })?.key
+            let key = preferred
+                ?? sealedBy.max(by: { $0.value < $1.value || ($0.value == $1.value && $0.key > $1.key) })?.key
         else { return }
         try setMetadata(StateStore.sealedWithKey, to: key)
     }

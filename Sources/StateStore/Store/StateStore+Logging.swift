@@ -26,16 +26,21 @@ enum SQLiteLog {
     static let logger = Mutex<Logger?>(nil)
 
     /// Installs the callback once, before SQLite initialises (the first call of this property).
-    static let installed: Bool = csqlite_config_log({ _, code, message in
-        guard let message else { return }
-        let text = String(cString: message)
-        SQLiteLog.logger.withLock { logger in
-            guard let logger else { return }
-            let primary = code & 0xFF
-            let level: Logger.Level = primary == SQLITE_NOTICE || primary == SQLITE_WARNING ? .info : .debug
-            logger.log(level: level, "\(text)", metadata: [
-                "sqlite.result_code": "\(code)", "sqlite.result": "\(String(cString: sqlite3_errstr(code)))",
-            ])
-        }
-    }, nil) == SQLITE_OK
+    static let installed: Bool =
+        csqlite_config_log(
+            { _, code, message in
+                guard let message else { return }
+                let text = String(cString: message)
+                SQLiteLog.logger.withLock { logger in
+                    guard let logger else { return }
+                    let primary = code & 0xFF
+                    let level: Logger.Level = primary == SQLITE_NOTICE || primary == SQLITE_WARNING ? .info : .debug
+                    logger.log(
+                        level: level, "\(text)",
+                        metadata: [
+                            "sqlite.result_code": "\(code)",
+                            "sqlite.result": "\(String(cString: sqlite3_errstr(code)))",
+                        ])
+                }
+            }, nil) == SQLITE_OK
 }

@@ -66,9 +66,14 @@ extension StateStore {
                     guard case .corrupt(let file, let failure) = error, integrity != ["ok"] else { throw error }
                     // The rows cannot be read: the pragma's findings say where the damage is,
                     // where the failed read only says that there is some.
-                    let shown = integrity.prefix(10).joined(separator: "; ")
+                    let shown =
+                        integrity.prefix(10).joined(separator: "; ")
                         + (integrity.count > 10 ? "; and \(integrity.count - 10) more" : "")
-                    throw .corrupt(file: file, SQLiteFailure(extendedResultCode: failure.extendedResultCode, message: shown, sql: "PRAGMA integrity_check(100)"))
+                    throw .corrupt(
+                        file: file,
+                        SQLiteFailure(
+                            extendedResultCode: failure.extendedResultCode, message: shown,
+                            sql: "PRAGMA integrity_check(100)"))
                 }
             }
         }
@@ -81,7 +86,8 @@ extension StateStore {
         var sealed: [String: Int] = [:]
         let rows = try Statement(
             connection: connection,
-            sql: "SELECT path, checksum, bytes, generation, key_id, type_name, version, updated_at FROM states", persistent: false
+            sql: "SELECT path, checksum, bytes, generation, key_id, type_name, version, updated_at FROM states",
+            persistent: false
         )
         while try rows.step() {
             guard case .success(let path) = RestorationPath.stored(in: rows, column: 0) else { continue }

@@ -20,13 +20,25 @@ extension StateStore {
     /// Refuses what SQLite would not treat as a plain file name.
     static func validateDatabasePath(_ path: String) throws(StateStoreError) {
         if path.isEmpty {
-            throw .invalidDatabasePath(path, reason: "it is empty (SQLite would open a temporary database and keep nothing); give a file path, or use StateStore.inMemory()")
+            throw .invalidDatabasePath(
+                path,
+                reason:
+                    "it is empty (SQLite would open a temporary database and keep nothing); give a file path, or use StateStore.inMemory()"
+            )
         }
         if path == ":memory:" {
-            throw .invalidDatabasePath(path, reason: "it names SQLite's in-memory database, which keeps nothing; give a file path, or use StateStore.inMemory()")
+            throw .invalidDatabasePath(
+                path,
+                reason:
+                    "it names SQLite's in-memory database, which keeps nothing; give a file path, or use StateStore.inMemory()"
+            )
         }
         if path.utf8.count >= 5, path.utf8.prefix(5).map({ $0 | 0x20 }).elementsEqual("file:".utf8) {
-            throw .invalidDatabasePath(path, reason: "it is an SQLite URI; give a plain file path (write ./\(path) for a file whose name starts with \"file:\")")
+            throw .invalidDatabasePath(
+                path,
+                reason:
+                    "it is an SQLite URI; give a plain file path (write ./\(path) for a file whose name starts with \"file:\")"
+            )
         }
         if path.utf8.contains(0) {
             throw .invalidDatabasePath(path, reason: "it contains a NUL byte")
@@ -45,9 +57,13 @@ extension StateStore {
     static func requireRegularFileOrNothing(at path: String, readOnly: Bool) throws(StateStoreError) {
         var info = stat()
         if stat(path, &info) != 0 {
-            guard errno == ENOENT else { throw .fileSystem(FileSystemFailure(operation: .stat, path: path, errno: errno)) }
+            guard errno == ENOENT else {
+                throw .fileSystem(FileSystemFailure(operation: .stat, path: path, errno: errno))
+            }
             // A symbolic link to nothing would make SQLite create a file where the link points.
-            if lstat(path, &info) == 0 { throw .fileSystem(FileSystemFailure(operation: .stat, path: path, errno: ENOENT)) }
+            if lstat(path, &info) == 0 {
+                throw .fileSystem(FileSystemFailure(operation: .stat, path: path, errno: ENOENT))
+            }
         } else {
             if let kind = FileKind.nonRegular(info.st_mode) { throw .notARegularFile(file: path, kind: kind) }
             if access(path, readOnly ? R_OK : R_OK | W_OK) != 0 {
@@ -57,8 +73,12 @@ extension StateStore {
         let base = companionBase(of: path)
         for companion in ["-wal", "-shm", "-journal"] {
             guard lstat(base + companion, &info) == 0 else { continue }
-            if info.st_mode & S_IFMT == S_IFLNK { throw .notARegularFile(file: base + companion, kind: "a symbolic link") }
-            if let kind = FileKind.nonRegular(info.st_mode) { throw .notARegularFile(file: base + companion, kind: kind) }
+            if info.st_mode & S_IFMT == S_IFLNK {
+                throw .notARegularFile(file: base + companion, kind: "a symbolic link")
+            }
+            if let kind = FileKind.nonRegular(info.st_mode) {
+                throw .notARegularFile(file: base + companion, kind: kind)
+            }
         }
     }
 
@@ -89,7 +109,7 @@ extension StateStore {
         guard header.count >= 72, header[18] == 2, header[19] == 2 else { return }
         let base = companionBase(of: path), journal = base + "-journal"
         guard let start = FileKind.readPrefix(of: journal, count: 28), start.count == 28,
-              start.prefix(8).elementsEqual([0xD9, 0xD5, 0x05, 0xF9, 0x20, 0xA1, 0x63, 0xD7])
+            start.prefix(8).elementsEqual([0xD9, 0xD5, 0x05, 0xF9, 0x20, 0xA1, 0x63, 0xD7])
         else { return }
         func bigEndian(_ bytes: ArraySlice<UInt8>) -> UInt32 { bytes.reduce(UInt32(0)) { $0 << 8 | UInt32($1) } }
         let originalPages = bigEndian(start[16..<20]), journalPageSize = bigEndian(start[24..<28])
@@ -102,7 +122,8 @@ extension StateStore {
         // The switch leaves one page and no schema: its header counts one page (bytes 28–31)
         // and its schema cookie (bytes 40–43) is 0. A file with tables (an older store, not yet
         // marked) never matches, whatever journal lies beside it.
-        let onePageNoSchema = bigEndian(header[28..<32]) <= 1 && bigEndian(header[40..<44]) == 0
+        let onePageNoSchema =
+            bigEndian(header[28..<32]) <= 1 && bigEndian(header[40..<44]) == 0
             && stat(path, &file) == 0 && file.st_size <= Int(pageSize)
         if originalPages == 0, journalPageSize == pageSize, !marked, !walHolds, onePageNoSchema { return }
         throw .strayJournal(file: path, journal: journal)
@@ -115,7 +136,7 @@ extension StateStore {
     /// which reports it without writing.
     static func requireStateStoreBeforeOpening(_ path: String) throws(StateStoreError) {
         guard let header = FileKind.readPrefix(of: path, count: 100), header.count == 100,
-              header.prefix(16).elementsEqual(Array("SQLite format 3\0".utf8))
+            header.prefix(16).elementsEqual(Array("SQLite format 3\0".utf8))
         else { return }
         let id = header[68..<72].reduce(Int32(0)) { $0 << 8 | Int32($1) }
         if id != 0, id != applicationID { throw notOurs(path, applicationID: id) }
@@ -125,7 +146,10 @@ extension StateStore {
         } catch {
             // Another program's unmarked file is reported as that: the immutable look below
             // plays back no journal.
-            if id == 0 { try requireStateStore(try Connection(path: path, options: .init(readOnly: true, create: false, immutable: true))) }
+            if id == 0 {
+                try requireStateStore(
+                    try Connection(path: path, options: .init(readOnly: true, create: false, immutable: true)))
+            }
             throw error
         }
         if id == applicationID { return }
@@ -139,7 +163,8 @@ extension StateStore {
         var wal = stat(), journal = stat()
         let base = companionBase(of: path)
         if header[18] == 2, header[19] == 2, stat(base + "-wal", &wal) == 0, wal.st_size > 0,
-           lstat(base + "-journal", &journal) != 0 {
+            lstat(base + "-journal", &journal) != 0
+        {
             return
         }
         let peek = try Connection(path: path, options: .init(readOnly: true, create: false, immutable: true))
@@ -165,20 +190,26 @@ extension StateStore {
         // (the new count) first, grows the file, and removes the `-wal` only after. A `-wal`
         // found gone was gone after the file had grown; one found there is left to SQLite.
         guard !(stat(base + "-wal", &wal) == 0 && wal.st_size > 32), lstat(base + "-journal", &journal) != 0,
-              stat(path, &file) == 0
+            stat(path, &file) == 0
         else { return }
         let held = (Int(file.st_size) + pageSize - 1) / pageSize
         guard held < counted else { return }
-        throw .corrupt(file: path, SQLiteFailure(
-            extendedResultCode: .corrupt,
-            message: "the file is \(file.st_size) bytes, \(held) of the \(counted) pages of \(pageSize) bytes its header counts"
-        ))
+        throw .corrupt(
+            file: path,
+            SQLiteFailure(
+                extendedResultCode: .corrupt,
+                message:
+                    "the file is \(file.st_size) bytes, \(held) of the \(counted) pages of \(pageSize) bytes its header counts"
+            ))
     }
 
     private static func notOurs(_ path: String, applicationID id: Int32) -> StateStoreError {
-        .notAStateStore(file: path, reason: String(
-            format: "its application_id is 0x%08X, not StateStore's 0x%08X", UInt32(bitPattern: id), UInt32(bitPattern: applicationID)
-        ))
+        .notAStateStore(
+            file: path,
+            reason: String(
+                format: "its application_id is 0x%08X, not StateStore's 0x%08X", UInt32(bitPattern: id),
+                UInt32(bitPattern: applicationID)
+            ))
     }
 
     /// Creates missing folders with mode 0700 and a missing file with mode 0600, so SQLite
@@ -193,7 +224,8 @@ extension StateStore {
         }
         var folderInfo = stat()
         if stat(folder.isEmpty ? "." : folder, &folderInfo) == 0,
-           folderInfo.st_mode & (S_IWGRP | S_IWOTH) != 0, folderInfo.st_mode & S_ISVTX == 0 {
+            folderInfo.st_mode & (S_IWGRP | S_IWOTH) != 0, folderInfo.st_mode & S_ISVTX == 0
+        {
             warnings.append(
                 "the folder \(FileKind.shown(folder.isEmpty ? "." : folder)) is writable by other users (mode \(FileKind.octal(folderInfo.st_mode))), "
                     + "who could replace the database; `chmod go-w` it, or keep the database in a folder of your own"
@@ -231,10 +263,14 @@ extension StateStore {
         var info = stat()
         guard stat(path, &info) == 0, info.st_mode & 0o077 != 0 else { return [] }
         guard info.st_uid == geteuid(), chmod(path, 0o600) == 0 else {
-            return ["\(FileKind.shown(path)) (mode \(FileKind.octal(info.st_mode))) can be read by other users and is not this user's to tighten; ask its owner to `chmod 600` it"]
+            return [
+                "\(FileKind.shown(path)) (mode \(FileKind.octal(info.st_mode))) can be read by other users and is not this user's to tighten; ask its owner to `chmod 600` it"
+            ]
         }
         for companion in [path + "-wal", path + "-shm"] {
-            if lstat(companion, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == geteuid() { chmod(companion, 0o600) }
+            if lstat(companion, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == geteuid() {
+                chmod(companion, 0o600)
+            }
         }
         return []
     }
@@ -276,9 +312,11 @@ extension StateStore {
                 var immutable = openOptions
                 immutable.immutable = true
                 let connection = try Connection(path: path, options: immutable)
-                options.logger.info("database read as immutable", metadata: [
-                    "statestore.database": "\(path)", "statestore.reason": "\(error.description)",
-                ])
+                options.logger.info(
+                    "database read as immutable",
+                    metadata: [
+                        "statestore.database": "\(path)", "statestore.reason": "\(error.description)",
+                    ])
                 return connection
             default:
                 throw error
@@ -302,20 +340,26 @@ extension StateStore {
         // states tables having exactly StateStore's columns (another program may well have
         // tables of those names).
         if names.contains("schema_migrations"), names.contains("states"),
-           try columns(of: "schema_migrations", in: connection) == ["version", "name", "applied_at"],
-           try columns(of: "states", in: connection) == ["path", "type_name", "version", "generation", "encoding", "checksum", "updated_at", "bytes"] {
+            try columns(of: "schema_migrations", in: connection) == ["version", "name", "applied_at"],
+            try columns(of: "states", in: connection) == [
+                "path", "type_name", "version", "generation", "encoding", "checksum", "updated_at", "bytes",
+            ]
+        {
             return
         }
         let listed = names.prefix(5).joined(separator: ", ") + (names.count > 5 ? ", ..." : "")
-        throw .notAStateStore(file: connection.path, reason: names.isEmpty
-            ? "it holds \(objects) schema object(s) and no StateStore tables"
-            : "it holds the tables \(listed) and no StateStore schema")
+        throw .notAStateStore(
+            file: connection.path,
+            reason: names.isEmpty
+                ? "it holds \(objects) schema object(s) and no StateStore tables"
+                : "it holds the tables \(listed) and no StateStore schema")
     }
 }
 
 extension StateStore {
     private static func columns(of table: String, in connection: Connection) throws(StateStoreError) -> [String] {
-        let statement = try Statement(connection: connection, sql: "SELECT name FROM pragma_table_info(?1) ORDER BY cid", persistent: false)
+        let statement = try Statement(
+            connection: connection, sql: "SELECT name FROM pragma_table_info(?1) ORDER BY cid", persistent: false)
         statement.bind(table, at: 1)
         var names: [String] = []
         while try statement.step() { names.append(statement.string(0)) }

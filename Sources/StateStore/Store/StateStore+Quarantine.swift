@@ -28,9 +28,16 @@ extension StateStore {
     /// so the application can start from its default state. Returns whether there was one.
     @discardableResult
     public func quarantine(_ path: RestorationPath, reason: String) throws(StateStoreError) -> Bool {
-        let moved = try write { (transaction) throws(StateStoreError) in try transaction.quarantine(path, reason: reason) }
+        let moved = try write { (transaction) throws(StateStoreError) in
+            try transaction.quarantine(path, reason: reason)
+        }
         if moved {
-            options.logger.info("state quarantined", metadata: ["statestore.path": "\(path)", "statestore.reason": "\(reason)", "statestore.database": "\(self.path)"])
+            options.logger.info(
+                "state quarantined",
+                metadata: [
+                    "statestore.path": "\(path)", "statestore.reason": "\(reason)",
+                    "statestore.database": "\(self.path)",
+                ])
         }
         return moved
     }
@@ -44,14 +51,19 @@ extension StateStore {
     /// `maximumSize` comes without its bytes (they are not read), so a huge row another tool
     /// wrote costs no memory.
     func quarantinedStates(maximumSize: Int?) throws(StateStoreError) -> [(state: QuarantinedState, byteCount: Int)] {
-        try withConnection { (connection) throws(StateStoreError) in try connection.quarantinedStates(maximumSize: maximumSize) }
+        try withConnection { (connection) throws(StateStoreError) in
+            try connection.quarantinedStates(maximumSize: maximumSize)
+        }
     }
 }
 
 extension Connection {
     /// See ``StateStore/quarantinedStates(maximumSize:)``.
-    func quarantinedStates(maximumSize: Int?) throws(StateStoreError) -> [(state: StateStore.QuarantinedState, byteCount: Int)] {
-        let statement = try cached("""
+    func quarantinedStates(
+        maximumSize: Int?
+    ) throws(StateStoreError) -> [(state: StateStore.QuarantinedState, byteCount: Int)] {
+        let statement = try cached(
+            """
             SELECT id, path, type_name, version, generation, encoding, checksum, updated_at,
                    reason, quarantined_at, CASE WHEN length(bytes) <= ?1 THEN bytes END, length(bytes), key_id
             FROM quarantine ORDER BY id DESC
@@ -61,15 +73,18 @@ extension Connection {
         var result: [(state: StateStore.QuarantinedState, byteCount: Int)] = []
         while try statement.step() {
             guard let path = try? RestorationPath(validating: statement.string(1)) else { continue }
-            result.append((StateStore.QuarantinedState(
-                id: statement.int64(0), path: path, typeName: statement.string(2),
-                version: statement.int(3), generation: statement.int64(4),
-                encoding: StateEncoding(rawValue: statement.string(5)) ?? .binary,
-                checksum: statement.int64(6), updatedAt: Date(storedMilliseconds: statement.int64(7)),
-                reason: statement.string(8), quarantinedAt: Date(storedMilliseconds: statement.int64(9)),
-                bytes: statement.isNull(10) ? Data() : try statement.data(10),
-                keyID: statement.isNull(12) ? nil : statement.string(12), byteCount: statement.int(11)
-            ), statement.int(11)))
+            result.append(
+                (
+                    StateStore.QuarantinedState(
+                        id: statement.int64(0), path: path, typeName: statement.string(2),
+                        version: statement.int(3), generation: statement.int64(4),
+                        encoding: StateEncoding(rawValue: statement.string(5)) ?? .binary,
+                        checksum: statement.int64(6), updatedAt: Date(storedMilliseconds: statement.int64(7)),
+                        reason: statement.string(8), quarantinedAt: Date(storedMilliseconds: statement.int64(9)),
+                        bytes: statement.isNull(10) ? Data() : try statement.data(10),
+                        keyID: statement.isNull(12) ? nil : statement.string(12), byteCount: statement.int(11)
+                    ), statement.int(11)
+                ))
         }
         return result
     }
@@ -103,21 +118,28 @@ extension StateStore.WriteTransaction {
 
     /// Copies the row at `path` to quarantine, a chunk at a time; returns its rowid in `states`,
     /// or `nil` when there is none (or, `unlessKept`, when quarantine holds its bytes already).
-    private func copyToQuarantine(_ path: RestorationPath, reason: String, unlessKept: Bool) throws(StateStoreError) -> Int64? {
+    private func copyToQuarantine(
+        _ path: RestorationPath, reason: String, unlessKept: Bool
+    ) throws(StateStoreError) -> Int64? {
         let find = try connection.cached("SELECT rowid, length(bytes), checksum FROM states WHERE path = ?1")
         find.bind(path.rawValue, at: 1)
-        guard try find.step() else { find.reset(); return nil }
+        guard try find.step() else {
+            find.reset()
+            return nil
+        }
         let source = find.int64(0), count = find.int(1), checksum = find.int64(2)
         find.reset()
         if unlessKept {
-            let kept = try connection.cached("SELECT 1 FROM quarantine WHERE path = ?1 AND checksum = ?2 AND length(bytes) = ?3")
+            let kept = try connection.cached(
+                "SELECT 1 FROM quarantine WHERE path = ?1 AND checksum = ?2 AND length(bytes) = ?3")
             defer { kept.reset() }
             kept.bind(path.rawValue, at: 1)
             kept.bind(checksum, at: 2)
             kept.bind(count, at: 3)
             if try kept.step() { return nil }
         }
-        let copy = try connection.cached("""
+        let copy = try connection.cached(
+            """
             INSERT INTO quarantine(path, type_name, version, generation, encoding, checksum, updated_at,
                                    reason, quarantined_at, bytes, key_id)
             SELECT path, type_name, version, generation, encoding, checksum, updated_at, ?2, ?3, x'', key_id
@@ -135,7 +157,8 @@ extension StateStore.WriteTransaction {
             room.bind(target, at: 1)
             room.bind(count, at: 2)
             try room.run()
-            try connection.copyBlob(column: "bytes", from: "states", row: source, to: "quarantine", row: target, count: count)
+            try connection.copyBlob(
+                column: "bytes", from: "states", row: source, to: "quarantine", row: target, count: count)
         }
         return source
     }
@@ -151,7 +174,8 @@ extension StateStore.WriteTransaction {
     public func removeQuarantined(
         under prefix: RestorationPath? = nil, quarantinedBefore cutoff: Date? = nil
     ) throws(StateStoreError) -> [StateStore.QuarantinedState] {
-        let list = try connection.cached("""
+        let list = try connection.cached(
+            """
             SELECT id, path, type_name, version, generation, encoding, checksum, updated_at,
                    reason, quarantined_at, key_id, length(bytes)
             FROM quarantine WHERE quarantined_at < ?1 ORDER BY id DESC
@@ -162,15 +186,16 @@ extension StateStore.WriteTransaction {
             defer { list.reset() }
             while try list.step() {
                 guard let path = try? RestorationPath(validating: list.string(1)),
-                      prefix.map(path.hasPrefix) ?? true
+                    prefix.map(path.hasPrefix) ?? true
                 else { continue }
-                removed.append(StateStore.QuarantinedState(
-                    id: list.int64(0), path: path, typeName: list.string(2), version: list.int(3),
-                    generation: list.int64(4), encoding: StateEncoding(rawValue: list.string(5)) ?? .binary,
-                    checksum: list.int64(6), updatedAt: Date(storedMilliseconds: list.int64(7)),
-                    reason: list.string(8), quarantinedAt: Date(storedMilliseconds: list.int64(9)),
-                    bytes: Data(), keyID: list.isNull(10) ? nil : list.string(10), byteCount: list.int(11)
-                ))
+                removed.append(
+                    StateStore.QuarantinedState(
+                        id: list.int64(0), path: path, typeName: list.string(2), version: list.int(3),
+                        generation: list.int64(4), encoding: StateEncoding(rawValue: list.string(5)) ?? .binary,
+                        checksum: list.int64(6), updatedAt: Date(storedMilliseconds: list.int64(7)),
+                        reason: list.string(8), quarantinedAt: Date(storedMilliseconds: list.int64(9)),
+                        bytes: Data(), keyID: list.isNull(10) ? nil : list.string(10), byteCount: list.int(11)
+                    ))
             }
         }
         let delete = try connection.cached("DELETE FROM quarantine WHERE id = ?1")

@@ -11,7 +11,8 @@ extension StateStore {
     /// The newest `limit` pressure events, newest first.
     public func pressureEvents(limit: Int = 100) throws(StateStoreError) -> [PressureEvent] {
         try withConnection { (connection) throws(StateStoreError) -> [PressureEvent] in
-            let statement = try connection.cached("""
+            let statement = try connection.cached(
+                """
                 SELECT occurred_at, level, available_bytes, rss_before, rss_after, duration_us
                 FROM pressure_events ORDER BY id DESC LIMIT ?1
                 """)
@@ -19,14 +20,15 @@ extension StateStore {
             statement.bind(max(0, limit), at: 1)
             var events: [PressureEvent] = []
             while try statement.step() {
-                events.append(PressureEvent(
-                    occurredAt: Date(storedMilliseconds: statement.int64(0)),
-                    level: MemoryPressureLevel(rawValue: statement.int(1)) ?? .normal,
-                    availableBytes: UInt64(max(0, statement.int64(2))),
-                    rssBefore: UInt64(max(0, statement.int64(3))),
-                    rssAfter: UInt64(max(0, statement.int64(4))),
-                    duration: .microseconds(statement.int64(5))
-                ))
+                events.append(
+                    PressureEvent(
+                        occurredAt: Date(storedMilliseconds: statement.int64(0)),
+                        level: MemoryPressureLevel(rawValue: statement.int(1)) ?? .normal,
+                        availableBytes: UInt64(max(0, statement.int64(2))),
+                        rssBefore: UInt64(max(0, statement.int64(3))),
+                        rssAfter: UInt64(max(0, statement.int64(4))),
+                        duration: .microseconds(statement.int64(5))
+                    ))
             }
             return events
         }
@@ -84,7 +86,8 @@ extension StateStore {
 extension StateStore.WriteTransaction {
     /// Appends a handled memory-pressure event.
     public func recordPressureEvent(_ event: PressureEvent) throws(StateStoreError) {
-        let statement = try connection.cached("""
+        let statement = try connection.cached(
+            """
             INSERT INTO pressure_events(occurred_at, level, available_bytes, rss_before, rss_after, duration_us)
             VALUES (?1, ?2, ?3, ?4, ?5, ?6)
             """)
@@ -99,7 +102,8 @@ extension StateStore.WriteTransaction {
 
     /// Replaces the live hierarchy archive of `scene`.
     public func setHierarchyArchive(_ archive: Data, scene: String = "main") throws(StateStoreError) {
-        let statement = try connection.cached("""
+        let statement = try connection.cached(
+            """
             INSERT INTO hierarchy(scene, set_aside, archive, updated_at) VALUES (?1, 0, ?2, ?3)
             ON CONFLICT(scene, set_aside) DO UPDATE SET archive = excluded.archive, updated_at = excluded.updated_at
             """)

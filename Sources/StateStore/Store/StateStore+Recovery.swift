@@ -67,11 +67,13 @@ extension StateStore {
         for _ in 0..<3 {
             if let opened = try openOrRecoverOnce(path: path, options: options) { return opened }
         }
-        throw .busy(SQLiteFailure(
-            extendedResultCode: .busy,
-            message: "\(path) was replaced by another process's recovery three times while this one tried to recover it; open it again",
-            sql: nil
-        ))
+        throw .busy(
+            SQLiteFailure(
+                extendedResultCode: .busy,
+                message:
+                    "\(path) was replaced by another process's recovery three times while this one tried to recover it; open it again",
+                sql: nil
+            ))
     }
 
     /// One attempt of ``openOrRecover(path:options:)``; `nil` when the file was replaced by
@@ -93,7 +95,7 @@ extension StateStore {
                 guard try repairsSchemaVersion(at: path) else { break }
                 do {
                     return (try StateStore(path: path, options: options), nil)
-                } catch where error.isTransient {
+                } catch  where error.isTransient {
                     throw error
                 } catch {}
             case .corrupt, .notADatabase, .walMissing:
@@ -114,18 +116,22 @@ extension StateStore {
             // Moving a file a store has open would leave that store writing to the moved one
             // while this one starts afresh: refused, nothing moved.
             if OpenDatabaseFiles.contains(file) {
-                throw .busy(SQLiteFailure(
-                    extendedResultCode: .busy,
-                    message: "\(path) is open in this process (another StateStore has it open), so it was not moved aside; release that store, then open it again",
-                    sql: nil
-                ))
+                throw .busy(
+                    SQLiteFailure(
+                        extendedResultCode: .busy,
+                        message:
+                            "\(path) is open in this process (another StateStore has it open), so it was not moved aside; release that store, then open it again",
+                        sql: nil
+                    ))
             }
             if isOpenInAnotherProcess(file) {
-                throw .busy(SQLiteFailure(
-                    extendedResultCode: .busy,
-                    message: "\(path) is open in another process (it holds the database's -shm), so it was not moved aside; close that process, then open it again",
-                    sql: nil
-                ))
+                throw .busy(
+                    SQLiteFailure(
+                        extendedResultCode: .busy,
+                        message:
+                            "\(path) is open in another process (it holds the database's -shm), so it was not moved aside; close that process, then open it again",
+                        sql: nil
+                    ))
             }
             let formatter = DateFormatter()
             formatter.locale = Locale(identifier: "en_US_POSIX")
@@ -161,19 +167,23 @@ extension StateStore {
                 // to it once moved aside: refused, nothing moved. (One that opens it in the
                 // moment between this look and the renames is not seen.)
                 if isOpenInAnotherProcess(file) {
-                    throw .busy(SQLiteFailure(
-                        extendedResultCode: .busy,
-                        message: "\(path) was opened by another process while it was being recovered, so it was not moved aside; close that process, then open it again",
-                        sql: nil
-                    ))
+                    throw .busy(
+                        SQLiteFailure(
+                            extendedResultCode: .busy,
+                            message:
+                                "\(path) was opened by another process while it was being recovered, so it was not moved aside; close that process, then open it again",
+                            sql: nil
+                        ))
                 }
             } catch {
                 // A copy that cannot be made (a full disk), or a file opened meanwhile: the copy
                 // is removed, and the damaged file stays where it is, as if nothing had been tried.
                 claim.removeCopy()
-                options.logger.info("database left in place: the recovery could not be finished", metadata: [
-                    "statestore.database": "\(path)", "statestore.error": "\(error.description)",
-                ])
+                options.logger.info(
+                    "database left in place: the recovery could not be finished",
+                    metadata: [
+                        "statestore.database": "\(path)", "statestore.error": "\(error.description)",
+                    ])
                 throw error
             }
             // The damaged file moves aside, its WAL and index first (a WAL left behind beside the
@@ -198,17 +208,25 @@ extension StateStore {
             // The renames live in the folder's entries: synced before anything is written to the
             // copy in its place.
             syncFolder(folder)
-            options.logger.info("database moved aside", metadata: [
-                "statestore.database": "\(path)", "statestore.moved_to": "\(destination)", "statestore.reason": "\(error.description)",
-            ])
-            options.logger.info("database salvaged", metadata: [
-                "statestore.database": "\(path)", "statestore.salvaged_states": "\(salvage.states)",
-                "statestore.states_left_behind": "\(salvage.statesLeftBehind)",
-                "statestore.unreadable_stretches": "\(salvage.unreadableStretches)",
-                "statestore.salvaged_archives": "\(salvage.archives)",
-                "statestore.error": "\(salvage.error?.description ?? "none")",
-            ])
-            return (try StateStore(path: path, options: options), Recovery(reason: error, movedTo: destination, salvage: salvage))
+            options.logger.info(
+                "database moved aside",
+                metadata: [
+                    "statestore.database": "\(path)", "statestore.moved_to": "\(destination)",
+                    "statestore.reason": "\(error.description)",
+                ])
+            options.logger.info(
+                "database salvaged",
+                metadata: [
+                    "statestore.database": "\(path)", "statestore.salvaged_states": "\(salvage.states)",
+                    "statestore.states_left_behind": "\(salvage.statesLeftBehind)",
+                    "statestore.unreadable_stretches": "\(salvage.unreadableStretches)",
+                    "statestore.salvaged_archives": "\(salvage.archives)",
+                    "statestore.error": "\(salvage.error?.description ?? "none")",
+                ])
+            return (
+                try StateStore(path: path, options: options),
+                Recovery(reason: error, movedTo: destination, salvage: salvage)
+            )
         }
     }
 
@@ -255,7 +273,8 @@ extension StateStore {
     /// one, stopped before its first page.
     static func isWholeRecoveryCopy(_ copy: String) -> Bool {
         var info = stat()
-        return stat(copy, &info) == 0 && info.st_size > 0 && stat(copy + "-wal", &info) != 0 && stat(copy + "-journal", &info) != 0
+        return stat(copy, &info) == 0 && info.st_size > 0 && stat(copy + "-wal", &info) != 0
+            && stat(copy + "-journal", &info) != 0
     }
 
     /// The file the database at `path` is: where a symbolic link leads, even when nothing is
@@ -267,7 +286,8 @@ extension StateStore {
         let resolved = companionBase(of: path)
         if resolved != path { return resolved }
         guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: path) else { return path }
-        return target.hasPrefix("/") ? target : ((path as NSString).deletingLastPathComponent as NSString).appendingPathComponent(target)
+        return target.hasPrefix("/")
+            ? target : ((path as NSString).deletingLastPathComponent as NSString).appendingPathComponent(target)
     }
 
     /// Syncs the file at `path` to storage; a sync that fails throws
@@ -278,9 +298,12 @@ extension StateStore {
         let code = errno
         if descriptor >= 0 { close(descriptor) }
         guard synced else {
-            throw .notSynced(file: path, SQLiteFailure(
-                extendedResultCode: .ioError, message: "the file could not be synced to storage (\(String(cString: strerror(code))))", sql: nil
-            ))
+            throw .notSynced(
+                file: path,
+                SQLiteFailure(
+                    extendedResultCode: .ioError,
+                    message: "the file could not be synced to storage (\(String(cString: strerror(code))))", sql: nil
+                ))
         }
     }
 
@@ -311,7 +334,7 @@ extension StateStore {
         do {
             _ = try repairSchemaVersion(at: path)
             return true
-        } catch where error.isTransient {
+        } catch  where error.isTransient {
             throw error
         } catch {
             return false
@@ -348,11 +371,13 @@ final class RecoveryClaim {
                 let code = errno
                 close(descriptor)
                 if code == EWOULDBLOCK {
-                    throw .busy(SQLiteFailure(
-                        extendedResultCode: .busy,
-                        message: "\(path) is being recovered by another process (it holds \(lock)); wait for it to finish, then open it again",
-                        sql: nil
-                    ))
+                    throw .busy(
+                        SQLiteFailure(
+                            extendedResultCode: .busy,
+                            message:
+                                "\(path) is being recovered by another process (it holds \(lock)); wait for it to finish, then open it again",
+                            sql: nil
+                        ))
                 }
                 throw .fileSystem(FileSystemFailure(operation: .lock, path: lock, errno: code))
             }
@@ -363,11 +388,12 @@ final class RecoveryClaim {
             }
             close(descriptor)
         }
-        throw .busy(SQLiteFailure(
-            extendedResultCode: .busy,
-            message: "\(lock) kept being replaced while this recovery tried to claim it; open \(path) again",
-            sql: nil
-        ))
+        throw .busy(
+            SQLiteFailure(
+                extendedResultCode: .busy,
+                message: "\(lock) kept being replaced while this recovery tried to claim it; open \(path) again",
+                sql: nil
+            ))
     }
 
     /// Removes the copy and what its store left beside it (the claim is still held).

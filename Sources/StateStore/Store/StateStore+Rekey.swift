@@ -80,7 +80,8 @@ extension StateStore.WriteTransaction {
         let targetKey = target?.keyID
         let total = Int(try connection.scalarInt("SELECT count(*) FROM states") ?? 0)
         var result = StateStore.RekeyResult(rewritten: 0, unchanged: 0)
-        let select = try connection.cached("""
+        let select = try connection.cached(
+            """
             SELECT rowid, path, type_name, version, key_id, checksum,
                    CASE WHEN length(bytes) <= ?3 THEN bytes END, length(bytes)
             FROM states WHERE rowid > ?1 AND key_id IS NOT ?2 ORDER BY rowid LIMIT 256
@@ -99,7 +100,9 @@ extension StateStore.WriteTransaction {
                 let path: RestorationPath
                 switch RestorationPath.stored(in: select, column: 1) {
                 case .success(let valid): path = valid
-                case .failure(let error): select.reset(); throw error
+                case .failure(let error):
+                    select.reset()
+                    throw error
                 }
                 if select.isNull(6) {
                     // Only another tool writes such a row; it is not loaded (quarantine moves it aside unread).
@@ -123,7 +126,9 @@ extension StateStore.WriteTransaction {
     }
 
     /// The state's plaintext (opened with the store's sealer), sealed with `target` or clear.
-    private func rewrite(_ state: StoredState, to target: (any StateSealer)?) throws(StateStoreError) -> (bytes: Data, keyID: String?) {
+    private func rewrite(
+        _ state: StoredState, to target: (any StateSealer)?
+    ) throws(StateStoreError) -> (bytes: Data, keyID: String?) {
         let plaintext = try store.plaintext(of: state)
         guard let target else { return (plaintext, nil) }
         let sealed: Data
@@ -134,13 +139,18 @@ extension StateStore.WriteTransaction {
         }
         // The seal's 28 bytes count against the limit a read applies: never make a row the app refuses.
         let limit = store.options.maximumStateSize
-        guard sealed.count <= limit else { throw .stateTooLarge(path: state.path, byteCount: sealed.count, limit: limit) }
+        guard sealed.count <= limit else {
+            throw .stateTooLarge(path: state.path, byteCount: sealed.count, limit: limit)
+        }
         return (sealed, target.keyID)
     }
 
     /// Quarantined rows are rewritten as states are when they open, and kept as they are when not.
-    private func rekeyQuarantine(to target: (any StateSealer)?, result: inout StateStore.RekeyResult) throws(StateStoreError) {
-        let select = try connection.cached("""
+    private func rekeyQuarantine(
+        to target: (any StateSealer)?, result: inout StateStore.RekeyResult
+    ) throws(StateStoreError) {
+        let select = try connection.cached(
+            """
             SELECT id, path, type_name, version, key_id, checksum, CASE WHEN length(bytes) <= ?2 THEN bytes END
             FROM quarantine WHERE key_id IS NOT ?1
             """)
@@ -168,7 +178,9 @@ extension StateStore.WriteTransaction {
 
     /// Runs `update`, an `UPDATE … SET bytes = ?2, checksum = ?3, key_id = ?4 WHERE … ?1`, with
     /// `rewritten` bound and its checksum computed; `row` binds `?1`.
-    func run(_ update: Statement, writing rewritten: (bytes: Data, keyID: String?), row: (Statement) -> Void) throws(StateStoreError) {
+    func run(
+        _ update: Statement, writing rewritten: (bytes: Data, keyID: String?), row: (Statement) -> Void
+    ) throws(StateStoreError) {
         try rewritten.bytes.withBorrowedBytes { (raw) throws(StateStoreError) in
             defer { update.reset() }
             row(update)

@@ -60,10 +60,15 @@ extension StateStore {
         // The key the moved file records its states are sealed with: a row that says it is
         // sealed in a file that records no key was damaged, and is left behind. When the record
         // cannot be read, sealed rows are taken, and the key most of them name is recorded.
-        enum Seal: Equatable { case recorded(String), none, unreadable }
+        enum Seal: Equatable {
+            case recorded(String)
+            case none, unreadable
+        }
         let seal: Seal
         do throws(StateStoreError) {
-            seal = try source.strings("SELECT value FROM metadata WHERE key = '\(Self.sealedWithKey)'").first.map(Seal.recorded) ?? .none
+            seal =
+                try source.strings("SELECT value FROM metadata WHERE key = '\(Self.sealedWithKey)'").first.map(
+                    Seal.recorded) ?? .none
         } catch {
             seal = .unreadable
         }
@@ -72,25 +77,34 @@ extension StateStore {
         // goes through a rollback journal: a new page is written to the file once (a journal
         // keeps only pages that existed before the transaction), where a WAL would hold it and a
         // checkpoint write it again. Back to WAL once copied, as every store's file is.
-        let journaled = try withConnection { (connection) throws(StateStoreError) -> [String] in
-            try connection.strings("PRAGMA journal_mode = DELETE")
-        } == ["delete"]
+        let journaled =
+            try withConnection { (connection) throws(StateStoreError) -> [String] in
+                try connection.strings("PRAGMA journal_mode = DELETE")
+            } == ["delete"]
         result = try write { (transaction) throws(StateStoreError) -> Salvage in
             var copied = Salvage()
             copied.quarantined = transaction.copyRows(
-                of: "quarantine", columns: "id, path, type_name, version, generation, encoding, checksum, updated_at, reason, quarantined_at, bytes, key_id",
+                of: "quarantine",
+                columns:
+                    "id, path, type_name, version, generation, encoding, checksum, updated_at, reason, quarantined_at, bytes, key_id",
                 from: source, error: &copied.error
             )
-            _ = transaction.copyRows(of: "scenes", columns: "identifier, path_prefix, created_at", from: source, error: &copied.error)
-            copied.archives = transaction.copyRows(of: "hierarchy", columns: "scene, set_aside, archive, updated_at", from: source, error: &copied.error)
             _ = transaction.copyRows(
-                of: "pressure_events", columns: "id, occurred_at, level, available_bytes, rss_before, rss_after, duration_us",
+                of: "scenes", columns: "identifier, path_prefix, created_at", from: source, error: &copied.error)
+            copied.archives = transaction.copyRows(
+                of: "hierarchy", columns: "scene, set_aside, archive, updated_at", from: source, error: &copied.error)
+            _ = transaction.copyRows(
+                of: "pressure_events",
+                columns: "id, occurred_at, level, available_bytes, rss_before, rss_after, duration_us",
                 from: source, error: &copied.error
             )
             // The seal record is made below, from what was read of it.
-            _ = transaction.copyRows(of: "metadata", columns: "key, value", from: source, where: "key <> '\(Self.sealedWithKey)'", error: &copied.error)
+            _ = transaction.copyRows(
+                of: "metadata", columns: "key, value", from: source, where: "key <> '\(Self.sealedWithKey)'",
+                error: &copied.error)
             var sealedBy: [String: Int] = [:]
-            try Self.forEachReadableState(in: source, limit: limit, stretches: &copied.unreadableStretches) { (state) throws(StateStoreError) in
+            try Self.forEachReadableState(in: source, limit: limit, stretches: &copied.unreadableStretches) {
+                (state) throws(StateStoreError) in
                 guard let state, state.keyID == nil || seal != .none else {
                     copied.statesLeftBehind += 1
                     return
@@ -104,7 +118,8 @@ extension StateStore {
                     }
                 } catch {
                     switch error {
-                    case .checksumMismatch, .invalidState, .stateTooLarge, .keyMismatch, .keyRequired, .sealedStateUnopenable:
+                    case .checksumMismatch, .invalidState, .stateTooLarge, .keyMismatch, .keyRequired,
+                        .sealedStateUnopenable:
                         copied.statesLeftBehind += 1
                         return
                     default:
@@ -122,7 +137,9 @@ extension StateStore {
             return copied
         }
         if journaled {
-            _ = try withConnection { (connection) throws(StateStoreError) -> [String] in try connection.strings("PRAGMA journal_mode = WAL") }
+            _ = try withConnection { (connection) throws(StateStoreError) -> [String] in
+                try connection.strings("PRAGMA journal_mode = WAL")
+            }
         }
         do throws(StateStoreError) {
             try synchronize()
@@ -157,10 +174,18 @@ extension StateStore {
         let sealable = try source.strings("SELECT name FROM pragma_table_info('states')").contains("key_id")
         let columns = sealable ? StoredState.columns : StoredState.columns.replacing("key_id", with: "NULL")
         let scan = try Statement(
-            connection: source, sql: "SELECT rowid, path, \(columns), typeof(type_name) || typeof(version) || typeof(generation) || typeof(encoding) || typeof(checksum) || typeof(updated_at) || typeof(bytes) || typeof(\(sealable ? "key_id" : "NULL")) FROM states WHERE rowid >= ?1 ORDER BY rowid", persistent: false
+            connection: source,
+            sql:
+                "SELECT rowid, path, \(columns), typeof(type_name) || typeof(version) || typeof(generation) || typeof(encoding) || typeof(checksum) || typeof(updated_at) || typeof(bytes) || typeof(\(sealable ? "key_id" : "NULL")) FROM states WHERE rowid >= ?1 ORDER BY rowid",
+            persistent: false
         )
-        let seek = try Statement(connection: source, sql: "SELECT rowid FROM states WHERE rowid >= ?1 ORDER BY rowid LIMIT 1", persistent: false)
-        enum Reach { case row(Int64), end, fails }
+        let seek = try Statement(
+            connection: source, sql: "SELECT rowid FROM states WHERE rowid >= ?1 ORDER BY rowid LIMIT 1",
+            persistent: false)
+        enum Reach {
+            case row(Int64)
+            case end, fails
+        }
         /// Where a read from `rowid` on gets: the first row there is, none, or the damage. A row
         /// before `rowid` is the damage's doing (a page that points back into the table).
         func reach(_ rowid: Int64) -> Reach {
@@ -173,8 +198,10 @@ extension StateStore {
         }
         // The path index, read beside the table: a row whose path the index gives to another
         // row holding that same path has a damaged path (the checksum covers the bytes alone).
-        let owner = try? Statement(connection: source, sql: "SELECT rowid FROM states WHERE path = ?1", persistent: false)
-        let pathOf = try? Statement(connection: source, sql: "SELECT path FROM states WHERE rowid = ?1", persistent: false)
+        let owner = try? Statement(
+            connection: source, sql: "SELECT rowid FROM states WHERE path = ?1", persistent: false)
+        let pathOf = try? Statement(
+            connection: source, sql: "SELECT path FROM states WHERE rowid = ?1", persistent: false)
         /// Whether another row, by the index, holds `path`, which row `rowid` also says it holds.
         func pathBelongsElsewhere(_ path: String, rowid: Int64) -> Bool {
             guard let owner, let pathOf else { return false }
@@ -191,7 +218,9 @@ extension StateStore {
             return text == path
         }
         /// The columns' types as the schema gives them (STRICT), a clear row's or a sealed one's.
-        let expectedTypes: Set<String> = ["textintegerintegertextintegerintegerblobnull", "textintegerintegertextintegerintegerblobtext"]
+        let expectedTypes: Set<String> = [
+            "textintegerintegertextintegerintegerblobnull", "textintegerintegertextintegerintegerblobtext",
+        ]
         var from = Int64.min
         var highest: Int64?
         outer: while true {
@@ -213,10 +242,10 @@ extension StateStore {
                 if let highest, rowid <= highest { continue }
                 highest = rowid
                 guard expectedTypes.contains(scan.string(11)),
-                      case .success(let path) = RestorationPath.stored(in: scan, column: 1),
-                      let state = try? StoredState(path: path, row: scan, from: 2, limit: limit),
-                      StateEncoding(rawValue: scan.string(5)) != nil, state.keyID.map(StoredState.isValidKeyID) ?? true,
-                      !pathBelongsElsewhere(path.rawValue, rowid: rowid)
+                    case .success(let path) = RestorationPath.stored(in: scan, column: 1),
+                    let state = try? StoredState(path: path, row: scan, from: 2, limit: limit),
+                    StateEncoding(rawValue: scan.string(5)) != nil, state.keyID.map(StoredState.isValidKeyID) ?? true,
+                    !pathBelongsElsewhere(path.rawValue, rowid: rowid)
                 else {
                     try visit(nil)
                     continue
@@ -302,21 +331,26 @@ extension StateStore.WriteTransaction {
     /// already there; returns how many it copied. A table it cannot read whole sets `error`
     /// (when none is set yet) and keeps the rows read before the damage.
     fileprivate func copyRows(
-        of table: String, columns: String, from source: Connection, where filter: String? = nil, error: inout StateStoreError?
+        of table: String, columns: String, from source: Connection, where filter: String? = nil,
+        error: inout StateStoreError?
     ) -> Int {
         var copied = 0
         do {
             // A file of an older schema lacks the newer tables and columns: what it has is copied.
             let present = Set(try source.strings("SELECT name FROM pragma_table_info('\(table)')"))
-            let columns = columns.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter(present.contains).joined(separator: ", ")
+            let columns = columns.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter(
+                present.contains
+            ).joined(separator: ", ")
             guard !columns.isEmpty else { return 0 }
             let count = columns.split(separator: ",").count
             let read = try Statement(
-                connection: source, sql: "SELECT \(columns) FROM \(table)" + (filter.map { " WHERE \($0)" } ?? ""), persistent: false
+                connection: source, sql: "SELECT \(columns) FROM \(table)" + (filter.map { " WHERE \($0)" } ?? ""),
+                persistent: false
             )
             let insert = try Statement(
                 connection: connection,
-                sql: "INSERT OR IGNORE INTO \(table)(\(columns)) VALUES (\((1...count).map { "?\($0)" }.joined(separator: ", ")))",
+                sql:
+                    "INSERT OR IGNORE INTO \(table)(\(columns)) VALUES (\((1...count).map { "?\($0)" }.joined(separator: ", ")))",
                 persistent: false
             )
             while try read.step() {

@@ -10,7 +10,8 @@ extension StateStore {
     /// and restore each. A scene whose window the user closed is not listed.
     public func savedSceneIdentifiers() throws(StateStoreError) -> [String] {
         try withConnection { (connection) throws(StateStoreError) -> [String] in
-            let statement = try connection.cached("""
+            let statement = try connection.cached(
+                """
                 SELECT h.scene FROM hierarchy AS h LEFT JOIN scenes AS s ON s.identifier = h.scene
                 WHERE h.set_aside = 0
                 ORDER BY h.scene <> 'main', s.created_at, h.updated_at, h.scene
@@ -60,27 +61,35 @@ extension StateStore {
     /// the archives' scenes).
     public func scenes() throws(StateStoreError) -> [Scene] {
         try withConnection { (connection) throws(StateStoreError) -> [Scene] in
-            let recorded = (try connection.scalarInt("SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'scenes'") ?? 0) > 0
-            let identifiers = recorded ? "SELECT identifier AS id FROM scenes UNION SELECT scene FROM hierarchy" : "SELECT scene AS id FROM hierarchy"
-            let statement = try Statement(connection: connection, sql: """
-                SELECT ids.id, \(recorded ? "s.path_prefix, s.created_at" : "NULL, NULL"), length(live.archive), live.updated_at,
-                       aside.scene IS NOT NULL
-                FROM (\(identifiers)) AS ids
-                \(recorded ? "LEFT JOIN scenes AS s ON s.identifier = ids.id" : "")
-                LEFT JOIN hierarchy AS live ON live.scene = ids.id AND live.set_aside = 0
-                LEFT JOIN hierarchy AS aside ON aside.scene = ids.id AND aside.set_aside = 1
-                ORDER BY ids.id <> 'main', \(recorded ? "s.created_at," : "") ids.id
-                """, persistent: false)
+            let recorded =
+                (try connection.scalarInt("SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'scenes'")
+                    ?? 0) > 0
+            let identifiers =
+                recorded
+                ? "SELECT identifier AS id FROM scenes UNION SELECT scene FROM hierarchy"
+                : "SELECT scene AS id FROM hierarchy"
+            let statement = try Statement(
+                connection: connection,
+                sql: """
+                    SELECT ids.id, \(recorded ? "s.path_prefix, s.created_at" : "NULL, NULL"), length(live.archive), live.updated_at,
+                           aside.scene IS NOT NULL
+                    FROM (\(identifiers)) AS ids
+                    \(recorded ? "LEFT JOIN scenes AS s ON s.identifier = ids.id" : "")
+                    LEFT JOIN hierarchy AS live ON live.scene = ids.id AND live.set_aside = 0
+                    LEFT JOIN hierarchy AS aside ON aside.scene = ids.id AND aside.set_aside = 1
+                    ORDER BY ids.id <> 'main', \(recorded ? "s.created_at," : "") ids.id
+                    """, persistent: false)
             var scenes: [Scene] = []
             while try statement.step() {
-                scenes.append(Scene(
-                    identifier: statement.string(0),
-                    pathPrefix: statement.isNull(1) ? nil : statement.string(1),
-                    createdAt: statement.isNull(2) ? nil : Date(storedMilliseconds: statement.int64(2)),
-                    archiveByteCount: statement.isNull(3) ? nil : statement.int(3),
-                    archiveUpdatedAt: statement.isNull(4) ? nil : Date(storedMilliseconds: statement.int64(4)),
-                    hasSetAsideArchive: statement.int(5) != 0
-                ))
+                scenes.append(
+                    Scene(
+                        identifier: statement.string(0),
+                        pathPrefix: statement.isNull(1) ? nil : statement.string(1),
+                        createdAt: statement.isNull(2) ? nil : Date(storedMilliseconds: statement.int64(2)),
+                        archiveByteCount: statement.isNull(3) ? nil : statement.int(3),
+                        archiveUpdatedAt: statement.isNull(4) ? nil : Date(storedMilliseconds: statement.int64(4)),
+                        hasSetAsideArchive: statement.int(5) != 0
+                    ))
             }
             return scenes
         }
@@ -99,9 +108,12 @@ extension StateStore {
 
     /// The size in bytes of the hierarchy archive of `scene`, or `nil` when there is none;
     /// reads no more than the row's header, so an oversized archive can be refused unread.
-    public func hierarchyArchiveByteCount(scene: String = "main", setAside: Bool = false) throws(StateStoreError) -> Int? {
+    public func hierarchyArchiveByteCount(
+        scene: String = "main", setAside: Bool = false
+    ) throws(StateStoreError) -> Int? {
         try withConnection { (connection) throws(StateStoreError) -> Int? in
-            let statement = try connection.cached("SELECT length(archive) FROM hierarchy WHERE scene = ?1 AND set_aside = ?2")
+            let statement = try connection.cached(
+                "SELECT length(archive) FROM hierarchy WHERE scene = ?1 AND set_aside = ?2")
             defer { statement.reset() }
             statement.bind(scene, at: 1)
             statement.bind(setAside ? 1 : 0, at: 2)
@@ -120,7 +132,8 @@ extension StateStore {
             let drop = try transaction.connection.cached("DELETE FROM hierarchy WHERE scene = ?1 AND set_aside = 1")
             drop.bind(scene, at: 1)
             try drop.run()
-            let move = try transaction.connection.cached("UPDATE hierarchy SET set_aside = 1 WHERE scene = ?1 AND set_aside = 0")
+            let move = try transaction.connection.cached(
+                "UPDATE hierarchy SET set_aside = 1 WHERE scene = ?1 AND set_aside = 0")
             move.bind(scene, at: 1)
             try move.run()
             let moved = transaction.connection.changes > 0
@@ -155,7 +168,8 @@ extension StateStore.WriteTransaction {
     /// Records `scene` with the path component its controllers save under, unless it is
     /// already recorded (a scene's prefix never changes once its states exist).
     public func registerScene(_ scene: String, pathPrefix: String) throws(StateStoreError) {
-        let statement = try connection.cached("""
+        let statement = try connection.cached(
+            """
             INSERT INTO scenes(identifier, path_prefix, created_at) VALUES (?1, ?2, ?3)
             ON CONFLICT(identifier) DO NOTHING
             """)
@@ -175,7 +189,8 @@ extension StateStore.WriteTransaction {
     @discardableResult
     public func moveState(from old: RestorationPath, to new: RestorationPath) throws(StateStoreError) -> Bool {
         let limit = store.options.maximumStateSize
-        let find = try connection.cached("""
+        let find = try connection.cached(
+            """
             SELECT type_name, version, key_id, checksum, CASE WHEN length(bytes) <= ?2 THEN bytes END, length(bytes)
             FROM states WHERE path = ?1 AND key_id IS NOT NULL
             """)
@@ -197,7 +212,8 @@ extension StateStore.WriteTransaction {
         } else {
             find.reset()
         }
-        let statement = try connection.cached("""
+        let statement = try connection.cached(
+            """
             UPDATE states SET path = ?2 WHERE path = ?1 AND NOT EXISTS (SELECT 1 FROM states WHERE path = ?2)
             """)
         statement.bind(old.rawValue, at: 1)
@@ -205,7 +221,8 @@ extension StateStore.WriteTransaction {
         try statement.run()
         guard connection.changes > 0 else { return false }
         if let resealed {
-            let update = try connection.cached("UPDATE states SET bytes = ?2, checksum = ?3, key_id = ?4 WHERE path = ?1")
+            let update = try connection.cached(
+                "UPDATE states SET bytes = ?2, checksum = ?3, key_id = ?4 WHERE path = ?1")
             try run(update, writing: resealed) { $0.bind(new.rawValue, at: 1) }
         }
         return true

@@ -44,10 +44,14 @@ extension StateStore {
         /// What is wrong with the records, in words; `nil` when they are intact.
         public var problem: String? {
             guard !isIntact else { return nil }
-            var table = recordedVersion.map { $0 == 0 ? "schema_migrations is empty" : "schema_migrations records \($0)" }
+            var table =
+                recordedVersion.map { $0 == 0 ? "schema_migrations is empty" : "schema_migrations records \($0)" }
                 ?? "schema_migrations is missing"
-            if !recordTableDifferences.isEmpty { table += ", in a table made again outside StateStore: " + recordTableDifferences.joined(separator: "; ") }
-            return "its schema version records were changed outside StateStore (PRAGMA user_version is \(headerVersion) and \(table))"
+            if !recordTableDifferences.isEmpty {
+                table += ", in a table made again outside StateStore: " + recordTableDifferences.joined(separator: "; ")
+            }
+            return
+                "its schema version records were changed outside StateStore (PRAGMA user_version is \(headerVersion) and \(table))"
         }
     }
 
@@ -73,7 +77,9 @@ extension StateStore {
 
     /// The schema records of this store's database: see ``SchemaRecords``.
     public func schemaRecords() throws(StateStoreError) -> SchemaRecords {
-        try withConnection { (connection) throws(StateStoreError) -> SchemaRecords in try Self.schemaRecords(of: connection) }
+        try withConnection { (connection) throws(StateStoreError) -> SchemaRecords in
+            try Self.schemaRecords(of: connection)
+        }
     }
 
     /// Re-records the schema version of the database at `path` whose version records were
@@ -110,7 +116,11 @@ extension StateStore {
             let records = try schemaRecords(of: connection)
             if records.isIntact { return nil }
             guard records.differences.isEmpty else {
-                throw .schemaMismatch(file: path, detail: "its tables do not match schema \(latestSchemaVersion) exactly, so its version was not re-recorded: " + records.differences.joined(separator: "; "))
+                throw .schemaMismatch(
+                    file: path,
+                    detail:
+                        "its tables do not match schema \(latestSchemaVersion) exactly, so its version was not re-recorded: "
+                        + records.differences.joined(separator: "; "))
             }
             // Made again by hand in another shape: it holds nothing but records, which are
             // written again below, and a table of the wrong shape would keep every open refused.

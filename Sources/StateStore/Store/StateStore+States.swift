@@ -37,7 +37,9 @@ enum StateCoding {
         }
     }
 
-    static func decode<T: Decodable>(_ type: T.Type, from bytes: Data, at path: RestorationPath) throws(StateStoreError) -> T {
+    static func decode<T: Decodable>(
+        _ type: T.Type, from bytes: Data, at path: RestorationPath
+    ) throws(StateStoreError) -> T {
         do {
             return try decoder().decode(type, from: bytes)
         } catch {
@@ -74,7 +76,8 @@ extension StateStore {
         _ value: T, for path: RestorationPath, version: Int = 1
     ) throws(StateStoreError) -> SaveResult {
         let bytes = try StateCoding.encode(value, for: path)
-        return try save(encoded: bytes, encoding: .json, typeName: StateCoding.typeName(T.self), version: version, for: path)
+        return try save(
+            encoded: bytes, encoding: .json, typeName: StateCoding.typeName(T.self), version: version, for: path)
     }
 
     /// Stores already-encoded bytes under `path`.
@@ -88,7 +91,12 @@ extension StateStore {
             try transaction.save(encoded: bytes, encoding: encoding, typeName: typeName, version: version, for: path)
         }
         if let reason = result.setAside {
-            options.logger.info("state quarantined", metadata: ["statestore.path": "\(path)", "statestore.reason": "\(reason)", "statestore.database": "\(self.path)"])
+            options.logger.info(
+                "state quarantined",
+                metadata: [
+                    "statestore.path": "\(path)", "statestore.reason": "\(reason)",
+                    "statestore.database": "\(self.path)",
+                ])
         }
         return result
     }
@@ -115,7 +123,9 @@ extension StateStore {
         guard let state = try state(at: path) else { return nil }
         guard state.checksumIsValid else { throw .checksumMismatch(path: path) }
         if let version, state.version != version {
-            throw .decodingFailed(path: path, reason: "it was saved as version \(state.version) of \(state.typeName), not version \(version)")
+            throw .decodingFailed(
+                path: path,
+                reason: "it was saved as version \(state.version) of \(state.typeName), not version \(version)")
         }
         return try StateCoding.decode(type, from: plaintext(of: state), at: path)
     }
@@ -175,9 +185,13 @@ extension StateStore {
     /// file, whatever other connections commit meanwhile. For listings too long to hold (a
     /// table's column widths found by one scan and its rows printed by a second). `body` must
     /// not call the store: it holds the store's connection.
-    package func withSnapshot<T: Sendable>(_ body: (borrowing Snapshot) throws(StateStoreError) -> T) throws(StateStoreError) -> T {
+    package func withSnapshot<T: Sendable>(
+        _ body: (borrowing Snapshot) throws(StateStoreError) -> T
+    ) throws(StateStoreError) -> T {
         try withConnection { (connection) throws(StateStoreError) -> T in
-            try connection.readTransaction { () throws(StateStoreError) -> T in try body(Snapshot(connection: connection)) }
+            try connection.readTransaction { () throws(StateStoreError) -> T in
+                try body(Snapshot(connection: connection))
+            }
         }
     }
 
@@ -187,8 +201,11 @@ extension StateStore {
 
         /// Visits what ``StateStore/entries(under:)`` lists, in its order, one entry at a time:
         /// none is kept.
-        package func forEachEntry(under prefix: RestorationPath?, _ visit: (StateStore.Entry) -> Void) throws(StateStoreError) {
-            try StateStore.Entry.forEach(in: connection.selectStates(StateStore.Entry.columns, under: prefix, cached: true), visit)
+        package func forEachEntry(
+            under prefix: RestorationPath?, _ visit: (StateStore.Entry) -> Void
+        ) throws(StateStoreError) {
+            try StateStore.Entry.forEach(
+                in: connection.selectStates(StateStore.Entry.columns, under: prefix, cached: true), visit)
         }
 
         /// Visits what ``forEachEntry(under:_:)`` visits, and with no prefix returns what
@@ -211,7 +228,9 @@ extension StateStore {
                     visit(StateStore.Entry(path: path, row: statement, from: 1))
                 case .failure(let error):
                     // Entry.columns after the rowid: path, version, length(bytes), updated_at, …
-                    invalid.append(StateStore.InvalidRow(row: statement, rowID: 0, path: 1, byteCount: 3, updatedAt: 4, error: error))
+                    invalid.append(
+                        StateStore.InvalidRow(
+                            row: statement, rowID: 0, path: 1, byteCount: 3, updatedAt: 4, error: error))
                 }
             }
             return invalid.sorted { $0.rowID < $1.rowID }
@@ -225,7 +244,9 @@ extension StateStore {
 
         /// What ``StateStore/quarantinedStates()`` lists, with each row's length; a row over
         /// `maximumSize` bytes comes without its bytes.
-        package func quarantinedStates(maximumSize: Int) throws(StateStoreError) -> [(state: StateStore.QuarantinedState, byteCount: Int)] {
+        package func quarantinedStates(
+            maximumSize: Int
+        ) throws(StateStoreError) -> [(state: StateStore.QuarantinedState, byteCount: Int)] {
             try connection.quarantinedStates(maximumSize: maximumSize)
         }
     }
@@ -255,7 +276,9 @@ extension Connection {
     /// Visits the states at `prefix` or below it (all of them when `nil`), bytes included, by
     /// path, until `visit` returns `false`; rows with invalid paths are skipped. A row over
     /// `maximumSize` bytes is not loaded: it throws ``StateStoreError/stateTooLarge(path:byteCount:limit:)``.
-    func forEachState(under prefix: RestorationPath?, maximumSize: Int, _ visit: (StoredState) -> Bool) throws(StateStoreError) {
+    func forEachState(
+        under prefix: RestorationPath?, maximumSize: Int, _ visit: (StoredState) -> Bool
+    ) throws(StateStoreError) {
         let statement = try selectStates("path, " + StoredState.columns, under: prefix, cached: true)
         defer { statement.reset() }
         statement.bind(maximumSize, at: 9)
@@ -272,7 +295,8 @@ extension Connection {
         var rows: [StateStore.InvalidRow] = []
         while try statement.step() {
             guard case .failure(let error) = RestorationPath.stored(in: statement, column: 1) else { continue }
-            rows.append(StateStore.InvalidRow(row: statement, rowID: 0, path: 1, byteCount: 2, updatedAt: 3, error: error))
+            rows.append(
+                StateStore.InvalidRow(row: statement, rowID: 0, path: 1, byteCount: 2, updatedAt: 3, error: error))
         }
         return rows
     }
@@ -280,8 +304,11 @@ extension Connection {
     /// `SELECT columns FROM states` for the rows at `prefix` and below (all rows when `nil`),
     /// ordered by path, with the prefix bound. "a/b" and below is "a/b" plus the range
     /// ["a/b/", "a/b0"): "0" is the byte after "/", so the primary key's index serves it.
-    func selectStates(_ columns: String, under prefix: RestorationPath?, cached: Bool) throws(StateStoreError) -> Statement {
-        let sql = prefix == nil
+    func selectStates(
+        _ columns: String, under prefix: RestorationPath?, cached: Bool
+    ) throws(StateStoreError) -> Statement {
+        let sql =
+            prefix == nil
             ? "SELECT \(columns) FROM states ORDER BY path"
             : "SELECT \(columns) FROM states WHERE path = ?1 OR (path >= ?1 || '/' AND path < ?1 || '0') ORDER BY path"
         let statement = cached ? try self.cached(sql) : try Statement(connection: self, sql: sql, persistent: false)

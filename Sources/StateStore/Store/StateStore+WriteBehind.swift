@@ -62,7 +62,8 @@ final class WriteBehindQueue: Sendable {
             runQueued()
             return
         }
-        guard scheduled.compareExchange(expected: false, desired: true, ordering: .sequentiallyConsistent).exchanged else { return }
+        guard scheduled.compareExchange(expected: false, desired: true, ordering: .sequentiallyConsistent).exchanged
+        else { return }
         thread.wake()
     }
 
@@ -74,7 +75,7 @@ final class WriteBehindQueue: Sendable {
             scheduled.store(false, ordering: .sequentiallyConsistent)
             // A job queued after the last look, whose submit saw a drain still scheduled.
             guard !jobs.withLock({ $0.isEmpty }),
-                  scheduled.compareExchange(expected: false, desired: true, ordering: .sequentiallyConsistent).exchanged
+                scheduled.compareExchange(expected: false, desired: true, ordering: .sequentiallyConsistent).exchanged
             else { return }
         }
     }
@@ -173,10 +174,12 @@ private final class WriterThread: Sendable {
         pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
         let context = Unmanaged.passRetained(body).toOpaque()
         var thread = pthread_t()
-        let created = pthread_create(&thread, &attributes, { argument in
-            Unmanaged<Body>.fromOpaque(argument!).takeRetainedValue().run()
-            return nil
-        }, context)
+        let created = pthread_create(
+            &thread, &attributes,
+            { argument in
+                Unmanaged<Body>.fromOpaque(argument!).takeRetainedValue().run()
+                return nil
+            }, context)
         if created != 0 { Unmanaged<Body>.fromOpaque(context).release() }
         return created
     }
@@ -317,7 +320,8 @@ extension StateStore {
         bytes.append(UInt8(ascii: "]"))
         let list = String(decoding: bytes, as: UTF8.self)
         let limit = options.maximumStateSize
-        return try withConnection(waitingForWrites: waitingForWrites) { (connection) throws(StateStoreError) -> ([RestorationPath: StoredState], Set<RestorationPath>) in
+        return try withConnection(waitingForWrites: waitingForWrites) {
+            (connection) throws(StateStoreError) -> ([RestorationPath: StoredState], Set<RestorationPath>) in
             // The list drives the join, each path one lookup in the primary key: `IN (SELECT …)`
             // would first copy the list into a temporary index. `CROSS JOIN` keeps that order.
             let statement = try connection.cached(
@@ -336,7 +340,8 @@ extension StateStore {
                 }
                 present.insert(path)
                 guard let state = try? StoredState(path: path, row: statement, from: 1, limit: limit),
-                      state.checksumIsValid else { continue }
+                    state.checksumIsValid
+                else { continue }
                 result[path] = state
             }
             // A row whose path cannot be read could be any of them: none is known to be empty.

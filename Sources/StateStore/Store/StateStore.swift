@@ -1,5 +1,5 @@
-import Foundation
 import CoreMetrics
+import Foundation
 import Logging
 import Synchronization
 
@@ -215,10 +215,14 @@ public final class StateStore: Sendable {
 
     /// `recordingSeal: false` opens without writing the sealer's key id as the database's record
     /// (``sealedWith``): a rekey records what it made only when it commits.
-    init(location path: String, inMemory isMemory: Bool, options: Options, recordingSeal: Bool = true) throws(StateStoreError) {
+    init(
+        location path: String, inMemory isMemory: Bool, options: Options, recordingSeal: Bool = true
+    ) throws(StateStoreError) {
         self.path = path
         self.options = options
-        if let sealer = options.sealer, let invalid = sealer.openableKeyIDs.first(where: { !StoredState.isValidKeyID($0) }) {
+        if let sealer = options.sealer,
+            let invalid = sealer.openableKeyIDs.first(where: { !StoredState.isValidKeyID($0) })
+        {
             throw .invalidKeyID(invalid)
         }
         try options.validateDurations()
@@ -231,9 +235,11 @@ public final class StateStore: Sendable {
             // write on open (rolling back another program's hot journal, for one). A missing
             // file may be a recovery's, stopped before its whole copy took the name.
             if !options.readOnly, access(path, F_OK) != 0, try Self.finishInterruptedRecovery(at: path) {
-                options.logger.info("database recovered: the copy made before an interruption took its place", metadata: [
-                    "statestore.database": "\(path)",
-                ])
+                options.logger.info(
+                    "database recovered: the copy made before an interruption took its place",
+                    metadata: [
+                        "statestore.database": "\(path)"
+                    ])
             }
             try Self.requireRegularFileOrNothing(at: path, readOnly: options.readOnly)
             // A file a connection of this process has open was looked at when it was opened;
@@ -254,7 +260,8 @@ public final class StateStore: Sendable {
         // The file SQLite opened, by the name it opened it by, and which file that is, taken
         // now: the check after open reads it again by that name, and makes sure it still names it.
         // Without a check, nothing is looked at.
-        let openedFile = options.backgroundCheck == .off
+        let openedFile =
+            options.backgroundCheck == .off
             ? nil : connection.fileName.map { (name: $0, identity: FileIdentity.of($0)) }
         let migrator = Migrator()
         // The header's user_version first: a newer build's schema may use SQL this SQLite
@@ -266,7 +273,8 @@ public final class StateStore: Sendable {
         try Self.probe(connection, check: options.openCheck)
         try Self.requireStateStore(connection)
         if options.readOnly, options.salvage, try migrator.appliedVersion(of: connection) <= migrator.latestVersion,
-           try Self.schemaRecords(of: connection).differences.isEmpty {
+            try Self.schemaRecords(of: connection).differences.isEmpty
+        {
             // Tables intact, version records perhaps not: read what is there; schemaRecords() says what is wrong.
             schemaVersion = try migrator.appliedVersion(of: connection)
         } else if options.readOnly {
@@ -287,11 +295,12 @@ public final class StateStore: Sendable {
             if !isMemory {
                 let mode = try connection.strings("PRAGMA journal_mode = WAL").first
                 guard mode == "wal" else {
-                    throw .sqlite(SQLiteFailure(
-                        extendedResultCode: .error,
-                        message: "the database could not be switched to WAL mode (it reports \(mode ?? "nothing"))",
-                        sql: "PRAGMA journal_mode = WAL"
-                    ))
+                    throw .sqlite(
+                        SQLiteFailure(
+                            extendedResultCode: .error,
+                            message: "the database could not be switched to WAL mode (it reports \(mode ?? "nothing"))",
+                            sql: "PRAGMA journal_mode = WAL"
+                        ))
                 }
                 connection.usesWAL = true
             }
@@ -334,7 +343,8 @@ public final class StateStore: Sendable {
         } else {
             prunedAtOpen = 0
         }
-        recordedSeal = Mutex(try Self.recordSealing(connection, sealer: options.sealer, readOnly: options.readOnly || !recordingSeal))
+        recordedSeal = Mutex(
+            try Self.recordSealing(connection, sealer: options.sealer, readOnly: options.readOnly || !recordingSeal))
         noStatesAtChangeCount = Self.noStatesAtChangeCount(connection)
         publishedChangeCount.store(connection.changeCount, ordering: .releasing)
         // The file is accepted: from now on a clean close checkpoints and removes the WAL,
@@ -345,7 +355,8 @@ public final class StateStore: Sendable {
         }
         let threadError = writeBehind.threadStartError
         if threadError != 0 {
-            warnings.append("""
+            warnings.append(
+                """
                 the write-behind thread could not be started (errno \(threadError), \(String(cString: strerror(threadError))); \
                 the process may be at its thread limit, RLIMIT_NPROC or its cgroup's pids.max): each structural \
                 change is written before the call that made it returns, as with RestorationCoordinator.writesBehind = \
@@ -400,7 +411,8 @@ public final class StateStore: Sendable {
     static func refuseLostWAL(at path: String) throws(StateStoreError) {
         var wal = stat()
         let base = companionBase(of: path)
-        guard lstat(base + "-wal", &wal) != 0, let header = FileKind.readPrefix(of: base + "-shm", count: 104), header.count == 104
+        guard lstat(base + "-wal", &wal) != 0, let header = FileKind.readPrefix(of: base + "-shm", count: 104),
+            header.count == 104
         else { return }
         func word(_ offset: Int) -> UInt32 {
             header.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset, as: UInt32.self) }
@@ -425,9 +437,11 @@ public final class StateStore: Sendable {
         }
         let problems = try connection.integrityMessages(pragma)
         if problems != ["ok"] {
-            throw .corrupt(file: connection.path, SQLiteFailure(
-                extendedResultCode: .corrupt, message: problems.joined(separator: "; "), sql: pragma
-            ))
+            throw .corrupt(
+                file: connection.path,
+                SQLiteFailure(
+                    extendedResultCode: .corrupt, message: problems.joined(separator: "; "), sql: pragma
+                ))
         }
     }
 
@@ -466,7 +480,8 @@ public final class StateStore: Sendable {
     ///     try transaction.remove("root/inbox/compose")
     /// }
     /// ```
-    public func write<T: Sendable>(_ body: (WriteTransaction) throws(StateStoreError) -> T) throws(StateStoreError) -> T {
+    public func write<T: Sendable>(_ body: (WriteTransaction) throws(StateStoreError) -> T) throws(StateStoreError) -> T
+    {
         try withConnection { (connection) throws(StateStoreError) -> T in
             do throws(StateStoreError) {
                 return try connection.writeTransaction { () throws(StateStoreError) -> T in
@@ -518,15 +533,21 @@ extension StateStore.Options {
     func validateDurations() throws(StateStoreError) {
         let longestBusyTimeout = Duration.milliseconds(Int64(Int32.max))
         guard busyTimeout >= .zero, busyTimeout <= longestBusyTimeout else {
-            throw .invalidOption(name: "busyTimeout", reason: "is \(busyTimeout); it must be from zero to \(longestBusyTimeout) (Int32.max milliseconds, SQLite's longest)")
+            throw .invalidOption(
+                name: "busyTimeout",
+                reason:
+                    "is \(busyTimeout); it must be from zero to \(longestBusyTimeout) (Int32.max milliseconds, SQLite's longest)"
+            )
         }
         if let retention, retention < .zero {
-            throw .invalidOption(name: "retention", reason: "is \(retention); it must be zero or more (or nil to keep states for ever)")
+            throw .invalidOption(
+                name: "retention", reason: "is \(retention); it must be zero or more (or nil to keep states for ever)")
         }
         switch backgroundCheck {
         case .quick(let after), .full(let after):
             guard after >= .zero else {
-                throw .invalidOption(name: "backgroundCheck", reason: "waits \(after) after open; the delay must be zero or more")
+                throw .invalidOption(
+                    name: "backgroundCheck", reason: "waits \(after) after open; the delay must be zero or more")
             }
         case .off:
             break

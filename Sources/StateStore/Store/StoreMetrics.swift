@@ -23,7 +23,8 @@ struct StoreMetrics: Sendable {
 
     init(factory: any MetricsFactory) {
         directSave = Timer(label: "statestore_save_duration", dimensions: [("mode", "direct")], factory: factory)
-        writeBehindSave = Timer(label: "statestore_save_duration", dimensions: [("mode", "write_behind")], factory: factory)
+        writeBehindSave = Timer(
+            label: "statestore_save_duration", dimensions: [("mode", "write_behind")], factory: factory)
         restore = Timer(label: "statestore_restore_duration", factory: factory)
         backlog = Recorder(label: "statestore_write_behind_backlog", factory: factory)
         batchStates = Recorder(label: "statestore_write_behind_batch_states", factory: factory)

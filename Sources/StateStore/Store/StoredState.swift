@@ -46,7 +46,8 @@ public struct StoredState: Sendable, Hashable {
     static func isCarried(typeName: String) -> Bool {
         guard typeName.utf8.count <= maximumTypeNameLength else { return false }
         // Printable ASCII (a Swift type name) needs no Unicode property lookup.
-        let printable = typeName.utf8.withContiguousStorageIfAvailable { $0.allSatisfy { $0 >= 0x20 && $0 < 0x7F } } ?? false
+        let printable =
+            typeName.utf8.withContiguousStorageIfAvailable { $0.allSatisfy { $0 >= 0x20 && $0 < 0x7F } } ?? false
         return printable || !typeName.unicodeScalars.contains { $0.properties.generalCategory == .control }
     }
 }
@@ -102,7 +103,8 @@ extension StoredState {
     /// The columns ``init(path:row:from:)`` reads, in its order. `?9` is the largest state
     /// loaded: a longer one reads as NULL, with its length beside it, so a row written outside
     /// the store (500 MB, say) is refused without being read into memory.
-    static let columns = "type_name, version, generation, encoding, checksum, updated_at, CASE WHEN length(bytes) <= ?9 THEN bytes END, length(bytes), key_id"
+    static let columns =
+        "type_name, version, generation, encoding, checksum, updated_at, CASE WHEN length(bytes) <= ?9 THEN bytes END, length(bytes), key_id"
 
     /// The row `statement` is on, its ``columns`` starting at column `first`. Throws
     /// ``StateStoreError/stateTooLarge(path:byteCount:limit:)`` for a row over `limit` bytes.
@@ -112,7 +114,11 @@ extension StoredState {
         }
         let bytes = try statement.data(first + 6)
         guard let typeName = statement.validText(first) else {
-            throw .invalidState(path: path, reason: "its type name is not valid UTF-8 (it was written outside StateStore); save it again from the app, or remove it (`statectl prune --path`)")
+            throw .invalidState(
+                path: path,
+                reason:
+                    "its type name is not valid UTF-8 (it was written outside StateStore); save it again from the app, or remove it (`statectl prune --path`)"
+            )
         }
         self.init(
             path: path,
@@ -141,7 +147,9 @@ extension StateStore.Entry {
     }
 
     /// ``all(from:)`` one entry at a time, ``columns`` from column `first`; resets the statement.
-    static func forEach(in statement: Statement, from first: Int32 = 0, _ visit: (StateStore.Entry) -> Void) throws(StateStoreError) {
+    static func forEach(
+        in statement: Statement, from first: Int32 = 0, _ visit: (StateStore.Entry) -> Void
+    ) throws(StateStoreError) {
         defer { statement.reset() }
         while try statement.step() {
             if let entry = StateStore.Entry(row: statement, from: first) { visit(entry) }
@@ -172,7 +180,9 @@ extension StateStore.Entry {
 extension StateStore.InvalidRow {
     /// The row `statement` is on, whose path (column `path`) is not valid for `error`; its rowid,
     /// length and update time in the columns given.
-    init(row statement: Statement, rowID: Int32, path: Int32, byteCount: Int32, updatedAt: Int32, error: StateStoreError) {
+    init(
+        row statement: Statement, rowID: Int32, path: Int32, byteCount: Int32, updatedAt: Int32, error: StateStoreError
+    ) {
         var reason = error.description
         if case .invalidPath(_, let why) = error { reason = why }
         self.init(

@@ -17,7 +17,8 @@ extension StateStore {
             _ value: T, for path: RestorationPath, version: Int = 1
         ) throws(StateStoreError) -> SaveResult {
             let bytes = try StateCoding.encode(value, for: path)
-            return try save(encoded: bytes, encoding: .json, typeName: StateCoding.typeName(T.self), version: version, for: path)
+            return try save(
+                encoded: bytes, encoding: .json, typeName: StateCoding.typeName(T.self), version: version, for: path)
         }
 
         /// Stores already-encoded bytes under `path`, sealed when the store has a
@@ -37,9 +38,11 @@ extension StateStore {
                 throw .stateTooLarge(path: path, byteCount: plaintext.count, limit: limit)
             }
             guard (0...StoredState.maximumVersion).contains(version) else {
-                throw .invalidState(path: path, reason: "its version \(version) is outside 0...\(StoredState.maximumVersion)")
+                throw .invalidState(
+                    path: path, reason: "its version \(version) is outside 0...\(StoredState.maximumVersion)")
             }
-            let (bytes, keyID) = try store.sealed(plaintext, identity: SealedRowIdentity(path: path, typeName: typeName, version: version))
+            let (bytes, keyID) = try store.sealed(
+                plaintext, identity: SealedRowIdentity(path: path, typeName: typeName, version: version))
             try requireRecordedKey()
             guard bytes.count <= limit else {
                 // What a read accepts is the stored length: the seal's 28 bytes count.
@@ -55,7 +58,8 @@ extension StateStore {
             // `madvise` whose TLB shootdown interrupted the main thread. Whether the row was
             // written is `sqlite3_changes`; its generation is read back by the lookup below, by
             // path.
-            let upsert = try connection.cached("""
+            let upsert = try connection.cached(
+                """
                 INSERT INTO states(path, type_name, version, generation, encoding, checksum, updated_at, bytes, key_id)
                 VALUES (?1, ?2, ?3, 1, ?4, ?5, ?6, ?7, ?9)
                 ON CONFLICT(path) DO UPDATE SET
@@ -97,10 +101,12 @@ extension StateStore {
             }
             // Unchanged or not, a row whose generation cannot rise holds the path hostage:
             // set it aside whole, then start the path's generations afresh.
-            guard generation >= StoredState.maximumGeneration, let reason = try setAsideExhaustedGeneration(at: path) else {
+            guard generation >= StoredState.maximumGeneration, let reason = try setAsideExhaustedGeneration(at: path)
+            else {
                 return SaveResult(generation: generation, wrote: false)
             }
-            var result = try save(encoded: plaintext, encoding: encoding, typeName: typeName, version: version, for: path)
+            var result = try save(
+                encoded: plaintext, encoding: encoding, typeName: typeName, version: version, for: path)
             result.setAside = reason
             return result
         }

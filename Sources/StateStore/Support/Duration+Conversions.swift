@@ -8,7 +8,8 @@ extension Duration {
         let (seconds, attoseconds) = components
         let (scaled, overflow) = seconds.multipliedReportingOverflow(by: unitsPerSecond)
         if overflow { return seconds < 0 ? .min : .max }
-        let (total, overflowAgain) = scaled.addingReportingOverflow(attoseconds / (1_000_000_000_000_000_000 / unitsPerSecond))
+        let (total, overflowAgain) = scaled.addingReportingOverflow(
+            attoseconds / (1_000_000_000_000_000_000 / unitsPerSecond))
         if overflowAgain { return attoseconds < 0 ? .min : .max }
         return total
     }

@@ -60,12 +60,16 @@ extension Statectl {
                 }
             }
             var problems: [String] = []
-            if health.integrity != ["ok"] { problems.append("integrity check failed: " + health.integrity.joined(separator: "; ")) }
+            if health.integrity != ["ok"] {
+                problems.append("integrity check failed: " + health.integrity.joined(separator: "; "))
+            }
             if !health.checksumMismatches.isEmpty {
                 problems.append("\(health.checksumMismatches.count) state(s) do not match their checksum")
             }
             if health.quarantineCount > 0 {
-                problems.append("\(health.quarantineCount) quarantined state(s); see `statectl inspect --quarantine`, and `statectl prune --quarantine` once they are not wanted")
+                problems.append(
+                    "\(health.quarantineCount) quarantined state(s); see `statectl inspect --quarantine`, and `statectl prune --quarantine` once they are not wanted"
+                )
             }
             if let salvage {
                 problems.append(salvage)
@@ -73,13 +77,19 @@ extension Statectl {
                 problems.append("schema version \(health.schemaVersion), this build uses \(health.latestSchemaVersion)")
             }
             if salvage == nil, health.headerSchemaVersion != health.schemaVersion {
-                problems.append("the header's user_version is \(health.headerSchemaVersion) while schema_migrations records \(health.schemaVersion); `statectl migrate` puts the header right")
+                problems.append(
+                    "the header's user_version is \(health.headerSchemaVersion) while schema_migrations records \(health.schemaVersion); `statectl migrate` puts the header right"
+                )
             }
             if !health.invalidRows.isEmpty {
-                problems.append("\(health.invalidRows.count) row(s) have a path that is not a valid restoration path (\(health.invalidRows.map { "rowid \($0.rowID): \($0.reason)" }.joined(separator: "; "))); `statectl inspect` lists them, `statectl prune --invalid-paths` removes them")
+                problems.append(
+                    "\(health.invalidRows.count) row(s) have a path that is not a valid restoration path (\(health.invalidRows.map { "rowid \($0.rowID): \($0.reason)" }.joined(separator: "; "))); `statectl inspect` lists them, `statectl prune --invalid-paths` removes them"
+                )
             }
             if !health.unopenableStates.isEmpty {
-                problems.append("\(health.unopenableStates.count) sealed state(s) do not open with their key (\(health.unopenableStates.map(\.rawValue).joined(separator: ", "))): altered or copied outside StateStore; an application quarantines each when it reads it")
+                problems.append(
+                    "\(health.unopenableStates.count) sealed state(s) do not open with their key (\(health.unopenableStates.map(\.rawValue).joined(separator: ", "))): altered or copied outside StateStore; an application quarantines each when it reads it"
+                )
             }
             if let keyring {
                 // A key given to check the sealed states with that does not open some of them:
@@ -87,58 +97,80 @@ extension Statectl {
                 let skipped = unopened(health, keyring: keyring)
                 if !skipped.isEmpty {
                     let count = skipped.reduce(0) { $0 + health.sealedStates[$1, default: 0] }
-                    problems.append("\(count) sealed state(s) are sealed with \(skipped.count == 1 ? "a key" : "keys") the key given (\(keyring.keyID)) does not open (\(skipped.joined(separator: ", "))), so they were not checked; give the key they were sealed with")
+                    problems.append(
+                        "\(count) sealed state(s) are sealed with \(skipped.count == 1 ? "a key" : "keys") the key given (\(keyring.keyID)) does not open (\(skipped.joined(separator: ", "))), so they were not checked; give the key they were sealed with"
+                    )
                 }
             }
             if !health.exhaustedGenerations.isEmpty {
-                problems.append("\(health.exhaustedGenerations.count) state(s) have a generation past \(StoredState.maximumGeneration) and cannot rise (\(health.exhaustedGenerations.map(\.rawValue).joined(separator: ", "))); the next save of each moves the old row to quarantine, bytes intact, and starts the path again at generation 1")
+                problems.append(
+                    "\(health.exhaustedGenerations.count) state(s) have a generation past \(StoredState.maximumGeneration) and cannot rise (\(health.exhaustedGenerations.map(\.rawValue).joined(separator: ", "))); the next save of each moves the old row to quarantine, bytes intact, and starts the path again at generation 1"
+                )
             }
             if !health.timesOutOfRange.isEmpty {
-                problems.append("\(health.timesOutOfRange.count) state(s) have an update time outside the years 0000–9999, written outside StateStore (\(health.timesOutOfRange.map(\.rawValue).joined(separator: ", "))); `statectl export` refuses them until each is saved again or removed (`statectl prune --path`)")
+                problems.append(
+                    "\(health.timesOutOfRange.count) state(s) have an update time outside the years 0000–9999, written outside StateStore (\(health.timesOutOfRange.map(\.rawValue).joined(separator: ", "))); `statectl export` refuses them until each is saved again or removed (`statectl prune --path`)"
+                )
             }
             if !health.invalidTypeNames.isEmpty {
-                problems.append("\(health.invalidTypeNames.count) state(s) have a type name that is not valid UTF-8, holds a control character or is over 4096 bytes, written outside StateStore (\(health.invalidTypeNames.map(\.rawValue).joined(separator: ", "))); the app cannot restore them and `statectl export` refuses them until each is saved again or removed (`statectl prune --path`)")
+                problems.append(
+                    "\(health.invalidTypeNames.count) state(s) have a type name that is not valid UTF-8, holds a control character or is over 4096 bytes, written outside StateStore (\(health.invalidTypeNames.map(\.rawValue).joined(separator: ", "))); the app cannot restore them and `statectl export` refuses them until each is saved again or removed (`statectl prune --path`)"
+                )
             }
             if !health.versionsOutOfRange.isEmpty {
-                problems.append("\(health.versionsOutOfRange.count) state(s) have a version outside 0–\(StoredState.maximumVersion), written outside StateStore (\(health.versionsOutOfRange.map(\.rawValue).joined(separator: ", "))); `statectl export` refuses them until each is saved again or removed (`statectl prune --path`)")
+                problems.append(
+                    "\(health.versionsOutOfRange.count) state(s) have a version outside 0–\(StoredState.maximumVersion), written outside StateStore (\(health.versionsOutOfRange.map(\.rawValue).joined(separator: ", "))); `statectl export` refuses them until each is saved again or removed (`statectl prune --path`)"
+                )
             }
             if output.json {
-                Output.json(kind: "check", [
-                    ("database", .string(path)),
-                    ("healthy", .bool(problems.isEmpty)),
-                    ("problems", .strings(problems)),
-                    ("integrity", .strings(health.integrity)),
-                    ("schema_version", .int(health.schemaVersion)),
-                    ("latest_schema_version", .int(health.latestSchemaVersion)),
-                    ("journal_mode", .string(health.journalMode)),
-                    ("state_count", .int(health.stateCount)),
-                    ("quarantine_count", .int(health.quarantineCount)),
-                    ("pressure_event_count", .int(health.pressureEventCount)),
-                    ("checksum_mismatches", .strings(health.checksumMismatches.map(\.rawValue))),
-                    ("header_schema_version", .int(health.headerSchemaVersion)),
-                    ("invalid_rows", .array(health.invalidRows.map(EntryOutput.json))),
-                    ("exhausted_generations", .strings(health.exhaustedGenerations.map(\.rawValue))),
-                    ("times_out_of_range", .strings(health.timesOutOfRange.map(\.rawValue))),
-                    ("invalid_type_names", .strings(health.invalidTypeNames.map(\.rawValue))),
-                    ("versions_out_of_range", .strings(health.versionsOutOfRange.map(\.rawValue))),
-                    ("sealed_states", .object(health.sealedStates.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) })),
-                    ("unopened_key_ids", .strings(unopened(health, keyring: keyring))),
-                    ("unopenable_states", .strings(health.unopenableStates.map(\.rawValue))),
-                ])
+                Output.json(
+                    kind: "check",
+                    [
+                        ("database", .string(path)),
+                        ("healthy", .bool(problems.isEmpty)),
+                        ("problems", .strings(problems)),
+                        ("integrity", .strings(health.integrity)),
+                        ("schema_version", .int(health.schemaVersion)),
+                        ("latest_schema_version", .int(health.latestSchemaVersion)),
+                        ("journal_mode", .string(health.journalMode)),
+                        ("state_count", .int(health.stateCount)),
+                        ("quarantine_count", .int(health.quarantineCount)),
+                        ("pressure_event_count", .int(health.pressureEventCount)),
+                        ("checksum_mismatches", .strings(health.checksumMismatches.map(\.rawValue))),
+                        ("header_schema_version", .int(health.headerSchemaVersion)),
+                        ("invalid_rows", .array(health.invalidRows.map(EntryOutput.json))),
+                        ("exhausted_generations", .strings(health.exhaustedGenerations.map(\.rawValue))),
+                        ("times_out_of_range", .strings(health.timesOutOfRange.map(\.rawValue))),
+                        ("invalid_type_names", .strings(health.invalidTypeNames.map(\.rawValue))),
+                        ("versions_out_of_range", .strings(health.versionsOutOfRange.map(\.rawValue))),
+                        (
+                            "sealed_states",
+                            .object(health.sealedStates.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) })
+                        ),
+                        ("unopened_key_ids", .strings(unopened(health, keyring: keyring))),
+                        ("unopenable_states", .strings(health.unopenableStates.map(\.rawValue))),
+                    ])
             } else {
-                print(Table.keyValue([
-                    ("Database:", path),
-                    ("Integrity:", health.integrity.joined(separator: "; ")),
-                    ("Schema version:", "\(health.schemaVersion) (this build: \(health.latestSchemaVersion))"),
-                    ("Journal mode:", health.journalMode),
-                    ("States:", String(health.stateCount)),
-                    ("Quarantined:", String(health.quarantineCount)),
-                    ("Pressure events:", String(health.pressureEventCount)),
-                    ("Checksum mismatches:", health.checksumMismatches.isEmpty
-                        ? "0" : "\(health.checksumMismatches.count) (\(health.checksumMismatches.map(\.rawValue).joined(separator: ", ")))"),
-                    ("Sealed states:", sealedSummary(health, keyring: keyring)),
-                ]))
-                print(problems.isEmpty ? "Healthy." : "Problems found:\n" + problems.map { "  - " + $0 }.joined(separator: "\n"))
+                print(
+                    Table.keyValue([
+                        ("Database:", path),
+                        ("Integrity:", health.integrity.joined(separator: "; ")),
+                        ("Schema version:", "\(health.schemaVersion) (this build: \(health.latestSchemaVersion))"),
+                        ("Journal mode:", health.journalMode),
+                        ("States:", String(health.stateCount)),
+                        ("Quarantined:", String(health.quarantineCount)),
+                        ("Pressure events:", String(health.pressureEventCount)),
+                        (
+                            "Checksum mismatches:",
+                            health.checksumMismatches.isEmpty
+                                ? "0"
+                                : "\(health.checksumMismatches.count) (\(health.checksumMismatches.map(\.rawValue).joined(separator: ", ")))"
+                        ),
+                        ("Sealed states:", sealedSummary(health, keyring: keyring)),
+                    ]))
+                print(
+                    problems.isEmpty
+                        ? "Healthy." : "Problems found:\n" + problems.map { "  - " + $0 }.joined(separator: "\n"))
             }
             if !problems.isEmpty { throw ExitCode(ExitStatus.problemFound.rawValue) }
         }
@@ -154,7 +186,9 @@ extension Statectl {
             guard total > 0 else { return "0" }
             let skipped = Set(unopened(health, keyring: keyring))
             let keys = health.sealedStates.sorted { $0.key < $1.key }.map { id, count in
-                "key \(id): \(count), " + (skipped.contains(id) ? "not opened (" + (keyring == nil ? "no key given" : "not the key given") + ")" : "opened")
+                "key \(id): \(count), "
+                    + (skipped.contains(id)
+                        ? "not opened (" + (keyring == nil ? "no key given" : "not the key given") + ")" : "opened")
             }
             return "\(total) (\(keys.joined(separator: "; ")))"
         }
@@ -162,11 +196,13 @@ extension Statectl {
         /// The report for a database whose damage (or old schema) stopped the check itself.
         private func report(path: String, failure: StateStoreError) {
             if output.json {
-                Output.json(kind: "check", [
-                    ("database", .string(path)),
-                    ("healthy", .bool(false)),
-                    ("problems", .strings([oneLine(failure.description)])),
-                ])
+                Output.json(
+                    kind: "check",
+                    [
+                        ("database", .string(path)),
+                        ("healthy", .bool(false)),
+                        ("problems", .strings([oneLine(failure.description)])),
+                    ])
             } else {
                 print("Database: \(path)")
                 print("Problems found:\n  - \(oneLine(failure.description))")

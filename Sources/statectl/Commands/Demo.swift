@@ -54,16 +54,24 @@ extension Statectl {
             let entries = try store.entries()
             let archive = try store.hierarchyArchive(scene: "main")
             if output.json {
-                Output.json(kind: "demo", [
-                    ("database", .string(database.path)),
-                    ("continued", .bool(report.continued)),
-                    ("steps", .array(report.steps.map(\.json))),
-                    ("restored_draft", report.restoredDraft.map { draft in
-                        .object([("to", .string(draft.to)), ("subject", .string(draft.subject)), ("body", .string(draft.body))])
-                    } ?? .null),
-                    ("entries", .array(entries.map(EntryOutput.json))),
-                    ("hierarchy", .object(HierarchyPrinter.json(archive: archive, scene: "main", setAside: false))),
-                ])
+                Output.json(
+                    kind: "demo",
+                    [
+                        ("database", .string(database.path)),
+                        ("continued", .bool(report.continued)),
+                        ("steps", .array(report.steps.map(\.json))),
+                        (
+                            "restored_draft",
+                            report.restoredDraft.map { draft in
+                                .object([
+                                    ("to", .string(draft.to)), ("subject", .string(draft.subject)),
+                                    ("body", .string(draft.body)),
+                                ])
+                            } ?? .null
+                        ),
+                        ("entries", .array(entries.map(EntryOutput.json))),
+                        ("hierarchy", .object(HierarchyPrinter.json(archive: archive, scene: "main", setAside: false))),
+                    ])
                 return
             }
             for step in report.steps { print(step.text) }
@@ -162,14 +170,17 @@ final class DemoRun {
         try step("open the inbox") {
             try app.launch()
             report.continued = app.restored
-            guard app.restored else { return ["a fresh database: nothing to restore, built tabs → mail (inbox) + settings"] }
+            guard app.restored else {
+                return ["a fresh database: nothing to restore, built tabs → mail (inbox) + settings"]
+            }
             return ["restoreHierarchy(in:) → true: continuing the session a previous run left"]
                 + describeRestoredState(of: app)
         }
         if app.restored {
             step("back to the inbox to replay the script") {
                 app.backToInbox()
-                return ["each controller restored its state on its first viewWillAppear"] + describeRestoredState(of: app)
+                return ["each controller restored its state on its first viewWillAppear"]
+                    + describeRestoredState(of: app)
             }
         }
         let item = MailMessage.mailbox[2]
@@ -181,7 +192,9 @@ final class DemoRun {
         }
         step("rotate to landscape") {
             let rotated = app.window.rotate(to: .landscapeLeft)
-            return ["rotate(to: landscapeLeft) → \(rotated), window is now \(Int(app.window.size.width))×\(Int(app.window.size.height))"]
+            return [
+                "rotate(to: landscapeLeft) → \(rotated), window is now \(Int(app.window.size.width))×\(Int(app.window.size.height))"
+            ]
         }
         try step("reply: present compose modally") {
             try app.reply()
@@ -235,9 +248,12 @@ final class DemoRun {
     private func describeRestoredState(of app: MailApp) -> [String] {
         var lines: [String] = []
         func line(_ controller: ViewController?, _ describe: () -> String) {
-            guard let controller, let path = app.application.restorationCoordinator?.restorationPath(for: controller) else { return }
+            guard let controller, let path = app.application.restorationCoordinator?.restorationPath(for: controller)
+            else { return }
             // A controller that has appeared has loaded its view and restored its state.
-            lines.append("\(path): " + (controller.isViewLoaded ? describe() : "not shown yet; restores on its first viewWillAppear"))
+            lines.append(
+                "\(path): "
+                    + (controller.isViewLoaded ? describe() : "not shown yet; restores on its first viewWillAppear"))
         }
         line(app.inbox) {
             let state = app.inbox!.restorableState

@@ -41,8 +41,10 @@ extension Statectl {
 
         @OptionGroup var database: DatabaseOptions
 
-        @Option(name: .shortAndLong, help: ArgumentHelp("Write the document to this file instead of stdout.", valueName: "file"),
-                completion: .file())
+        @Option(
+            name: .shortAndLong,
+            help: ArgumentHelp("Write the document to this file instead of stdout.", valueName: "file"),
+            completion: .file())
         var output: String?
 
         @OptionGroup var limit: StateSizeOptions
@@ -69,7 +71,9 @@ extension Statectl {
             var document = GatheredOutput()
             let written: StateExport.Written
             do {
-                written = try StateExport.write(store: store, maximumStateSize: maximumStateSize, unsealed: clear) { document.append($0) }
+                written = try StateExport.write(store: store, maximumStateSize: maximumStateSize, unsealed: clear) {
+                    document.append($0)
+                }
             } catch {
                 throw CLIError.exporting(error, limit: limit.maximumStateSize)
             }
@@ -78,13 +82,17 @@ extension Statectl {
                 let failure = document.write(to: STDOUT_FILENO)
                 // A reader that left (`| head`) is not a failure; a full disk or a closed stdout is.
                 if failure != 0 && failure != EPIPE {
-                    throw CLIError(message: "Cannot write the document to stdout: \(String(cString: strerror(failure))). The export is incomplete.")
+                    throw CLIError(
+                        message:
+                            "Cannot write the document to stdout: \(String(cString: strerror(failure))). The export is incomplete."
+                    )
                 }
                 return
             }
             try target.write(document)
-            print("Exported \(written.stateCount) \(written.stateCount == 1 ? "state" : "states") (\(Format.bytes(written.stateBytes))) to \(target.path)."
-                  + (written.sealedCount > 0 ? " \(written.sealedCount) of them are sealed, as stored." : ""))
+            print(
+                "Exported \(written.stateCount) \(written.stateCount == 1 ? "state" : "states") (\(Format.bytes(written.stateBytes))) to \(target.path)."
+                    + (written.sealedCount > 0 ? " \(written.sealedCount) of them are sealed, as stored." : ""))
         }
     }
 }
@@ -96,7 +104,10 @@ extension Statectl {
 /// written through, since replacing it would put a regular file where a device was. A directory,
 /// anything else, and the database being read (or its `-wal`, `-shm`, `-journal`) are refused.
 struct OutputTarget {
-    enum Kind { case replace, writeThrough, descriptor(Int32) }
+    enum Kind {
+        case replace, writeThrough
+        case descriptor(Int32)
+    }
     let path: String
     let kind: Kind
     /// The file actually written when it is replaced: `path` with symbolic links resolved.
@@ -108,9 +119,15 @@ struct OutputTarget {
         func refuseIfDatabase(_ info: stat?, canonical: String?) throws(CLIError) {
             for suffix in ["", "-wal", "-shm", "-journal"] {
                 var file = stat()
-                let sameInode = info.map { info in stat(source + suffix, &file) == 0 && file.st_dev == info.st_dev && file.st_ino == info.st_ino } ?? false
+                let sameInode =
+                    info.map { info in
+                        stat(source + suffix, &file) == 0 && file.st_dev == info.st_dev && file.st_ino == info.st_ino
+                    } ?? false
                 if sameInode || canonical == source + suffix {
-                    throw CLIError(message: "Cannot write \(path): it is the database being exported\(suffix.isEmpty ? "" : " (its \(suffix) file)"); give another file. Nothing was exported.")
+                    throw CLIError(
+                        message:
+                            "Cannot write \(path): it is the database being exported\(suffix.isEmpty ? "" : " (its \(suffix) file)"); give another file. Nothing was exported."
+                    )
                 }
             }
         }
@@ -129,7 +146,10 @@ struct OutputTarget {
         guard stat(path, &info) == 0 else {
             var link = stat()
             if lstat(path, &link) == 0 {
-                throw CLIError(message: "Cannot write \(path): it is a symbolic link whose target does not exist. Nothing was exported.")
+                throw CLIError(
+                    message:
+                        "Cannot write \(path): it is a symbolic link whose target does not exist. Nothing was exported."
+                )
             }
             kind = .replace
             resolved = path
@@ -144,7 +164,9 @@ struct OutputTarget {
             kind = .writeThrough
             resolved = path
         default:
-            let what = info.st_mode & S_IFMT == S_IFDIR ? "a directory" : "neither a regular file, a FIFO nor a character device"
+            let what =
+                info.st_mode & S_IFMT == S_IFDIR
+                ? "a directory" : "neither a regular file, a FIFO nor a character device"
             throw CLIError(message: "Cannot write \(path): it is \(what). Nothing was exported.")
         }
     }
@@ -156,7 +178,9 @@ struct OutputTarget {
         case "/dev/stderr": return STDERR_FILENO
         default:
             for prefix in ["/dev/fd/", "/proc/self/fd/"] where path.hasPrefix(prefix) {
-                if let number = Int32(path.dropFirst(prefix.count)), number >= 0, fcntl(number, F_GETFD) != -1 { return number }
+                if let number = Int32(path.dropFirst(prefix.count)), number >= 0, fcntl(number, F_GETFD) != -1 {
+                    return number
+                }
             }
             return nil
         }
@@ -181,7 +205,10 @@ struct OutputTarget {
             try AtomicFile.write(document, to: resolved)
         case .descriptor(let descriptor):
             let failure = document.write(to: descriptor)
-            if failure != 0 { throw CLIError(message: "Cannot write \(path): \(String(cString: strerror(failure))). The document is incomplete.") }
+            if failure != 0 {
+                throw CLIError(
+                    message: "Cannot write \(path): \(String(cString: strerror(failure))). The document is incomplete.")
+            }
         case .writeThrough:
             let descriptor = open(resolved, O_WRONLY | O_CLOEXEC | O_NOCTTY)
             guard descriptor >= 0 else {
@@ -189,7 +216,10 @@ struct OutputTarget {
             }
             defer { close(descriptor) }
             let failure = document.write(to: descriptor)
-            if failure != 0 { throw CLIError(message: "Cannot write \(path): \(String(cString: strerror(failure))). The document is incomplete.") }
+            if failure != 0 {
+                throw CLIError(
+                    message: "Cannot write \(path): \(String(cString: strerror(failure))). The document is incomplete.")
+            }
         }
     }
 }
@@ -202,7 +232,10 @@ enum AtomicFile {
         var template = Array("\(folder)/.\(url.lastPathComponent).tmp-XXXXXX".utf8CString)
         let descriptor = mkstemp(&template)
         guard descriptor >= 0 else {
-            throw CLIError(message: "Cannot write \(path): \(String(cString: strerror(errno))). Check that the folder exists and is writable.")
+            throw CLIError(
+                message:
+                    "Cannot write \(path): \(String(cString: strerror(errno))). Check that the folder exists and is writable."
+            )
         }
         let temporary = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         var failure: String?

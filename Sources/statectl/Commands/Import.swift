@@ -57,22 +57,27 @@ extension Statectl {
             let store = try database.openForWriting(maximumStateSize: maximumStateSize, sealer: sealer)
             let result = try store.importStates(export, replace: replace)
             if output.json {
-                Output.json(kind: "import", [
-                    ("database", .string(database.path)),
-                    ("source", .string(file)),
-                    ("imported", .int(result.imported)),
-                    ("created", .int(result.created)),
-                    ("replaced", .int(result.replaced)),
-                    ("removed", .int(result.removed)),
-                ])
+                Output.json(
+                    kind: "import",
+                    [
+                        ("database", .string(database.path)),
+                        ("source", .string(file)),
+                        ("imported", .int(result.imported)),
+                        ("created", .int(result.created)),
+                        ("replaced", .int(result.replaced)),
+                        ("removed", .int(result.removed)),
+                    ])
             } else {
-                var line = "Imported \(result.imported) \(result.imported == 1 ? "state" : "states") into \(database.path): \(result.created) new, \(result.replaced) replaced"
+                var line =
+                    "Imported \(result.imported) \(result.imported == 1 ? "state" : "states") into \(database.path): \(result.created) new, \(result.replaced) replaced"
                 if replace { line += ", \(result.removed) removed" }
                 print(line + ".")
                 if export.quarantineCarried > 0 {
                     // Carried for the record only: say so, as the rows are not in the database now.
                     let count = export.quarantineCarried
-                    print("\(count) quarantined \(count == 1 ? "row" : "rows") in \(file) \(count == 1 ? "was" : "were") not imported (an export carries them for the record; `jq .quarantine` shows them).")
+                    print(
+                        "\(count) quarantined \(count == 1 ? "row" : "rows") in \(file) \(count == 1 ? "was" : "were") not imported (an export carries them for the record; `jq .quarantine` shows them)."
+                    )
                 }
             }
         }

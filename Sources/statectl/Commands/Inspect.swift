@@ -95,9 +95,12 @@ extension Statectl {
 
         func validate() throws {
             let modes = [events, quarantine, hierarchy, scenes].filter { $0 }.count
-            if modes > 1 { throw ValidationError("Use at most one of --events, --quarantine, --hierarchy and --scenes.") }
+            if modes > 1 {
+                throw ValidationError("Use at most one of --events, --quarantine, --hierarchy and --scenes.")
+            }
             if modes == 1 && (path != nil || list) {
-                throw ValidationError("PATH and --list cannot be combined with --events, --quarantine, --hierarchy or --scenes.")
+                throw ValidationError(
+                    "PATH and --list cannot be combined with --events, --quarantine, --hierarchy or --scenes.")
             }
             if limit < 0 { throw ValidationError("--limit must be zero or more.") }
             if let path {
@@ -117,7 +120,10 @@ extension Statectl {
                 switch Result(catching: { () throws(StateStoreError) in try store.state(at: prefix) }) {
                 case .success(let found): state = found
                 case .failure(.stateTooLarge(_, let byteCount, let limit)):
-                    throw CLIError(message: "The state at \(prefix) is \(Format.bytes(byteCount)), over the \(Format.bytes(limit)) inspect shows; `statectl inspect --list \(prefix)` lists it and `statectl export --max-state-size SIZE` writes it out.")
+                    throw CLIError(
+                        message:
+                            "The state at \(prefix) is \(Format.bytes(byteCount)), over the \(Format.bytes(limit)) inspect shows; `statectl inspect --list \(prefix)` lists it and `statectl export --max-state-size SIZE` writes it out."
+                    )
                 case .failure(let error): throw error
                 }
                 if let state { return try show(state, opening: store) }
@@ -134,13 +140,18 @@ extension Statectl {
                 // hidden: found by the first scan of every row.
                 var invalid: [StateStore.InvalidRow] = []
                 if json {
-                    let (document, listing) = try EntryOutput.document(kind: "entries", { listing in [
-                        ("prefix", prefix.map { .string($0.rawValue) } ?? .null),
-                        ("count", .int(listing.count)),
-                        ("total_bytes", .int(listing.totalBytes)),
-                    ] }, listing: "entries", { (visit) throws(StateStoreError) in
-                        invalid = try snapshot.forEachEntryFindingInvalidRows(under: prefix, visit)
-                    }, trailing: { [("invalid_rows", .array(invalid.map(EntryOutput.json)))] })
+                    let (document, listing) = try EntryOutput.document(
+                        kind: "entries",
+                        { listing in
+                            [
+                                ("prefix", prefix.map { .string($0.rawValue) } ?? .null),
+                                ("count", .int(listing.count)),
+                                ("total_bytes", .int(listing.totalBytes)),
+                            ]
+                        }, listing: "entries",
+                        { (visit) throws(StateStoreError) in
+                            invalid = try snapshot.forEachEntryFindingInvalidRows(under: prefix, visit)
+                        }, trailing: { [("invalid_rows", .array(invalid.map(EntryOutput.json)))] })
                     return prefix != nil && listing.count == 0 && !list ? nil : document
                 }
                 var listing = EntryListing()
@@ -150,7 +161,9 @@ extension Statectl {
                 if listing.count == 0 {
                     text.appendLine("No states in \(path)\(below).")
                 } else {
-                    text = try EntryOutput.table(listing) { (visit) throws(StateStoreError) in try snapshot.forEachEntry(under: prefix, visit) }
+                    text = try EntryOutput.table(listing) { (visit) throws(StateStoreError) in
+                        try snapshot.forEachEntry(under: prefix, visit)
+                    }
                     text.appendLine(listing.summary + below + " in \(path)")
                 }
                 if !invalid.isEmpty { text.appendLine("\n" + EntryOutput.table(invalid)) }
@@ -185,7 +198,10 @@ extension Statectl {
                     sealing = "with key \(keyID) (opened with the key given)"
                 case .failure(.keyMismatch(_, _, let configured)):
                     bytes = nil
-                    sealing = "with key \(keyID) (not shown: " + (configured.map { "the key given is \($0)" } ?? "pass --key-file or --credential to show it") + ")"
+                    sealing =
+                        "with key \(keyID) (not shown: "
+                        + (configured.map { "the key given is \($0)" } ?? "pass --key-file or --credential to show it")
+                        + ")"
                 case .failure(let error):
                     throw error
                 }
@@ -217,10 +233,17 @@ extension Statectl {
                 ("Type:", state.typeName),
                 ("Version:", String(state.version)),
                 ("Encoding:", state.encoding.rawValue),
-                ("Size:", Format.bytes(state.bytes.count) + (state.bytes.count >= 1024 ? " (\(state.bytes.count) bytes)" : "")),
+                (
+                    "Size:",
+                    Format.bytes(state.bytes.count) + (state.bytes.count >= 1024 ? " (\(state.bytes.count) bytes)" : "")
+                ),
                 ("Generation:", String(state.generation)),
                 ("Updated:", Format.iso8601(state.updatedAt)),
-                ("Checksum:", Format.checksum(state.checksum) + (state.checksumIsValid ? " (ok)" : " (MISMATCH: the bytes were changed outside StateStore)")),
+                (
+                    "Checksum:",
+                    Format.checksum(state.checksum)
+                        + (state.checksumIsValid ? " (ok)" : " (MISMATCH: the bytes were changed outside StateStore)")
+                ),
             ]
             if let sealing { rows.append(("Sealed:", sealing)) }
             print(Table.keyValue(rows))
@@ -263,13 +286,17 @@ extension Statectl {
         private func showHierarchy(_ store: StateStore) throws {
             let archive = try store.hierarchyArchive(scene: scene, setAside: setAside)
             if output.json {
-                Output.json(kind: "hierarchy", HierarchyPrinter.json(
-                    archive: archive, scene: scene, setAside: setAside,
-                    setAsideReason: HierarchyPrinter.setAsideReason(in: store, scene: scene)))
+                Output.json(
+                    kind: "hierarchy",
+                    HierarchyPrinter.json(
+                        archive: archive, scene: scene, setAside: setAside,
+                        setAsideReason: HierarchyPrinter.setAsideReason(in: store, scene: scene)))
             } else {
-                print(HierarchyPrinter.text(
-                    archive: archive, scene: scene, setAside: setAside, otherScenes: HierarchyPrinter.savedScenes(in: store),
-                    setAsideReason: HierarchyPrinter.setAsideReason(in: store, scene: scene)))
+                print(
+                    HierarchyPrinter.text(
+                        archive: archive, scene: scene, setAside: setAside,
+                        otherScenes: HierarchyPrinter.savedScenes(in: store),
+                        setAsideReason: HierarchyPrinter.setAsideReason(in: store, scene: scene)))
             }
         }
 
@@ -308,7 +335,8 @@ extension Statectl {
             let unrecorded = holders.keys.filter { scene in !known.contains { $0.identifier == scene } }.sorted()
             let all = known + unrecorded.map { StateStore.Scene(identifier: $0) }
             if output.json {
-                Output.json(kind: "scenes", [("scenes", .array(all.map { Self.json($0, holder: holders[$0.identifier]) }))])
+                Output.json(
+                    kind: "scenes", [("scenes", .array(all.map { Self.json($0, holder: holders[$0.identifier]) }))])
                 return
             }
             guard !all.isEmpty else {
@@ -317,12 +345,16 @@ extension Statectl {
             }
             var table = Table(["SCENE", "SAVES UNDER", "ARCHIVE", "ARCHIVED (UTC)", "CLAIM"])
             for scene in all {
-                var archive = scene.archiveByteCount.map { Format.bytes($0) } ?? (scene.createdAt == nil ? "not yet" : "none (closed)")
+                var archive =
+                    scene.archiveByteCount.map { Format.bytes($0) }
+                    ?? (scene.createdAt == nil ? "not yet" : "none (closed)")
                 if scene.hasSetAsideArchive { archive += ", one set aside" }
                 let prefix = scene.pathPrefix.map { $0.isEmpty ? "(no prefix)" : $0 + "/" } ?? "-"
-                let claim = holders[scene.identifier].map { holder in
-                    (holder.processIdentifier.map { "process \($0)" } ?? "a process") + (holder.since.map { " since " + Format.table($0) } ?? "")
-                } ?? "unclaimed"
+                let claim =
+                    holders[scene.identifier].map { holder in
+                        (holder.processIdentifier.map { "process \($0)" } ?? "a process")
+                            + (holder.since.map { " since " + Format.table($0) } ?? "")
+                    } ?? "unclaimed"
                 table.append([
                     Table.visible(scene.identifier), Table.visible(prefix), archive,
                     scene.archiveUpdatedAt.map(Format.table) ?? "-", claim,
@@ -330,7 +362,9 @@ extension Statectl {
             }
             print(table.render())
             let claimed = all.filter { holders[$0.identifier] != nil }.count
-            print("\(all.count) \(all.count == 1 ? "scene" : "scenes"), \(claimed) claimed by a live process, in \(database.path)")
+            print(
+                "\(all.count) \(all.count == 1 ? "scene" : "scenes"), \(claimed) claimed by a live process, in \(database.path)"
+            )
         }
     }
 }

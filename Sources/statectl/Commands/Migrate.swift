@@ -37,7 +37,10 @@ extension Statectl {
         @Flag(help: "List the pending migrations without applying them.")
         var dryRun = false
 
-        @Flag(help: "Re-record the schema version of a database whose tables match this build's schema exactly but whose version records were erased.")
+        @Flag(
+            help:
+                "Re-record the schema version of a database whose tables match this build's schema exactly but whose version records were erased."
+        )
         var repair = false
 
         func validate() throws {
@@ -51,15 +54,19 @@ extension Statectl {
                 let found = try StateStore.repairSchemaVersion(at: path)
                 let latest = StateStore.latestSchemaVersion
                 if output.json {
-                    Output.json(kind: "migrate", [
-                        ("database", .string(path)),
-                        ("repair", .bool(true)),
-                        ("repaired", .bool(found != nil)),
-                        ("from_version", .int(found ?? latest)),
-                        ("to_version", .int(latest)),
-                    ])
+                    Output.json(
+                        kind: "migrate",
+                        [
+                            ("database", .string(path)),
+                            ("repair", .bool(true)),
+                            ("repaired", .bool(found != nil)),
+                            ("from_version", .int(found ?? latest)),
+                            ("to_version", .int(latest)),
+                        ])
                 } else if let found {
-                    print("Re-recorded schema version \(latest) in \(path) (its header said \(found)); its tables already matched it exactly. No state or other row of the app's was changed.")
+                    print(
+                        "Re-recorded schema version \(latest) in \(path) (its header said \(found)); its tables already matched it exactly. No state or other row of the app's was changed."
+                    )
                 } else {
                     print("\(path) records schema version \(latest) already; nothing to repair.")
                 }
@@ -78,14 +85,20 @@ extension Statectl {
                 _ = try database.openForWriting()
             }
             if output.json {
-                Output.json(kind: "migrate", [
-                    ("database", .string(path)),
-                    ("dry_run", .bool(dryRun)),
-                    ("created", .bool(!exists && !dryRun)),
-                    ("from_version", .int(from)),
-                    ("to_version", .int(latest)),
-                    ("migrations", .array(pending.map { .object([("version", .int($0.version)), ("name", .string($0.name))]) })),
-                ])
+                Output.json(
+                    kind: "migrate",
+                    [
+                        ("database", .string(path)),
+                        ("dry_run", .bool(dryRun)),
+                        ("created", .bool(!exists && !dryRun)),
+                        ("from_version", .int(from)),
+                        ("to_version", .int(latest)),
+                        (
+                            "migrations",
+                            .array(
+                                pending.map { .object([("version", .int($0.version)), ("name", .string($0.name))]) })
+                        ),
+                    ])
                 return
             }
             if pending.isEmpty {
@@ -96,7 +109,9 @@ extension Statectl {
             if dryRun {
                 print("\(pending.count) pending \(noun) for \(path) (schema \(from) → \(latest)):")
             } else {
-                print("Applied \(pending.count) \(noun) to \(path)\(exists ? "" : " (created)") (schema \(from) → \(latest)):")
+                print(
+                    "Applied \(pending.count) \(noun) to \(path)\(exists ? "" : " (created)") (schema \(from) → \(latest)):"
+                )
             }
             for migration in pending {
                 print("  " + String(format: "%04d", migration.version) + " " + migration.name)

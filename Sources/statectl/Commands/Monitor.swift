@@ -56,16 +56,22 @@ extension Statectl {
         @Flag(help: "Print one sample and exit.")
         var once = false
 
-        @Option(help: ArgumentHelp("Time between samples: 1s, 500ms, 2m. (default: 1s)", valueName: "duration"), transform: { try DurationValue(parsing: $0) })
+        @Option(
+            help: ArgumentHelp("Time between samples: 1s, 500ms, 2m. (default: 1s)", valueName: "duration"),
+            transform: { try DurationValue(parsing: $0) })
         var interval: DurationValue = try! DurationValue(parsing: "1s")
 
         @Option(help: "Stop after this many samples.")
         var count: Int?
 
-        @Option(help: ArgumentHelp("A directory standing in for / (a fixture tree).", valueName: "dir"), completion: .directory)
+        @Option(
+            help: ArgumentHelp("A directory standing in for / (a fixture tree).", valueName: "dir"),
+            completion: .directory)
         var root = "/"
 
-        @Option(help: ArgumentHelp("A cgroup directory, relative to the root, to watch instead of the process's own.", valueName: "path"))
+        @Option(
+            help: ArgumentHelp(
+                "A cgroup directory, relative to the root, to watch instead of the process's own.", valueName: "path"))
         var cgroup: String?
 
         @Flag(help: "Run the monitor (PSI triggers, adaptive polling) and print its events, not samples.")
@@ -123,7 +129,8 @@ extension Statectl {
             var taken = 0
             for await event in stream {
                 let sample = monitor.lastSample
-                let line = output.json
+                let line =
+                    output.json
                     ? Self.eventJSON(event, sample: sample, watch: monitor.watchDescription).serialized()
                     : Self.eventLine(event)
                 if Output.standardOutput(line + "\n") != 0 { break }
@@ -138,32 +145,41 @@ extension Statectl {
 
         static func eventJSON(_ event: MemoryPressureEvent, sample: MemorySample?, watch: String) -> JSON {
             func number(_ value: Double) -> JSON { .number(String(format: "%.2f", value)) }
-            return Output.document(kind: "event", [
-                ("time", .string(Format.iso8601(event.time))),
-                ("level", .string(EntryOutput.levelName(event.level))),
-                ("previous", .string(EntryOutput.levelName(event.previousLevel))),
-                ("trigger", .string(snake(event.trigger.rawValue))),
-                ("source", .string(snake(event.source.rawValue))),
-                ("ahead_of_poll_ms", event.aheadOfPoll.map { number(milliseconds($0)) } ?? .null),
-                ("available", .int(event.availableBytes)),
-                ("total", .int(event.totalBytes)),
-                ("some_avg10", sample?.pressure?.some.map { number($0.avg10) } ?? .null),
-                ("full_avg10", sample?.pressure?.full.map { number($0.avg10) } ?? .null),
-                ("watch", .string(watch)),
-            ])
+            return Output.document(
+                kind: "event",
+                [
+                    ("time", .string(Format.iso8601(event.time))),
+                    ("level", .string(EntryOutput.levelName(event.level))),
+                    ("previous", .string(EntryOutput.levelName(event.previousLevel))),
+                    ("trigger", .string(snake(event.trigger.rawValue))),
+                    ("source", .string(snake(event.source.rawValue))),
+                    ("ahead_of_poll_ms", event.aheadOfPoll.map { number(milliseconds($0)) } ?? .null),
+                    ("available", .int(event.availableBytes)),
+                    ("total", .int(event.totalBytes)),
+                    ("some_avg10", sample?.pressure?.some.map { number($0.avg10) } ?? .null),
+                    ("full_avg10", sample?.pressure?.full.map { number($0.avg10) } ?? .null),
+                    ("watch", .string(watch)),
+                ])
         }
 
         static func eventLine(_ event: MemoryPressureEvent) -> String {
-            var line = "\(Format.iso8601(event.time))  \(EntryOutput.levelName(event.previousLevel)) -> \(EntryOutput.levelName(event.level))"
+            var line =
+                "\(Format.iso8601(event.time))  \(EntryOutput.levelName(event.previousLevel)) -> \(EntryOutput.levelName(event.level))"
             line += "  \(snake(event.trigger.rawValue)) via \(snake(event.source.rawValue))"
-            if let ahead = event.aheadOfPoll { line += String(format: ", %.1f ms before the next poll", milliseconds(ahead)) }
+            if let ahead = event.aheadOfPoll {
+                line += String(format: ", %.1f ms before the next poll", milliseconds(ahead))
+            }
             return line
         }
 
         /// `pressureStallTrigger` → `pressure_stall_trigger`.
         static func snake(_ name: String) -> String {
             name.unicodeScalars.reduce(into: "") { text, scalar in
-                if CharacterSet.uppercaseLetters.contains(scalar) { text += "_" + String(scalar).lowercased() } else { text.unicodeScalars.append(scalar) }
+                if CharacterSet.uppercaseLetters.contains(scalar) {
+                    text += "_" + String(scalar).lowercased()
+                } else {
+                    text.unicodeScalars.append(scalar)
+                }
             }
         }
 
@@ -187,9 +203,14 @@ extension Statectl {
         }
 
         static func line(_ sample: MemorySample, at time: Date) -> String {
-            var cells = [Format.table(time), Format.bytes(sample.meminfo.total), Format.bytes(sample.meminfo.available)]
+            var cells = [
+                Format.table(time), Format.bytes(sample.meminfo.total), Format.bytes(sample.meminfo.available),
+            ]
             if let cgroup = sample.cgroup {
-                cells += [cgroup.limit.map(Format.bytes) ?? "max", Format.bytes(cgroup.usage), cgroup.available.map(Format.bytes) ?? "max"]
+                cells += [
+                    cgroup.limit.map(Format.bytes) ?? "max", Format.bytes(cgroup.usage),
+                    cgroup.available.map(Format.bytes) ?? "max",
+                ]
             } else {
                 cells += ["none", "none", "none"]
             }
@@ -203,39 +224,57 @@ extension Statectl {
 
         static func json(_ sample: MemorySample, at time: Date, root: String) -> JSON {
             func number(_ value: Double) -> JSON { .number(String(format: "%.2f", value)) }
-            let cgroup: JSON = sample.cgroup.map { cgroup in
-                .object([
-                    ("version", .int(cgroup.version.rawValue)),
-                    ("path", .string(relative(cgroup.path, to: root))),
-                    ("numbers_from", .string(relative((cgroup.bindingLevel ?? cgroup.hierarchy.first)?.path ?? cgroup.path, to: root))),
-                    ("limit", cgroup.limit.map { .int($0) } ?? .null),
-                    ("usage", .int(cgroup.usage)),
-                    ("inactive_file", .int(cgroup.inactiveFile)),
-                    ("available", cgroup.available.map { .int($0) } ?? .null),
+            let cgroup: JSON =
+                sample.cgroup.map { cgroup in
+                    .object([
+                        ("version", .int(cgroup.version.rawValue)),
+                        ("path", .string(relative(cgroup.path, to: root))),
+                        (
+                            "numbers_from",
+                            .string(
+                                relative((cgroup.bindingLevel ?? cgroup.hierarchy.first)?.path ?? cgroup.path, to: root)
+                            )
+                        ),
+                        ("limit", cgroup.limit.map { .int($0) } ?? .null),
+                        ("usage", .int(cgroup.usage)),
+                        ("inactive_file", .int(cgroup.inactiveFile)),
+                        ("available", cgroup.available.map { .int($0) } ?? .null),
+                    ])
+                } ?? .null
+            let pressure: JSON =
+                sample.pressure.map { pressure in
+                    .object([
+                        (
+                            "file",
+                            .string(
+                                sample.cgroup.flatMap {
+                                    $0.pressure != nil ? relative($0.path + "/memory.pressure", to: root) : nil
+                                }
+                                    ?? "/proc/pressure/memory")
+                        ),
+                        ("some_avg10", pressure.some.map { number($0.avg10) } ?? .null),
+                        ("full_avg10", pressure.full.map { number($0.avg10) } ?? .null),
+                    ])
+                } ?? .null
+            return Output.document(
+                kind: "sample",
+                [
+                    ("time", .string(Format.iso8601(time))),
+                    ("level", .string(EntryOutput.levelName(sample.level))),
+                    (
+                        "host",
+                        .object([
+                            ("total", .int(sample.meminfo.total)),
+                            ("available", .int(sample.meminfo.available)),
+                            ("available_is_estimated", .bool(sample.meminfo.availableIsEstimated)),
+                        ])
+                    ),
+                    ("cgroup", cgroup),
+                    ("pressure", pressure),
+                    ("effective_total", .int(sample.effectiveTotal)),
+                    ("effective_available", .int(sample.effectiveAvailable)),
+                    ("available_percent", number(sample.availablePercent)),
                 ])
-            } ?? .null
-            let pressure: JSON = sample.pressure.map { pressure in
-                .object([
-                    ("file", .string(sample.cgroup.flatMap { $0.pressure != nil ? relative($0.path + "/memory.pressure", to: root) : nil }
-                                     ?? "/proc/pressure/memory")),
-                    ("some_avg10", pressure.some.map { number($0.avg10) } ?? .null),
-                    ("full_avg10", pressure.full.map { number($0.avg10) } ?? .null),
-                ])
-            } ?? .null
-            return Output.document(kind: "sample", [
-                ("time", .string(Format.iso8601(time))),
-                ("level", .string(EntryOutput.levelName(sample.level))),
-                ("host", .object([
-                    ("total", .int(sample.meminfo.total)),
-                    ("available", .int(sample.meminfo.available)),
-                    ("available_is_estimated", .bool(sample.meminfo.availableIsEstimated)),
-                ])),
-                ("cgroup", cgroup),
-                ("pressure", pressure),
-                ("effective_total", .int(sample.effectiveTotal)),
-                ("effective_available", .int(sample.effectiveAvailable)),
-                ("available_percent", number(sample.availablePercent)),
-            ])
         }
 
         /// `path` as seen from inside `root` (`/sys/fs/cgroup/app`, not `/tmp/tree/sys/fs/cgroup/app`).

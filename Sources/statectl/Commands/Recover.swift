@@ -57,37 +57,54 @@ extension Statectl {
             let recovery = try Self.recover(path)
             let salvage = recovery?.salvage
             if output.json {
-                Output.json(kind: "recover", [
-                    ("database", .string(path)),
-                    ("recovered", .bool(recovery != nil)),
-                    ("reason", recovery.map { .string(Self.reason($0.reason)) } ?? .null),
-                    ("moved_to", recovery.map { .string($0.movedTo) } ?? .null),
-                    ("states", Self.number(salvage?.states)),
-                    ("states_left_behind", Self.number(salvage?.statesLeftBehind)),
-                    ("unreadable_stretches", Self.number(salvage?.unreadableStretches)),
-                    ("archives", Self.number(salvage?.archives)),
-                    ("quarantined", Self.number(salvage?.quarantined)),
-                    ("salvage_error", salvage?.error.map { .string(oneLine($0.description)) } ?? .null),
-                ])
+                Output.json(
+                    kind: "recover",
+                    [
+                        ("database", .string(path)),
+                        ("recovered", .bool(recovery != nil)),
+                        ("reason", recovery.map { .string(Self.reason($0.reason)) } ?? .null),
+                        ("moved_to", recovery.map { .string($0.movedTo) } ?? .null),
+                        ("states", Self.number(salvage?.states)),
+                        ("states_left_behind", Self.number(salvage?.statesLeftBehind)),
+                        ("unreadable_stretches", Self.number(salvage?.unreadableStretches)),
+                        ("archives", Self.number(salvage?.archives)),
+                        ("quarantined", Self.number(salvage?.quarantined)),
+                        ("salvage_error", salvage?.error.map { .string(oneLine($0.description)) } ?? .null),
+                    ])
             } else if let recovery, let salvage {
                 print("\(path) could not be used: \(Self.reason(recovery.reason)).")
-                let companions = ["-wal", "-shm"].filter { FileManager.default.fileExists(atPath: recovery.movedTo + $0) }
+                let companions = ["-wal", "-shm"].filter {
+                    FileManager.default.fileExists(atPath: recovery.movedTo + $0)
+                }
                 let beside = companions.isEmpty ? "" : " (with its " + companions.joined(separator: " and ") + ")"
                 print("It was moved aside, unchanged, to \(recovery.movedTo)\(beside).")
-                print(Table.keyValue([
-                    ("States copied:", String(salvage.states)),
-                    ("States left behind:", salvage.statesLeftBehind == 0 ? "0" : "\(salvage.statesLeftBehind) (their bytes fail their checksum, or a column cannot be read)"),
-                    ("Unreadable stretches:", salvage.unreadableStretches == 0 ? "0" : "\(salvage.unreadableStretches) (damaged pages of the states table; the states on them stay behind)"),
-                    ("Archives copied:", String(salvage.archives)),
-                    ("Quarantined rows copied:", String(salvage.quarantined)),
-                ]))
+                print(
+                    Table.keyValue([
+                        ("States copied:", String(salvage.states)),
+                        (
+                            "States left behind:",
+                            salvage.statesLeftBehind == 0
+                                ? "0"
+                                : "\(salvage.statesLeftBehind) (their bytes fail their checksum, or a column cannot be read)"
+                        ),
+                        (
+                            "Unreadable stretches:",
+                            salvage.unreadableStretches == 0
+                                ? "0"
+                                : "\(salvage.unreadableStretches) (damaged pages of the states table; the states on them stay behind)"
+                        ),
+                        ("Archives copied:", String(salvage.archives)),
+                        ("Quarantined rows copied:", String(salvage.quarantined)),
+                    ]))
                 if let error = salvage.error {
                     print("Not everything readable could be copied: \(oneLine(error.description))")
                 } else {
                     print("The fresh \(path) holds everything of the old one that could be read and checked.")
                 }
             } else if interrupted {
-                print("\(path): the copy an interrupted recovery had made took its place; every page read and no damage found.")
+                print(
+                    "\(path): the copy an interrupted recovery had made took its place; every page read and no damage found."
+                )
             } else {
                 print("\(path): every page read and no damage found; nothing was moved.")
             }
@@ -98,7 +115,8 @@ extension Statectl {
         /// in the command's words.
         private static func recover(_ path: String) throws -> StateStore.Recovery? {
             do {
-                return try StateStore.openOrRecover(path: path, options: .init(openCheck: .full, backgroundCheck: .off)).recovery
+                return try StateStore.openOrRecover(path: path, options: .init(openCheck: .full, backgroundCheck: .off))
+                    .recovery
             } catch {
                 guard case .busy(let failure) = error else { throw error }
                 throw CLIError(message: failure.message + "; nothing was moved or changed")
@@ -110,7 +128,8 @@ extension Statectl {
             switch error {
             case .corrupt(_, let failure): "it is damaged (\(oneLine(failure.message)))"
             case .notADatabase: "it is not an SQLite database"
-            case .walMissing(let file, let frames): "its write-ahead log \(file)-wal is missing, and \(frames) committed pages were only in it"
+            case .walMissing(let file, let frames):
+                "its write-ahead log \(file)-wal is missing, and \(frames) committed pages were only in it"
             case .schemaMismatch(_, let detail): "its schema was changed outside StateStore (\(oneLine(detail)))"
             default: oneLine(error.description)
             }

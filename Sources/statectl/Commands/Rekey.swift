@@ -40,12 +40,15 @@ extension Statectl {
 
         @Option(
             name: .customLong("new-key-file"),
-            help: ArgumentHelp("Seal every state with the key in this file (mode 600 or 400, owned by you).", valueName: "path"),
+            help: ArgumentHelp(
+                "Seal every state with the key in this file (mode 600 or 400, owned by you).", valueName: "path"),
             completion: .file()
         )
         var newKeyFile: String?
 
-        @Option(name: .customLong("new-credential"), help: ArgumentHelp("Seal every state with the systemd credential NAME.", valueName: "name"))
+        @Option(
+            name: .customLong("new-credential"),
+            help: ArgumentHelp("Seal every state with the systemd credential NAME.", valueName: "name"))
         var newCredential: String?
 
         @Flag(help: "Make every state clear: unseal the database.")
@@ -68,21 +71,27 @@ extension Statectl {
                 options: .init(maximumStateSize: Int(limit.maximumStateSize.bytes))
             )
             if output.json {
-                Output.json(kind: "rekey", [
-                    ("database", .string(database.path)),
-                    ("key_id", target.map { .string($0.keyID) } ?? .null),
-                    ("rewritten", .int(result.rewritten)),
-                    ("unchanged", .int(result.unchanged)),
-                    ("quarantine_rewritten", .int(result.quarantineRewritten)),
-                    ("quarantine_kept", .int(result.quarantineKept)),
-                ])
+                Output.json(
+                    kind: "rekey",
+                    [
+                        ("database", .string(database.path)),
+                        ("key_id", target.map { .string($0.keyID) } ?? .null),
+                        ("rewritten", .int(result.rewritten)),
+                        ("unchanged", .int(result.unchanged)),
+                        ("quarantine_rewritten", .int(result.quarantineRewritten)),
+                        ("quarantine_kept", .int(result.quarantineKept)),
+                    ])
                 return
             }
             let noun = { (count: Int) in "\(count) \(count == 1 ? "state" : "states")" }
-            let done = target.map { "Sealed \(noun(result.rewritten)) with key \($0.keyID)" } ?? "Made \(noun(result.rewritten)) clear"
-            var line = "\(done) in \(database.path); \(result.unchanged) already \(result.unchanged == 1 ? "was" : "were")."
+            let done =
+                target.map { "Sealed \(noun(result.rewritten)) with key \($0.keyID)" }
+                ?? "Made \(noun(result.rewritten)) clear"
+            var line =
+                "\(done) in \(database.path); \(result.unchanged) already \(result.unchanged == 1 ? "was" : "were")."
             if result.quarantineRewritten + result.quarantineKept > 0 {
-                line += " Quarantine: \(result.quarantineRewritten) rewritten, \(result.quarantineKept) kept as they were (they do not open with the key given)."
+                line +=
+                    " Quarantine: \(result.quarantineRewritten) rewritten, \(result.quarantineKept) kept as they were (they do not open with the key given)."
             }
             print(line)
         }

@@ -66,25 +66,38 @@ extension Statectl {
         @Option(help: "How many distinct controllers the traffic cycles through.")
         var controllers = 1000
 
-        @Option(help: ArgumentHelp("The database to use (kept). Default: a fresh one in a temporary folder, removed afterwards.", valueName: "path"))
+        @Option(
+            help: ArgumentHelp(
+                "The database to use (kept). Default: a fresh one in a temporary folder, removed afterwards.",
+                valueName: "path"))
         var db: String?
 
-        @Option(help: "cgroup, synthetic or none. Default: cgroup when running as root with a writable memory cgroup, else synthetic.")
+        @Option(
+            help:
+                "cgroup, synthetic or none. Default: cgroup when running as root with a writable memory cgroup, else synthetic."
+        )
         var pressure: SoakPressure?
 
         @Option(
-            name: .customLong("memory-limit"), help: ArgumentHelp("The harness's memory (cgroup limit, or the synthetic total). (default: 256MiB)", valueName: "bytes"),
-            transform: { try SizeValue(parsing: $0).requiring(64 << 20 ... 1 << 40, "--memory-limit") }
+            name: .customLong("memory-limit"),
+            help: ArgumentHelp(
+                "The harness's memory (cgroup limit, or the synthetic total). (default: 256MiB)", valueName: "bytes"),
+            transform: { try SizeValue(parsing: $0).requiring(64 << 20...1 << 40, "--memory-limit") }
         )
         var memoryLimit: SizeValue = try! SizeValue(parsing: "256MiB")
 
-        @Option(help: ArgumentHelp("What makes the waves in cgroup mode: auto, worker or stress-ng. Default (auto): statestore-worker when it is beside statectl, else stress-ng when installed.", valueName: "ballast"))
+        @Option(
+            help: ArgumentHelp(
+                "What makes the waves in cgroup mode: auto, worker or stress-ng. Default (auto): statestore-worker when it is beside statectl, else stress-ng when installed.",
+                valueName: "ballast"))
         var ballast = BallastChoice.auto
 
         @Option(help: "Seed of the traffic: the same seed replays the same operations.")
         var seed: UInt64 = 1
 
-        @Option(name: .customLong("report"), help: ArgumentHelp("Write an SVG timeline of the run to this file.", valueName: "file.svg"))
+        @Option(
+            name: .customLong("report"),
+            help: ArgumentHelp("Write an SVG timeline of the run to this file.", valueName: "file.svg"))
         var report: String?
 
         @Flag(help: "Print the summary as a JSON document.")
@@ -97,7 +110,8 @@ extension Statectl {
         var rate: Double = 400
 
         @Option(
-            name: .customLong("relaunch-interval"), help: ArgumentHelp("Time between simulated relaunches.", visibility: .hidden),
+            name: .customLong("relaunch-interval"),
+            help: ArgumentHelp("Time between simulated relaunches.", visibility: .hidden),
             transform: { try DurationValue(parsing: $0).requiring(atLeast: 100, "--relaunch-interval") }
         )
         var relaunchInterval: DurationValue = try! DurationValue(parsing: "8s")
@@ -115,7 +129,9 @@ extension Statectl {
             guard rate > 0 else { throw ValidationError("--rate must be positive.") }
             if let db, db.isEmpty { throw ValidationError("--db needs a file path.") }
             if ballast == .stressNG && SoakBallast.stressNGPath == nil {
-                throw ValidationError("--ballast stress-ng: stress-ng is not installed (apt-get install stress-ng), or use --ballast worker.")
+                throw ValidationError(
+                    "--ballast stress-ng: stress-ng is not installed (apt-get install stress-ng), or use --ballast worker."
+                )
             }
         }
 
@@ -131,7 +147,8 @@ extension Statectl {
             }
             if verify {
                 return await SoakHarness.runVerifyingProcess(
-                    databasePath: db, expectationsPath: expectations, controllers: controllers, seed: seed, baseline: baseline
+                    databasePath: db, expectationsPath: expectations, controllers: controllers, seed: seed,
+                    baseline: baseline
                 )
             }
             try runSupervisor()
@@ -162,16 +179,19 @@ extension Statectl {
                 supervisor.progress = { progress in Output.standardError("\r\u{1B}[K" + (progress?.line ?? "")) }
             }
             let run = try supervisor.execute()
-            var summary = SoakSummary(plan: plan, run: run, database: db ?? databasePath, databaseKept: db != nil,
-                                      cgroupVersion: run.cgroupVersion,
-                                      reportPath: report)
+            var summary = SoakSummary(
+                plan: plan, run: run, database: db ?? databasePath, databaseKept: db != nil,
+                cgroupVersion: run.cgroupVersion,
+                reportPath: report)
             var reportFailed = false
             if let report {
                 do {
-                    try SoakReport.svg(summary: summary, run: run).write(toFile: report, atomically: true, encoding: .utf8)
+                    try SoakReport.svg(summary: summary, run: run).write(
+                        toFile: report, atomically: true, encoding: .utf8)
                 } catch {
                     // The folder changed during the run: the summary does not list a report that is not there.
-                    Output.error("statectl: Cannot write the report \(Format.word(report)): \(error.localizedDescription)")
+                    Output.error(
+                        "statectl: Cannot write the report \(Format.word(report)): \(error.localizedDescription)")
                     summary.reportPath = nil
                     reportFailed = true
                 }
@@ -185,7 +205,11 @@ extension Statectl {
                 Output.error("statectl: soak invariant broken: \(invariant.name) (\(invariant.detail))")
             }
             if run.interrupted {
-                Output.error(String(format: "statectl: soak interrupted after %.0f s; the summary covers that part, the fresh-process check did not run", run.end - run.start))
+                Output.error(
+                    String(
+                        format:
+                            "statectl: soak interrupted after %.0f s; the summary covers that part, the fresh-process check did not run",
+                        run.end - run.start))
                 throw ExitCode(130)
             }
             if !summary.ok || reportFailed { throw ExitCode(ExitStatus.problemFound.rawValue) }
@@ -197,11 +221,17 @@ extension Statectl {
             var info = stat()
             let exists = stat(path, &info) == 0
             if exists && (info.st_mode & S_IFMT) == S_IFDIR {
-                throw CLIError(message: "Cannot write the report \(Format.word(path)): it is a folder; give --report a file path. Nothing was run.")
+                throw CLIError(
+                    message:
+                        "Cannot write the report \(Format.word(path)): it is a folder; give --report a file path. Nothing was run."
+                )
             }
             let target = exists ? path : (folder.isEmpty ? "." : folder)
             if access(target, W_OK | (exists ? 0 : X_OK)) != 0 {
-                throw CLIError(message: "Cannot write the report \(Format.word(path)): \(String(cString: strerror(errno))); give --report a path in a writable folder. Nothing was run.")
+                throw CLIError(
+                    message:
+                        "Cannot write the report \(Format.word(path)): \(String(cString: strerror(errno))); give --report a path in a writable folder. Nothing was run."
+                )
             }
         }
     }

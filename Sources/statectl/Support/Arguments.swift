@@ -18,9 +18,13 @@ struct DurationValue: Sendable, Hashable, CustomStringConvertible {
 
     init(parsing text: String) throws(ValidationError) {
         func refuse(_ why: String) -> ValidationError {
-            ValidationError("\"\(text)\" is not a duration: \(why). Use a number and a unit (ms, s, m, h, d, w), e.g. 500ms, 90s, 15m, 1d12h.")
+            ValidationError(
+                "\"\(text)\" is not a duration: \(why). Use a number and a unit (ms, s, m, h, d, w), e.g. 500ms, 90s, 15m, 1d12h."
+            )
         }
-        let units: [(String, Double)] = [("ms", 1), ("s", 1000), ("m", 60_000), ("h", 3_600_000), ("d", 86_400_000), ("w", 604_800_000)]
+        let units: [(String, Double)] = [
+            ("ms", 1), ("s", 1000), ("m", 60_000), ("h", 3_600_000), ("d", 86_400_000), ("w", 604_800_000),
+        ]
         var total = 0.0
         var rest = Substring(text)
         if rest.isEmpty { throw refuse("it is empty") }
@@ -51,7 +55,9 @@ struct DurationValue: Sendable, Hashable, CustomStringConvertible {
     /// `minimum` or longer, else a usage error naming `option`.
     func requiring(atLeast minimum: Int64, _ option: String) throws(ValidationError) -> DurationValue {
         guard milliseconds >= minimum else {
-            throw ValidationError("\(option) must be at least \(minimum < 1000 ? "\(minimum)ms" : "\(minimum / 1000)s"), not \(description).")
+            throw ValidationError(
+                "\(option) must be at least \(minimum < 1000 ? "\(minimum)ms" : "\(minimum / 1000)s"), not \(description)."
+            )
         }
         return self
     }
@@ -68,15 +74,19 @@ struct SizeValue: Sendable, Hashable, CustomStringConvertible {
 
     init(parsing text: String) throws(ValidationError) {
         func refuse(_ why: String) -> ValidationError {
-            ValidationError("\"\(text)\" is not a size: \(why). Use a number and a unit, e.g. 512KiB, 256MiB, 1GiB, 1.5G.")
+            ValidationError(
+                "\"\(text)\" is not a size: \(why). Use a number and a unit, e.g. 512KiB, 256MiB, 1GiB, 1.5G.")
         }
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         let number = trimmed.prefix { $0.isASCII && ($0.isNumber || $0 == ".") }
-        guard !number.isEmpty, let value = Double(number), value.isFinite else { throw refuse("expected a number first") }
+        guard !number.isEmpty, let value = Double(number), value.isFinite else {
+            throw refuse("expected a number first")
+        }
         let unit = trimmed.dropFirst(number.count).trimmingCharacters(in: .whitespaces)
         let scales: [String: Double] = [
             "": 1, "B": 1,
-            "K": 0x1p10, "KiB": 0x1p10, "M": 0x1p20, "MiB": 0x1p20, "G": 0x1p30, "GiB": 0x1p30, "T": 0x1p40, "TiB": 0x1p40,
+            "K": 0x1p10, "KiB": 0x1p10, "M": 0x1p20, "MiB": 0x1p20, "G": 0x1p30, "GiB": 0x1p30, "T": 0x1p40,
+            "TiB": 0x1p40,
             "kB": 1e3, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12,
         ]
         guard let scale = scales[unit] else { throw refuse("\"\(unit)\" is not a unit") }
@@ -89,7 +99,9 @@ struct SizeValue: Sendable, Hashable, CustomStringConvertible {
     /// Between `range`'s bounds, else a usage error naming `option`.
     func requiring(_ range: ClosedRange<Int64>, _ option: String) throws(ValidationError) -> SizeValue {
         guard range.contains(bytes) else {
-            throw ValidationError("\(option) must be between \(Format.bytes(range.lowerBound)) and \(Format.bytes(range.upperBound)), not \(description).")
+            throw ValidationError(
+                "\(option) must be between \(Format.bytes(range.lowerBound)) and \(Format.bytes(range.upperBound)), not \(description)."
+            )
         }
         return self
     }

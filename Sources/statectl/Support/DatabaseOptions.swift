@@ -41,7 +41,10 @@ struct DatabaseOptions: ParsableArguments {
             guard errno == ENOENT else {
                 throw StateStoreError.fileSystem(FileSystemFailure(operation: .stat, path: path, errno: errno))
             }
-            throw CLIError(message: "There is no state database at \(Format.word(path)); run `statectl migrate --db \(Format.word(path))` to create one, or point --db at an existing one.", status: .cannotOpen)
+            throw CLIError(
+                message:
+                    "There is no state database at \(Format.word(path)); run `statectl migrate --db \(Format.word(path))` to create one, or point --db at an existing one.",
+                status: .cannotOpen)
         }
     }
 
@@ -69,14 +72,17 @@ struct DatabaseOptions: ParsableArguments {
     func salvageProblem(of store: StateStore) throws -> String? {
         let records = try store.schemaRecords()
         guard let problem = records.problem else { return nil }
-        return "\(Format.word(path)): \(problem); its tables match schema \(StateStore.latestSchemaVersion) exactly and were read as they are. `statectl migrate --repair --db \(Format.word(path))` re-records the version"
+        return
+            "\(Format.word(path)): \(problem); its tables match schema \(StateStore.latestSchemaVersion) exactly and were read as they are. `statectl migrate --repair --db \(Format.word(path))` re-records the version"
     }
 
     /// Opens for writing, creating and migrating the file when needed.
     func openForWriting(
         maximumStateSize: Int = StateStore.Options().maximumStateSize, sealer: (any StateSealer)? = nil
     ) throws(StateStoreError) -> StateStore {
-        try StateStore(path: path, options: .init(maximumStateSize: maximumStateSize, backgroundCheck: .off, sealer: sealer)).reportingWarnings()
+        try StateStore(
+            path: path, options: .init(maximumStateSize: maximumStateSize, backgroundCheck: .off, sealer: sealer)
+        ).reportingWarnings()
     }
 }
 
@@ -84,8 +90,10 @@ struct DatabaseOptions: ParsableArguments {
 struct StateSizeOptions: ParsableArguments {
     @Option(
         name: .customLong("max-state-size"),
-        help: ArgumentHelp("The largest state accepted, as the application's StateStore.Options.maximumStateSize (default 1MiB).", valueName: "size"),
-        transform: { try SizeValue(parsing: $0).requiring(1 ... 1 << 30, "--max-state-size") }
+        help: ArgumentHelp(
+            "The largest state accepted, as the application's StateStore.Options.maximumStateSize (default 1MiB).",
+            valueName: "size"),
+        transform: { try SizeValue(parsing: $0).requiring(1...1 << 30, "--max-state-size") }
     )
     var maximumStateSize = try! SizeValue(parsing: "1MiB")
 }
@@ -99,7 +107,8 @@ extension StateStore {
 
     /// ``write(_:)``, then synced to storage before the command says what it did: with an
     /// application holding the database open, closing it would not sync the commit.
-    func writeDurably<T: Sendable>(_ body: (WriteTransaction) throws(StateStoreError) -> T) throws(StateStoreError) -> T {
+    func writeDurably<T: Sendable>(_ body: (WriteTransaction) throws(StateStoreError) -> T) throws(StateStoreError) -> T
+    {
         let result = try write(body)
         try synchronize()
         return result

@@ -61,7 +61,9 @@ enum EntryOutput {
 
     /// The table of the entries `scan` visits, measured before by `listing` (``EntryListing``):
     /// the header, then a line per entry.
-    static func table<E: Error>(_ listing: EntryListing, _ scan: (_ visit: (StateStore.Entry) -> Void) throws(E) -> Void) throws(E) -> GatheredOutput {
+    static func table<E: Error>(
+        _ listing: EntryListing, _ scan: (_ visit: (StateStore.Entry) -> Void) throws(E) -> Void
+    ) throws(E) -> GatheredOutput {
         var output = GatheredOutput()
         output.appendLine(listing.header)
         try scan { output.appendLine(listing.line($0)) }
@@ -86,10 +88,14 @@ enum EntryOutput {
     static func table(_ rows: [StateStore.InvalidRow]) -> String {
         var table = Table(["ROWID", "PATH (ESCAPED)", "SIZE", "REASON"], rightAligned: [0, 2])
         for row in rows {
-            table.append([String(row.rowID), String(row.path.debugDescription.dropFirst().dropLast()), Format.bytes(row.byteCount), row.reason])
+            table.append([
+                String(row.rowID), String(row.path.debugDescription.dropFirst().dropLast()),
+                Format.bytes(row.byteCount), row.reason,
+            ])
         }
         let noun = rows.count == 1 ? "row has a path that is" : "rows have paths that are"
-        return "\(rows.count) \(noun) not a valid restoration path (written outside StateStore; no controller can restore them):\n"
+        return
+            "\(rows.count) \(noun) not a valid restoration path (written outside StateStore; no controller can restore them):\n"
             + table.render() + "\n`statectl prune --invalid-paths` removes them; `statectl check` reports them."
     }
 
@@ -111,7 +117,8 @@ enum EntryOutput {
     }
 
     static func table(_ states: [StateStore.QuarantinedState]) -> String {
-        var table = Table(["ID", "PATH", "TYPE", "VERSION", "SIZE", "QUARANTINED (UTC)", "REASON"], rightAligned: [0, 3, 4])
+        var table = Table(
+            ["ID", "PATH", "TYPE", "VERSION", "SIZE", "QUARANTINED (UTC)", "REASON"], rightAligned: [0, 3, 4])
         for state in states {
             table.append([
                 String(state.id), state.path.rawValue, state.typeName, String(state.version),
@@ -201,7 +208,8 @@ struct EntryListing {
         let milliseconds = TextFormat.milliseconds(entry.updatedAt)
         let measured = [
             Table.width(Table.visible(entry.path.rawValue)), Table.width(Table.visible(entry.typeName)),
-            String(entry.version).utf8.count, Format.bytes(entry.byteCount).utf8.count, String(entry.generation).utf8.count,
+            String(entry.version).utf8.count, Format.bytes(entry.byteCount).utf8.count,
+            String(entry.generation).utf8.count,
             TextFormat.representableMilliseconds.contains(milliseconds) ? 19 : Format.table(entry.updatedAt).utf8.count,
             Table.width(Table.visible(entry.keyID ?? "-")),
         ]
@@ -210,7 +218,9 @@ struct EntryListing {
 
     private var columns: Int { sealedCount > 0 ? 7 : 6 }
 
-    var header: String { Table.line(Array(Self.headers.prefix(columns)), widths: widths, rightAligned: Self.rightAligned) }
+    var header: String {
+        Table.line(Array(Self.headers.prefix(columns)), widths: widths, rightAligned: Self.rightAligned)
+    }
 
     /// The line of an entry measured in the first pass.
     func line(_ entry: StateStore.Entry) -> String {
@@ -219,6 +229,7 @@ struct EntryListing {
 
     /// `3 states, 1.2 KiB` — the summary line under the table; `, 3 sealed` when some are.
     var summary: String {
-        "\(count) \(count == 1 ? "state" : "states"), \(Format.bytes(totalBytes))" + (sealedCount > 0 ? ", \(sealedCount) sealed" : "")
+        "\(count) \(count == 1 ? "state" : "states"), \(Format.bytes(totalBytes))"
+            + (sealedCount > 0 ? ", \(sealedCount) sealed" : "")
     }
 }

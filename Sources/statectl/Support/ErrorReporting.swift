@@ -11,12 +11,16 @@ extension ExitStatus {
         case .busy(let failure) as StateStoreError:
             // The store's own advice (raise Options.busyTimeout) is for an application's code.
             let timeout = StateStore.Options().busyTimeout
-            return (forStoreError(.busy(failure)).rawValue,
-                    "statectl: the state database stayed locked by another process for longer than \(timeout.components.seconds) s (\(failure.message)); nothing was changed. Run the command again once the application holding it is idle, or stopped.")
+            return (
+                forStoreError(.busy(failure)).rawValue,
+                "statectl: the state database stayed locked by another process for longer than \(timeout.components.seconds) s (\(failure.message)); nothing was changed. Run the command again once the application holding it is idle, or stopped."
+            )
         case .notSynced(let file, let failure) as StateStoreError:
             // The library's advice speaks of a change an application made; this one, of the command.
-            return (ExitStatus.notSynced.rawValue,
-                    "statectl: the change was made and committed to \(file), but syncing it to storage failed (\(failure.message)), so it may not survive a power cut. Do not run the command again: check the storage (the kernel log names I/O errors) and copy the database to healthy storage; a later sync that succeeds does not prove this one's writes reached it.")
+            return (
+                ExitStatus.notSynced.rawValue,
+                "statectl: the change was made and committed to \(file), but syncing it to storage failed (\(failure.message)), so it may not survive a power cut. Do not run the command again: check the storage (the kernel log names I/O errors) and copy the database to healthy storage; a later sync that succeeds does not prove this one's writes reached it."
+            )
         case let error as StateStoreError:
             return (forStoreError(error).rawValue, "statectl: " + sentence(oneLine(error.description)))
         case let error as CLIError:

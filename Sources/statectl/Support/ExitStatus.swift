@@ -20,13 +20,15 @@ enum ExitStatus: Int32 {
     /// refused write, a bad state) is ``problemFound``.
     static func forStoreError(_ error: StateStoreError) -> ExitStatus {
         switch error {
-        case .cannotOpen, .fileSystem, .notADatabase, .corrupt, .schemaTooNew, .schemaTooOld, .walMissing, .strayJournal,
-             .invalidDatabasePath, .notARegularFile, .notAStateStore, .schemaMismatch:
+        case .cannotOpen, .fileSystem, .notADatabase, .corrupt, .schemaTooNew, .schemaTooOld, .walMissing,
+            .strayJournal,
+            .invalidDatabasePath, .notARegularFile, .notAStateStore, .schemaMismatch:
             .cannotOpen
         case .readOnly, .diskFull, .busy, .decodingFailed, .encodingFailed, .checksumMismatch,
-             .stateTooLarge, .invalidPath, .invalidState, .sqlite, .keyMismatch, .sealedStateUnopenable, .keyRequired, .invalidKeyID,
-             .invalidOption,
-             .fileReplaced:
+            .stateTooLarge, .invalidPath, .invalidState, .sqlite, .keyMismatch, .sealedStateUnopenable, .keyRequired,
+            .invalidKeyID,
+            .invalidOption,
+            .fileReplaced:
             .problemFound
         case .notSynced:
             .notSynced

@@ -15,7 +15,8 @@ enum ExportFile {
         func unreadable(_ code: Int32) -> CLIError {
             CLIError(message: "Cannot read \(file): \(String(cString: strerror(code))). Nothing was imported.")
         }
-        let notARegularFile = refuse("it is not a regular file (a directory, FIFO or device); give the path of an export document")
+        let notARegularFile = refuse(
+            "it is not a regular file (a directory, FIFO or device); give the path of an export document")
         // Looked at before it is opened (opening a FIFO would wait for a writer), and again once
         // open (O_NONBLOCK: a FIFO put there meanwhile does not block), in case it was replaced.
         var info = stat()
@@ -27,7 +28,9 @@ enum ExportFile {
         guard fstat(descriptor, &info) == 0 else { throw unreadable(errno) }
         guard (info.st_mode & S_IFMT) == S_IFREG else { throw notARegularFile }
         guard Int(info.st_size) <= StateExport.maximumByteCount else {
-            throw refuse("the file is \(Format.bytes(Int(info.st_size))), over the \(Format.bytes(StateExport.maximumByteCount)) import limit")
+            throw refuse(
+                "the file is \(Format.bytes(Int(info.st_size))), over the \(Format.bytes(StateExport.maximumByteCount)) import limit"
+            )
         }
         // Read in 1 MiB chunks into the array the parser reads (the file is never held twice), up
         // to one byte past the limit, so that a file that grew while being read is noticed.
@@ -43,7 +46,9 @@ enum ExportFile {
             if count == 0 { break }
             bytes.append(contentsOf: chunk[..<count])
         }
-        guard bytes.count <= StateExport.maximumByteCount else { throw refuse("the file grew over the import limit while being read") }
+        guard bytes.count <= StateExport.maximumByteCount else {
+            throw refuse("the file grew over the import limit while being read")
+        }
         do {
             return try StateExport(decoding: bytes, maximumStateSize: maximumStateSize)
         } catch {
@@ -59,19 +64,24 @@ extension CLIError {
         let problem: String
         switch error.problem {
         case .databaseSchemaTooNew(let found, let supported):
-            problem = "the states come from a database with schema version \(found), newer than the \(supported) this build knows; import them with a newer statectl"
+            problem =
+                "the states come from a database with schema version \(found), newer than the \(supported) this build knows; import them with a newer statectl"
         case .formatTooNew(let found, let supported):
-            problem = "the document format is version \(found), newer than the \(supported) this build reads; use a newer statectl"
+            problem =
+                "the document format is version \(found), newer than the \(supported) this build reads; use a newer statectl"
         case .invalidBase64(let limit):
             problem = "\"base64\" is not valid base64, or holds more than the \(limit) bytes --max-state-size allows"
         case .stateTooLarge(let byteCount, let limit):
-            problem = "the state is \(byteCount) bytes, over the \(limit)-byte --max-state-size; give import (and export) a larger --max-state-size, as large as the application's StateStore.Options.maximumStateSize"
+            problem =
+                "the state is \(byteCount) bytes, over the \(limit)-byte --max-state-size; give import (and export) a larger --max-state-size, as large as the application's StateStore.Options.maximumStateSize"
         default:
             problem = error.problem.description
         }
         let message = error.location.map { "\($0): \(problem)" } ?? problem
         let text = message.hasSuffix(".") ? message : message + "."
-        self.init(message: "\(file): \(text) Nothing was imported.", status: error.isFromNewerBuild ? .cannotOpen : .problemFound)
+        self.init(
+            message: "\(file): \(text) Nothing was imported.",
+            status: error.isFromNewerBuild ? .cannotOpen : .problemFound)
     }
 
     /// A store `statectl export` cannot write as a document import would take; `limit` is
@@ -81,22 +91,36 @@ extension CLIError {
         case .store(let error):
             return error
         case .invalidRows(let rows):
-            return CLIError(message: "\(rows.count) row(s) have a path that is not a valid restoration path (rowid \(rows.map { String($0.rowID) }.joined(separator: ", "))), which import would refuse; `statectl inspect` lists them and `statectl prune --invalid-paths` removes them. Nothing was exported.")
+            return CLIError(
+                message:
+                    "\(rows.count) row(s) have a path that is not a valid restoration path (rowid \(rows.map { String($0.rowID) }.joined(separator: ", "))), which import would refuse; `statectl inspect` lists them and `statectl prune --invalid-paths` removes them. Nothing was exported."
+            )
         case .statesTooLarge(let entries, _):
             let listed = entries.prefix(5).map { "\($0.path) (\(Format.bytes($0.byteCount)))" }.joined(separator: ", ")
-            return CLIError(message: "\(entries.count) state(s) are larger than --max-state-size \(limit) (\(listed)\(entries.count > 5 ? ", ..." : "")); give a larger --max-state-size to export and to import alike. Nothing was exported.")
+            return CLIError(
+                message:
+                    "\(entries.count) state(s) are larger than --max-state-size \(limit) (\(listed)\(entries.count > 5 ? ", ..." : "")); give a larger --max-state-size to export and to import alike. Nothing was exported."
+            )
         case .timesOutOfRange(let paths):
-            return CLIError(message: "\(paths.count) state(s) have an update time outside the years 0000–9999, which the document cannot carry (\(paths.prefix(5).map(\.rawValue).joined(separator: ", "))); re-save or prune them. Nothing was exported.")
+            return CLIError(
+                message:
+                    "\(paths.count) state(s) have an update time outside the years 0000–9999, which the document cannot carry (\(paths.prefix(5).map(\.rawValue).joined(separator: ", "))); re-save or prune them. Nothing was exported."
+            )
         case .documentTooLarge(let byteCount, let limit):
             // A lower bound: the smallest document the rows' listing allows, or what was
             // written when the document went over (the rest is not read).
-            return CLIError(message: "The document would be at least \(Format.bytes(byteCount)), over the \(Format.bytes(limit)) import accepts; export part of the states (`statectl prune` others in a copy), or keep large data outside the store. Nothing was exported.")
+            return CLIError(
+                message:
+                    "The document would be at least \(Format.bytes(byteCount)), over the \(Format.bytes(limit)) import accepts; export part of the states (`statectl prune` others in a copy), or keep large data outside the store. Nothing was exported."
+            )
         case .notImportable(let refusal):
             // What export writes, import accepts: the library checked each part of the document
             // with import's own decoder (a row whose checksum fails, for one, is named here, not
             // at import).
             let message = CLIError(refusing: refusal, source: "The document").message
-            return CLIError(message: message.replacingOccurrences(of: "Nothing was imported.", with: "import would refuse it, so nothing was exported."))
+            return CLIError(
+                message: message.replacingOccurrences(
+                    of: "Nothing was imported.", with: "import would refuse it, so nothing was exported."))
         }
     }
 }

@@ -19,7 +19,9 @@ enum Format {
     /// names exactly the file.
     static func word(_ path: String) -> String {
         let plain = path.unicodeScalars.allSatisfy { scalar in
-            scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || "/._-+:@%,=~".unicodeScalars.contains(scalar))
+            scalar.isASCII
+                && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar)
+                    || "/._-+:@%,=~".unicodeScalars.contains(scalar))
         }
         return plain && !path.isEmpty ? path : path.debugDescription
     }

@@ -38,7 +38,8 @@ enum HierarchyPrinter {
     /// Every value from the database is shown escaped (control, format and bidi characters as
     /// `\u{…}`, newlines as `\n`) and a reason at most ``maximumReasonLength`` characters long.
     static func text(
-        archive data: Data?, scene rawScene: String, setAside: Bool, otherScenes rawOthers: [String] = [], setAsideReason rawReason: String? = nil
+        archive data: Data?, scene rawScene: String, setAside: Bool, otherScenes rawOthers: [String] = [],
+        setAsideReason rawReason: String? = nil
     ) -> String {
         let scene = Table.visible(rawScene)
         let otherScenes = rawOthers.map(Table.visible)
@@ -47,7 +48,8 @@ enum HierarchyPrinter {
         guard let data else {
             let others = otherScenes.filter { $0 != scene }
             guard !others.isEmpty else { return "No \(which) for scene \"\(scene)\"." }
-            return "No \(which) for scene \"\(scene)\". Scenes with an archive (--scene): \(others.joined(separator: ", "))."
+            return
+                "No \(which) for scene \"\(scene)\". Scenes with an archive (--scene): \(others.joined(separator: ", "))."
         }
         switch decode(data) {
         case .success(let archive):
@@ -66,12 +68,16 @@ enum HierarchyPrinter {
             if !archive.unarchived.isEmpty {
                 lines.append("Not archived (a relaunch does not rebuild these; their states are kept):")
                 for omission in archive.unarchived {
-                    lines.append("  \(Table.visible(omission.path)) (\(Table.visible(omission.typeName))): \(shortened(omission.reason))")
+                    lines.append(
+                        "  \(Table.visible(omission.path)) (\(Table.visible(omission.typeName))): \(shortened(omission.reason))"
+                    )
                 }
             }
             return lines.joined(separator: "\n")
         case .failure(let error):
-            var lines = ["The \(which) for scene \"\(scene)\" (\(Format.bytes(data.count))) is not one this build can read: \(reason(error))"]
+            var lines = [
+                "The \(which) for scene \"\(scene)\" (\(Format.bytes(data.count))) is not one this build can read: \(reason(error))"
+            ]
             if setAside, let setAsideReason { lines.append("Set aside because: \(setAsideReason)") }
             if data.count > printedArchiveLimit {
                 lines.append("Too large to print; the first bytes:")
@@ -90,7 +96,9 @@ enum HierarchyPrinter {
     /// archive whose reason was recorded), and when found `byte_count`,
     /// `readable`, `archive` (the decoded archive; the stored JSON, or `null`, when unreadable),
     /// `reason` (when unreadable) and `base64` (when the bytes are not JSON).
-    static func json(archive data: Data?, scene: String, setAside: Bool, setAsideReason: String? = nil) -> [(key: String, value: JSON)] {
+    static func json(
+        archive data: Data?, scene: String, setAside: Bool, setAsideReason: String? = nil
+    ) -> [(key: String, value: JSON)] {
         var members: [(key: String, value: JSON)] = [
             ("scene", .string(scene)),
             ("set_aside", .bool(setAside)),
@@ -118,11 +126,15 @@ enum HierarchyPrinter {
 
     // MARK: Tree
 
-    private static func render(_ node: HierarchyArchive.Node, connector: String, childPrefix: String, into lines: inout [String]) {
+    private static func render(
+        _ node: HierarchyArchive.Node, connector: String, childPrefix: String, into lines: inout [String]
+    ) {
         lines.append(connector + Table.visible(label(node)))
         for (index, child) in node.children.enumerated() {
             let last = index == node.children.count - 1
-            render(child, connector: childPrefix + (last ? "└─ " : "├─ "), childPrefix: childPrefix + (last ? "   " : "│  "), into: &lines)
+            render(
+                child, connector: childPrefix + (last ? "└─ " : "├─ "),
+                childPrefix: childPrefix + (last ? "   " : "│  "), into: &lines)
         }
         if let presented = node.presented?.node {
             render(presented, connector: childPrefix + "⤷ presents ", childPrefix: childPrefix + "   ", into: &lines)
@@ -139,7 +151,9 @@ enum HierarchyPrinter {
     private static func label(_ node: HierarchyArchive.Node) -> String {
         var text = name(node)
         if node.storyboardIdentifier == nil {
-            let builtIn = ["StateStore.ViewController", "StateStore.NavigationController", "StateStore.TabBarController"]
+            let builtIn = [
+                "StateStore.ViewController", "StateStore.NavigationController", "StateStore.TabBarController",
+            ]
             if let type = node.restorationClass, !builtIn.contains(type) {
                 text += " (built in code: \(type))"
             } else {
@@ -154,7 +168,8 @@ enum HierarchyPrinter {
         case .tabBar:
             text += " [TabBarController]"
             if let index = node.selectedIndex {
-                text += " selected: " + (node.children.indices.contains(index) ? name(node.children[index]) : "#\(index)")
+                text +=
+                    " selected: " + (node.children.indices.contains(index) ? name(node.children[index]) : "#\(index)")
             }
         }
         return text
@@ -168,13 +183,17 @@ enum HierarchyPrinter {
             ("format", .int(archive.format)),
             ("orientation", archive.orientation.map(JSON.string) ?? .null),
             ("root", archive.root.map(json) ?? .null),
-            ("unarchived", .array(archive.unarchived.map { omission in
-                .object([
-                    ("path", .string(omission.path)),
-                    ("typeName", .string(omission.typeName)),
-                    ("reason", .string(omission.reason)),
-                ])
-            })),
+            (
+                "unarchived",
+                .array(
+                    archive.unarchived.map { omission in
+                        .object([
+                            ("path", .string(omission.path)),
+                            ("typeName", .string(omission.typeName)),
+                            ("reason", .string(omission.reason)),
+                        ])
+                    })
+            ),
         ])
     }
 

@@ -9,14 +9,16 @@ import StateStoreCrypto
 struct KeyOptions: ParsableArguments {
     @Option(
         name: .customLong("key-file"),
-        help: ArgumentHelp("Open sealed states with the key in this file (mode 600 or 400, owned by you).", valueName: "path"),
+        help: ArgumentHelp(
+            "Open sealed states with the key in this file (mode 600 or 400, owned by you).", valueName: "path"),
         completion: .file()
     )
     var keyFile: String?
 
     @Option(
         name: .customLong("credential"),
-        help: ArgumentHelp("Open sealed states with the systemd credential NAME ($CREDENTIALS_DIRECTORY/NAME).", valueName: "name")
+        help: ArgumentHelp(
+            "Open sealed states with the systemd credential NAME ($CREDENTIALS_DIRECTORY/NAME).", valueName: "name")
     )
     var credential: String?
 

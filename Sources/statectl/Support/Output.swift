@@ -1,5 +1,6 @@
 import Foundation
 import StateStore
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -126,7 +127,9 @@ struct GatheredOutput {
         let failure = write(to: STDOUT_FILENO)
         if failure == 0 || failure == EPIPE { return }
         let reason = String(cString: strerror(failure))
-        throw CLIError(message: done.map { "\($0), but its list could not be written: \(reason)" } ?? "cannot write the output: \(reason)")
+        throw CLIError(
+            message: done.map { "\($0), but its list could not be written: \(reason)" }
+                ?? "cannot write the output: \(reason)")
     }
 
     /// Writes everything gathered to `descriptor`, in order. Returns `errno` of the write that

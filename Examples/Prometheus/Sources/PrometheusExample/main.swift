@@ -25,7 +25,8 @@ try MainActor.assumeIsolated {
     let monitor = MemoryPressureMonitor(metricsFactory: factory)
     let application = Application(store: store, storyboard: storyboard)
     let window = Window(size: Size(width: 390, height: 844), orientation: .portrait, application: application)
-    let navigation = NavigationController(rootViewController: try storyboard.instantiateViewController(withIdentifier: "note"))
+    let navigation = NavigationController(
+        rootViewController: try storyboard.instantiateViewController(withIdentifier: "note"))
     navigation.restorationIdentifier = "notes"
     window.rootViewController = navigation
     window.makeKeyAndVisible()
