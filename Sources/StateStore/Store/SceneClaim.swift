@@ -86,8 +86,7 @@ enum SceneClaims {
             let plain =
                 (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
                 || byte == 0x2D || byte == 0x5F || (byte == 0x2E && !name.isEmpty)
-            name +=
-                plain ? String(UnicodeScalar(byte)) : "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
+            name += plain ? String(UnicodeScalar(byte)) : String(format: "%%%02X", byte)
         }
         return name
     }
@@ -100,7 +99,7 @@ enum SceneClaims {
             // FNV-1a: stable across processes and builds, unlike `Hasher`.
             var hash: UInt64 = 0xcbf2_9ce4_8422_2325
             for byte in scene.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-            name = String(name.utf8.prefix(120))! + "~" + String(hash, radix: 16).leftPadded(to: 16)
+            name = String(name.utf8.prefix(120))! + "~" + String(format: "%016llx", hash)
         }
         return name + ".lock"
     }
@@ -273,13 +272,6 @@ enum SceneClaims {
             }
         }
         return result
-    }
-}
-
-extension String {
-    /// The string with `0`s put in front up to `width` characters.
-    fileprivate func leftPadded(to width: Int) -> String {
-        count >= width ? self : String(repeating: "0", count: width - count) + self
     }
 }
 
