@@ -23,7 +23,7 @@ public final class MailApp {
     /// As the app's own process starts it: warnings from /proc, the cgroup and PSI, and SIGTERM
     /// or SIGINT saving what is visible before the process exits. Then run the main queue: `dispatchMain()`.
     public static func start(database: String = StateStore.defaultPath(appName: "mail")) throws -> MailApp {
-        let app = MailApp(store: try StateStore(path: database), memoryMonitor: MemoryPressureMonitor())
+        let app = MailApp(store: try StateStore(path: database), memoryMonitor: try MemoryPressureMonitor())
         app.application.installTerminationHandlers()
         try app.launch()
         return app

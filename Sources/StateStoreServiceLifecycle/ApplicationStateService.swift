@@ -16,7 +16,7 @@ import StateStore
 /// is refused and reported.
 ///
 /// ```swift
-/// let monitor = MemoryPressureMonitor()
+/// let monitor = try MemoryPressureMonitor()
 /// let application = Application(store: store, storyboard: storyboard, memoryMonitor: monitor)
 /// let group = ServiceGroup(configuration: .init(
 ///     services: [

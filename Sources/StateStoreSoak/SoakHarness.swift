@@ -6,39 +6,6 @@ import Synchronization
 /// Set by SIGTERM in the harness process: finish the current operation, flush, report, exit.
 let soakStopRequested = Atomic<Bool>(false)
 
-/// Monitor events above `.normal` not yet matched by a delivered ``MemoryWarningReport``,
-/// keyed by their time in microseconds. Written on the monitor's thread, read on the main actor.
-///
-/// The monitor calls its handlers in no fixed order, so the application's handler may deliver
-/// an event before the harness's handler has put it in the ledger; such early deliveries are
-/// remembered, and the event is not entered as pending when it comes.
-final class SoakEventLedger: Sendable {
-    struct Book {
-        var pending: [Int64: MemoryPressureEvent] = [:]
-        var deliveredEarly: Set<Int64> = []
-    }
-    let book = Mutex(Book())
-    let count = Mutex(0)
-
-    func raised(_ event: MemoryPressureEvent) {
-        let key = Self.key(event.time)
-        book.withLock { book in
-            if book.deliveredEarly.remove(key) == nil { book.pending[key] = event }
-        }
-    }
-
-    func delivered(raisedAt date: Date) {
-        let key = Self.key(date)
-        book.withLock { book in
-            if book.pending.removeValue(forKey: key) == nil { book.deliveredEarly.insert(key) }
-        }
-    }
-
-    var isEmpty: Bool { book.withLock { $0.pending.isEmpty } }
-
-    static func key(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1_000_000).rounded()) }
-}
-
 /// The harness: the process that runs the controllers under pressure (inside the soak's
 /// memory cgroup, in cgroup mode) and reports to the supervisor as JSON lines on stdout
 /// (see ``SoakMessage``).
@@ -93,7 +60,7 @@ package final class SoakHarness {
     init(configuration: Configuration) throws {
         self.configuration = configuration
         store = try StateStore(path: configuration.databasePath)
-        monitor = MemoryPressureMonitor(configuration: configuration.monitorConfiguration)
+        monitor = try MemoryPressureMonitor(configuration: configuration.monitorConfiguration)
         random = SoakRandom(seed: configuration.seed)
         depthCap = max(3, min(40, configuration.controllers / 40))
     }
@@ -568,38 +535,5 @@ package final class SoakHarness {
         var message = SoakMessage(type: "final")
         message.final = final
         emit(message)
-    }
-}
-
-/// A weak reference to a controller, to see whether it outlived its application.
-struct WeakController {
-    weak var controller: ViewController?
-}
-
-/// Sees every memory warning the application handled, matches it to the monitor event that
-/// raised it, checks that a critical one emptied every controller's caches, and reports it.
-@MainActor
-final class SoakWarningObserver: LifecycleObserver {
-    unowned let harness: SoakHarness
-
-    init(harness: SoakHarness) { self.harness = harness }
-
-    func applicationDidRespondToMemoryWarning(_ application: Application, report: MemoryWarningReport) {
-        harness.ledger.delivered(raisedAt: report.raisedAt)
-        harness.final.warningsDelivered += 1
-        var message = SoakMessage(type: "warning")
-        message.t = SoakValues.now()
-        message.level = report.level.rawValue
-        message.raised_at = report.raisedAt.timeIntervalSince1970
-        message.delay = report.delay.seconds
-        message.duration = report.duration.seconds
-        message.rss_before = report.rssBefore
-        message.rss_after = report.rssAfter
-        message.released = report.cacheCostReleased
-        message.cache_left =
-            application.liveControllers.reduce(0) { $0 + $1.caches.reduce(0) { $0 + $1.totalCost } }
-            + RecreatableCaches.shared.totalCost
-        message.controllers = report.controllerCount
-        harness.emit(message)
     }
 }

@@ -67,7 +67,7 @@ struct ServiceWorker {
                 (arguments[1] as NSString).deletingLastPathComponent, 1, 0, STATESTORE_CRASH_KEEP_ALL)
         }
         do {
-            let monitor = MemoryPressureMonitor()
+            let monitor = try MemoryPressureMonitor()
             let busyTimeout: Duration =
                 mode == "sync-fails-locked" ? .milliseconds(100) : StateStore.Options().busyTimeout
             let app = MailApp(

@@ -165,7 +165,7 @@ struct CgroupMemoryTests {
             try CgroupMemory.read(directory: tree.root + "/sys/fs/cgroup/r/c").path == tree.root + "/sys/fs/cgroup/r")
 
         // And the monitor grades it: 56 of 256 MiB is 21.9 %, a warning, not "no cgroup".
-        let monitor = MemoryPressureMonitor(configuration: .init(root: tree.root))
+        let monitor = try MemoryPressureMonitor(configuration: .init(root: tree.root))
         let sample = try monitor.sample()
         #expect(sample.cgroup?.limit == 256 * MiB)
         #expect(sample.level == .warning)

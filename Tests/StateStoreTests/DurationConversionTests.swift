@@ -45,4 +45,34 @@ import Testing
         try store.save("kept", for: "a")
         #expect(try store.restore(String.self, for: "a") == "kept")
     }
+
+    @Test(arguments: [
+        (MemoryPressureMonitor.Configuration(minimumLevelDuration: .seconds(-1)), "minimumLevelDuration"),
+        (MemoryPressureMonitor.Configuration(repeatInterval: .zero), "repeatInterval"),
+        (MemoryPressureMonitor.Configuration(minimumPollingInterval: .microseconds(999)), "minimumPollingInterval"),
+        (MemoryPressureMonitor.Configuration(minimumPollingInterval: .seconds(-1)), "minimumPollingInterval"),
+        (
+            MemoryPressureMonitor.Configuration(
+                minimumPollingInterval: .seconds(2), maximumPollingInterval: .seconds(1)),
+            "maximumPollingInterval"
+        ),
+    ])
+    func aMonitorDurationOutOfRangeIsRefusedAtCreation(configuration: MemoryPressureMonitor.Configuration, name: String)
+    {
+        #expect {
+            try MemoryPressureMonitor(configuration: configuration)
+        } throws: { error in
+            guard case MemoryError.invalidConfiguration(let refused, let reason) = error else { return false }
+            return refused == name && !reason.isEmpty
+                && "\(error)".hasPrefix("MemoryPressureMonitor.Configuration.\(name) is ")
+        }
+    }
+
+    @Test func theMonitorsDefaultsAndItsEdgesAreAccepted() throws {
+        try MemoryPressureMonitor.Configuration().validate()
+        try MemoryPressureMonitor.Configuration(
+            minimumLevelDuration: .zero, repeatInterval: nil, minimumPollingInterval: .milliseconds(1),
+            maximumPollingInterval: .milliseconds(1)
+        ).validate()
+    }
 }

@@ -105,7 +105,7 @@ final class RecordingLogHandler: LogHandler, Sendable {
         try "MemTotal: 8000000 kB\nMemFree: 6000000 kB\nMemAvailable: 7000000 kB\n"
             .write(toFile: folder.file("proc/meminfo"), atomically: true, encoding: .utf8)
         let handler = RecordingLogHandler()
-        let monitor = MemoryPressureMonitor(
+        let monitor = try MemoryPressureMonitor(
             configuration: .init(root: folder.path, readsCgroup: false, usesSystemdPressureWatch: false),
             logger: handler.logger()
         )

@@ -75,7 +75,7 @@ struct MemoryCgroupLiveTests {
         let procs = try String(contentsOfFile: directory + "/cgroup.procs", encoding: .utf8)
         #expect(procs.split(separator: "\n").contains("\(child.processIdentifier)"))
 
-        let monitor = MemoryPressureMonitor(
+        let monitor = try MemoryPressureMonitor(
             configuration: .init(
                 cgroupPath: directory,
                 warningPressureStallPercent: nil,  // grade by the cgroup's headroom only:
@@ -150,7 +150,7 @@ struct PressureStallTriggerLiveTests {
 
     @Test(.enabled(if: FileManager.default.fileExists(atPath: "/proc/pressure/memory"), "needs a kernel with PSI"))
     func monitorOnTheRealSystemStartsAndStops() async throws {
-        let monitor = MemoryPressureMonitor(configuration: .init(usesSystemdPressureWatch: false))
+        let monitor = try MemoryPressureMonitor(configuration: .init(usesSystemdPressureWatch: false))
         monitor.start()
         for _ in 0..<3000 where monitor.lastSample == nil { try await Task.sleep(for: .milliseconds(10)) }
         let sample = try #require(monitor.lastSample)
@@ -213,7 +213,7 @@ struct SystemdPressureWatchTests {
             minimumPollingInterval: .seconds(60), maximumPollingInterval: .seconds(60))
         // The monitor's own environment, not the process's: other tests' child processes must not see it.
         configuration.environment = ["MEMORY_PRESSURE_WATCH": path]
-        let monitor = MemoryPressureMonitor(configuration: configuration)
+        let monitor = try MemoryPressureMonitor(configuration: configuration)
         let events = Mutex<[MemoryPressureEvent]>([])
         monitor.onEvent { event in events.withLock { $0.append(event) } }
         monitor.start()
@@ -248,7 +248,7 @@ struct SystemdPressureWatchTests {
             MemoryFixtures.meminfo(totalKB: 1000, availableKB: 900), to: "/proc/meminfo", in: folder.path)
         weak var released: MemoryPressureMonitor?
         do {
-            let monitor = MemoryPressureMonitor(
+            let monitor = try MemoryPressureMonitor(
                 configuration: .init(
                     root: folder.path, minimumPollingInterval: .milliseconds(10),
                     maximumPollingInterval: .milliseconds(20)))

@@ -144,7 +144,7 @@ struct MetricsTests {
         let root = folder.file("root")
         try MemoryFixtures.write(
             MemoryFixtures.meminfo(totalKB: 8_000_000, availableKB: 6_000_000), to: "/proc/meminfo", in: root)
-        let monitor = MemoryPressureMonitor(
+        let monitor = try MemoryPressureMonitor(
             configuration: .init(root: root, readsCgroup: false), metricsFactory: metrics)
         try monitor.refresh()
         let gauge = try metrics.expectGauge("statestore_memory_pressure_level")

@@ -10,7 +10,7 @@ struct MonitorOwnershipTests {
     let folder = TemporaryFolder()
 
     @Test func stopWaitsForTheThreadToExit() async throws {
-        let monitor = MemoryPressureMonitor(configuration: try MonitorThreads.fixture(in: folder))
+        let monitor = try MemoryPressureMonitor(configuration: try MonitorThreads.fixture(in: folder))
         monitor.start()
         let thread = try await MonitorThreads.started(monitor)
         #expect(MonitorThreads.exists(thread))
@@ -20,7 +20,7 @@ struct MonitorOwnershipTests {
     }
 
     @Test func anApplicationStopsTheMonitorItStartedWhenItTerminates() async throws {
-        let monitor = MemoryPressureMonitor(configuration: try MonitorThreads.fixture(in: folder))
+        let monitor = try MemoryPressureMonitor(configuration: try MonitorThreads.fixture(in: folder))
         let application = Application()
         application.observeMemoryPressure(monitor)
         let thread = try await MonitorThreads.started(monitor)
@@ -31,7 +31,7 @@ struct MonitorOwnershipTests {
     }
 
     @Test func aReleasedApplicationLeavesNoMonitorThreadBehind() async throws {
-        let monitor = MemoryPressureMonitor(configuration: try MonitorThreads.fixture(in: folder))
+        let monitor = try MemoryPressureMonitor(configuration: try MonitorThreads.fixture(in: folder))
         var application: Application? = Application()
         application?.observeMemoryPressure(monitor)
         let thread = try await MonitorThreads.started(monitor)
@@ -43,7 +43,7 @@ struct MonitorOwnershipTests {
     /// A relaunch in one process (the soak does it): the new application observes before the
     /// old one terminates, and the monitor keeps running for it until it terminates too.
     @Test func theLastApplicationObservingAMonitorStopsIt() async throws {
-        let monitor = MemoryPressureMonitor(configuration: try MonitorThreads.fixture(in: folder))
+        let monitor = try MemoryPressureMonitor(configuration: try MonitorThreads.fixture(in: folder))
         let old = Application()
         old.observeMemoryPressure(monitor)
         let thread = try await MonitorThreads.started(monitor)
@@ -59,7 +59,7 @@ struct MonitorOwnershipTests {
     }
 
     @Test func aMonitorStartedElsewhereKeepsRunningForItsOwner() async throws {
-        let monitor = MemoryPressureMonitor(configuration: try MonitorThreads.fixture(in: folder))
+        let monitor = try MemoryPressureMonitor(configuration: try MonitorThreads.fixture(in: folder))
         monitor.start()
         let thread = try await MonitorThreads.started(monitor)
         let application = Application()

@@ -17,7 +17,7 @@ struct MonitorPolicyTests {
             var configuration = configuration
             configuration.root = folder.path
             configuration.readsCgroup = false
-            monitor = MemoryPressureMonitor(configuration: configuration)
+            monitor = try MemoryPressureMonitor(configuration: configuration)
             try setAvailable(percent: 60)
             try setPressure(some: 0, full: 0)
         }

@@ -284,7 +284,7 @@ struct ServiceLifecycleServiceTests {
     }
 
     @Test func theMonitorServiceStopsAndJoinsTheMonitorAtGracefulShutdown() async throws {
-        let monitor = MemoryPressureMonitor(configuration: try MonitorThreads.fixture(in: folder))
+        let monitor = try MemoryPressureMonitor(configuration: try MonitorThreads.fixture(in: folder))
         let thread = try await testGracefulShutdown { trigger in
             async let running: Void = MemoryPressureMonitorService(monitor: monitor).run()
             let thread = try await MonitorThreads.started(monitor)

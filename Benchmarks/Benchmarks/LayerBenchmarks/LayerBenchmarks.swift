@@ -285,7 +285,7 @@ let benchmarks: @Sendable () -> Void = {
             clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &time)
             return time.tv_sec * 1_000_000_000 + time.tv_nsec
         }
-        let monitor = MemoryPressureMonitor(configuration: .init(root: "/"))
+        let monitor = try MemoryPressureMonitor(configuration: .init(root: "/"))
         monitor.start()
         usleep(1_500_000)  // past the start-up sample and watch set-up
         benchmark.startMeasurement()
@@ -324,7 +324,7 @@ let benchmarks: @Sendable () -> Void = {
 
     let fixture = fixtureRoot()
     for (peer, root) in [("host", "/"), ("fixture", fixture)] {
-        let monitor = MemoryPressureMonitor(configuration: .init(root: root))
+        let monitor = try MemoryPressureMonitor(configuration: .init(root: root))
         Benchmark("monitor sample/\(peer)", configuration: configuration) { benchmark in
             for _ in benchmark.scaledIterations { blackHole(try? monitor.sample()) }
         }

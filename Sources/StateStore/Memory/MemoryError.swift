@@ -22,6 +22,9 @@ public enum MemoryError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The path is a FIFO, a device, a directory or a socket, not the regular file the kernel
     /// shows for every `/proc` and `/sys` entry; it was not read (a FIFO would block forever).
     case notARegularFile(path: String)
+    /// A ``MemoryPressureMonitor/Configuration`` value the monitor cannot honour; `name` is the
+    /// property, `reason` says what it is and what it must be.
+    case invalidConfiguration(name: String, reason: String)
 
     public var description: String {
         switch self {
@@ -47,6 +50,8 @@ public enum MemoryError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .notARegularFile(path):
             return
                 "\(path) is not a regular file, as kernel files under /proc and /sys are; it was not read (point --root at a copy of /proc and /sys, not at pipes or devices)"
+        case let .invalidConfiguration(name, reason):
+            return "MemoryPressureMonitor.Configuration.\(name) \(reason)"
         case let .cgroupNotFound(detail):
             return "no memory cgroup found: \(detail); pass Configuration.cgroupPath to choose one explicitly"
         }

@@ -88,5 +88,36 @@ extension MemoryPressureMonitor {
             self.usesPressureStallTriggers = usesPressureStallTriggers
             self.usesSystemdPressureWatch = usesSystemdPressureWatch
         }
+
+        /// Throws ``MemoryError/invalidConfiguration(name:reason:)`` for a duration the monitor
+        /// cannot honour: a negative ``minimumLevelDuration``, a ``repeatInterval`` that is not
+        /// positive, a ``minimumPollingInterval`` under a millisecond (a busy loop), or a
+        /// ``maximumPollingInterval`` below the minimum. ``MemoryPressureMonitor/init(configuration:logger:metricsFactory:)``
+        /// calls it; call it yourself to check a configuration read from elsewhere.
+        public func validate() throws(MemoryError) {
+            guard minimumLevelDuration >= .zero else {
+                throw .invalidConfiguration(
+                    name: "minimumLevelDuration", reason: "is \(minimumLevelDuration); it must be zero or more")
+            }
+            if let repeatInterval, repeatInterval <= .zero {
+                throw .invalidConfiguration(
+                    name: "repeatInterval",
+                    reason: "is \(repeatInterval); it must be more than zero (or nil never to repeat a level)")
+            }
+            guard minimumPollingInterval >= .milliseconds(1) else {
+                throw .invalidConfiguration(
+                    name: "minimumPollingInterval",
+                    reason:
+                        "is \(minimumPollingInterval); it must be at least 1 ms, or the monitor would poll in a busy loop"
+                )
+            }
+            guard maximumPollingInterval >= minimumPollingInterval else {
+                throw .invalidConfiguration(
+                    name: "maximumPollingInterval",
+                    reason:
+                        "is \(maximumPollingInterval); it must be at least minimumPollingInterval (\(minimumPollingInterval))"
+                )
+            }
+        }
     }
 }

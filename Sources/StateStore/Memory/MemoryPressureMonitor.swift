@@ -17,7 +17,7 @@ import Synchronization
 /// fixture ``Configuration/root``.
 ///
 /// ```swift
-/// let monitor = MemoryPressureMonitor(configuration: .init())
+/// let monitor = try MemoryPressureMonitor(configuration: .init())
 /// monitor.onEvent { event in Task { @MainActor in app.didReceiveMemoryWarning(level: event.level) } }
 /// monitor.start()
 /// ```
@@ -67,11 +67,14 @@ public final class MemoryPressureMonitor: Sendable {
     ///   - logger: The application's logger; the default discards everything.
     ///   - metricsFactory: Where it records the level (see <doc:ServicesAndMetrics>); `nil` uses
     ///     `MetricsSystem.factory` as it is now.
+    /// - Throws: ``MemoryError/invalidConfiguration(name:reason:)`` when a duration of the
+    ///   configuration is out of range (see ``Configuration/validate()``).
     public init(
         configuration: Configuration = Configuration(),
         logger: Logger = Logger(label: "StateStore.Memory", factory: { _ in SwiftLogNoOpLogHandler() }),
         metricsFactory: (any MetricsFactory)? = nil
-    ) {
+    ) throws(MemoryError) {
+        try configuration.validate()
         self.configuration = configuration
         self.logger = logger
         levelGauge = Gauge(label: "statestore_memory_pressure_level", factory: metricsFactory ?? MetricsSystem.factory)

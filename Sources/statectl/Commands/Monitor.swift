@@ -86,7 +86,7 @@ extension Statectl {
         }
 
         func run() async throws {
-            let monitor = MemoryPressureMonitor(configuration: .init(root: root, cgroupPath: cgroup))
+            let monitor = try MemoryPressureMonitor(configuration: .init(root: root, cgroupPath: cgroup))
             if events { return try await watchEvents(monitor) }
             let limit = once ? 1 : count
             let pause = interval.duration

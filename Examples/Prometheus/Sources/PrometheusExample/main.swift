@@ -22,7 +22,7 @@ try MainActor.assumeIsolated {
     let store = try StateStore(path: folder + "/state.sqlite", options: .init(metricsFactory: factory))
     let storyboard = Storyboard()
     storyboard.register("note") { NoteController() }
-    let monitor = MemoryPressureMonitor(metricsFactory: factory)
+    let monitor = try MemoryPressureMonitor(metricsFactory: factory)
     let application = Application(store: store, storyboard: storyboard)
     let window = Window(size: Size(width: 390, height: 844), orientation: .portrait, application: application)
     let navigation = NavigationController(
