@@ -175,7 +175,7 @@ public struct HierarchyArchive: Codable, Sendable, Hashable {
             // Foundation calls a number out of range "not valid JSON": say what it is when the
             // bytes do parse as JSON.
             if case .decodingFailed(_, let reason) = error, reason.contains("not valid JSON"),
-                (try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])) != nil
+                (try? JSONParser.parse(data, maximumDepth: limits.maximumJSONDepth)) != nil
             {
                 throw .decodingFailed(
                     path: "hierarchy",
