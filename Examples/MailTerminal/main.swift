@@ -36,7 +36,8 @@ MainActor.assumeIsolated {
     let app: TerminalMailApp
     do {
         let root = ProcessInfo.processInfo.environment["MAIL_MONITOR_ROOT"] ?? "/"
-        app = try TerminalMailApp(database: database, monitor: try MemoryPressureMonitor(configuration: .init(root: root)))
+        app = try TerminalMailApp(
+            database: database, monitor: try MemoryPressureMonitor(configuration: .init(root: root)))
         try app.launch()
         TerminalMailApp.reportUnsavedAtExit()
     } catch {

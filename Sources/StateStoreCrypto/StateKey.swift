@@ -16,7 +16,7 @@ import Glibc
 /// what errors and `statectl` show. No description, log record or error holds key material.
 ///
 /// ```swift
-/// let key = try StateKey.credential("app-state-key")   // $CREDENTIALS_DIRECTORY/app-state-key
+/// let key = try StateKey.credential("app-state-key")  // $CREDENTIALS_DIRECTORY/app-state-key
 /// let store = try StateStore(path: path, options: .init(sealer: StateKeyring(key)))
 /// ```
 public struct StateKey: Sendable, CustomStringConvertible {

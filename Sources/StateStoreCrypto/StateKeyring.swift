@@ -7,7 +7,7 @@ import StateStore
 /// ``StateStore/StateStore/Options/sealer``.
 ///
 /// ```swift
-/// let keyring = StateKeyring(try .file("/etc/myapp/state.key"))
+/// let keyring = StateKeyring(try .file(keyFile))  // head -c 32 /dev/urandom > state.key; chmod 600
 /// let store = try StateStore(path: path, options: .init(sealer: keyring))
 /// ```
 ///
@@ -24,6 +24,8 @@ public struct StateKeyring: StateSealer {
     /// (see `StateStore.rekey`).
     public let previous: [StateKey]
 
+    /// A keyring that seals with `current` and also opens states sealed with any of `previous`
+    /// (a key there with `current`'s id is left out).
     public init(_ current: StateKey, previous: [StateKey] = []) {
         self.current = current
         self.previous = previous.filter { $0.id != current.id }

@@ -18,14 +18,15 @@ import StateStore
 /// ```swift
 /// let monitor = try MemoryPressureMonitor()
 /// let application = Application(store: store, storyboard: storyboard, memoryMonitor: monitor)
-/// let group = ServiceGroup(configuration: .init(
-///     services: [
-///         .init(service: MemoryPressureMonitorService(monitor: monitor)),
-///         .init(service: ApplicationStateService(application: application)),
-///     ],
-///     gracefulShutdownSignals: [.sigterm, .sigint],
-///     logger: logger
-/// ))
+/// let group = ServiceGroup(
+///     configuration: .init(
+///         services: [
+///             .init(service: MemoryPressureMonitorService(monitor: monitor)),
+///             .init(service: ApplicationStateService(application: application)),
+///         ],
+///         gracefulShutdownSignals: [.sigterm, .sigint],
+///         logger: logger
+///     ))
 /// try await group.run()
 /// ```
 public struct ApplicationStateService: Service {
@@ -94,6 +95,7 @@ public struct UnsavedStateError: Error, Sendable, CustomStringConvertible {
     /// (`nil` when it was reported before the shutdown and is still waiting for a retry).
     public let problem: RestorationError?
 
+    /// An error carrying what the final save met, or `nil` when it was reported before the shutdown.
     public init(problem: RestorationError?) {
         self.problem = problem
     }

@@ -11,6 +11,7 @@ public struct MemoryPressureMonitorService: Service {
     /// The monitor this service runs.
     public let monitor: MemoryPressureMonitor
 
+    /// A service that runs `monitor`; nothing starts until ``run()``.
     public init(monitor: MemoryPressureMonitor) {
         self.monitor = monitor
     }

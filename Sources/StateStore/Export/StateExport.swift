@@ -75,6 +75,7 @@ public struct StateExport: Sendable, Hashable {
     /// does not bring it back (the decoder reads ``states``, and counts these in
     /// ``quarantineCarried``).
     public struct QuarantineEntry: Sendable, Hashable {
+        /// The quarantined row: its metadata, reason, and bytes (see ``byteCount``).
         public var state: StateStore.QuarantinedState
         /// The row's length in bytes; `state.bytes` is empty when it was over the export's
         /// state size limit (the document then gives the length alone).

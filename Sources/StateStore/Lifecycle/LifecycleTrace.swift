@@ -6,7 +6,7 @@
 /// let trace = LifecycleTrace()
 /// application.trace = trace
 /// window.makeKeyAndVisible()
-/// trace.lines  // ["Inbox: loadView", "Inbox: viewDidLoad", "Inbox: viewWillAppear(animated: false)", ...]
+/// print(trace.lines)  // ["NavigationController: loadView", "NavigationController: viewDidLoad", …]
 /// ```
 ///
 /// ## Line format

@@ -21,6 +21,13 @@
 ///
 /// Rotation questions (``ViewController/shouldAutorotate``,
 /// ``ViewController/supportedInterfaceOrientations``) are forwarded to the top controller.
+///
+/// ```swift
+/// let navigation = NavigationController(rootViewController: InboxController())
+/// window.rootViewController = navigation
+/// navigation.pushViewController(MessageController(), animated: true)  // the inbox disappears, the message appears
+/// navigation.popViewController(animated: true)  // and back
+/// ```
 @MainActor
 open class NavigationController: ViewController {
     /// The pending interactive pop, if any.

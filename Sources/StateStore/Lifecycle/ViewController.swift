@@ -59,6 +59,24 @@
 /// ``presentedViewController``, a window owns its root. ``parent`` and
 /// ``presentingViewController`` are weak, so a controller that leaves the hierarchy is
 /// deallocated once nothing else holds it.
+///
+/// ```swift
+/// final class InboxViewController: ViewController {
+///     let list = View()
+///
+///     override func viewDidLoad() {
+///         super.viewDidLoad()
+///         view.addSubview(list)  // once, when the view is first needed
+///     }
+///     override func viewWillAppear(_ animated: Bool) {
+///         super.viewWillAppear(animated)
+///         // each time the screen is about to show: refresh what changed while it was away
+///     }
+///     override func didReceiveMemoryWarning(level: MemoryPressureLevel) {
+///         super.didReceiveMemoryWarning(level: level)  // purges the caches given to register(_:)
+///     }
+/// }
+/// ```
 @MainActor
 open class ViewController {
     // MARK: Identity

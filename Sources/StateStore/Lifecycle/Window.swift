@@ -9,6 +9,13 @@
 /// `viewWillLayoutSubviews`, `viewDidLayoutSubviews`, `viewDidAppear(animated: false)`
 /// (forwarded to visible children after each of the root's own callbacks; a sheet presented
 /// before the window is shown appears with its presenter).
+///
+/// ```swift
+/// let window = Window(size: Size(width: 390, height: 844), orientation: .portrait, application: application)
+/// window.rootViewController = NavigationController(rootViewController: InboxController())
+/// window.makeKeyAndVisible()  // the root appears, then its visible children
+/// window.resize(to: Size(width: 844, height: 390))  // viewWillTransition(to:with:) on screen
+/// ```
 @MainActor
 public final class Window {
     /// The application that owns this window. Weak: the application owns its windows.

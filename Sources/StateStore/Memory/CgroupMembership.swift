@@ -15,6 +15,7 @@ public struct CgroupMembership: Sendable, Equatable {
         /// The cgroup's path relative to the hierarchy's root, starting with `/`.
         public var path: String
 
+        /// An entry with the given fields, taken as they are.
         public init(hierarchyID: Int, controllers: [String], path: String) {
             self.hierarchyID = hierarchyID
             self.controllers = controllers
@@ -25,6 +26,7 @@ public struct CgroupMembership: Sendable, Equatable {
     /// The well-formed lines, in file order.
     public var entries: [Entry]
 
+    /// A membership of the given entries, in the given order; they are not checked.
     public init(entries: [Entry]) { self.entries = entries }
 
     /// Parses `/proc/self/cgroup`. Never throws: malformed lines are skipped.

@@ -12,6 +12,7 @@ extension CgroupMemory {
         /// Processes in the cgroup killed by the OOM killer.
         public var oomKill: UInt64 { values["oom_kill"] ?? 0 }
 
+        /// Counters keyed by their name in `memory.events` (`high`, `max`, `oom`, `oom_kill`, …).
         public init(values: [String: UInt64]) { self.values = values }
 
         /// Parses the text of `memory.events`.

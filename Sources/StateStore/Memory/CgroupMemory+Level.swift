@@ -12,6 +12,7 @@ extension CgroupMemory {
         /// v2 `memory.stat` `inactive_file`, v1 `memory.stat` `total_inactive_file`.
         public var inactiveFile: UInt64
 
+        /// A directory's numbers as given, in bytes; `nil` for `max` or `high` means no limit.
         public init(path: String, max: UInt64?, high: UInt64? = nil, usage: UInt64, inactiveFile: UInt64) {
             self.path = path
             self.max = max

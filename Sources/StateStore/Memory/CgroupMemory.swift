@@ -11,7 +11,9 @@
 public struct CgroupMemory: Sendable, Equatable {
     /// The cgroup interface version.
     public enum Version: Int, Sendable, Codable {
+        /// cgroup v1, a hierarchy per controller: `memory.limit_in_bytes`, `memory.usage_in_bytes`.
         case v1 = 1
+        /// cgroup v2, the unified hierarchy: `memory.max`, `memory.high`, `memory.current`.
         case v2 = 2
     }
 
@@ -26,6 +28,7 @@ public struct CgroupMemory: Sendable, Equatable {
     /// v2 `memory.events` of the process's cgroup; `nil` for v1 or when the file is absent.
     public var events: Events?
 
+    /// Numbers as given; `hierarchy` lists the process's cgroup first, then its ancestors.
     public init(
         version: Version, path: String, hierarchy: [Level], pressure: PressureStall? = nil, events: Events? = nil
     ) {

@@ -44,6 +44,7 @@ public struct MemoryPressureEvent: Sendable, Equatable {
     /// timed poll was due it came, so how much earlier than polling alone. `nil` otherwise.
     public var aheadOfPoll: Duration?
 
+    /// An event with the given values; `aheadOfPoll` is `nil` unless a PSI trigger or systemd watch raised it.
     public init(
         time: Date, level: MemoryPressureLevel, previousLevel: MemoryPressureLevel, availableBytes: UInt64,
         totalBytes: UInt64, trigger: Trigger, source: Source, aheadOfPoll: Duration? = nil

@@ -57,6 +57,8 @@ extension MemoryPressureMonitor {
         /// meanwhile (and `setenv` races with threads that read the environment).
         var environment: [String: String]?
 
+        /// A configuration with the given values; the defaults are those explained above. Nothing is
+        /// checked here: ``validate()`` does that.
         public init(
             root: String = "/",
             cgroupPath: String? = nil,

@@ -8,6 +8,7 @@ extension MemoryPressureMonitor {
         /// When the last event was raised; `nil` when none was.
         public var lastEvent: ContinuousClock.Instant?
 
+        /// A state with the given values; the default is the state before the first sample.
         public init(
             level: MemoryPressureLevel = .normal, levelSince: ContinuousClock.Instant? = nil,
             lastEvent: ContinuousClock.Instant? = nil

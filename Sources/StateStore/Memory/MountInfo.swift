@@ -17,6 +17,7 @@ public struct MountInfo: Sendable, Equatable {
         /// The per-superblock options, such as `rw,memory` for a v1 memory hierarchy.
         public var superOptions: [String]
 
+        /// An entry with the given fields, taken as they are (`mountPoint` already unescaped).
         public init(root: String, mountPoint: String, filesystemType: String, superOptions: [String]) {
             self.root = root
             self.mountPoint = mountPoint
@@ -28,6 +29,7 @@ public struct MountInfo: Sendable, Equatable {
     /// The well-formed mounts, in file order.
     public var entries: [Entry]
 
+    /// The given mounts, in the given order; they are not checked.
     public init(entries: [Entry]) { self.entries = entries }
 
     /// Parses `/proc/self/mountinfo`. Never throws: malformed lines are skipped.

@@ -14,6 +14,7 @@ public struct PressureStall: Sendable, Equatable {
         /// Total stall time since boot, in microseconds.
         public var total: UInt64
 
+        /// A line with the given averages (percentages, 0–100) and total (microseconds).
         public init(avg10: Double, avg60: Double, avg300: Double, total: UInt64) {
             self.avg10 = avg10
             self.avg60 = avg60
@@ -27,6 +28,7 @@ public struct PressureStall: Sendable, Equatable {
     /// The `full` line, or `nil` when the file has none.
     public var full: Line?
 
+    /// A reading with the given lines; `nil` stands for a line the file does not have.
     public init(some: Line? = nil, full: Line? = nil) {
         self.some = some
         self.full = full

@@ -12,6 +12,7 @@ extension RecreatableCache {
         /// Cost released by purges (held at `Int.max`).
         public var purgedCost = 0
 
+        /// Statistics with every counter at zero.
         public init() {}
 
         /// `hits / (hits + misses)`, 0 before the first lookup.

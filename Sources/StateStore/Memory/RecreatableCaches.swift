@@ -18,6 +18,7 @@ public final class RecreatableCaches: Sendable {
 
     private let entries = Mutex<[ObjectIdentifier: WeakCache]>([:])
 
+    /// An empty registry, separate from ``shared``.
     public init() {}
 
     /// Adds a cache (held weakly). Registering twice is harmless.

@@ -39,6 +39,14 @@ extension Application {
     /// crash-loop guard; also set aside). `true` may still mean that some controllers could not
     /// be rebuilt: they are reported through ``RestorationCoordinator/errorHandler``, and
     /// ``restoreHierarchyWithReport(in:)`` lists them. Throws only when the store itself fails.
+    ///
+    /// ```swift
+    /// let window = Window(size: Size(width: 390, height: 844), application: application)
+    /// if try !application.restoreHierarchy(in: window) {  // nothing saved: the first screens
+    ///     window.rootViewController = NavigationController(rootViewController: InboxController())
+    ///     window.makeKeyAndVisible()
+    /// }
+    /// ```
     @discardableResult
     public func restoreHierarchy(in window: Window) throws(StateStoreError) -> Bool {
         try restoreHierarchyWithReport(in: window).restored

@@ -15,6 +15,7 @@ extension HierarchyArchive {
         /// The deepest nesting of controllers (children and presentations) rebuilt. Default 64.
         public var maximumDepth: Int
 
+        /// Limits with the given values; each default is the one its property names.
         public init(maximumByteCount: Int = 16 << 20, maximumNodeCount: Int = 100_000, maximumDepth: Int = 64) {
             self.maximumByteCount = maximumByteCount
             self.maximumNodeCount = maximumNodeCount
@@ -38,6 +39,7 @@ extension HierarchyArchive {
     public struct Problem: Error, Sendable, Hashable, CustomStringConvertible {
         /// Where in the archive: the display names of the nodes from the root (empty for the archive itself).
         public var location: String
+        /// What is wrong, in words (such as `selected tab 3 is out of range (2 tabs)`).
         public var reason: String
 
         public var description: String { location.isEmpty ? reason : "at \(location): \(reason)" }

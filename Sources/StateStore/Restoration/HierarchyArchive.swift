@@ -30,8 +30,14 @@ public struct HierarchyArchive: Codable, Sendable, Hashable {
     /// ``unarchived``. Format 1 archives are read as they are.
     public static let currentFormat = 2
 
+    /// The format the archive was written in: ``currentFormat`` for one made here.
     public var format: Int = HierarchyArchive.currentFormat
+    /// The window's ``InterfaceOrientation`` (its raw value) when archived; a rebuilt window is
+    /// rotated to it unless the rotation is refused. `nil`, or a value this build does not know,
+    /// leaves the window as it is.
     public var orientation: String?
+    /// The window's root controller; `nil` when nothing in the window was archived (there is
+    /// then nothing to rebuild).
     public var root: Node?
     /// Controllers of the window that have a restoration identifier but could not be archived,
     /// with the reason (empty when everything was archived).
@@ -47,6 +53,7 @@ public struct HierarchyArchive: Codable, Sendable, Hashable {
         /// Why it was left out, and what to do about it.
         public var reason: String
 
+        /// An omission with the given values.
         public init(path: String, typeName: String, reason: String) {
             self.path = path
             self.typeName = typeName
@@ -58,6 +65,7 @@ public struct HierarchyArchive: Codable, Sendable, Hashable {
 
     /// One controller and what it contains.
     public struct Node: Codable, Sendable, Hashable {
+        /// What sort of container a node is, which says what its ``HierarchyArchive/Node/children`` are.
         public enum Kind: String, Codable, Sendable {
             /// A plain controller; `children` are contained children (`addChild`).
             case plain
@@ -74,12 +82,18 @@ public struct HierarchyArchive: Codable, Sendable, Hashable {
         /// For a controller built in code: its type, as `String(reflecting:)` spells it
         /// (`StateStore.NavigationController` for the built-in navigation controller).
         public var restorationClass: String?
+        /// What sort of container it is, and so what ``children`` are.
         public var kind: Kind
+        /// The archived controllers it contains, in order (see ``Kind``); those without a
+        /// restoration identifier are left out.
         public var children: [Node] = []
+        /// For a ``Kind/tabBar`` node, the index in ``children`` of the selected tab; `nil` otherwise.
         public var selectedIndex: Int?
         /// The controller it presents modally, if any.
         public var presented: Box?
 
+        /// A node with the given values. Nothing is checked here: ``HierarchyArchive/validate(limits:)``
+        /// does that.
         public init(
             storyboardIdentifier: String?, restorationIdentifier: String? = nil, restorationClass: String? = nil,
             kind: Kind, children: [Node] = [], selectedIndex: Int? = nil, presented: Node? = nil
@@ -105,7 +119,9 @@ public struct HierarchyArchive: Codable, Sendable, Hashable {
 
         /// Breaks the recursion of `presented` (a struct cannot contain itself directly).
         public final class Box: Codable, Sendable, Hashable {
+            /// The presented controller's node.
             public let node: Node
+            /// A box holding `node`.
             public init(_ node: Node) { self.node = node }
             public init(from decoder: any Decoder) throws { node = try Node(from: decoder) }
             public func encode(to encoder: any Encoder) throws { try node.encode(to: encoder) }
@@ -114,6 +130,7 @@ public struct HierarchyArchive: Codable, Sendable, Hashable {
         }
     }
 
+    /// An archive in the ``currentFormat`` with the given values.
     public init(orientation: String? = nil, root: Node?, unarchived: [Omission] = []) {
         self.orientation = orientation
         self.root = root

@@ -16,6 +16,7 @@ public struct HierarchyRestoration: Sendable, Hashable {
 
     /// The window's scene identifier.
     public var scene: String
+    /// How the restoration ended.
     public var outcome: Outcome
     /// Archived controllers that could not be rebuilt, with what they contained (their states
     /// are kept in the store).
@@ -28,7 +29,9 @@ public struct HierarchyRestoration: Sendable, Hashable {
 
     /// One state that followed a changed restoration identifier.
     public struct Move: Sendable, Hashable {
+        /// The state's path under the archived restoration identifier.
         public var from: RestorationPath
+        /// The state's path under the controller's current restoration identifier, where it now is.
         public var to: RestorationPath
     }
 

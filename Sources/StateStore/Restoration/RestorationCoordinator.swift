@@ -55,6 +55,7 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
     // accesses to them spans a call out (to an error handler, a controller, the store), so the
     // runtime's dynamic exclusivity check (a thread-local access set, about 40 instructions an
     // access, some 150 accesses a push + pop) would only ever pass.
+    /// The store states and archives are written to and read from, given at initialization.
     public let store: StateStore
     let scenePrefix = "window"
 

@@ -27,6 +27,7 @@ public struct SceneAssignment: Sendable, Hashable, CustomStringConvertible {
     public var requested: String?
     /// The scene the window shows.
     public var identifier: String
+    /// Whether the window's process holds the scene, and if not, why.
     public var outcome: Outcome
     /// The scene the window would have shown and did not, because another live process held
     /// it (the identifier it was given, or the default scene), with its holder; `nil` when the
@@ -36,6 +37,7 @@ public struct SceneAssignment: Sendable, Hashable, CustomStringConvertible {
     /// How long the window waited for a held scene (``SceneConflictPolicy/wait(timeout:)``).
     public var waited: Duration
 
+    /// An assignment with the given values; by default nothing was passed over and nothing waited for.
     public init(
         requested: String?, identifier: String, outcome: Outcome, passedOver: SceneHolder? = nil,
         waited: Duration = .zero

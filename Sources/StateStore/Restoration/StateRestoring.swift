@@ -5,16 +5,20 @@ import Foundation
 ///
 /// ```swift
 /// final class ComposeViewController: ViewController, StateRestoring {
-///     struct Draft: Codable, Sendable { var to = ""; var body = "" }
+///     struct Draft: Codable, Sendable {
+///         var to = ""
+///         var body = ""
+///     }
 ///     var restorableState = Draft()
+///     let editor = TextView()
 ///
 ///     override func viewWillDisappear(_ animated: Bool) {
 ///         super.viewWillDisappear(animated)
-///         restorableState.body = editor.text      // commit edits; the save follows
+///         restorableState.body = editor.text  // commit edits; the save follows
 ///     }
 ///     override func viewWillAppear(_ animated: Bool) {
 ///         super.viewWillAppear(animated)
-///         editor.text = restorableState.body      // already restored
+///         editor.text = restorableState.body  // already restored
 ///     }
 /// }
 /// ```
@@ -29,6 +33,8 @@ import Foundation
 /// moved to the quarantine table with the reason, and the controller keeps its default state.
 @MainActor
 public protocol StateRestoring: ViewController {
+    /// The type of ``restorableState``: saved as JSON with sorted keys under the controller's
+    /// restoration path, at version ``restorableStateVersion``.
     associatedtype RestorableState: Codable & Sendable
 
     /// The model state to save and restore. Set before `viewWillAppear` runs when the

@@ -13,6 +13,7 @@ public struct SQLiteFailure: Sendable, Hashable, CustomStringConvertible {
     /// The statement that failed, when there was one.
     public var sql: String?
 
+    /// A failure with the given code and message; `sql` is `nil` when no statement was involved.
     public init(extendedResultCode: SQLiteResultCode, message: String, sql: String? = nil) {
         self.extendedResultCode = extendedResultCode
         self.message = message

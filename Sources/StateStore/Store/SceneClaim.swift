@@ -15,6 +15,7 @@ public struct SceneHolder: Sendable, Hashable, CustomStringConvertible {
     /// Whether the holder is the calling process.
     public var isThisProcess: Bool
 
+    /// A holder with the given values; `nil` stands for a record that cannot be read.
     public init(scene: String, processIdentifier: Int32?, since: Date?, isThisProcess: Bool) {
         self.scene = scene
         self.processIdentifier = processIdentifier

@@ -36,10 +36,14 @@ public protocol StateSealer: Sendable {
 /// What a sealed state is bound to: a sealed value copied to another row, or read back as
 /// another type or version, does not open.
 public struct SealedRowIdentity: Sendable, Hashable {
+    /// The row's restoration path.
     public var path: RestorationPath
+    /// The Swift type the state was saved as (`String(reflecting:)`), as the row records it.
     public var typeName: String
+    /// The application's version of the state's format, as the row records it.
     public var version: Int
 
+    /// The identity of the row at `path` that holds a `typeName` state of `version`.
     public init(path: RestorationPath, typeName: String, version: Int) {
         self.path = path
         self.typeName = typeName

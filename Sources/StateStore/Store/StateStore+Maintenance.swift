@@ -5,11 +5,18 @@ extension StateStore {
     public struct Health: Sendable, Hashable, Codable {
         /// `PRAGMA integrity_check`'s messages; `["ok"]` when the file is sound.
         public var integrity: [String]
+        /// The schema version the database's migrations reached (``StateStore/StateStore/schemaVersion``).
         public var schemaVersion: Int
+        /// The newest schema version this build knows (``StateStore/StateStore/latestSchemaVersion``).
         public var latestSchemaVersion: Int
+        /// The journal mode `PRAGMA journal_mode` reports (`wal` for a file opened read-write);
+        /// `unknown` when it reports nothing.
         public var journalMode: String
+        /// How many rows the `states` table holds, valid paths or not.
         public var stateCount: Int
+        /// How many rows the `quarantine` table holds.
         public var quarantineCount: Int
+        /// How many rows the `pressure_events` table holds.
         public var pressureEventCount: Int
         /// Rows whose bytes no longer match their checksum.
         public var checksumMismatches: [RestorationPath]

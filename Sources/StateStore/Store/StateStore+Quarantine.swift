@@ -4,16 +4,25 @@ import Logging
 extension StateStore {
     /// A state moved aside because it could not be decoded, verified or migrated.
     public struct QuarantinedState: Sendable, Hashable {
+        /// The row's `id` in the `quarantine` table; a row quarantined later has a larger one.
         public var id: Int64
+        /// The path the state was stored at.
         public var path: RestorationPath
+        /// The Swift type that was saved (`String(reflecting:)`), as the state's row had it.
         public var typeName: String
+        /// The application's version of the state's format, as the state's row had it.
         public var version: Int
+        /// The state's generation when it was moved.
         public var generation: Int64
+        /// How the state is encoded, as the state's row had it.
         public var encoding: StateEncoding
+        /// The checksum the state's row had: XXH64 of the stored bytes, read as a signed integer.
         public var checksum: Int64
+        /// When the state was last written before it was moved, to the millisecond.
         public var updatedAt: Date
         /// Why it was moved, in words.
         public var reason: String
+        /// When it was moved to quarantine, to the millisecond.
         public var quarantinedAt: Date
         /// The original bytes, untouched (sealed when ``keyID`` is set).
         public var bytes: Data

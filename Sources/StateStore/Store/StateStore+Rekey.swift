@@ -13,6 +13,7 @@ extension StateStore {
         /// open: kept exactly as they were (they are in quarantine because something was wrong).
         public var quarantineKept: Int
 
+        /// A result with the given counts.
         public init(rewritten: Int, unchanged: Int, quarantineRewritten: Int = 0, quarantineKept: Int = 0) {
             self.rewritten = rewritten
             self.unchanged = unchanged

@@ -33,6 +33,7 @@ extension StateStore {
         /// then removes it, leaves the old database where it was, and throws.
         public var error: StateStoreError?
 
+        /// A salvage that copied nothing: every count zero and no error.
         public init() {}
     }
 

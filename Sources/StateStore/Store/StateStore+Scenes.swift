@@ -41,6 +41,7 @@ extension StateStore {
         /// Whether an archive of it is set aside (`statectl inspect --hierarchy --set-aside`).
         public var hasSetAsideArchive: Bool
 
+        /// A scene with the given values; by default nothing about it is recorded and it has no archive.
         public init(
             identifier: String, pathPrefix: String? = nil, createdAt: Date? = nil, archiveByteCount: Int? = nil,
             archiveUpdatedAt: Date? = nil, hasSetAsideArchive: Bool = false

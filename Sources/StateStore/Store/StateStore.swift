@@ -57,6 +57,7 @@ public final class StateStore: Sendable {
             case full
         }
 
+        /// Whether each commit waits for the disk (`PRAGMA synchronous`): see ``Synchronous``.
         public var synchronous: Synchronous = .normal
         /// How long a write waits for another connection's lock before ``StateStoreError/busy(_:)``.
         public var busyTimeout: Duration = .seconds(5)
@@ -101,6 +102,8 @@ public final class StateStore: Sendable {
         /// and refuses to read or replace sealed ones (``StateStoreError/keyMismatch(path:found:configured:)``).
         public var sealer: (any StateSealer)?
 
+        /// Options with the defaults every parameter names; the durations are checked when a store
+        /// opens with them (``StateStoreError/invalidOption(name:reason:)``).
         public init(
             synchronous: Synchronous = .normal,
             busyTimeout: Duration = .seconds(5),
@@ -134,6 +137,7 @@ public final class StateStore: Sendable {
     /// (`<file>.scenes`, by the absolute name SQLite opened the file by); `nil` in memory.
     /// See ``sceneHolder(of:)``.
     public let sceneClaimFolder: String?
+    /// The options the store was opened with.
     public let options: Options
     /// The schema version of the open database (equal to ``latestSchemaVersion`` unless read-only).
     public let schemaVersion: Int
@@ -475,7 +479,7 @@ public final class StateStore: Sendable {
     /// commits together or not at all.
     ///
     /// ```swift
-    /// try store.write { transaction in
+    /// try store.write { (transaction) throws(StateStoreError) in
     ///     try transaction.save(inbox, for: "root/inbox")
     ///     try transaction.remove("root/inbox/compose")
     /// }

@@ -11,6 +11,7 @@ public enum StateEncoding: String, Sendable, Codable, CaseIterable {
 
 /// A state row as stored: metadata and the encoded bytes.
 public struct StoredState: Sendable, Hashable {
+    /// Where the state is stored: the restoration path of the controller it belongs to.
     public var path: RestorationPath
     /// The Swift type that was saved (`String(reflecting:)`), for diagnostics.
     public var typeName: String
@@ -18,8 +19,11 @@ public struct StoredState: Sendable, Hashable {
     public var version: Int
     /// Rises by one every time the row's contents change.
     public var generation: Int64
+    /// How the state is encoded: the encoding of ``bytes``, or of what they open to when sealed.
     public var encoding: StateEncoding
+    /// The XXH64 (seed 0) of ``bytes`` as stored, its 64 bits read as a signed integer.
     public var checksum: Int64
+    /// When the row was last written, to the millisecond; a save that changes nothing leaves it.
     public var updatedAt: Date
     /// The bytes as stored: sealed when ``keyID`` is set (``StateStore/plaintext(of:)`` opens them).
     public var bytes: Data
@@ -64,18 +68,27 @@ extension StateStore {
         public var path: String
         /// Why it is not a valid restoration path.
         public var reason: String
+        /// The length of the row's bytes.
         public var byteCount: Int
+        /// When the row was last written, as its `updated_at` column gives it (to the millisecond).
         public var updatedAt: Date
     }
 
     /// One row of ``StateStore/entries(under:)``: what is stored at a path, without the bytes.
     public struct Entry: Sendable, Hashable {
+        /// Where the state is stored.
         public var path: RestorationPath
+        /// The application's version of the state's format.
         public var version: Int
+        /// The length of the bytes as stored (sealed, when ``keyID`` is set).
         public var byteCount: Int
+        /// When the row was last written, to the millisecond.
         public var updatedAt: Date
+        /// The Swift type that was saved (`String(reflecting:)`), for diagnostics.
         public var typeName: String
+        /// Rises by one every time the row's contents change.
         public var generation: Int64
+        /// How the state is encoded.
         public var encoding: StateEncoding
         /// The key the state is sealed with, or `nil` when it is clear.
         public var keyID: String? = nil
@@ -91,6 +104,7 @@ extension StateStore {
         /// generation could no longer rise), or `nil` when it was not.
         public var setAside: String?
 
+        /// A result with the given values; `setAside` is `nil` when nothing was moved to quarantine.
         public init(generation: Int64, wrote: Bool, setAside: String? = nil) {
             self.generation = generation
             self.wrote = wrote
