@@ -162,7 +162,8 @@ func appReport(database: String) -> Never {
     }
 }
 
-/// Launches the mail app on `database`, prints each problem reported, terminates it, then prints the process's peak resident set (`VmHWM`, KiB).
+/// Launches the mail app on `database`, prints each problem reported, terminates it, then prints
+/// the process's peak resident set (`VmHWM`, KiB).
 @MainActor func appPeak(database: String) -> Never {
     func peak() -> String {
         let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""

@@ -4,11 +4,11 @@ import StateStoreCrashVFS
 import StateStoreCrypto
 
 /// Maintenance while an application holds the database open, then a power cut: `importStates`
-/// and `StateStore.rekey(at:from:to:)` must be on storage when they return. The application's open connection keeps the closing maintenance
-/// connection from checkpointing (only the last one does), so nothing syncs them but themselves.
-/// Each operation runs in a folder of its own under FOLDER, through the crash VFS with every
-/// unsynced write dropped at the cut; prints one `beside-app OPERATION kept|LOST` line each and
-/// exits 1 when one was lost.
+/// and `StateStore.rekey(at:from:to:)` must be on storage when they return. The application's
+/// open connection keeps the closing maintenance connection from checkpointing (only the last
+/// one does), so nothing syncs them but themselves. Each operation runs in a folder of its own
+/// under FOLDER, through the crash VFS with every unsynced write dropped at the cut; prints one
+/// `beside-app OPERATION kept|LOST` line each and exits 1 when one was lost.
 enum PowerCutBesideApp {
     static func run(folder: String) -> Never {
         guard statestore_crashvfs_register(1) == 0 else { fail("beside-app: the crash VFS could not be registered") }

@@ -82,8 +82,8 @@ struct LifecycleEngineTests {
     }
 
     /// UIKit refuses a presentation while one is in progress; StateStore queues it instead,
-    /// so the screen is never left half presented: B appears, then C is presented over it
-    /// with the order of https://developer.apple.com/documentation/uikit/uiviewcontroller/present(_:animated:completion:),
+    /// so the screen is never left half presented: B appears, then C is presented over it with the order of
+    /// https://developer.apple.com/documentation/uikit/uiviewcontroller/present(_:animated:completion:),
     /// and dismissing from the root brings the root back.
     @Test("a present from the viewWillAppear of a controller being presented runs after that presentation")
     func presentFromWillAppearOfPresented() {

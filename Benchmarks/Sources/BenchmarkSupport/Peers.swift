@@ -85,8 +85,8 @@ public final class StorePeer: BytesPeer {
 /// The SQLite C API with nothing around it: the store's schema and pragmas (WAL,
 /// `synchronous=NORMAL`), statements prepared once, `BEGIN IMMEDIATE`/`COMMIT`, the
 /// store's exact upsert (generation bump, unchanged-row skip, `RETURNING generation`)
-/// and select, and the same checksum (the store's own XXH64, `StoredState.checksum(of:)`) written and verified. What the store
-/// would cost if it had no Swift around SQLite.
+/// and select, and the same checksum (the store's own XXH64, `StoredState.checksum(of:)`)
+/// written and verified. What the store would cost if it had no Swift around SQLite.
 public final class RawSQLitePeer: BytesPeer {
     private let db: OpaquePointer
     private let begin: OpaquePointer

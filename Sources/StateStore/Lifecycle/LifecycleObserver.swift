@@ -19,7 +19,8 @@ public protocol LifecycleObserver: AnyObject {
     func controller(_ controller: ViewController, willRun callback: LifecycleCallback, animated: Bool)
     /// After the override returned.
     func controller(_ controller: ViewController, didRun callback: LifecycleCallback, animated: Bool)
-    /// A structural change (push/pop/present/dismiss/tab switch/child add/remove/root set/window close) finished in `window`.
+    /// A structural change (push/pop/present/dismiss/tab switch/child add/remove/root set/window close)
+    /// finished in `window`.
     func hierarchyDidChange(in window: Window)
     /// A memory warning was delivered to every live controller and the global caches were
     /// purged; memory has not been returned to the system yet (release what you hold now).

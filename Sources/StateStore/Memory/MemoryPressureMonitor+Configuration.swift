@@ -94,8 +94,9 @@ extension MemoryPressureMonitor {
         /// Throws ``MemoryError/invalidConfiguration(name:reason:)`` for a duration the monitor
         /// cannot honour: a negative ``minimumLevelDuration``, a ``repeatInterval`` that is not
         /// positive, a ``minimumPollingInterval`` under a millisecond (a busy loop), or a
-        /// ``maximumPollingInterval`` below the minimum. ``MemoryPressureMonitor/init(configuration:logger:metricsFactory:)``
-        /// calls it; call it yourself to check a configuration read from elsewhere.
+        /// ``maximumPollingInterval`` below the minimum.
+        /// ``MemoryPressureMonitor/init(configuration:logger:metricsFactory:)`` calls it; call it yourself
+        /// to check a configuration read from elsewhere.
         public func validate() throws(MemoryError) {
             guard minimumLevelDuration >= .zero else {
                 throw .invalidConfiguration(

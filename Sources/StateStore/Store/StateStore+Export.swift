@@ -57,7 +57,8 @@ extension StateStore.WriteTransaction {
     ///
     /// A new path keeps `state.generation`, which must lie in 1...``StoredState/maximumGeneration``,
     /// as does a path whose stored generation is past it (that row is moved to quarantine first),
-    /// and the version in 0...``StoredState/maximumVersion`` (else ``StateStoreError/invalidState(path:reason:)``). An existing row is replaced and gets
+    /// and the version in 0...``StoredState/maximumVersion`` (else
+    /// ``StateStoreError/invalidState(path:reason:)``). An existing row is replaced and gets
     /// `max(state.generation, stored generation + 1)`, so a running instance that has seen the
     /// old row still notices the change. Throws ``StateStoreError/stateTooLarge(path:byteCount:limit:)``
     /// over the store's ``StateStore/Options/maximumStateSize`` and

@@ -60,7 +60,8 @@ extension StateStore {
     /// - Throws: ``StateStoreError/stateTooLarge(path:byteCount:limit:)`` for a state over
     ///   ``Options/maximumStateSize``, ``StateStoreError/checksumMismatch(path:)`` or
     ///   ``StateStoreError/invalidState(path:reason:)`` for a state built by hand that a decoder
-    ///   would have refused (a path twice, a generation or version out of range), ``StateStoreError/readOnly(file:_:)`` on a store opened read-only,
+    ///   would have refused (a path twice, a generation or version out of range),
+    ///   ``StateStoreError/readOnly(file:_:)`` on a store opened read-only,
     ///   and any error a write can meet. Nothing is written when it throws, except when the
     ///   sync after the commit fails (``StateStoreError/notSynced(file:_:)``): the import is
     ///   then committed, but a power cut may take it back; do not import again.

@@ -16,17 +16,19 @@ extension StateStore {
     }
 
     /// Opens the database at `path`; when it is damaged, not a database, its WAL is lost, or its
-    /// tables or triggers were changed outside StateStore, moves it aside as `<path>.broken-<UTC timestamp>` (with its `-wal` and `-shm`) and starts
-    /// a fresh one holding everything of the old one that can still be read and checked. Nothing
-    /// is deleted, and the moved file is not changed.
+    /// tables or triggers were changed outside StateStore, moves it aside as
+    /// `<path>.broken-<UTC timestamp>` (with its `-wal` and `-shm`) and starts a fresh one
+    /// holding everything of the old one that can still be read and checked. Nothing is
+    /// deleted, and the moved file is not changed.
     ///
     /// What survives is copied into the fresh database in one transaction, synced before this
     /// returns (``Recovery/salvage`` counts it): every state whose row SQLite can still read and
     /// whose bytes match the checksum stored with them (and whose other columns show none of the
-    /// damage ``Salvage/statesLeftBehind`` lists), the window hierarchy archives, the quarantined rows, the memory-pressure events and the
-    /// metadata. Where SQLite cannot read a page of the states, the copy goes on past it and the
-    /// states on it stay behind; a file that is not a database, or whose schema cannot be read,
-    /// gives an empty fresh one. The copy reads the whole old file once, at this launch only.
+    /// damage ``Salvage/statesLeftBehind`` lists), the window hierarchy archives, the quarantined
+    /// rows, the memory-pressure events and the metadata. Where SQLite cannot read a page of the
+    /// states, the copy goes on past it and the states on it stay behind; a file that is not a
+    /// database, or whose schema cannot be read, gives an empty fresh one. The copy reads the whole
+    /// old file once, at this launch only.
     ///
     /// The fresh database is built beside the old one as `<path>.recovering`, and takes its name
     /// only once it is whole: the old file stays where it is until then. A crash or a power cut

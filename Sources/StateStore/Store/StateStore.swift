@@ -61,7 +61,8 @@ public final class StateStore: Sendable {
         public var synchronous: Synchronous = .normal
         /// How long a write waits for another connection's lock before ``StateStoreError/busy(_:)``.
         public var busyTimeout: Duration = .seconds(5)
-        /// Open without writing anything: no migration, no pragmas that write. Saves throw ``StateStoreError/readOnly(file:_:)``.
+        /// Open without writing anything: no migration, no pragmas that write. Saves throw
+        /// ``StateStoreError/readOnly(file:_:)``.
         public var readOnly = false
         /// With ``readOnly``: open a database whose tables match this build's schema exactly even
         /// when its version records (`PRAGMA user_version`, `schema_migrations`) were erased or

@@ -17,8 +17,8 @@ import StateStore
 /// restoration identifier differs), or, built in code, by its restoration identifier with
 /// `built in code` (and its class when it is not a built-in container); containers show
 /// their kind, a tab bar its selected tab, and `⤷ presents` the controller presented modally
-/// over it. Controllers the app could not archive follow under "Not archived", with the reason. An archive this build cannot
-/// decode is shown as stored (JSON, else a hex dump), with the reason.
+/// over it. Controllers the app could not archive follow under "Not archived", with the reason.
+/// An archive this build cannot decode is shown as stored (JSON, else a hex dump), with the reason.
 enum HierarchyPrinter {
     /// The archive decoded, or why it cannot be.
     static func decode(_ data: Data) -> Result<HierarchyArchive, StateStoreError> {
