@@ -7,8 +7,10 @@ struct Migration: Sendable {
     var sql: String
 }
 
-/// Applies `migrations/*.sql` in order, each in its own transaction, and records each
-/// in `schema_migrations` and `PRAGMA user_version`.
+/// Applies the pending `migrations/*.sql` in order, all in one transaction, and records each
+/// in `schema_migrations` and `PRAGMA user_version`: a database several versions old is left at
+/// its old version or at the latest, never in between, by a failure, a kill or a power cut
+/// midway (`UpgradeFixtureTests` cuts the power at every write of each upgrade).
 ///
 /// A database whose schema is newer than the newest embedded migration is refused
 /// with ``StateStoreError/schemaTooNew(file:found:supported:)`` before anything is written.
@@ -94,7 +96,7 @@ struct Migrator {
     @discardableResult
     func migrate(_ connection: Connection) throws(StateStoreError) -> [Migration] {
         let pending = try pending(for: connection)
-        for migration in pending {
+        if !pending.isEmpty {
             try connection.writeTransaction { () throws(StateStoreError) in
                 // Checked again under the write lock: another process may have migrated meanwhile,
                 // perhaps past what this build knows.
@@ -102,28 +104,9 @@ struct Migrator {
                 guard applied <= latestVersion else {
                     throw .schemaTooNew(file: connection.path, found: applied, supported: latestVersion)
                 }
-                guard applied < migration.version else { return }
-                try connection.execute(Self.bookkeeping)
-                do throws(StateStoreError) {
-                    try connection.execute(migration.sql)
-                } catch {
-                    // A migration written for the recorded version fails only on tables that are
-                    // not that version's (changed outside StateStore); rolled back whole. Named by
-                    // its file, not by its whole text.
-                    guard case .sqlite(var failure) = error else { throw error }
-                    failure.message +=
-                        " (the database records schema version \(applied), and its tables are not that version's)"
-                    failure.sql = "migration \(String(format: "%04d", migration.version))_\(migration.name).sql"
-                    throw .sqlite(failure)
+                for migration in pending where migration.version > applied {
+                    try apply(migration, recorded: applied, on: connection)
                 }
-                let record = try connection.cached(
-                    "INSERT INTO schema_migrations(version, name, applied_at) VALUES (?1, ?2, ?3)"
-                )
-                record.bind(migration.version, at: 1)
-                record.bind(migration.name, at: 2)
-                record.bind(Int64(Date().timeIntervalSince1970 * 1000), at: 3)
-                try record.run()
-                try connection.execute("PRAGMA user_version = \(migration.version)")
             }
         }
         if !connection.readOnly, try connection.scalarInt("PRAGMA user_version") != Int64(latestVersion) {
@@ -132,5 +115,31 @@ struct Migrator {
             try connection.execute("PRAGMA user_version = \(latestVersion)")
         }
         return pending
+    }
+
+    /// Runs one migration and records it, inside the caller's transaction.
+    private func apply(_ migration: Migration, recorded applied: Int, on connection: Connection) throws(StateStoreError)
+    {
+        try connection.execute(Self.bookkeeping)
+        do throws(StateStoreError) {
+            try connection.execute(migration.sql)
+        } catch {
+            // A migration written for the recorded version fails only on tables that are not that
+            // version's (changed outside StateStore); rolled back whole, with the migrations before
+            // it. Named by its file, not by its whole text.
+            guard case .sqlite(var failure) = error else { throw error }
+            failure.message +=
+                " (the database records schema version \(applied), and its tables are not that version's)"
+            failure.sql = "migration \(String(format: "%04d", migration.version))_\(migration.name).sql"
+            throw .sqlite(failure)
+        }
+        let record = try connection.cached(
+            "INSERT INTO schema_migrations(version, name, applied_at) VALUES (?1, ?2, ?3)"
+        )
+        record.bind(migration.version, at: 1)
+        record.bind(migration.name, at: 2)
+        record.bind(Int64(Date().timeIntervalSince1970 * 1000), at: 3)
+        try record.run()
+        try connection.execute("PRAGMA user_version = \(migration.version)")
     }
 }
