@@ -14,6 +14,13 @@ let package = Package(
         .executable(name: "statectl", targets: ["statectl"]),
         .executable(name: "mail", targets: ["mail"]),
     ],
+    traits: [
+        // Sealed states in statectl (--key-file, --credential, rekey), through StateStoreCrypto
+        // and so swift-crypto's BoringSSL. On by default; `scripts/demo` builds statectl without
+        // it (in a build folder of its own), so a newcomer's first build compiles no BoringSSL.
+        .trait(name: "Sealing", description: "statectl opens, checks and rekeys sealed states (StateStoreCrypto)."),
+        .default(enabledTraits: ["Sealing"]),
+    ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
@@ -99,7 +106,7 @@ let package = Package(
             dependencies: [
                 "StateStore",
                 "StateStoreSoak",
-                "StateStoreCrypto",
+                .target(name: "StateStoreCrypto", condition: .when(traits: ["Sealing"])),
                 "MailExample",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]

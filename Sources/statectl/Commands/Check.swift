@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 import StateStore
-import StateStoreCrypto
 
 extension Statectl {
     /// `statectl check`: integrity, schema version, counts, quarantine and checksums.
@@ -176,12 +175,12 @@ extension Statectl {
         }
 
         /// Key ids of sealed states that were not opened: no key given, or another one.
-        private func unopened(_ health: StateStore.Health, keyring: StateKeyring?) -> [String] {
+        private func unopened(_ health: StateStore.Health, keyring: (any StateSealer)?) -> [String] {
             health.sealedStates.keys.filter { !(keyring?.canOpen(keyID: $0) ?? false) }.sorted()
         }
 
         /// `0`, or `4 (key 1a2b…: 4, opened)`, `4 (key 1a2b…: 4, not opened (no key given))`.
-        private func sealedSummary(_ health: StateStore.Health, keyring: StateKeyring?) -> String {
+        private func sealedSummary(_ health: StateStore.Health, keyring: (any StateSealer)?) -> String {
             let total = health.sealedStates.values.reduce(0, +)
             guard total > 0 else { return "0" }
             let skipped = Set(unopened(health, keyring: keyring))

@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 import StateStore
-import StateStoreCrypto
 
 extension Statectl {
     /// `statectl rekey`: seal a clear database, rotate to a new key, or unseal, in one transaction.
@@ -65,7 +64,7 @@ extension Statectl {
         func run() throws {
             try database.requireExistingFile()
             let current = try key.keyring()
-            let target = try KeyOptions.key(file: newKeyFile, credential: newCredential).map { StateKeyring($0) }
+            let target = try KeyOptions.key(file: newKeyFile, credential: newCredential)
             let result = try StateStore.rekey(
                 at: database.path, from: current, to: target,
                 options: .init(maximumStateSize: Int(limit.maximumStateSize.bytes))

@@ -1,7 +1,10 @@
 import ArgumentParser
 import Foundation
 import StateStore
-import StateStoreCrypto
+
+#if Sealing
+    import StateStoreCrypto
+#endif
 
 /// `--key-file PATH` / `--credential NAME`: the key sealed states open with, for the commands
 /// that read or write states. Without one, sealed states are listed (path, size, generation,
@@ -28,17 +31,27 @@ struct KeyOptions: ParsableArguments {
     }
 
     /// The keyring for the key given, or `nil` when none was.
-    func keyring() throws -> StateKeyring? {
-        try Self.key(file: keyFile, credential: credential).map { StateKeyring($0) }
+    func keyring() throws -> (any StateSealer)? {
+        try Self.key(file: keyFile, credential: credential)
     }
 
-    static func key(file: String?, credential: String?) throws -> StateKey? {
-        do {
-            if let file { return try StateKey.file(file) }
-            if let credential { return try StateKey.credential(credential) }
-            return nil
-        } catch {
-            throw CLIError(message: error.description)
-        }
+    /// A keyring of the key in `file` or the credential `credential`; `nil` when neither is given.
+    /// A statectl built without the `Sealing` trait (as `scripts/demo` builds it) refuses both.
+    static func key(file: String?, credential: String?) throws -> (any StateSealer)? {
+        guard file != nil || credential != nil else { return nil }
+        #if Sealing
+            do {
+                if let file { return StateKeyring(try StateKey.file(file)) }
+                if let credential { return StateKeyring(try StateKey.credential(credential)) }
+                return nil
+            } catch {
+                throw CLIError(message: error.description)
+            }
+        #else
+            throw CLIError(
+                message:
+                    "this statectl was built without sealed states (the package's Sealing trait was off, as scripts/demo builds it); build the whole one with `swift build -c release --product statectl` and run .build/release/statectl"
+            )
+        #endif
     }
 }
