@@ -3,7 +3,7 @@ import Foundation
 import StateStore
 
 #if Sealing
-    import StateStoreCrypto
+import StateStoreCrypto
 #endif
 
 /// `--key-file PATH` / `--credential NAME`: the key sealed states open with, for the commands
@@ -40,18 +40,18 @@ struct KeyOptions: ParsableArguments {
     static func key(file: String?, credential: String?) throws -> (any StateSealer)? {
         guard file != nil || credential != nil else { return nil }
         #if Sealing
-            do {
-                if let file { return StateKeyring(try StateKey.file(file)) }
-                if let credential { return StateKeyring(try StateKey.credential(credential)) }
-                return nil
-            } catch {
-                throw CLIError(message: error.description)
-            }
+        do {
+            if let file { return StateKeyring(try StateKey.file(file)) }
+            if let credential { return StateKeyring(try StateKey.credential(credential)) }
+            return nil
+        } catch {
+            throw CLIError(message: error.description)
+        }
         #else
-            throw CLIError(
-                message:
-                    "this statectl was built without sealed states (the package's Sealing trait was off, as scripts/demo builds it); build the whole one with `swift build -c release --product statectl` and run .build/release/statectl"
-            )
+        throw CLIError(
+            message:
+                "this statectl was built without sealed states (the package's Sealing trait was off, as scripts/demo builds it); build the whole one with `swift build -c release --product statectl` and run .build/release/statectl"
+        )
         #endif
     }
 }
