@@ -18,7 +18,8 @@ import Testing
         try Snapshot.check(result.stdout, against: Snapshot.file("help.txt"), regenerate: Self.regenerate)
     }
 
-    /// Every subcommand the root help lists has a snapshot, and `Snapshots/` holds nothing else.
+    /// Every subcommand the root help lists has a snapshot, and `Snapshots/` holds nothing else
+    /// but the JSON fields' (``StatectlJSONFieldsTests``).
     @Test func everySubcommandHasASnapshot() throws {
         let help = try CLI.run(["--help"]).stdout
         let section = try #require(help.range(of: "SUBCOMMANDS:\n"))
@@ -29,7 +30,9 @@ import Testing
             return name == "See" ? nil : String(name)
         }
         #expect(listed == Self.subcommands)
-        let files = ["help.txt"] + Self.subcommands.map { "help-\($0).txt" } + Self.shells.map { "completion.\($0)" }
+        let files =
+            ["help.txt", "statectl-json-fields.txt"] + Self.subcommands.map { "help-\($0).txt" }
+            + Self.shells.map { "completion.\($0)" }
         #expect(try FileManager.default.contentsOfDirectory(atPath: Snapshot.folder.path).sorted() == files.sorted())
     }
 
