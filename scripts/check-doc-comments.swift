@@ -14,8 +14,14 @@ guard CommandLine.arguments.count == 2 else {
 let folder = URL(fileURLWithPath: CommandLine.arguments[1])
 var missing: [String] = []
 var count = 0
-for module in modules {
-    let file = folder.appending(path: "\(module).symbols.json")
+// A module's own symbols, and (in `Module@Other.symbols.json`) its extensions of other modules' types.
+let files = modules.flatMap { module -> [(module: String, file: URL)] in
+    let extensions = ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [])
+        .filter { $0.hasPrefix("\(module)@") && $0.hasSuffix(".symbols.json") }.sorted()
+    return [(module, folder.appending(path: "\(module).symbols.json"))]
+        + extensions.map { (module, folder.appending(path: $0)) }
+}
+for (module, file) in files {
     guard let data = try? Data(contentsOf: file),
         let graph = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
         let symbols = graph["symbols"] as? [[String: Any]]

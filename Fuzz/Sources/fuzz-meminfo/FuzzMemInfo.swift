@@ -62,7 +62,7 @@ private func check(_ error: MemoryError, text: String) {
     case let .invalidNumber(name, line, _, _), let .malformedLine(name, line, _):
         invariant(name == file, "error names \(name), not \(file)")
         invariant(line >= 1 && line <= lines, "error line \(line) outside 1...\(lines)")
-    case .unreadable, .cgroupNotFound, .notARegularFile:
+    case .unreadable, .cgroupNotFound, .notARegularFile, .invalidConfiguration:
         invariant(false, "parse threw \(error), which only file access may throw")
     }
     invariant(!error.description.isEmpty, "empty error description")

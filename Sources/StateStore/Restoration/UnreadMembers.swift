@@ -7,13 +7,20 @@ enum UnreadMembers {
     /// The nesting `JSONDecoder` reads; a stored value it decoded is never deeper.
     static let maximumDepth = 512
 
+    /// What ``find(stored:reencoded:)`` reports for stored bytes it cannot compare.
+    static let unreadForm =
+        "(the whole value: stored in a JSON form only JSONDecoder reads, such as a trailing comma or a repeated key)"
+
     /// The dotted paths of members in `stored` that `reencoded` lacks (`[]` for array elements:
     /// `attachments[].size`), sorted; empty when nothing would be lost by saving `reencoded`
     /// over `stored`. Members whose stored value is `null` carry nothing and are not listed.
+    ///
+    /// `JSONDecoder` takes a few forms this package's reader refuses (a trailing comma, a repeated
+    /// key); stored bytes in such a form are reported as ``unreadForm``, so they are kept rather
+    /// than compared.
     static func find(stored: some Collection<UInt8>, reencoded: some Collection<UInt8>) -> [String] {
-        guard let old = try? JSONParser.parse(stored, maximumDepth: maximumDepth),
-            let new = try? JSONParser.parse(reencoded, maximumDepth: maximumDepth)
-        else { return [] }
+        guard let old = try? JSONParser.parse(stored, maximumDepth: maximumDepth) else { return [unreadForm] }
+        guard let new = try? JSONParser.parse(reencoded, maximumDepth: maximumDepth) else { return [] }
         var found = Set<String>()
         compare(old, new, at: "", into: &found)
         return found.sorted()

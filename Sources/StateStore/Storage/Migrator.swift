@@ -128,8 +128,13 @@ struct Migrator {
             // version's (changed outside StateStore); rolled back whole, with the migrations before
             // it. Named by its file, not by its whole text.
             guard case .sqlite(var failure) = error else { throw error }
-            failure.message +=
-                " (the database records schema version \(applied), and its tables are not that version's)"
+            // Only a statement the schema refused says the tables are not the recorded version's;
+            // an I/O error or a full memory does not.
+            if failure.resultCode == .error || failure.resultCode == .constraint {
+                failure.message +=
+                    " (the database records schema version \(applied), and its tables are not that version's)"
+            }
+            failure.message += "; every migration from version \(applied) was rolled back, and the file is unchanged"
             failure.sql = "migration \(String(format: "%04d", migration.version))_\(migration.name).sql"
             throw .sqlite(failure)
         }

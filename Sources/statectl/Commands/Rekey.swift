@@ -59,6 +59,7 @@ extension Statectl {
             if [newKeyFile != nil, newCredential != nil, clear].filter({ $0 }).count != 1 {
                 throw ValidationError("Give exactly one of --new-key-file, --new-credential and --clear.")
             }
+            if newKeyFile != nil || newCredential != nil { try KeyOptions.requireSealing() }
         }
 
         func run() throws {
