@@ -1,6 +1,5 @@
 import Foundation
 import StateStore
-import Synchronization
 
 /// Monitor events above `.normal` not yet matched by a delivered ``MemoryWarningReport``,
 /// keyed by their time in microseconds. Written on the monitor's thread, read on the main actor.
@@ -13,8 +12,8 @@ final class SoakEventLedger: Sendable {
         var pending: [Int64: MemoryPressureEvent] = [:]
         var deliveredEarly: Set<Int64> = []
     }
-    let book = Mutex(Book())
-    let count = Mutex(0)
+    let book = Lock(Book())
+    let count = Lock(0)
 
     func raised(_ event: MemoryPressureEvent) {
         let key = Self.key(event.time)

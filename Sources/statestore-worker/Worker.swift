@@ -19,7 +19,7 @@ struct Worker: ParsableCommand {
             RebuildTimingMode.self, HostileArchiveMode.self, WriteBehindKillMode.self,
             PowerCutMode.self, PowerCutBesideAppMode.self, SyncFails.self, PowerSave.self, PowerVerify.self,
             PowerRecoverTemplate.self, PowerRecover.self, PowerRecoverVerify.self,
-            Ballast.self, Contend.self, CheckAfterChdir.self,
+            Ballast.self, Contend.self, CheckAfterChdir.self, MemoryFlatMode.self,
         ]
     )
 }

@@ -289,7 +289,7 @@ struct BackgroundCheckTests {
         try populate(300)
         // The delay leaves the moves below ample time, however busy the machine.
         let store = try StateStore(path: path, options: .init(backgroundCheck: .quick(after: .seconds(10))))
-        let lock = Mutex<[StateStoreError]>([])
+        let lock = Lock<[StateStoreError]>([])
         store.observeBackgroundCheck { error in lock.withLock { $0.append(error) } }
         // Before the check begins: the store's file moves away and the damaged one takes its name.
         try FileManager.default.moveItem(atPath: path, toPath: folder.file("moved.sqlite"))

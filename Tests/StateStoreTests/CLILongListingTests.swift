@@ -1,6 +1,5 @@
 import Foundation
 import StateStore
-import Synchronization
 import Testing
 
 /// `statectl inspect`, `prune` and `export` over many states, run as the built binary: their
@@ -32,8 +31,8 @@ import Testing
     static func peak(_ arguments: [String]) throws -> (status: Int32, stdout: String, kilobytes: Int) {
         let (process, pipe) = try CLI.start(CLI.executable, arguments)
         let status = "/proc/\(process.processIdentifier)/status"
-        let highest = Mutex(0)
-        let running = Mutex(true)
+        let highest = Lock(0)
+        let running = Lock(true)
         @Sendable func read() {
             if let text = try? String(contentsOfFile: status, encoding: .utf8),
                 let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),

@@ -1,6 +1,5 @@
 import Foundation
 import Logging
-import Synchronization
 import Testing
 
 @testable import StateStore
@@ -13,8 +12,8 @@ final class RecordingLogHandler: LogHandler, Sendable {
         var metadata: [String: String]
     }
 
-    private let storage = Mutex<[Record]>([])
-    private let state = Mutex<(Logger.Level, Logger.Metadata)>((.trace, [:]))
+    private let storage = Lock<[Record]>([])
+    private let state = Lock<(Logger.Level, Logger.Metadata)>((.trace, [:]))
 
     var records: [Record] { storage.withLock { $0 } }
 

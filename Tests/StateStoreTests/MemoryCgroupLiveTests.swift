@@ -1,6 +1,5 @@
 import Foundation
 import Glibc
-import Synchronization
 import Testing
 
 @testable import StateStore
@@ -84,7 +83,7 @@ struct MemoryCgroupLiveTests {
                 usesPressureStallTriggers: false,
                 usesSystemdPressureWatch: false
             ))
-        let events = Mutex<[MemoryPressureEvent]>([])
+        let events = Lock<[MemoryPressureEvent]>([])
         monitor.onEvent { event in events.withLock { $0.append(event) } }
 
         let first = try monitor.sample()
@@ -214,7 +213,7 @@ struct SystemdPressureWatchTests {
         // The monitor's own environment, not the process's: other tests' child processes must not see it.
         configuration.environment = ["MEMORY_PRESSURE_WATCH": path]
         let monitor = try MemoryPressureMonitor(configuration: configuration)
-        let events = Mutex<[MemoryPressureEvent]>([])
+        let events = Lock<[MemoryPressureEvent]>([])
         monitor.onEvent { event in events.withLock { $0.append(event) } }
         monitor.start()
         defer { monitor.stop() }

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 
 @testable import StateStore
@@ -213,7 +212,7 @@ struct MonitorPolicyTests {
 
     @Test func recordPublishesToHandlersAndStreams() async throws {
         let script = try ScriptedRoot()
-        let seen = Mutex<[MemoryPressureLevel]>([])
+        let seen = Lock<[MemoryPressureLevel]>([])
         let token = script.monitor.onEvent { event in seen.withLock { $0.append(event.level) } }
         let stream = script.monitor.events
         try script.setAvailable(percent: 10)

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 extension Application {
     /// The whole response to memory pressure, on the main actor:
@@ -125,7 +124,7 @@ struct MonitorLink {
 /// last application that started it.
 final class MonitorLease: Sendable {
     let monitor: MemoryPressureMonitor
-    private let held = Mutex(true)
+    private let held = Lock(true)
 
     init(_ monitor: MemoryPressureMonitor) {
         self.monitor = monitor

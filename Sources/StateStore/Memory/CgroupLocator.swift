@@ -1,5 +1,3 @@
-import Synchronization
-
 /// Remembers where the process's memory cgroup is, so that a running monitor does not parse
 /// `mountinfo` and map the cgroup path at every sample.
 ///
@@ -19,7 +17,7 @@ final class CgroupLocator: Sendable {
         var version: CgroupMemory.Version
     }
 
-    private let locations = Mutex<[String: Location]>([:])
+    private let locations = Lock<[String: Location]>([:])
 
     /// The memory cgroup of the current process under `root`, as ``CgroupMemory/discover(root:)``
     /// finds it, discovering again only when the process's membership changed.

@@ -1,7 +1,6 @@
 import CoreMetrics
 import Foundation
 import Logging
-import Synchronization
 
 /// Watches memory pressure on Linux and raises ``MemoryPressureEvent``s: the missing
 /// memory-pressure source that libdispatch and `NSCache` have on Apple platforms.
@@ -50,7 +49,7 @@ public final class MemoryPressureMonitor: Sendable {
 
     /// Where the monitor reads and how it grades.
     public let configuration: Configuration
-    let shared = Mutex(Shared())
+    let shared = Lock(Shared())
 
     /// Where the monitor says how it is woken (PSI triggers, systemd's watch, or polling and
     /// why), at `info` with structured metadata. Default: silent.

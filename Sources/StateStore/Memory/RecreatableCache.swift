@@ -1,5 +1,3 @@
-import Synchronization
-
 /// A thread-safe, cost- and count-limited LRU cache of values that can be recreated, which
 /// gives its memory back under pressure — what `NSCache` does on Apple platforms and does not
 /// do on Linux.
@@ -21,7 +19,7 @@ public final class RecreatableCache<Key: Hashable & Sendable, Value: Sendable>: 
     public let countLimit: Int
     private let cost: @Sendable (Value) -> Int
     private let registry: RecreatableCaches?
-    private let storage = Mutex(Storage())
+    private let storage = Lock(Storage())
 
     /// Creates a cache.
     ///

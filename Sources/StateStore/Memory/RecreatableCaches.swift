@@ -1,5 +1,3 @@
-import Synchronization
-
 /// A registry of caches to purge together when memory runs short.
 ///
 /// Caches register weakly: a cache that is released simply drops out. ``shared`` is the
@@ -16,7 +14,7 @@ public final class RecreatableCaches: Sendable {
         var claims = 0
     }
 
-    private let entries = Mutex<[ObjectIdentifier: WeakCache]>([:])
+    private let entries = Lock<[ObjectIdentifier: WeakCache]>([:])
 
     /// An empty registry, separate from ``shared``.
     public init() {}

@@ -229,7 +229,7 @@ final class RestorationWriter: Sendable {
         /// written (see ``release(afterPendingWrites:)``).
         var heldClaims: [SceneClaim] = []
     }
-    private let state = Mutex(State())
+    private let state = Lock(State())
     /// Whether an outcome in the outbox carries a failure (or a row set aside) not yet taken.
     private let problemsWaiting = Atomic<Bool>(false)
 

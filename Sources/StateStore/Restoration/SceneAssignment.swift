@@ -1,6 +1,5 @@
 import Foundation
 import Logging
-import Synchronization
 
 /// The scene a window of an application with a store shows, and why: whether this process holds
 /// it, and which scenes it passed over because another live process held them.
@@ -72,14 +71,14 @@ final class WindowScene: Sendable {
     let isReadOnly: Bool
     /// The coordinator that chose the scene: only it lets the claim go.
     let owner: WeakCoordinator
-    private let claim: Mutex<SceneClaim?>
+    private let claim: Lock<SceneClaim?>
     private let writer: RestorationWriter
 
     @MainActor
     init(_ assignment: SceneAssignment, claim: SceneClaim?, owner: RestorationCoordinator) {
         self.assignment = assignment
         if case .readOnly = assignment.outcome { isReadOnly = true } else { isReadOnly = false }
-        self.claim = Mutex(claim)
+        self.claim = Lock(claim)
         writer = owner.writer
         self.owner = WeakCoordinator()
         self.owner.coordinator = owner

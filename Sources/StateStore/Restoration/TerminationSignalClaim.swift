@@ -1,5 +1,3 @@
-import Synchronization
-
 /// Who handles SIGTERM and SIGINT for the process's application.
 public enum TerminationSignalOwner: Sendable, Hashable, CustomStringConvertible {
     /// ``Application/installTerminationHandlers(signals:)``: the library's own handlers.
@@ -39,7 +37,7 @@ public struct TerminationSignalsClaimedError: Error, Sendable, Hashable, CustomS
 /// ``TerminationSignalsClaimedError`` instead of racing the first. Claims are counted: with two
 /// services claiming for their groups, the signals stay the groups' until both have released them.
 public enum TerminationSignalClaim {
-    private static let current = Mutex<(owner: TerminationSignalOwner, claims: Int)?>(nil)
+    private static let current = Lock<(owner: TerminationSignalOwner, claims: Int)?>(nil)
 
     /// Who handles the signals now, if anyone claimed them.
     public static var owner: TerminationSignalOwner? { current.withLock { $0?.owner } }

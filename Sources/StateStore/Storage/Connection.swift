@@ -1,12 +1,11 @@
 import Foundation
 import StateStoreSQLite
-import Synchronization
 
 /// One SQLite connection: explicit open flags, the store's pragmas, a cache of
 /// prepared statements, and `BEGIN IMMEDIATE` write transactions.
 ///
 /// The only type (with ``Statement``) that calls SQLite. Not thread-safe on its own:
-/// ``StateStore`` keeps it inside a `Mutex`.
+/// ``StateStore`` keeps it inside a lock.
 final class Connection {
     let handle: OpaquePointer
     let path: String
@@ -432,7 +431,7 @@ final class Connection {
 /// descriptor of their own (its header before SQLite opens it, the `-shm` a recovery tests)
 /// are not made for a file open here.
 enum OpenDatabaseFiles {
-    private static let connections = Mutex<[FileIdentity: Int]>([:])
+    private static let connections = Lock<[FileIdentity: Int]>([:])
 
     static func opened(_ file: FileIdentity) {
         connections.withLock { $0[file, default: 0] += 1 }

@@ -1,6 +1,5 @@
 import Foundation
 import StateStoreLinux
-import Synchronization
 
 /// A live process's claim on a window scene of a database: which process holds it, and since
 /// when. Read from the scene's claim file (see ``StateStore/sceneHolder(of:)``).
@@ -76,7 +75,7 @@ enum SceneClaims {
         var holds: Int
         let since: Date
     }
-    private static let held = Mutex<[FileIdentity: Held]>([:])
+    private static let held = Lock<[FileIdentity: Held]>([:])
 
     /// `scene` with every byte but ASCII letters, digits, `-`, `_` and a `.` not in first place
     /// written `%XX`: safe as a file name and on one line of a record, and undone by

@@ -112,7 +112,7 @@ final class BackgroundChecker: Sendable {
         var threadID: Int32?
     }
 
-    private let state = Mutex(State())
+    private let state = Lock(State())
     /// Signalled when the check ends (wakes ``wait(timeout:)``).
     private let finished = DispatchSemaphore(value: 0)
     /// The name SQLite opened the store's file by (absolute: a relative path names the same
@@ -186,6 +186,15 @@ final class BackgroundChecker: Sendable {
                     checker.state.withLock { $0.threadID = clinux_thread_id() }
                     _ = clinux_lower_thread_priority()
                     checker.run()
+                    // A check that ended by itself detaches its thread: a store that lives as
+                    // long as the process is never released, and a finished thread nobody
+                    // joins keeps its stack. A release that came first took the thread under
+                    // this lock and joins it (``cancelAndWait()``).
+                    checker.state.withLock { state in
+                        guard state.thread != nil else { return }
+                        state.thread = nil
+                        pthread_detach(pthread_self())
+                    }
                     return nil
                 }, context)
             guard created == 0 else {

@@ -1,6 +1,5 @@
 import Logging
 import StateStoreSQLite
-import Synchronization
 
 extension StateStore {
     /// The default ``Options/logger``: it discards everything, so a library never writes to an
@@ -23,7 +22,7 @@ extension StateStore {
 
 /// The process-wide receiver of SQLite's log.
 enum SQLiteLog {
-    static let logger = Mutex<Logger?>(nil)
+    static let logger = Lock<Logger?>(nil)
 
     /// Installs the callback once, before SQLite initialises (the first call of this property).
     static let installed: Bool =

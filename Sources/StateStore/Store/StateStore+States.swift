@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// The JSON coders shared by every store. Sorted keys make equal values encode to
 /// equal bytes even for dictionaries (whose order is randomised per process).
@@ -27,7 +26,7 @@ enum StateCoding {
         return name
     }
 
-    private static let typeNames = Mutex<[ObjectIdentifier: String]>([:])
+    private static let typeNames = Lock<[ObjectIdentifier: String]>([:])
 
     static func encode<T: Encodable>(_ value: T, for path: RestorationPath) throws(StateStoreError) -> Data {
         do {

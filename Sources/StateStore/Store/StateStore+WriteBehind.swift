@@ -16,9 +16,9 @@ import Synchronization
 /// without a flush point. Writes kept for a retry after a failure that may pass are not
 /// retried then, and states captured but not yet handed over are not on the queue.
 final class WriteBehindQueue: Sendable {
-    private let jobs = Mutex<[@Sendable () -> Void]>([])
+    private let jobs = Lock<[@Sendable () -> Void]>([])
     /// Held while jobs run: whoever holds it is the only one popping and running jobs.
-    private let runner = Mutex<Void>(())
+    private let runner = Lock<Void>(())
     /// Jobs submitted and not yet finished.
     private let outstanding = Atomic<Int>(0)
     /// The queue's own thread, which sleeps until woken and then drains.
@@ -27,7 +27,10 @@ final class WriteBehindQueue: Sendable {
     private let scheduled = Atomic<Bool>(false)
     /// Run by ``waitUntilIdle()`` before it returns, on the waiting thread: the restoration
     /// coordinator hands the writer's failures to its error handler there (see ``afterWaiting(_:)``).
-    private let afterWait = Mutex<(@Sendable () -> Void)?>(nil)
+    private let afterWait = Lock<AfterWaiting?>(nil)
+    /// A struct, not the bare function: a lock keeps its value in generic storage, where a
+    /// function value would be wrapped in two more thunks at every `withLock` (see ``Lock``).
+    private struct AfterWaiting: Sendable { let action: @Sendable () -> Void }
 
     /// The `errno` of the failure to start the queue's thread (the process at its thread limit:
     /// `RLIMIT_NPROC`, a cgroup's `pids.max`), or 0 when it runs. Without a thread, a waking
@@ -99,13 +102,13 @@ final class WriteBehindQueue: Sendable {
     /// the calling thread. Returns at once when there is none.
     func waitUntilIdle() {
         if !isIdle { runQueued() }
-        afterWait.withLock { $0 }?()
+        afterWait.withLock { $0 }?.action()
     }
 
     /// Sets what ``waitUntilIdle()`` runs before it returns (replacing what was set): so a read
     /// or a flush that waited for a write that failed delivers the failure before it returns.
     func afterWaiting(_ action: (@Sendable () -> Void)?) {
-        afterWait.withLock { $0 = action }
+        afterWait.withLock { $0 = action.map(AfterWaiting.init) }
     }
 
     /// Runs the queued jobs until none is left, calling `between` (if any) after each.
@@ -133,7 +136,12 @@ private final class WriterThread: Sendable {
     private let wakeUps = DispatchSemaphore(value: 0)
     private let stopped = Atomic<Bool>(false)
     /// A one-shot action the thread runs once its deadline has passed (``schedule(after:_:)``).
-    private let timer = Mutex<(deadline: DispatchTime, action: @Sendable () -> Void)?>(nil)
+    private let timer = Lock<Timer?>(nil)
+    /// A struct, not a tuple: see ``WriteBehindQueue/AfterWaiting``.
+    private struct Timer: Sendable {
+        var deadline: DispatchTime
+        var action: @Sendable () -> Void
+    }
     /// The thread's kernel id once it runs (0 before), as `/proc/self/task` names it.
     let threadID = Atomic<Int32>(0)
 
@@ -201,7 +209,7 @@ private final class WriterThread: Sendable {
     /// Runs `action` on the thread once `delay` has passed (replacing an action not yet run),
     /// between jobs; never when the thread has ended first.
     func schedule(after delay: DispatchTimeInterval, _ action: @escaping @Sendable () -> Void) {
-        timer.withLock { $0 = (.now() + delay, action) }
+        timer.withLock { $0 = Timer(deadline: .now() + delay, action: action) }
         // The thread, asleep without a deadline, wakes to take this one (and drains nothing).
         wakeUps.signal()
     }
@@ -216,7 +224,7 @@ private final class WriterThread: Sendable {
 /// Runs the jobs of every live ``WriteBehindQueue`` when the process exits normally.
 private enum ExitDrain {
     private struct Entry: Sendable { weak var queue: WriteBehindQueue? }
-    private static let queues = Mutex<[Entry]>([])
+    private static let queues = Lock<[Entry]>([])
     private static let installed = Atomic<Bool>(false)
 
     static func register(_ queue: WriteBehindQueue) {

@@ -17,7 +17,7 @@ import Synchronization
 /// with the SQL in `migrations/`. A file that is not a database, is damaged, or
 /// comes from a newer build is refused with a typed error and left untouched.
 ///
-/// One connection serves every thread, behind a `Mutex`; encoding and decoding
+/// One connection serves every thread, behind a lock; encoding and decoding
 /// happen outside the lock. Writes run in `BEGIN IMMEDIATE` transactions with
 /// statements prepared once.
 ///
@@ -145,7 +145,7 @@ public final class StateStore: Sendable {
     /// The schema version this build writes.
     public static var latestSchemaVersion: Int { Migrator().latestVersion }
 
-    let connection: Mutex<Connection>
+    let connection: Lock<Connection>
     /// ``StateSealer/openableKeyIDs`` of ``Options/sealer``, as the save statement binds them.
     let openableKeyList: String
     /// The handles the store and its writer record into.
@@ -189,7 +189,7 @@ public final class StateStore: Sendable {
     /// that depends on it (a save, an import), under the write lock: a key another process
     /// recorded since (a rekey, an import) counts from its next write.
     public var sealedWith: String? { recordedSeal.withLock { $0 } }
-    let recordedSeal: Mutex<String?>
+    let recordedSeal: Lock<String?>
 
     /// Things found at open that the store could not put right itself, in words: a file
     /// owned by another user that others may read, a folder that others may write to, a
@@ -348,7 +348,7 @@ public final class StateStore: Sendable {
         } else {
             prunedAtOpen = 0
         }
-        recordedSeal = Mutex(
+        recordedSeal = Lock(
             try Self.recordSealing(connection, sealer: options.sealer, readOnly: options.readOnly || !recordingSeal))
         noStatesAtChangeCount = Self.noStatesAtChangeCount(connection)
         publishedChangeCount.store(connection.changeCount, ordering: .releasing)
@@ -370,7 +370,7 @@ public final class StateStore: Sendable {
         }
         for warning in warnings { options.logger.info("\(warning)", metadata: ["statestore.database": "\(path)"]) }
         self.warnings = warnings
-        self.connection = Mutex(connection)
+        self.connection = Lock(connection)
         if let openedFile {
             backgroundChecker = BackgroundChecker.start(
                 file: openedFile.name, identity: openedFile.identity, options: options, on: writeBehind
