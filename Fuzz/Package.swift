@@ -2,9 +2,10 @@
 import Foundation
 import PackageDescription
 
-// libFuzzer targets for StateStore's parsers of untrusted text. A package of its own so that
-// the library's build, tests and CI never compile or link a fuzzer. Build and run them with
-// `Fuzz/run`; docs/fuzzing.md says why the build looks the way it does. In short:
+// libFuzzer targets for what StateStore reads from outside: kernel text, export documents (and
+// their import into a database), stored hierarchy archives, JSON, key files. A package of its
+// own so that the library's build, tests and CI never compile or link a fuzzer. Build and run
+// them with `Fuzz/run`; docs/fuzzing.md says why the build looks the way it does. In short:
 //
 // - `swift build --sanitize=fuzzer` cannot be used: it compiles every executable with
 //   `-parse-as-library` and links libFuzzer's `main` into it, and StateStore's build-tool plugin
@@ -14,6 +15,7 @@ import PackageDescription
 //   no-main form: each target defines `LLVMFuzzerTestOneInput` and its `main.swift` calls
 //   `runLibFuzzer()`, which hands it to `LLVMFuzzerRunDriver`.
 let stateStore: Target.Dependency = .product(name: "StateStore", package: "StateStore")
+let stateStoreCrypto: Target.Dependency = .product(name: "StateStoreCrypto", package: "StateStore")
 
 /// The toolchain's compiler-rt directory, holding libclang_rt.fuzzer_no_main-<arch>.a:
 /// `$LIBFUZZER_DIR`, else found next to the `swiftc` on `PATH`.
@@ -34,10 +36,10 @@ let libFuzzerLibrary = "clang_rt.fuzzer_no_main-aarch64"
 let libFuzzerLibrary = "clang_rt.fuzzer_no_main-x86_64"
 #endif
 
-func fuzzer(_ name: String) -> Target {
+func fuzzer(_ name: String, also more: [Target.Dependency] = []) -> Target {
     .executableTarget(
         name: name,
-        dependencies: [stateStore, "FuzzSupport"],
+        dependencies: [stateStore, "FuzzSupport"] + more,
         linkerSettings: [.unsafeFlags(["-L", libFuzzerDirectory, "-l" + libFuzzerLibrary, "-lstdc++"])]
     )
 }
@@ -57,6 +59,15 @@ let package = Package(
         fuzzer("fuzz-cgroup"),
         // The library's export document decoder (`StateExport`), which `statectl import` calls.
         fuzzer("fuzz-import"),
+        // The hierarchy archive's direct reader (`ArchiveReader`) against `JSONDecoder`.
+        fuzzer("fuzz-archive"),
+        // The JSON parser, its copier and its writer (`JSONParser`, `JSON`).
+        fuzzer("fuzz-json"),
+        // `StateStore.importStates` into a database file.
+        fuzzer("fuzz-import-store"),
+        // The key-file reader behind statectl's --key-file and --credential (`StateKey`); the
+        // only target that builds swift-crypto.
+        fuzzer("fuzz-keyfile", also: [stateStoreCrypto]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -68,7 +68,8 @@ public struct StateKey: Sendable, CustomStringConvertible {
     /// or write (mode `0600` or `0400`): ``StateKeyError/readableByOthers(path:mode:)`` and
     /// ``StateKeyError/wrongOwner(path:owner:expected:)`` otherwise, before a byte is read.
     public static func file(_ path: String) throws(StateKeyError) -> StateKey {
-        try StateKey(material: secret(at: path, provider: .user), source: "key file \(path)")
+        let source = "key file \(path)"
+        return try StateKey(material: secret(at: path, provider: .user, source: source), source: source)
     }
 
     /// The systemd credential `name`: the file `$CREDENTIALS_DIRECTORY/name` that systemd
@@ -87,16 +88,20 @@ public struct StateKey: Sendable, CustomStringConvertible {
         guard let directory = environment["CREDENTIALS_DIRECTORY"], !directory.isEmpty else {
             throw .noCredentialsDirectory(name: name)
         }
+        let source = "credential \(name)"
         return try StateKey(
-            material: secret(at: directory + "/" + name, provider: .systemd), source: "credential \(name)")
+            material: secret(at: directory + "/" + name, provider: .systemd, source: source), source: source)
     }
 
     public var description: String { "StateKey(\(id), \(source))" }
 
     /// The file's key material; the buffer it was read into is overwritten once it is copied
-    /// into the key (whose own storage swift-crypto clears when it is released).
-    private static func secret(at path: String, provider: Provider) throws(StateKeyError) -> SymmetricKey {
-        var bytes = try readSecret(at: path, provider: provider)
+    /// into the key (whose own storage swift-crypto clears when it is released). `source` names
+    /// the key in a ``StateKeyError/tooShort(source:byteCount:)``, as the key's ``source`` would.
+    private static func secret(
+        at path: String, provider: Provider, source: String
+    ) throws(StateKeyError) -> SymmetricKey {
+        var bytes = try readSecret(at: path, provider: provider, source: source)
         defer { clear(&bytes) }
         return SymmetricKey(data: bytes)
     }
@@ -146,7 +151,9 @@ public struct StateKey: Sendable, CustomStringConvertible {
 
     /// The file's bytes, after checking that it is a regular file of this user's (or, for a
     /// systemd credential, systemd's) that nobody else can read or write; one trailing newline removed.
-    private static func readSecret(at path: String, provider: Provider) throws(StateKeyError) -> [UInt8] {
+    private static func readSecret(
+        at path: String, provider: Provider, source: String
+    ) throws(StateKeyError) -> [UInt8] {
         // O_NONBLOCK: a FIFO at the path must not block the open; it is refused below.
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
         guard fd >= 0 else {
@@ -215,7 +222,7 @@ public struct StateKey: Sendable, CustomStringConvertible {
         bytes.removeLast(bytes.count - length)
         guard length >= minimumByteCount else {
             clear(&bytes)
-            throw .tooShort(source: "key file \(path)", byteCount: length)
+            throw .tooShort(source: source, byteCount: length)
         }
         return bytes
     }

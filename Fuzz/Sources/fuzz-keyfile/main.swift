@@ -1,0 +1,3 @@
+import FuzzSupport
+
+runLibFuzzer()  // libFuzzer calls this target's LLVMFuzzerTestOneInput
