@@ -30,7 +30,7 @@ import Testing
 /// An archive written by one release, rebuilt by the next, whose containers changed: a tab the
 /// new release adds, a tab it drops, a stack whose every screen was renamed.
 @MainActor
-@Suite("Archives across releases", .timeLimit(.minutes(10)))
+@Suite("Archives across releases", .hangGuard(minutes: 10))
 struct ArchiveAcrossReleasesTests {
     let folder = TemporaryFolder()
     var database: String { folder.file("state.sqlite") }

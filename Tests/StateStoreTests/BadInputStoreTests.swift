@@ -6,7 +6,7 @@ import Testing
 
 /// The store at its edges: paths that are not files, other programs' databases, schemas changed
 /// by hand, rows written by other tools. Each case gets a typed error and leaves every byte.
-@Suite(.timeLimit(.minutes(10))) struct BadInputStoreTests {
+@Suite(.hangGuard(minutes: 10)) struct BadInputStoreTests {
     // MARK: Paths
 
     @Test(arguments: ["", ":memory:", "file:state.sqlite", "FILE:/tmp/x.sqlite?mode=memory", "a\u{0}b.sqlite"])

@@ -3,7 +3,7 @@ import StateStore
 import Testing
 
 /// `statectl migrate` and `statectl check`, run as the built binary.
-@Suite(.timeLimit(.minutes(10))) struct CLICheckMigrateTests {
+@Suite(.hangGuard(minutes: 10)) struct CLICheckMigrateTests {
     @Test func migrateDryRunOnAnEmptyFileChangesNothing() throws {
         let folder = TemporaryFolder()
         let db = folder.file("empty.sqlite")

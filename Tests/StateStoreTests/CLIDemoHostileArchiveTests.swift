@@ -3,7 +3,7 @@ import Testing
 
 @testable import StateStore
 
-@Suite("statectl demo over a hostile archive", .timeLimit(.minutes(10)))
+@Suite("statectl demo over a hostile archive", .hangGuard(minutes: 10))
 struct CLIDemoHostileArchiveTests {
     /// Two presentations in one containment tree used to trap a debug build in the lifecycle
     /// engine during the relaunch; now the archive is set aside with the reason before anything is made.

@@ -3,7 +3,7 @@ import StateStore
 import Testing
 
 /// `statectl demo`, run as the built binary on temporary databases.
-@Suite(.timeLimit(.minutes(10))) struct CLIDemoTests {
+@Suite(.hangGuard(minutes: 10)) struct CLIDemoTests {
     static let push = """
         == Launch 1: open message m-1042
           message: awakeFromNib

@@ -3,7 +3,7 @@ import StateStore
 import Testing
 
 /// `statectl export` and `statectl import`, run as the built binary.
-@Suite(.timeLimit(.minutes(10))) struct CLIExportImportTests {
+@Suite(.hangGuard(minutes: 10)) struct CLIExportImportTests {
     static let rowsQuery =
         "SELECT path, type_name, version, generation, encoding, checksum, updated_at, hex(bytes) FROM states ORDER BY path"
 

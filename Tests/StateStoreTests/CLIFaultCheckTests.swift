@@ -5,7 +5,7 @@ import Testing
 /// `statectl check` on each broken file the fault suite makes, and the file unchanged:
 /// damage inside a readable file is a finding (exit 1, in the report); a file that cannot
 /// be opened at all is exit 3 with one line on stderr.
-@Suite(.timeLimit(.minutes(10))) struct CLIFaultCheckTests {
+@Suite(.hangGuard(minutes: 10)) struct CLIFaultCheckTests {
     /// A closed database of 300 states of about 900 bytes.
     static func populated(_ path: String) throws {
         let store = try StateStore(path: path)

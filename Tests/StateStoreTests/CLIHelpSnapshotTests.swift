@@ -3,7 +3,7 @@ import Testing
 
 /// `statectl --help`, each subcommand's `--help` and the completion scripts, compared in full
 /// with `Snapshots/` (at the 200 columns `CLI.run` sets).
-@Suite(.timeLimit(.minutes(10))) struct CLIHelpSnapshotTests {
+@Suite(.hangGuard(minutes: 10)) struct CLIHelpSnapshotTests {
     static let subcommands = [
         "migrate", "recover", "check", "inspect", "export", "import", "prune", "rekey", "monitor", "demo", "soak",
     ]

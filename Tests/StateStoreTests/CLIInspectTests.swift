@@ -3,7 +3,7 @@ import StateStore
 import Testing
 
 /// `statectl inspect`, run as the built binary against real databases.
-@Suite(.timeLimit(.minutes(10))) struct CLIInspectTests {
+@Suite(.hangGuard(minutes: 10)) struct CLIInspectTests {
     @Test func inspectOnAnEmptyMigratedDatabase() throws {
         let folder = TemporaryFolder()
         let db = folder.file("state.sqlite")

@@ -6,7 +6,7 @@ import Testing
 /// listings and documents are made from scans of the database, a row at a time, so the
 /// process's memory grows by the output's own bytes, not by the entries, states and values it
 /// was made from.
-@Suite(.timeLimit(.minutes(10))) struct CLILongListingTests {
+@Suite(.hangGuard(minutes: 10)) struct CLILongListingTests {
     /// A database of `count` states at `list/item00000` …, each a few bytes.
     static func database(_ folder: TemporaryFolder, states count: Int) throws -> String {
         let db = folder.file("states-\(count).sqlite")

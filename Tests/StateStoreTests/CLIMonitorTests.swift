@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// `statectl monitor`, run as the built binary on fixture trees standing in for `/`.
-@Suite(.timeLimit(.minutes(10))) struct CLIMonitorTests {
+@Suite(.hangGuard(minutes: 10)) struct CLIMonitorTests {
     /// A root with the prometheus/procfs `meminfo` and `pressure/memory` (real files), and
     /// no cgroup files.
     static func hostTree() throws -> TemporaryFolder {

@@ -3,7 +3,7 @@ import Testing
 
 /// `docs/cli-output.md` is what the built `statectl` prints: made again from
 /// ``CLIOutputDocument`` and compared with the committed file, times and memory numbers aside.
-@Suite(.timeLimit(.minutes(10))) struct CLIOutputDocTests {
+@Suite(.hangGuard(minutes: 10)) struct CLIOutputDocTests {
     @Test func theCommittedDocumentIsWhatStatectlPrints() throws {
         let document = try CLIOutputDocument.generate()
         try Snapshot.check(

@@ -3,7 +3,7 @@ import StateStore
 import Testing
 
 /// `statectl prune`, run as the built binary.
-@Suite(.timeLimit(.minutes(10))) struct CLIPruneTests {
+@Suite(.hangGuard(minutes: 10)) struct CLIPruneTests {
     /// The fixture (all rows older than 30 days) plus one state written now.
     static func populate(_ db: String) throws {
         try Fixture.populate(db)

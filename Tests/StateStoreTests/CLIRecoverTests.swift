@@ -5,7 +5,7 @@ import Testing
 /// `statectl recover` on the built binary: a damaged file is moved aside unchanged and a fresh
 /// one holds every state that still reads; a sound file, and one another process has open, are
 /// left where they are.
-@Suite(.timeLimit(.minutes(10))) struct CLIRecoverTests {
+@Suite(.hangGuard(minutes: 10)) struct CLIRecoverTests {
     let folder = TemporaryFolder()
     var db: String { folder.file("state.sqlite") }
     static let count = 200

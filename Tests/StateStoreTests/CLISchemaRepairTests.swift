@@ -4,7 +4,7 @@ import Testing
 
 /// Version records erased outside StateStore: read-only commands salvage, `migrate --repair`
 /// re-records the version only when the tables match exactly, and `check`'s advice works verbatim.
-@Suite(.timeLimit(.minutes(10))) struct CLISchemaRepairTests {
+@Suite(.hangGuard(minutes: 10)) struct CLISchemaRepairTests {
     /// A database with two states, written through the store.
     func makeDatabase(_ folder: TemporaryFolder) throws -> String {
         let db = folder.file("state.sqlite")

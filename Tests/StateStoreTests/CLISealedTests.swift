@@ -6,7 +6,7 @@ import Testing
 
 /// `statectl` on sealed databases: `rekey` seals, rotates and unseals; `inspect`, `check`,
 /// `export` and `import` with and without the key.
-@Suite("statectl and sealed states", .timeLimit(.minutes(10)))
+@Suite("statectl and sealed states", .hangGuard(minutes: 10))
 struct CLISealedTests {
     let folder = TemporaryFolder()
     var db: String { folder.file("state.sqlite") }

@@ -3,7 +3,7 @@ import Testing
 
 /// The command tree itself: help, usage errors and the default database path (the full help
 /// and completion scripts are compared with snapshots in CLIHelpSnapshotTests).
-@Suite(.timeLimit(.minutes(10))) struct CLIUsageTests {
+@Suite(.hangGuard(minutes: 10)) struct CLIUsageTests {
     @Test func helpListsEverySubcommandAndTheExitCodes() throws {
         let help = try CLI.run(["--help"])
         #expect(help.status == 0, "\(help)")

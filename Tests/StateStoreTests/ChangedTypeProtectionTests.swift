@@ -29,7 +29,7 @@ import Testing
 /// lock or a full disk, the old state still with the writer), the next save never replaces it
 /// unless it was set aside first.
 @MainActor
-@Suite("Changed state types keep the stored state", .timeLimit(.minutes(10)))
+@Suite("Changed state types keep the stored state", .hangGuard(minutes: 10))
 struct ChangedTypeProtectionTests {
     let folder = TemporaryFolder()
     var database: String { folder.file("state.sqlite") }

@@ -30,7 +30,7 @@ struct ConcurrencyStressTests {
         var payload: String
     }
 
-    @Test(.timeLimit(.minutes(10)))
+    @Test(.hangGuard(minutes: 10))
     func everyThreadAtOnceLeavesEveryStateAsItsOwnerLastWroteIt() async throws {
         let database = folder.file("stress.sqlite")
         let options = StateStore.Options(backgroundCheck: .quick(after: .milliseconds(50)))

@@ -140,7 +140,7 @@ struct DocumentationExampleTests {
     }
 
     /// Each snippet is a program, built beside `statectl`; it runs to the end and exits 0.
-    @Test(.timeLimit(.minutes(2)), arguments: try snippetNames)
+    @Test(.hangGuard(minutes: 2), arguments: try snippetNames)
     func aSnippetRunsToItsEnd(_ name: String) throws {
         let executable = URL(fileURLWithPath: CLI.executable).deletingLastPathComponent().appending(path: name).path
         let result = try CLI.run([], executable: executable)

@@ -5,7 +5,7 @@ import Testing
 
 /// Two processes on one database: the busy timeout and `BEGIN IMMEDIATE` keep every
 /// lock wait inside the store, so no caller ever sees `.busy`.
-@Suite("Faults: two processes on one database", .timeLimit(.minutes(10)))
+@Suite("Faults: two processes on one database", .hangGuard(minutes: 10))
 struct FaultContentionTests {
     /// 30 s by default, as the fault suite promises; `STATESTORE_CONTENTION_SECONDS` changes it.
     static let seconds = ProcessInfo.processInfo.environment["STATESTORE_CONTENTION_SECONDS"] ?? "30"

@@ -18,7 +18,7 @@ struct MemoryBoundTests {
     /// window, its controllers and their states) several hundred KiB a time.
     static let bound = 2_048
 
-    @Test(.timeLimit(.minutes(10)))
+    @Test(.hangGuard(minutes: 10))
     func cyclesRelaunchesAndWarningsLeaveTheResidentSetFlat() throws {
         let result = try runProgram(
             try builtProduct("statestore-worker"), ["memory-flat", folder.file("state.sqlite")])
@@ -35,6 +35,9 @@ struct MemoryBoundTests {
             }
         }
         #expect(Set(phases.keys) == ["cycles", "relaunches", "warnings"], "\(result.output)")
+        // AddressSanitizer keeps freed memory in quarantine (256 MB by default), so the resident
+        // set grows with the work there; its lane checks leaks instead (LeakSanitizer, at exit).
+        guard ProcessInfo.processInfo.environment["STATESTORE_SANITIZER"] != "address" else { return }
         for (name, phase) in phases {
             #expect(phase.before > 0)
             #expect(phase.after - phase.before <= Self.bound, "\(name): \(phase.before) KiB → \(phase.after) KiB")

@@ -45,7 +45,7 @@ struct MemoryCgroupLiveTests {
     // 10 minutes for that reason: the suite's tests share two threads, and a test waiting for
     // one behind the long ones (a soak, the power cuts) has its time counted (on a slow machine,
     // a fixture parsing test took 86 s and eight process tests passed 2 minutes that way).
-    @Test(.enabled(if: available, "needs a writable cgroup v1 memory controller and python3"), .timeLimit(.minutes(10)))
+    @Test(.enabled(if: available, "needs a writable cgroup v1 memory controller and python3"), .hangGuard(minutes: 10))
     func monitorReportsWarningThenCriticalFromTheCgroup() throws {
         let parent = try #require(Self.parentCgroup)
         let directory = parent + "/statestore-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
@@ -203,7 +203,7 @@ struct SystemdPressureWatchTests {
     /// spurious" and counted as a poll), and a watch that fires raises the level by itself:
     /// the host has plenty of memory (a poll grades normal) and polls are a minute apart, so
     /// only the wake-up can raise it, and the event says it came from the watch.
-    @Test(.timeLimit(.minutes(10)))
+    @Test(.hangGuard(minutes: 10))
     func firstWatchWakeUpRaisesTheLevelBeforeAnyPoll() async throws {
         let folder = TemporaryFolder()
         let path = folder.file("pressure.fifo")

@@ -41,7 +41,7 @@ private final class RaceFlags: Sendable {
 /// Memory warnings at their edges: caches given to several controllers or outliving theirs,
 /// costs near `Int.max`, a registry used from many threads, `.normal` through the public entry
 /// points, and where an application's metrics go.
-@Suite("Memory warnings at the edges", .timeLimit(.minutes(10)))
+@Suite("Memory warnings at the edges", .hangGuard(minutes: 10))
 @MainActor
 struct MemoryWarningEdgeTests {
     let folder = TemporaryFolder()

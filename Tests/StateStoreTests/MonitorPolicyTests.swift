@@ -229,7 +229,7 @@ struct MonitorPolicyTests {
         #expect(seen.withLock { $0 } == [.critical])
     }
 
-    @Test(.timeLimit(.minutes(10)))
+    @Test(.hangGuard(minutes: 10))
     func threadDeliversEventsAndStops() async throws {
         let script = try ScriptedRoot(
             configuration: .init(minimumPollingInterval: .milliseconds(20), maximumPollingInterval: .milliseconds(50)))

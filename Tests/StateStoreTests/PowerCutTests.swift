@@ -179,7 +179,7 @@ struct CrashVFSTests {
 /// reset), removes, prunes, imports and passes SQLite's automatic checkpoint, cuts the power at
 /// one of its writes, truncates or syncs, then checks what the files hold.
 /// `STATESTORE_POWER_CUT_POINTS=10000` runs the longer measurement.
-@Suite("Power cut: what survives", .timeLimit(.minutes(10)))
+@Suite("Power cut: what survives", .hangGuard(minutes: 10))
 struct PowerCutStoreTests {
     struct Figures {
         var values: [String: Int] = [:]

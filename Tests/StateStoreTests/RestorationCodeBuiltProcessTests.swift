@@ -5,7 +5,7 @@ import Testing
 
 /// Real launches of real processes (`statestore-worker`) for controllers built in code, window
 /// scenes, renamed identifiers and hostile archives.
-@Suite("Relaunch restoration of code-built controllers, scenes and hostile archives", .timeLimit(.minutes(10)))
+@Suite("Relaunch restoration of code-built controllers, scenes and hostile archives", .hangGuard(minutes: 10))
 struct RestorationCodeBuiltProcessTests {
     let folder = TemporaryFolder()
     var database: String { folder.file("app.sqlite") }

@@ -4,7 +4,7 @@ import Testing
 @testable import StateStore
 
 /// Real launches of a real process: the example mail app (`Examples/Mail`) in `statestore-worker`.
-@Suite("Restoration across real process launches", .timeLimit(.minutes(10)))
+@Suite("Restoration across real process launches", .hangGuard(minutes: 10))
 struct RestorationProcessTests {
     let folder = TemporaryFolder()
     var database: String { folder.file("mail.sqlite") }

@@ -8,7 +8,7 @@ import Testing
 /// Two instances of an app on one database, each in a real process: a scene belongs to the
 /// live process that shows it, a second instance gets a scene of its own, and the drafts of
 /// both come back after both are killed.
-@Suite("Scenes claimed by the live process that shows them", .timeLimit(.minutes(10)))
+@Suite("Scenes claimed by the live process that shows them", .hangGuard(minutes: 10))
 struct SceneClaimTests {
     let folder = TemporaryFolder()
     var database: String { folder.file("mail.sqlite") }

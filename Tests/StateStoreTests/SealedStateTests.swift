@@ -434,7 +434,7 @@ struct StateKeySourceTests {
 
 /// The mail app in real processes (`statestore-worker`), its states sealed with the key in a
 /// file: relaunched with the wrong key, with none, then with the right one.
-@Suite("Sealed states across real process launches", .timeLimit(.minutes(10)))
+@Suite("Sealed states across real process launches", .hangGuard(minutes: 10))
 struct SealedStateProcessTests {
     let folder = TemporaryFolder()
     var database: String { folder.file("mail.sqlite") }

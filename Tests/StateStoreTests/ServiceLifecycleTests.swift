@@ -10,7 +10,7 @@ import Testing
 
 /// The mail app run by a real `ServiceGroup` in a real process (`statestore-service-worker`):
 /// the group owns SIGTERM and SIGINT, and its graceful shutdown flushes the application.
-@Suite("A ServiceGroup owns SIGTERM and SIGINT", .timeLimit(.minutes(10)))
+@Suite("A ServiceGroup owns SIGTERM and SIGINT", .hangGuard(minutes: 10))
 struct ServiceLifecycleProcessTests {
     let folder = TemporaryFolder()
     var database: String { folder.file("mail.sqlite") }

@@ -101,7 +101,7 @@ struct SoakTests {
     @Test(
         .enabled(if: cgroupWritable, "needs root and a writable memory cgroup (v1, or v2 with memory delegated)"),
         .enabled(if: workerBuilt, "needs statestore-worker built beside statectl"),
-        .timeLimit(.minutes(10)))
+        .hangGuard(minutes: 10))
     func shortSoakUnderRealCgroupPressure() throws {
         let folder = TemporaryFolder("soak-cgroup")
         let report = folder.file("soak.svg")
@@ -123,7 +123,7 @@ struct SoakTests {
         #expect(!FileManager.default.fileExists(atPath: cgroup), "left \(cgroup) behind")
     }
 
-    @Test(.timeLimit(.minutes(10)))
+    @Test(.hangGuard(minutes: 10))
     func shortSoakUnderSyntheticPressure() throws {
         let folder = TemporaryFolder("soak-synthetic")
         let database = folder.file("soak.sqlite")
@@ -145,7 +145,7 @@ struct SoakTests {
     /// Without a loopback interface (a new network namespace), the soak still starts its
     /// harness and verifier and finishes: nothing in it needs a socket. (Foundation's `Process`
     /// did, and hung forever after "Could not create wakeup socket pair for CFSocket!!!".)
-    @Test(.enabled(if: unshareWorks, "needs unshare -n (root or user namespaces)"), .timeLimit(.minutes(10)))
+    @Test(.enabled(if: unshareWorks, "needs unshare -n (root or user namespaces)"), .hangGuard(minutes: 10))
     func soakRunsWithoutLoopback() throws {
         let started = Date()
         let result = try CLI.run(
@@ -166,7 +166,7 @@ struct SoakTests {
     }
 
     /// And SIGTERM still stops it promptly there (exit 130, the summary covers the part run).
-    @Test(.enabled(if: unshareWorks, "needs unshare -n (root or user namespaces)"), .timeLimit(.minutes(10)))
+    @Test(.enabled(if: unshareWorks, "needs unshare -n (root or user namespaces)"), .hangGuard(minutes: 10))
     func soakWithoutLoopbackHearsSigterm() throws {
         let started = Date()
         let result = try CLI.run(
@@ -185,7 +185,7 @@ struct SoakTests {
     /// naming each hierarchy it looked at, and what would work instead.
     @Test(
         .enabled(if: CLI.canRunAsNobody, "needs root, /usr/bin/setpriv and a statectl that nobody can run"),
-        .timeLimit(.minutes(10)))
+        .hangGuard(minutes: 10))
     func cgroupSoakWithoutPrivilegeNamesWhatIsMissing() throws {
         let result = try CLI.run(
             [
@@ -205,7 +205,7 @@ struct SoakTests {
 
     /// An interrupted run's text summary ends with what held for the part that ran, or with the
     /// names of what broke: never with an empty list.
-    @Test(.timeLimit(.minutes(10)))
+    @Test(.hangGuard(minutes: 10))
     func interruptedTextSummaryEndsWithWhatHeld() throws {
         let result = try CLI.run(
             [

@@ -147,7 +147,7 @@ enum UpgradeFixture {
         joined: Date(timeIntervalSince1970: 1_780_000_000.5), rating: nil)
 }
 
-@Suite("Upgrade fixtures: every earlier on-disk format opens and keeps everything", .timeLimit(.minutes(10)))
+@Suite("Upgrade fixtures: every earlier on-disk format opens and keeps everything", .hangGuard(minutes: 10))
 struct UpgradeFixtureTests {
     /// The current store opens (and migrates) a copy of the fixture each earlier format wrote;
     /// every state, archive, quarantined row and pressure event is still there, the states
