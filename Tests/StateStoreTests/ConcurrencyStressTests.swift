@@ -56,7 +56,11 @@ struct ConcurrencyStressTests {
         }
         defer { monitor.removeHandler(handler) }
 
+        // The threads run until the main actor's loop ends: after the time given, and once it
+        // has made 50 rounds (two relaunches) and a warning has come, however slowly a loaded
+        // machine schedules it; never past ten minutes' guard.
         let deadline = Date().addingTimeInterval(Self.seconds)
+        let stopping = Lock(false)
         let lastWritten = Lock<[String: Value]>([:])
         let failures = Lock<[String]>([])
         let fail: @Sendable (String) -> Void = { message in failures.withLock { $0.append(message) } }
@@ -67,7 +71,7 @@ struct ConcurrencyStressTests {
             threads.append(
                 try spawn {
                     var round = 0
-                    while Date() < deadline {
+                    while !stopping.withLock({ $0 }) {
                         round += 1
                         let path = RestorationPath(stringLiteral: "stress/saver\(index)/\(round % 7)")
                         let value = Value(
@@ -91,7 +95,7 @@ struct ConcurrencyStressTests {
         threads.append(
             try spawn {
                 var round = 0
-                while Date() < deadline {
+                while !stopping.withLock({ $0 }) {
                     round += 1
                     do {
                         let export = try StateExport(store: first)
@@ -112,7 +116,7 @@ struct ConcurrencyStressTests {
         threads.append(
             try spawn {
                 var step = 0
-                while Date() < deadline {
+                while !stopping.withLock({ $0 }) {
                     step += 1
                     let available: UInt64 = [6_000_000, 1_600_000, 400_000][step % 3]
                     try? MemoryFixtures.write(
@@ -143,9 +147,10 @@ struct ConcurrencyStressTests {
         var relaunches = 0
         defer {
             application.terminate()
+            stopping.withLock { $0 = true }
             for thread in threads { pthread_join(thread, nil) }
         }
-        while Date() < deadline {
+        while Date() < deadline || round < 50 || warnings.withLock({ $0 }) == 0 {
             round += 1
             if navigation.viewControllers.count > 3 { _ = navigation.popToRootViewController(animated: false) }
             let pushed = try note("n\(round % 4)", in: application)
@@ -173,6 +178,7 @@ struct ConcurrencyStressTests {
             try await Task.sleep(for: .milliseconds(1))
         }
         application.terminate()
+        stopping.withLock { $0 = true }
         for thread in threads { pthread_join(thread, nil) }
         threads = []
 
