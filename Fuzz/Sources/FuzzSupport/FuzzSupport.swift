@@ -1,5 +1,7 @@
 import CLibFuzzer
+import Foundation
 import Glibc
+import Synchronization
 
 /// Runs libFuzzer on the target's `LLVMFuzzerTestOneInput` with the program's arguments
 /// (`-max_total_time=60 corpus/` ...) and exits with its status. Each target's `main.swift` calls
@@ -54,3 +56,24 @@ public func lineCount(_ text: String) -> Int {
 public func scalarSplit(_ text: Substring, where isSeparator: (Unicode.Scalar) -> Bool) -> [Substring] {
     text.unicodeScalars.split(whereSeparator: isSeparator).map(Substring.init)
 }
+
+/// A fresh folder named `prefix.XXXXXX` under `base` (made with `mkdtemp`), removed when the
+/// process exits normally; a crash leaves it, with the input that crashed inside.
+public func temporaryFolder(_ prefix: String, in base: String = NSTemporaryDirectory()) -> String {
+    var template = Array(URL(fileURLWithPath: base).appendingPathComponent("\(prefix).XXXXXX").path.utf8CString)
+    guard let made = mkdtemp(&template) else { fatalError("cannot make a temporary folder in \(base)") }
+    let path = String(cString: made)
+    let first = madeFolders.withLock { folders in
+        folders.append(path)
+        return folders.count == 1
+    }
+    if first {
+        atexit {
+            for folder in madeFolders.withLock({ $0 }) { try? FileManager.default.removeItem(atPath: folder) }
+        }
+    }
+    return path
+}
+
+/// The folders ``temporaryFolder(_:in:)`` made, for removing them at exit.
+private let madeFolders = Mutex<[String]>([])

@@ -31,21 +31,9 @@ private let maximumPageCount = 20
 
 private let folder: String = {
     var shm = stat()
-    let base =
-        stat("/dev/shm", &shm) == 0 && shm.st_mode & S_IFMT == S_IFDIR && access("/dev/shm", W_OK) == 0
-        ? "/dev/shm" : NSTemporaryDirectory()
-    var template = Array(URL(fileURLWithPath: base).appendingPathComponent("fuzz-import-store.XXXXXX").path.utf8CString)
-    guard let made = mkdtemp(&template) else { fatalError("cannot make a temporary folder in \(base)") }
-    let path = String(cString: made)
-    madeFolder.withLock { $0 = path }
-    atexit {
-        let made = madeFolder.withLock { $0 }
-        if !made.isEmpty { try? FileManager.default.removeItem(atPath: made) }
-    }
-    return path
+    let onTmpfs = stat("/dev/shm", &shm) == 0 && shm.st_mode & S_IFMT == S_IFDIR && access("/dev/shm", W_OK) == 0
+    return temporaryFolder("fuzz-import-store", in: onTmpfs ? "/dev/shm" : NSTemporaryDirectory())
 }()
-/// `folder`, for removing it when the process exits (a crash leaves it, holding the database).
-private let madeFolder = Mutex<String>("")
 private let current = Mutex<StateStore?>(nil)
 private let options = StateStore.Options(maximumPageCount: maximumPageCount, backgroundCheck: .off)
 

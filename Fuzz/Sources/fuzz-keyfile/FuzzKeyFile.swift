@@ -3,7 +3,6 @@ import FuzzSupport
 import Glibc
 import StateStore
 import StateStoreCrypto
-import Synchronization
 
 // The key-file reader behind statectl's `--key-file` and `--credential` (statectl's `KeyOptions`
 // calls `StateKey.file` and `StateKey.credential`; the bytes are read and checked by their shared
@@ -23,20 +22,7 @@ import Synchronization
 // - the key read is the key of that material: the same id as `StateKey(bytes:)` of it (16 hex
 //   digits), the same through `credential` as through `file`, and a state it seals opens with a
 //   keyring of the key given as bytes, and with no other key.
-private let folder: String = {
-    let base = URL(fileURLWithPath: NSTemporaryDirectory())
-    var template = Array(base.appendingPathComponent("fuzz-keyfile.XXXXXX").path.utf8CString)
-    guard let made = mkdtemp(&template) else { fatalError("cannot make a temporary folder") }
-    let path = String(cString: made)
-    madeFolder.withLock { $0 = path }
-    atexit {
-        let made = madeFolder.withLock { $0 }
-        if !made.isEmpty { try? FileManager.default.removeItem(atPath: made) }
-    }
-    return path
-}()
-/// `folder`, for removing it when the process exits (a crash leaves it, holding the input).
-private let madeFolder = Mutex<String>("")
+private let folder = temporaryFolder("fuzz-keyfile")
 private let name = "state.key"
 private let identity = SealedRowIdentity(path: "root/inbox", typeName: "Fuzz.Key", version: 1)
 private let plaintext = Data(#"{"unread":2}"#.utf8)
