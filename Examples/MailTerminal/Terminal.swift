@@ -9,10 +9,20 @@ import Glibc
 /// shell brings it back.
 enum Terminal {
     /// The settings found at start, put back at exit.
-    nonisolated(unsafe) private static var saved = termios()
+    nonisolated(unsafe) private static let saved = settings()
     /// The app's settings, put back when the process continues after a stop.
-    nonisolated(unsafe) private static var raw = termios()
+    nonisolated(unsafe) private static let raw = settings()
     nonisolated(unsafe) private static var isRaw = false
+
+    /// Room for one `termios`, allocated rather than a static variable: Swift 6.3 lays out a
+    /// static `termios` variable without the struct's 3 bytes of padding after `c_cc` (57 bytes
+    /// instead of 60), so `tcgetattr` writing a whole `termios` into one wrote 3 bytes past it,
+    /// as did Swift's own copies (AddressSanitizer's global-buffer-overflow).
+    private static func settings() -> UnsafeMutablePointer<termios> {
+        let pointer = UnsafeMutablePointer<termios>.allocate(capacity: 1)
+        pointer.initialize(to: termios())
+        return pointer
+    }
     /// Suspended by ``suspend()``, until ``resumed()`` finds the app in the foreground again.
     /// Nothing is drawn meanwhile: the terminal is the shell's.
     nonisolated(unsafe) private(set) static var isSuspended = false
@@ -29,13 +39,13 @@ enum Terminal {
     /// shows the alternate screen and hides nothing else. Returns `false` when standard input
     /// is not a terminal.
     static func enterRawMode() -> Bool {
-        guard isatty(0) == 1, tcgetattr(0, &saved) == 0 else { return false }
-        raw = saved
-        raw.c_iflag &= ~tcflag_t(BRKINT | ICRNL | INPCK | ISTRIP | IXON)
-        raw.c_oflag &= ~tcflag_t(OPOST)
-        raw.c_cflag |= tcflag_t(CS8)
-        raw.c_lflag &= ~tcflag_t(ECHO | ICANON | IEXTEN | ISIG)
-        guard tcsetattr(0, TCSAFLUSH, &raw) == 0 else { return false }
+        guard isatty(0) == 1, tcgetattr(0, saved) == 0 else { return false }
+        raw.pointee = saved.pointee
+        raw.pointee.c_iflag &= ~tcflag_t(BRKINT | ICRNL | INPCK | ISTRIP | IXON)
+        raw.pointee.c_oflag &= ~tcflag_t(OPOST)
+        raw.pointee.c_cflag |= tcflag_t(CS8)
+        raw.pointee.c_lflag &= ~tcflag_t(ECHO | ICANON | IEXTEN | ISIG)
+        guard tcsetattr(0, TCSAFLUSH, raw) == 0 else { return false }
         isRaw = true
         atexit { Terminal.restore() }
         write(enterScreen)
@@ -75,7 +85,7 @@ enum Terminal {
             kill(getpid(), SIGTTOU)
             return false
         }
-        _ = tcsetattr(0, TCSADRAIN, &raw)
+        _ = tcsetattr(0, TCSADRAIN, raw)
         if isSuspended { write(enterScreen) }
         isSuspended = false
         isRaw = true
@@ -88,7 +98,7 @@ enum Terminal {
         guard isRaw else { return }
         isRaw = false
         write("\u{1B}[0m\u{1B}[?25h\u{1B}[?2004l\u{1B}[?1049l")
-        _ = tcsetattr(0, discardingInput ? TCSAFLUSH : TCSADRAIN, &saved)
+        _ = tcsetattr(0, discardingInput ? TCSAFLUSH : TCSADRAIN, saved)
     }
 
     /// The terminal's size in columns and rows (80 × 24 when it cannot say).
