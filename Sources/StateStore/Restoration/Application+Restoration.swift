@@ -274,6 +274,16 @@ extension Application {
 enum TerminationSignals {
     /// Written only by the signal handler, after ``install(_:for:)`` set it (before any handler runs).
     nonisolated(unsafe) static var writeEnd: Int32 = -1
+    /// The bytes 0…255, each the number of a signal the handler writes into the pipe. The
+    /// handler keeps nothing on its stack: libdispatch parks a main thread that called
+    /// `dispatchMain()` in a signal-waiting loop after `pthread_exit`, so a handler may run on
+    /// a stack whose frames ended without their epilogues, and AddressSanitizer took a local
+    /// there for an overflow of a stale one.
+    nonisolated(unsafe) static let numbers: UnsafeMutablePointer<UInt8> = {
+        let bytes = UnsafeMutablePointer<UInt8>.allocate(capacity: 256)
+        for value in 0..<256 { (bytes + value).initialize(to: UInt8(value)) }
+        return bytes
+    }()
     @MainActor static weak var target: Application?
     @MainActor static var source: (any DispatchSourceRead)?
 
@@ -286,6 +296,7 @@ enum TerminationSignals {
                 _ = fcntl(end, F_SETFD, FD_CLOEXEC)
                 _ = fcntl(end, F_SETFL, O_NONBLOCK)
             }
+            _ = numbers  // initialized here, never in a handler
             writeEnd = ends[1]
             let readEnd = ends[0]
             let reader = DispatchSource.makeReadSource(fileDescriptor: readEnd, queue: .main)
@@ -304,8 +315,9 @@ enum TerminationSignals {
         for number in signals {
             let previous = signal(number) { received in
                 let saved = errno
-                var byte = UInt8(truncatingIfNeeded: received)
-                _ = write(TerminationSignals.writeEnd, &byte, 1)
+                _ = write(
+                    TerminationSignals.writeEnd, TerminationSignals.numbers + Int(UInt8(truncatingIfNeeded: received)),
+                    1)
                 signal(received, SIG_DFL)
                 errno = saved
             }
