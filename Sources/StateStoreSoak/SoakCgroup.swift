@@ -42,8 +42,8 @@ package struct SoakCgroup {
     /// The supervisor's cgroup, when a soak cgroup can be made under it; else what is missing.
     static func placement() -> Result<Placement, SoakError> {
         let membership = CgroupMembership.parse(
-            (try? String(contentsOfFile: "/proc/self/cgroup", encoding: .utf8)) ?? "")
-        let mounts = MountInfo.parse((try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8)) ?? "")
+            ProcFile.readIfPresent("/proc/self/cgroup") ?? "")
+        let mounts = MountInfo.parse(ProcFile.readIfPresent("/proc/self/mountinfo") ?? "")
         var problems: [String] = []
         if let path = membership.unifiedPath, let mount = mounts.cgroup2 {
             let top = mount.mountPoint
@@ -197,12 +197,12 @@ package struct SoakCgroup {
     }
 
     private static func controllers(_ file: String) -> [String] {
-        ((try? String(contentsOfFile: file, encoding: .utf8)) ?? "").split(whereSeparator: \.isWhitespace).map(
+        (ProcFile.readIfPresent(file) ?? "").split(whereSeparator: \.isWhitespace).map(
             String.init)
     }
 
     private static func processes(in directory: String) -> [Int32] {
-        ((try? String(contentsOfFile: directory + "/cgroup.procs", encoding: .utf8)) ?? "")
+        (ProcFile.readIfPresent(directory + "/cgroup.procs") ?? "")
             .split(separator: "\n").compactMap { Int32($0) }
     }
 
@@ -257,7 +257,7 @@ package struct SoakCgroup {
     /// OOM kills the kernel counted in this cgroup.
     var oomKills: UInt64 {
         let file = version == .v1 ? "/memory.oom_control" : "/memory.events"
-        guard let text = try? String(contentsOfFile: path + file, encoding: .utf8) else { return 0 }
+        guard let text = ProcFile.readIfPresent(path + file) else { return 0 }
         for line in text.split(separator: "\n") {
             let fields = line.split(separator: " ")
             if fields.count == 2, fields[0] == "oom_kill" { return UInt64(fields[1]) ?? 0 }
@@ -270,7 +270,7 @@ package struct SoakCgroup {
 
     /// The processes still in the cgroup.
     var processes: [Int32] {
-        ((try? String(contentsOfFile: path + "/cgroup.procs", encoding: .utf8)) ?? "")
+        (ProcFile.readIfPresent(path + "/cgroup.procs") ?? "")
             .split(separator: "\n").compactMap { Int32($0) }
     }
 

@@ -1,10 +1,12 @@
 import Glibc
 
 /// Reads small kernel files (`/proc`, `/sys`) with plain `read(2)`: they report a size of 0, so
-/// anything that trusts `stat` would read nothing.
-enum ProcFile {
+/// anything that trusts `stat` would read nothing. An empty file (`cgroup.procs` of an empty
+/// cgroup) costs nothing either, where Foundation's `String(contentsOfFile:)` and
+/// `FileManager.contents(atPath:)` in Swift 6.3 leak a 4 KiB buffer each time.
+package enum ProcFile {
     /// The whole file as text. Invalid UTF-8 is repaired, not rejected: parsers decide what is garbage.
-    static func read(_ path: String, limit: Int = 1 << 20) throws(MemoryError) -> String {
+    package static func read(_ path: String, limit: Int = 1 << 20) throws(MemoryError) -> String {
         // O_NONBLOCK: opening a FIFO must not wait for a writer. Kernel files are regular.
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
         if fd < 0 { throw .unreadable(path: path, errno: errno) }
@@ -26,7 +28,7 @@ enum ProcFile {
     }
 
     /// The file's text, or `nil` when it does not exist or cannot be read.
-    static func readIfPresent(_ path: String) -> String? {
+    package static func readIfPresent(_ path: String) -> String? {
         try? read(path)
     }
 
