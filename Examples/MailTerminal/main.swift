@@ -27,6 +27,9 @@ guard arguments.isEmpty else {
     exit(2)
 }
 
+/// The app and its dispatch sources, for as long as the process runs.
+nonisolated(unsafe) var running: [Any] = []
+
 TextWidth.prepare()
 MainActor.assumeIsolated {
     guard Terminal.enterRawMode() else {
@@ -124,7 +127,9 @@ MainActor.assumeIsolated {
         }
     }
     input.resume()
-    withExtendedLifetime((resize, input)) {
-        dispatchMain()
-    }
+    // dispatchMain() ends the main thread (pthread_exit) and serves the main queue from then
+    // on; this closure's locals would then live on a stack that no longer counts, and a leak
+    // checker at exit would report the app and its sources as leaked.
+    running = [app, resize, continued, input]
+    dispatchMain()
 }

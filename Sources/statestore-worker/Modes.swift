@@ -4,6 +4,17 @@ import StateStore
 // What each of statestore-worker's modes does (see Worker.swift for how they are called).
 import StateStoreLinux
 
+/// What the main queue's event loop serves, kept for as long as the process runs.
+nonisolated(unsafe) private var servedByTheEventLoop: [Any] = []
+
+/// Runs the main queue until the process exits, keeping `objects` (the application, its
+/// sources) where a leak checker sees them: `dispatchMain()` ends the main thread
+/// (`pthread_exit`), and the stack its callers' locals live on no longer counts.
+func runEventLoop(keeping objects: Any...) -> Never {
+    servedByTheEventLoop = objects
+    dispatchMain()
+}
+
 /// Writes one line to standard output with a single unbuffered write(2).
 func emit(_ line: String) {
     var bytes = Array((line + "\n").utf8)
@@ -137,7 +148,7 @@ func appSession(database: String, ending: String) -> Never {
             app.compose?.editor.text = "Hello, world"
             app.application.installTerminationHandlers()
             emit("ready")
-            dispatchMain()
+            runEventLoop(keeping: app)
         }
         app.application.saveVisibleState()
         emit("ready")

@@ -105,7 +105,7 @@ enum SceneInstances {
                 }
             }
             input.resume()
-            withExtendedLifetime((application, input)) { dispatchMain() }
+            runEventLoop(keeping: application, input)
         } catch {
             fail("\(error)")
         }
@@ -122,7 +122,7 @@ enum SceneInstances {
             if hold {
                 application.installTerminationHandlers()
                 emit("holding")
-                withExtendedLifetime(application) { dispatchMain() }
+                runEventLoop(keeping: application)
             }
             application.terminate()
             exit(0)
