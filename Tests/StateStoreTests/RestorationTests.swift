@@ -530,11 +530,12 @@ struct RestorationTests {
         var order: [String] = []
         let application = Application(store: store, storyboard: storyboard(finished: { order.append($0) }))
         let window = Window(size: Size(width: 400, height: 800), orientation: .portrait, application: application)
-        #expect(try application.restoreHierarchy(in: window))
+        let restoration = try application.restoreHierarchyWithReport(in: window)
+        #expect(restoration.restored, "\(restoration); \(application.restorationCoordinator?.recentErrors ?? [])")
         #expect(order == ["nav"])
         // Rebuilding did not replace the archive with a half-built shape on the way.
         #expect(try store.hierarchyArchive() == archived)
-        let stack = (window.rootViewController as! NavigationController).viewControllers
-        #expect(stack.map(\.restorationIdentifier) == ["a", "b", "c", "a"])
+        let navigation = try #require(window.rootViewController as? NavigationController)
+        #expect(navigation.viewControllers.map(\.restorationIdentifier) == ["a", "b", "c", "a"])
     }
 }
