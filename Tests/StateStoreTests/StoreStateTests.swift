@@ -403,4 +403,28 @@ struct StoreStateTests {
         let long = Data("Nobody inspects the spammish repetition".utf8)
         #expect(long.withUnsafeBytes { Checksum.xxh64($0) } == 0xFBCE_A83C_8A37_8BF1)
     }
+
+    /// The checksum given a part at a time equals the one-shot one, however the bytes are split.
+    @Test func theIncrementalChecksumMatchesTheOneShotOne() {
+        var generator = SystemRandomNumberGenerator()
+        let lengths = [0, 1, 3, 4, 7, 8, 31, 32, 33, 63, 64, 65] + (0..<100).map { _ in Int.random(in: 0...100_000) }
+        for length in lengths {
+            let bytes = Data((0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) })
+            let expected = bytes.withUnsafeBytes { Checksum.xxh64($0) }
+            // Random cut points, some of them close together (parts of a few bytes).
+            var cuts = (0..<Int.random(in: 0...12)).map { _ in Int.random(in: 0...length) }
+            if length > 40 { cuts += [5, 6, 37] }
+            cuts = Array(Set(cuts)).sorted()
+            var hasher = Checksum.Incremental()
+            bytes.withUnsafeBytes { buffer in
+                var start = 0
+                for cut in cuts + [length] {
+                    hasher.update(UnsafeRawBufferPointer(rebasing: buffer[start..<cut]))
+                    start = cut
+                }
+            }
+            #expect(hasher.finalize() == expected, "\(length) bytes cut at \(cuts)")
+        }
+        #expect(Checksum.Incremental().finalize() == 0xEF46_DB37_51D8_E999)
+    }
 }

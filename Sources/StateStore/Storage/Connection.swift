@@ -405,6 +405,50 @@ final class Connection {
         }
     }
 
+    /// Reads the blob in `column` of `table`'s row `row` (by rowid) a chunk of at most 1 MiB at a
+    /// time, in order, passing each to `body`: a row of any size is read in fixed memory. Opens
+    /// the blob read-only (`sqlite3_blob_open`); inside a transaction, it reads that
+    /// transaction's snapshot. An empty blob calls `body` never.
+    func readBlob(
+        column: String, of table: String, row: Int64, _ body: (UnsafeRawBufferPointer) throws(StateStoreError) -> Void
+    ) throws(StateStoreError) {
+        var reader: OpaquePointer?
+        defer { sqlite3_blob_close(reader) }
+        var code = sqlite3_blob_open(handle, "main", table, column, row, 0, &reader)
+        guard code == SQLITE_OK else { throw error(code, sql: nil) }
+        let count = Int(sqlite3_blob_bytes(reader))
+        guard count > 0 else { return }
+        let chunk = min(count, Self.blobChunk)
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: chunk, alignment: 16)
+        defer { buffer.deallocate() }
+        var offset = 0
+        while offset < count {
+            let length = min(chunk, count - offset)
+            code = sqlite3_blob_read(reader, buffer, Int32(length), Int32(offset))
+            guard code == SQLITE_OK else { throw error(code, sql: nil) }
+            try body(UnsafeRawBufferPointer(start: buffer, count: length))
+            offset += length
+        }
+    }
+
+    /// The XXH64 checksum, as stored (``Checksum/stored(_:)``), of the blob in `column` of
+    /// `table`'s row `row`, read a chunk at a time (``readBlob(column:of:row:_:)``).
+    func storedChecksum(ofBlob column: String, in table: String, row: Int64) throws(StateStoreError) -> Int64 {
+        var hasher = Checksum.Incremental()
+        try readBlob(column: column, of: table, row: row) { hasher.update($0) }
+        return Int64(bitPattern: hasher.finalize())
+    }
+
+    /// The blob in `column` of `table`'s row `row`, whole (read with ``readBlob(column:of:row:_:)``).
+    func blob(_ column: String, in table: String, row: Int64) throws(StateStoreError) -> Data {
+        var bytes = Data()
+        try readBlob(column: column, of: table, row: row) { bytes.append(contentsOf: $0) }
+        return bytes
+    }
+
+    /// The most bytes ``readBlob(column:of:row:_:)`` holds at once.
+    static let blobChunk = 1 << 20
+
     /// Rows changed by the last INSERT, UPDATE or DELETE (`sqlite3_changes64`).
     var changes: Int { Int(sqlite3_changes64(handle)) }
 

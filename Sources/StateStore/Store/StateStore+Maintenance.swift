@@ -91,15 +91,26 @@ extension StateStore {
         var mismatches: [RestorationPath] = [], exhausted: [RestorationPath] = [], unopenable: [RestorationPath] = []
         var undated: [RestorationPath] = [], unnamed: [RestorationPath] = [], unversioned: [RestorationPath] = []
         var sealed: [String: Int] = [:]
+        // A row over `streamed` bytes is not read whole: its checksum is taken a chunk at a
+        // time (column 9 says which; NULL in column 2, its rowid in column 8), so a huge row
+        // costs no memory.
+        let streamed = Connection.blobChunk
         let rows = try Statement(
             connection: connection,
-            sql: "SELECT path, checksum, bytes, generation, key_id, type_name, version, updated_at FROM states",
+            sql:
+                "SELECT path, checksum, CASE WHEN length(bytes) <= \(streamed) THEN bytes END, generation, key_id, type_name, version, updated_at, rowid, coalesce(length(bytes) > \(streamed), 0) FROM states",
             persistent: false
         )
         while try rows.step() {
             guard case .success(let path) = RestorationPath.stored(in: rows, column: 0) else { continue }
-            let bytes = try rows.data(2)
-            let intact = Checksum.stored(bytes) == rows.int64(1)
+            let bytes = rows.int64(9) == 0 ? try rows.data(2) : nil
+            let checksum: Int64
+            if let bytes {
+                checksum = Checksum.stored(bytes)
+            } else {
+                checksum = try connection.storedChecksum(ofBlob: "bytes", in: "states", row: rows.int64(8))
+            }
+            let intact = checksum == rows.int64(1)
             if !intact { mismatches.append(path) }
             if !(1...StoredState.maximumGeneration).contains(rows.int64(3)) { exhausted.append(path) }
             if !TextFormat.representableMilliseconds.contains(rows.int64(7)) { undated.append(path) }
@@ -110,7 +121,10 @@ extension StateStore {
             sealed[keyID, default: 0] += 1
             if intact, let sealer = options.sealer, sealer.canOpen(keyID: keyID) {
                 let identity = SealedRowIdentity(path: path, typeName: rows.string(5), version: Int(rows.int64(6)))
-                if (try? sealer.open(bytes, keyID: keyID, identity: identity)) == nil { unopenable.append(path) }
+                // A sealed row over the chunk size is read whole: opening it needs all of it.
+                var sealedBytes = bytes ?? Data()
+                if bytes == nil { sealedBytes = try connection.blob("bytes", in: "states", row: rows.int64(8)) }
+                if (try? sealer.open(sealedBytes, keyID: keyID, identity: identity)) == nil { unopenable.append(path) }
             }
         }
         return Health(
