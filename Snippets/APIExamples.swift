@@ -158,6 +158,26 @@ for launch in 1...2 {
     application.terminate()
 }
 
+// StateStore.readQuarantinedBytes(id:_:)
+do {
+    let quarantinePath = folder.appending(path: "quarantine.sqlite").path
+    try StateStore(path: quarantinePath).save(Draft(body: String(repeating: "x", count: 4096)), for: "root/big")
+    try StateStore(path: quarantinePath).quarantine("root/big", reason: "too large")
+    let store = try StateStore(path: quarantinePath, options: .init(maximumStateSize: 1024))
+    for state in try store.quarantinedStates() where state.bytes.count < state.byteCount {
+        let file = folder.appending(path: "quarantined-\(state.id)")
+        _ = FileManager.default.createFile(atPath: file.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: file)
+        try store.readQuarantinedBytes(id: state.id) { (chunk) throws(StateStoreError) in
+            handle.write(Data(chunk))
+        }
+        try handle.close()
+    }
+    let written = try Data(contentsOf: folder.appending(path: "quarantined-1"))
+    let whole = try StateStore(path: quarantinePath).quarantinedStates().first?.bytes
+    precondition(written == whole)
+}
+
 // RecreatableCache
 do {
     let url = URL(fileURLWithPath: "/tmp/beach.jpg")

@@ -61,3 +61,73 @@ import Testing
             (peak - usual) * 1024 <= Self.bound, "peak \(peak) KiB against \(usual) KiB for a small database")
     }
 }
+
+extension StreamingRowProcessTests {
+    @Test func listingTheQuarantineDoesNotReadAHugeRow() throws {
+        let folder = TemporaryFolder()
+        let database = try smallDatabase(in: folder)
+        try StateStore(path: database).quarantine("root/settings", reason: "small")
+        let (usualResult, usual) = try statectlPeak(["inspect", "--db", database, "--quarantine", "--json"])
+        #expect(usualResult.status == 0, "\(usualResult)")
+
+        try addHugeRow(database, at: "root/huge", checksum: Self.zerosChecksum)
+        try StateStore(path: database).quarantine("root/huge", reason: "over the limit")
+        let (result, peak) = try statectlPeak(["inspect", "--db", database, "--quarantine", "--json"])
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stdout.contains("\(Self.rowSize)"), "\(result)")
+        #expect(result.stdout.contains("root/huge") && result.stdout.contains("root/settings"), "\(result)")
+        #expect(
+            (peak - usual) * 1024 <= Self.bound, "peak \(peak) KiB against \(usual) KiB for a small quarantine")
+    }
+}
+
+/// ``StateStore/quarantinedStates()`` lists a row over the size limit without its bytes, and
+/// ``StateStore/readQuarantinedBytes(id:_:)`` reads them a chunk at a time.
+@Suite struct QuarantinedBytesTests {
+    @Test func aRowOverTheLimitIsListedWithoutItsBytesAndReadInChunks() throws {
+        let folder = TemporaryFolder()
+        let database = folder.file("state.sqlite")
+        var generator = SystemRandomNumberGenerator()
+        let huge = Data((0..<(3 << 20) + 12345).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        let small = Data("{\"a\":1}".utf8)
+        do {
+            let store = try StateStore(path: database, options: .init(maximumStateSize: 8 << 20))
+            try store.write { (transaction) throws(StateStoreError) in
+                try transaction.save(encoded: huge, encoding: .binary, typeName: "Big", version: 1, for: "root/big")
+                try transaction.save(encoded: small, encoding: .json, typeName: "Small", version: 1, for: "root/small")
+            }
+            try store.quarantine("root/big", reason: "big")
+            try store.quarantine("root/small", reason: "small")
+        }
+        let store = try StateStore(path: database, options: .init(maximumStateSize: 1 << 20))
+        let listed = try store.quarantinedStates()
+        #expect(listed.map(\.path) == ["root/small", "root/big"])
+        #expect(listed.map(\.byteCount) == [small.count, huge.count])
+        #expect(listed[0].bytes == small)
+        #expect(listed[1].bytes.isEmpty)
+
+        var read = Data(), chunks: [Int] = []
+        #expect(
+            try store.readQuarantinedBytes(id: listed[1].id) { (chunk) throws(StateStoreError) in
+                chunks.append(chunk.count)
+                read.append(contentsOf: chunk)
+            })
+        #expect(read == huge)
+        #expect(chunks == [1 << 20, 1 << 20, 1 << 20, 12345])
+        #expect(Checksum.stored(read) == listed[1].checksum)
+
+        // A row removed: nothing read. An error from the body ends the reading and is thrown.
+        #expect(try !store.readQuarantinedBytes(id: 999) { (_) throws(StateStoreError) in Issue.record("called") })
+        var calls = 0
+        #expect(throws: StateStoreError.self) {
+            try store.readQuarantinedBytes(id: listed[1].id) { (_) throws(StateStoreError) in
+                calls += 1
+                throw .readOnly(file: database, SQLiteFailure(extendedResultCode: .readOnly, message: "", sql: nil))
+            }
+        }
+        #expect(calls == 1)
+        // A store with a larger limit reads it whole, as before.
+        let roomy = try StateStore(path: database, options: .init(maximumStateSize: 8 << 20))
+        #expect(try roomy.quarantinedStates().map(\.bytes) == [small, huge])
+    }
+}

@@ -24,12 +24,15 @@ extension StateStore {
         public var reason: String
         /// When it was moved to quarantine, to the millisecond.
         public var quarantinedAt: Date
-        /// The original bytes, untouched (sealed when ``keyID`` is set).
+        /// The original bytes, untouched (sealed when ``keyID`` is set). Empty where they were
+        /// not read: a row over ``StateStore/Options/maximumStateSize`` listed by
+        /// ``StateStore/quarantinedStates()`` (``StateStore/readQuarantinedBytes(id:_:)`` reads
+        /// it a chunk at a time), and a row
+        /// ``StateStore/WriteTransaction/removeQuarantined(under:quarantinedBefore:)`` removed.
         public var bytes: Data
         /// The key the bytes are sealed with, or `nil` when they are clear.
         public var keyID: String? = nil
-        /// How many bytes the row holds; ``bytes`` is empty where they were not read (a row
-        /// ``StateStore/WriteTransaction/removeQuarantined(under:quarantinedBefore:)`` removed).
+        /// How many bytes the row holds, whether or not ``bytes`` holds them.
         public var byteCount: Int = 0
     }
 
@@ -52,8 +55,50 @@ extension StateStore {
     }
 
     /// The quarantined states, newest first.
+    ///
+    /// A row over ``Options/maximumStateSize`` bytes (written by another tool, and set aside at
+    /// launch) is listed without its bytes, which are not read: ``QuarantinedState/bytes`` is
+    /// empty and ``QuarantinedState/byteCount`` says how many there are. Listing costs no
+    /// memory for them, whatever their size; ``readQuarantinedBytes(id:_:)`` reads them.
     public func quarantinedStates() throws(StateStoreError) -> [QuarantinedState] {
-        try quarantinedStates(maximumSize: nil).map(\.state)
+        try quarantinedStates(maximumSize: options.maximumStateSize).map(\.state)
+    }
+
+    /// Reads the bytes of the quarantined row `id` (``QuarantinedState/id``), as stored (sealed
+    /// when its ``QuarantinedState/keyID`` is set), a chunk of at most 1 MiB at a time: `body`
+    /// is called with each chunk in order, and a row of any size is read in fixed memory.
+    /// Returns `false`, calling `body` never, when quarantine holds no row `id` (it was
+    /// removed); an empty row calls it never and returns `true`. The chunks are valid only
+    /// during the call; they are read in one read transaction, so a row removed meanwhile by
+    /// another connection is still read whole. `body` must not use this store (it runs while
+    /// the store's connection is held); an error it throws ends the reading and is thrown.
+    ///
+    /// ```swift
+    /// let store = try StateStore(path: quarantinePath, options: .init(maximumStateSize: 1024))
+    /// for state in try store.quarantinedStates() where state.bytes.count < state.byteCount {
+    ///     let file = folder.appending(path: "quarantined-\(state.id)")
+    ///     _ = FileManager.default.createFile(atPath: file.path, contents: nil)
+    ///     let handle = try FileHandle(forWritingTo: file)
+    ///     try store.readQuarantinedBytes(id: state.id) { (chunk) throws(StateStoreError) in
+    ///         handle.write(Data(chunk))
+    ///     }
+    ///     try handle.close()
+    /// }
+    /// ```
+    @discardableResult
+    public func readQuarantinedBytes(
+        id: Int64, _ body: (UnsafeRawBufferPointer) throws(StateStoreError) -> Void
+    ) throws(StateStoreError) -> Bool {
+        try withConnection { (connection) throws(StateStoreError) -> Bool in
+            try connection.readTransaction { () throws(StateStoreError) -> Bool in
+                let exists = try connection.cached("SELECT 1 FROM quarantine WHERE id = ?1")
+                exists.bind(id, at: 1)
+                defer { exists.reset() }
+                guard try exists.step() else { return false }
+                try connection.readBlob(column: "bytes", of: "quarantine", row: id, body)
+                return true
+            }
+        }
     }
 
     /// The quarantined states, newest first, with how many bytes each holds; a row longer than
