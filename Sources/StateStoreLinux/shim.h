@@ -5,6 +5,7 @@
 // <sys/vfs.h>, <sys/prctl.h>, <sys/xattr.h>), declared here so they are linked like any other C function:
 // looking them up with dlsym at run time finds nothing in a statically linked executable.
 
+#include <errno.h>
 #include <fcntl.h>
 #include <malloc.h>
 #include <sched.h>
@@ -113,6 +114,43 @@ static inline int clinux_lower_thread_priority(void) {
     if (syscall(SYS_ioprio_set, 1 /* IOPRIO_WHO_PROCESS */, 0, 3 << 13 /* IOPRIO_CLASS_IDLE */) == 0) done |= 1;
     if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19) == 0) done |= 2;
     return done;
+}
+
+/// The write end of the pipe ``clinux_termination_handler`` writes each signal's number into
+/// (-1 until ``clinux_install_termination_handler`` sets it), and the bytes 0…255 it writes
+/// from. Both live in static storage: see the handler.
+static inline int *clinux_termination_pipe(void) {
+    static int pipe = -1;
+    return &pipe;
+}
+static inline unsigned char *clinux_signal_numbers(void) {
+    static unsigned char numbers[256];
+    return numbers;
+}
+
+/// A termination signal's handler: writes the signal's number into the pipe (one `write(2)`,
+/// async-signal-safe), puts the signal's default action back, and leaves `errno` as it found
+/// it. It keeps nothing on its stack and is not instrumented by a sanitizer: libdispatch parks
+/// a main thread that called `dispatchMain()` in a signal-waiting loop after `pthread_exit`,
+/// so the handler can run on a stack whose frames ended without their epilogues, where
+/// AddressSanitizer would take any local (or a buffer passed to an intercepted `write`) for an
+/// overflow of a stale one.
+__attribute__((no_sanitize("address", "thread", "undefined")))
+static void clinux_termination_handler(int number) {
+    int saved = errno;
+    ssize_t written = write(*clinux_termination_pipe(), clinux_signal_numbers() + (unsigned char)number, 1);
+    (void)written;
+    signal(number, SIG_DFL);
+    errno = saved;
+}
+
+/// Makes ``clinux_termination_handler`` the handler of signal `number`, writing into `pipe`:
+/// 0 when installed, -1 with `errno` set when `signal(2)` refused.
+static inline int clinux_install_termination_handler(int number, int pipe) {
+    unsigned char *numbers = clinux_signal_numbers();
+    for (int value = 0; value < 256; value++) numbers[value] = (unsigned char)value;
+    *clinux_termination_pipe() = pipe;
+    return signal(number, clinux_termination_handler) == SIG_ERR ? -1 : 0;
 }
 
 #endif

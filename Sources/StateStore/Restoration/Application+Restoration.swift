@@ -1,4 +1,5 @@
 import Foundation
+import StateStoreLinux
 
 extension Application {
     /// An application whose controllers save and restore their state in `store`, and,
@@ -272,18 +273,8 @@ extension Application {
 
 /// The process-wide self-pipe behind ``Application/installTerminationHandlers(signals:)``.
 enum TerminationSignals {
-    /// Written only by the signal handler, after ``install(_:for:)`` set it (before any handler runs).
-    nonisolated(unsafe) static var writeEnd: Int32 = -1
-    /// The bytes 0…255, each the number of a signal the handler writes into the pipe. The
-    /// handler keeps nothing on its stack: libdispatch parks a main thread that called
-    /// `dispatchMain()` in a signal-waiting loop after `pthread_exit`, so a handler may run on
-    /// a stack whose frames ended without their epilogues, and AddressSanitizer took a local
-    /// there for an overflow of a stale one.
-    nonisolated(unsafe) static let numbers: UnsafeMutablePointer<UInt8> = {
-        let bytes = UnsafeMutablePointer<UInt8>.allocate(capacity: 256)
-        for value in 0..<256 { (bytes + value).initialize(to: UInt8(value)) }
-        return bytes
-    }()
+    /// The pipe's write end, which the handler writes into.
+    @MainActor static var writeEnd: Int32 = -1
     @MainActor static weak var target: Application?
     @MainActor static var source: (any DispatchSourceRead)?
 
@@ -296,7 +287,6 @@ enum TerminationSignals {
                 _ = fcntl(end, F_SETFD, FD_CLOEXEC)
                 _ = fcntl(end, F_SETFL, O_NONBLOCK)
             }
-            _ = numbers  // initialized here, never in a handler
             writeEnd = ends[1]
             let readEnd = ends[0]
             let reader = DispatchSource.makeReadSource(fileDescriptor: readEnd, queue: .main)
@@ -312,17 +302,10 @@ enum TerminationSignals {
             source = reader
         }
         target = application
-        for number in signals {
-            let previous = signal(number) { received in
-                let saved = errno
-                _ = write(
-                    TerminationSignals.writeEnd, TerminationSignals.numbers + Int(UInt8(truncatingIfNeeded: received)),
-                    1)
-                signal(received, SIG_DFL)
-                errno = saved
-            }
-            // SIG_ERR is the handler whose bits are -1.
-            if let previous, unsafeBitCast(previous, to: Int.self) == -1 { return false }
+        // The handler is C (`clinux_termination_handler`): it writes the signal's number into
+        // the pipe and nothing else, with nothing on its stack (see its comment).
+        for number in signals where clinux_install_termination_handler(number, writeEnd) != 0 {
+            return false
         }
         return true
     }
