@@ -382,26 +382,17 @@ final class Connection {
     func copyBlob(
         column: String, from table: String, row source: Int64, to target: String, row destination: Int64, count: Int
     ) throws(StateStoreError) {
-        var reader: OpaquePointer?, writer: OpaquePointer?
-        defer {
-            sqlite3_blob_close(reader)
-            sqlite3_blob_close(writer)
-        }
-        var code = sqlite3_blob_open(handle, "main", table, column, source, 0, &reader)
+        var writer: OpaquePointer?
+        defer { sqlite3_blob_close(writer) }
+        let code = sqlite3_blob_open(handle, "main", target, column, destination, 1, &writer)
         guard code == SQLITE_OK else { throw error(code, sql: nil) }
-        code = sqlite3_blob_open(handle, "main", target, column, destination, 1, &writer)
-        guard code == SQLITE_OK else { throw error(code, sql: nil) }
-        let chunk = min(max(count, 1), 1 << 20)
-        let buffer = UnsafeMutableRawPointer.allocate(byteCount: chunk, alignment: 16)
-        defer { buffer.deallocate() }
         var offset = 0
-        while offset < count {
-            let length = Int32(min(chunk, count - offset))
-            code = sqlite3_blob_read(reader, buffer, length, Int32(offset))
+        try readBlob(column: column, of: table, row: source) { (chunk) throws(StateStoreError) in
+            let length = min(chunk.count, count - offset)
+            guard length > 0 else { return }
+            let code = sqlite3_blob_write(writer, chunk.baseAddress, Int32(length), Int32(offset))
             guard code == SQLITE_OK else { throw error(code, sql: nil) }
-            code = sqlite3_blob_write(writer, buffer, length, Int32(offset))
-            guard code == SQLITE_OK else { throw error(code, sql: nil) }
-            offset += Int(length)
+            offset += length
         }
     }
 
