@@ -192,8 +192,9 @@ extension RestorationCoordinator {
                 forgetLatest(of: entry)
             }
         } catch .stateTooLarge(_, let byteCount, let limit) {
-            // Written by another tool past the budget: moved aside unread, never saved over.
-            quarantine(path, reason: "it is \(byteCount) bytes, over the \(limit)-byte maximumStateSize")
+            // Written by another tool past the budget: moved aside unread, never saved over; by
+            // the writer, as its copy takes as long as the row is large.
+            setAsideByWriter(path, reason: "it is \(byteCount) bytes, over the \(limit)-byte maximumStateSize")
         } catch .sealedStateUnopenable(_, let keyID) {
             // The right key, bytes that do not authenticate: altered outside the store. Set aside
             // with their key id, so they stay openable; the controller starts from its default.
@@ -383,9 +384,48 @@ extension RestorationCoordinator {
         }
     }
 
+    /// ``quarantine(_:reason:)`` made by the writer, off the main actor, for a row over the size
+    /// limit: its copy takes as long as the row is large (16.9 s for 500 MB, made in one
+    /// transaction), so the launch does not wait for it. The controller starts from its default
+    /// state at once. The writer copies the row in short transactions
+    /// (``StateStore/setAsideInSteps(_:reason:ifLargerThan:transactions:)``), so a query of the
+    /// main actor's meanwhile waits for one of them at most. A save of the path handed over after
+    /// this is written after the row is set aside (the writer takes its batches in order); when
+    /// the row is not set aside (the copy fails, or the row changes while it is copied), the
+    /// saves of the path handed over until the main actor learns it are refused by the writer,
+    /// and the later ones by ``unprotectedPaths``, as when ``quarantine(_:reason:)`` fails: the
+    /// row is never saved over. It is reported as ``quarantine(_:reason:)`` reports it, once the
+    /// writer's outcome reaches the main actor.
+    ///
+    /// A read-only window or store (which report the row and leave it) and write-through (whose
+    /// every write waits for the writer anyway) set it aside here, as
+    /// ``quarantine(_:reason:)`` does.
+    func setAsideByWriter(_ path: RestorationPath, reason: String) {
+        guard writesBehind, !restoringReadOnly, !store.options.readOnly else {
+            quarantine(path, reason: reason)
+            return
+        }
+        forgetLatest(of: path)
+        recentStates.removeValue(forKey: path)
+        // Handed over once: an appearance while it is copied finds the row still there.
+        guard settingAside.insert(path).inserted else { return }
+        // A batch of its own, handed over now: the states still queued (none of this path,
+        // which had none pending to be loaded) go out after it, as they would have.
+        var batch = WriteBatch()
+        batch.setAsides = [(path, reason)]
+        if writer.enqueue(&batch) { store.submitWriteBehind(runWriter) }
+        // A queue without a thread has just run the batch here: its outcome is taken in now.
+        if store.writeBehind.threadStartError != 0 { settle() }
+    }
+
     /// Refuses a save to a path whose stored state could not be set aside, reporting it once.
     func refuseSave(at path: RestorationPath) {
         droppedStateWrites += 1
+        reportRefusedSave(at: path)
+    }
+
+    /// Reports, once per failure to set the path's row aside, that a save to it was refused.
+    func reportRefusedSave(at path: RestorationPath) {
         guard unprotectedPaths[path] == false else { return }
         unprotectedPaths[path] = true
         report(

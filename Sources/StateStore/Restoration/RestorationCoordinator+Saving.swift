@@ -190,6 +190,15 @@ extension RestorationCoordinator {
                     entry.latest = known
                 }
             }
+            for path in outcome.setAsidesEnded { settingAside.remove(path) }
+            for path in outcome.notSetAside {
+                // Saves handed over before now were refused by the writer; later ones are
+                // refused here until an appearance reads the path again.
+                if unprotectedPaths[path] == nil { unprotectedPaths[path] = false }
+                forgetLatest(of: path)
+                recentStates.removeValue(forKey: path)
+                writer.refuse(path, through: nextToken)
+            }
             droppedStateWrites += outcome.dropped.count
             for (path, token) in outcome.dropped {
                 guard let entry = paths[path] else { continue }
@@ -201,6 +210,7 @@ extension RestorationCoordinator {
                 report(.quarantined(path: path, reason: reason))
             }
             for error in outcome.errors { report(.store(error)) }
+            for path in outcome.refused { reportRefusedSave(at: path) }
         }
     }
 

@@ -158,6 +158,11 @@ public final class RestorationCoordinator: LifecycleObserver, SelectiveLifecycle
     /// members of it) and could not be (a full disk, a lock): no save replaces it until an
     /// appearance sets it aside. The value says whether the refusal was reported.
     @exclusivity(unchecked) var unprotectedPaths: [RestorationPath: Bool] = [:]
+    /// Paths whose row (over the size limit) the writer is moving to quarantine
+    /// (``setAsideByWriter(_:reason:)``), until the main actor takes in how it ended: an
+    /// appearance meanwhile finds the row still there and starts from its default state, without
+    /// handing it over again.
+    @exclusivity(unchecked) var settingAside: Set<RestorationPath> = []
     /// States captured since the last batch, in the order their paths were first queued (a
     /// path queued again has its state replaced in place). Found by a scan while few (a
     /// structural change queues one or two), through ``queuedIndex`` once many.

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Synchronization
 
 /// A controller's state as the main actor hands it to the writer: the captured value, not
@@ -67,6 +68,12 @@ struct WriteBatch: Sendable {
     /// Scenes whose archive must be written even when unchanged (a rebuild set the old one aside).
     var forgottenArchives: [String] = []
     var pressureEvents: [PressureEvent] = []
+    /// Rows to move to quarantine before the batch's states are written: a row over the size
+    /// limit met at an appearance, whose copy (as long as the row is large) is made here, in
+    /// short transactions (``StateStore/setAsideInSteps(_:reason:ifLargerThan:transactions:)``), rather than
+    /// on the main actor. A row no longer over the limit when the writer comes to it is left
+    /// where it is.
+    var setAsides: [(path: RestorationPath, reason: String)] = []
     /// Ask SQLite to release its page cache once the batch is written.
     var releaseMemory = false
     /// Where each path is in ``states``, kept by ``absorb(_:)`` once a batch has absorbed another.
@@ -74,14 +81,18 @@ struct WriteBatch: Sendable {
 
     var isEmpty: Bool {
         states.isEmpty && archives.isEmpty && removedScenes.isEmpty && pressureEvents.isEmpty && !releaseMemory
+            && setAsides.isEmpty
     }
 
     /// Whether committing `later` in this batch's transaction ends where committing the two in
     /// order would, whatever fails: not when it archives a scene this batch removes (a batch
     /// removes scenes after it writes archives), nor when it removes a scene this batch
-    /// archives (an archive carried over a transient failure would outlive the removal).
+    /// archives (an archive carried over a transient failure would outlive the removal), nor
+    /// when it sets rows aside (a batch sets its rows aside before it writes its states, and a
+    /// row set aside after a save of its path must not be the saved one).
     func canAbsorb(_ later: WriteBatch) -> Bool {
-        (removedScenes.isEmpty || !later.archives.contains { removedScenes.contains($0.scene) })
+        later.setAsides.isEmpty
+            && (removedScenes.isEmpty || !later.archives.contains { removedScenes.contains($0.scene) })
             && (later.removedScenes.isEmpty || !archives.contains { later.removedScenes.contains($0.scene) })
     }
 
@@ -112,6 +123,7 @@ struct WriteBatch: Sendable {
         if !later.removedScenes.isEmpty { removedScenes += later.removedScenes }
         if !later.forgottenArchives.isEmpty { forgottenArchives += later.forgottenArchives }
         if !later.pressureEvents.isEmpty { pressureEvents += later.pressureEvents }
+        if !later.setAsides.isEmpty { setAsides += later.setAsides }
         releaseMemory = releaseMemory || later.releaseMemory
     }
 
@@ -161,8 +173,18 @@ struct WriteOutcome: Sendable {
     /// States that can never be written (their error is in ``errors``).
     var dropped: [(path: RestorationPath, token: UInt64)] = []
     var errors: [StateStoreError] = []
-    /// Rows moved to quarantine so that a save could land (see ``StateStore/SaveResult/setAside``).
+    /// Rows moved to quarantine so that a save could land (see ``StateStore/SaveResult/setAside``),
+    /// or as ``WriteBatch/setAsides`` asked.
     var setAside: [(path: RestorationPath, reason: String)] = []
+    /// The paths of the ``WriteBatch/setAsides`` this batch ended, however they ended.
+    var setAsidesEnded: [RestorationPath] = []
+    /// Paths whose row ``WriteBatch/setAsides`` asked to move and that were not moved: the copy
+    /// failed (the error is in ``errors``), or the row changed while it was copied. The writer
+    /// refuses every save of them handed over until the main actor takes this in
+    /// (``RestorationWriter/refuse(_:through:)``).
+    var notSetAside: [RestorationPath] = []
+    /// Saves dropped because their path's row could not be set aside (see ``notSetAside``).
+    var refused: [RestorationPath] = []
     var transactions = 0
     var archiveWrites = 0
     /// The store's change count as the batch began (see ``StateStore/changeCount(refreshing:)``):
@@ -228,6 +250,9 @@ final class RestorationWriter: Sendable {
         /// Claims on scenes of closed windows, kept until everything handed over before them is
         /// written (see ``release(afterPendingWrites:)``).
         var heldClaims: [SceneClaim] = []
+        /// Paths whose row could not be set aside, with the newest token of theirs refused: a
+        /// save of one with a token up to it is dropped, so the row is never saved over.
+        var refused: [RestorationPath: UInt64] = [:]
     }
     private let state = Lock(State())
     /// Whether an outcome in the outbox carries a failure (or a row set aside) not yet taken.
@@ -290,6 +315,16 @@ final class RestorationWriter: Sendable {
             outcomesWaiting.store(false, ordering: .relaxed)
             problemsWaiting.store(false, ordering: .releasing)
             return state.outbox
+        }
+    }
+
+    /// Refuses the saves of `path` with a token up to `token`: those handed over before the main
+    /// actor learnt that its row could not be set aside (it refuses the later ones itself, until
+    /// an appearance reads the path again).
+    func refuse(_ path: RestorationPath, through token: UInt64) {
+        state.withLock { state in
+            guard state.refused[path] != nil else { return }
+            state.refused[path] = token
         }
     }
 
@@ -379,6 +414,10 @@ final class RestorationWriter: Sendable {
             return (state.carried, state.carriedArchives, state.known, state.archives, state.carriedPrefixes)
         }
         let limit = store.options.maximumStateSize
+        var refused = state.withLock { $0.refused }
+        for (path, reason) in batch.setAsides {
+            setAside(path, reason: reason, limit: limit, refused: &refused, known: &known, outcome: &outcome)
+        }
         // Where each path's write is in `writes` (carried ones first), and the writes a newer
         // state of their path replaced: found by key, so a batch of many states (every visible
         // controller at termination) costs time linear in its size.
@@ -387,6 +426,12 @@ final class RestorationWriter: Sendable {
         var replaced = Set<Int>()
         for newest in batch.states {
             // The newest state that can be written; those that cannot are reported and dropped.
+            if !refused.isEmpty, let bar = refused[newest.path], newest.token <= bar {
+                // Its row could not be set aside: kept as it is (older handoffs have lower tokens).
+                outcome.dropped.append((newest.path, newest.token))
+                outcome.refused.append(newest.path)
+                continue
+            }
             var candidates = newest.superseded
             var next: StateHandoff? = newest
             var found: (handoff: StateHandoff, bytes: Data)?
@@ -484,12 +529,52 @@ final class RestorationWriter: Sendable {
             state.changeCount = outcome.changeCount
             state.outbox.append(outcome)
             outcomesWaiting.store(true, ordering: .releasing)
-            if !outcome.errors.isEmpty || !outcome.setAside.isEmpty {
+            if !outcome.errors.isEmpty || !outcome.setAside.isEmpty || !outcome.setAsidesEnded.isEmpty
+                || !outcome.refused.isEmpty
+            {
                 problemsWaiting.store(true, ordering: .releasing)
             }
             return state.outbox.count == 1
         }
         if first { notify() }
+    }
+
+    /// Moves the row at `path` to quarantine with `reason`, in steps, when it is still over
+    /// `limit` bytes (one another connection replaced with a smaller one is left alone). When it
+    /// could not be moved, the path's saves are refused until the main actor takes that in.
+    private func setAside(
+        _ path: RestorationPath, reason: String, limit: Int, refused: inout [RestorationPath: UInt64],
+        known: inout [RestorationPath: (checksum: Int64, generation: Int64)], outcome: inout WriteOutcome
+    ) {
+        outcome.setAsidesEnded.append(path)
+        known[path] = nil
+        let end: StateStore.SetAsideEnd
+        do {
+            end = try store.setAsideInSteps(
+                path, reason: reason, ifLargerThan: limit, transactions: &outcome.transactions)
+        } catch {
+            outcome.errors.append(error)
+            end = .changed
+        }
+        let metadata: Logger.Metadata = [
+            "statestore.path": "\(path)", "statestore.reason": "\(reason)", "statestore.database": "\(store.path)",
+        ]
+        switch end {
+        case .moved:
+            outcome.setAside.append((path, reason))
+            store.options.logger.info("state quarantined", metadata: metadata)
+        case .nothingToMove:
+            break
+        case .changed:
+            // Whatever is at the path now was not set aside: no save handed over goes over it.
+            outcome.notSetAside.append(path)
+            refused[path] = .max
+            state.withLock { $0.refused[path] = .max }
+            store.options.logger.info("state not quarantined: it changed, or the copy failed", metadata: metadata)
+            return
+        }
+        refused[path] = nil
+        state.withLock { $0.refused[path] = nil }
     }
 
     /// Commits `writes` and `archives` in one transaction. When that fails for a reason that

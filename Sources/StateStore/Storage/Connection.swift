@@ -375,46 +375,50 @@ final class Connection {
     /// The rowid of the last row inserted (`sqlite3_last_insert_rowid`).
     var lastInsertedRowID: Int64 { sqlite3_last_insert_rowid(handle) }
 
-    /// Copies `count` bytes from `table.column` of row `source` into `target.column` of row
-    /// `destination` (which must already hold a blob of that size, e.g. a `zeroblob`), a chunk
-    /// at a time through SQLite's incremental blob I/O, so a state of any size is moved without
-    /// ever being held in memory whole. See <https://www.sqlite.org/c3ref/blob_open.html>.
+    /// Copies `count` bytes, from byte `start` on, of `table.column` of row `source` into the
+    /// same bytes of `target.column` of row `destination` (which must already hold a blob at
+    /// least that long, e.g. a `zeroblob`), a megabyte at a time through SQLite's incremental
+    /// blob I/O, so a state of any size is moved without ever being held in memory whole. See
+    /// <https://www.sqlite.org/c3ref/blob_open.html>.
     func copyBlob(
-        column: String, from table: String, row source: Int64, to target: String, row destination: Int64, count: Int
+        column: String, from table: String, row source: Int64, to target: String, row destination: Int64,
+        offset start: Int = 0, count: Int
     ) throws(StateStoreError) {
         var writer: OpaquePointer?
         defer { sqlite3_blob_close(writer) }
         let code = sqlite3_blob_open(handle, "main", target, column, destination, 1, &writer)
         guard code == SQLITE_OK else { throw error(code, sql: nil) }
-        var offset = 0
-        try readBlob(column: column, of: table, row: source) { (chunk) throws(StateStoreError) in
-            let length = min(chunk.count, count - offset)
-            guard length > 0 else { return }
-            let code = sqlite3_blob_write(writer, chunk.baseAddress, Int32(length), Int32(offset))
+        var offset = start
+        try readBlob(column: column, of: table, row: source, from: start, count: count) {
+            (chunk) throws(StateStoreError) in
+            let code = sqlite3_blob_write(writer, chunk.baseAddress, Int32(chunk.count), Int32(offset))
             guard code == SQLITE_OK else { throw error(code, sql: nil) }
-            offset += length
+            offset += chunk.count
         }
     }
 
     /// Reads the blob in `column` of `table`'s row `row` (by rowid) a chunk of at most 1 MiB at a
-    /// time, in order, passing each to `body`: a row of any size is read in fixed memory. Opens
-    /// the blob read-only (`sqlite3_blob_open`); inside a transaction, it reads that
-    /// transaction's snapshot. An empty blob calls `body` never.
+    /// time, in order, passing each to `body`: a row of any size is read in fixed memory. Reads
+    /// the bytes from `start` on, `count` of them (all that follow when `nil`); a range past the
+    /// blob's end is an error (`SQLITE_ERROR`). Opens the blob read-only (`sqlite3_blob_open`);
+    /// inside a transaction, it reads that transaction's snapshot. An empty range calls `body`
+    /// never.
     func readBlob(
-        column: String, of table: String, row: Int64, _ body: (UnsafeRawBufferPointer) throws(StateStoreError) -> Void
+        column: String, of table: String, row: Int64, from start: Int = 0, count: Int? = nil,
+        _ body: (UnsafeRawBufferPointer) throws(StateStoreError) -> Void
     ) throws(StateStoreError) {
         var reader: OpaquePointer?
         defer { sqlite3_blob_close(reader) }
         var code = sqlite3_blob_open(handle, "main", table, column, row, 0, &reader)
         guard code == SQLITE_OK else { throw error(code, sql: nil) }
-        let count = Int(sqlite3_blob_bytes(reader))
-        guard count > 0 else { return }
-        let chunk = min(count, Self.blobChunk)
+        let end = count.map { start + $0 } ?? Int(sqlite3_blob_bytes(reader))
+        guard end > start else { return }
+        let chunk = min(end - start, Self.blobChunk)
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: chunk, alignment: 16)
         defer { buffer.deallocate() }
-        var offset = 0
-        while offset < count {
-            let length = min(chunk, count - offset)
+        var offset = start
+        while offset < end {
+            let length = min(chunk, end - offset)
             code = sqlite3_blob_read(reader, buffer, Int32(length), Int32(offset))
             guard code == SQLITE_OK else { throw error(code, sql: nil) }
             try body(UnsafeRawBufferPointer(start: buffer, count: length))
@@ -423,21 +427,21 @@ final class Connection {
     }
 
     /// The XXH64 checksum, as stored (``Checksum/stored(_:)``), of the blob in `column` of
-    /// `table`'s row `row`, read a chunk at a time (``readBlob(column:of:row:_:)``).
+    /// `table`'s row `row`, read a chunk at a time (``readBlob(column:of:row:from:count:_:)``).
     func storedChecksum(ofBlob column: String, in table: String, row: Int64) throws(StateStoreError) -> Int64 {
         var hasher = Checksum.Incremental()
         try readBlob(column: column, of: table, row: row) { hasher.update($0) }
         return Int64(bitPattern: hasher.finalize())
     }
 
-    /// The blob in `column` of `table`'s row `row`, whole (read with ``readBlob(column:of:row:_:)``).
+    /// The blob in `column` of `table`'s row `row`, whole (read with ``readBlob(column:of:row:from:count:_:)``).
     func blob(_ column: String, in table: String, row: Int64) throws(StateStoreError) -> Data {
         var bytes = Data()
         try readBlob(column: column, of: table, row: row) { bytes.append(contentsOf: $0) }
         return bytes
     }
 
-    /// The most bytes ``readBlob(column:of:row:_:)`` holds at once.
+    /// The most bytes ``readBlob(column:of:row:from:count:_:)`` holds at once.
     static let blobChunk = 1 << 20
 
     /// Rows changed by the last INSERT, UPDATE or DELETE (`sqlite3_changes64`).

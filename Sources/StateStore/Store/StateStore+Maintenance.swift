@@ -133,7 +133,10 @@ extension StateStore {
             latestSchemaVersion: Self.latestSchemaVersion,
             journalMode: try connection.strings("PRAGMA journal_mode").first ?? "unknown",
             stateCount: Int(try connection.scalarInt("SELECT count(*) FROM states") ?? 0),
-            quarantineCount: Int(try connection.scalarInt("SELECT count(*) FROM quarantine") ?? 0),
+            // A row a set-aside is still copying into is not counted (see ``quarantinedStates()``).
+            quarantineCount: Int(
+                try connection.scalarInt(
+                    "SELECT count(*) FROM quarantine WHERE id NOT IN (\(Self.settingAsideIDs))") ?? 0),
             pressureEventCount: Int(try connection.scalarInt("SELECT count(*) FROM pressure_events") ?? 0),
             checksumMismatches: mismatches,
             invalidRows: try connection.invalidRows(),

@@ -56,6 +56,10 @@ extension StateStore {
 
     /// The quarantined states, newest first.
     ///
+    /// A row a set-aside is still copying into (a state over ``Options/maximumStateSize`` met at
+    /// launch is copied by the write-behind writer a few megabytes at a time) is not listed
+    /// until its copy is whole; the state is at its path in `states` until then.
+    ///
     /// A row over ``Options/maximumStateSize`` bytes (written by another tool, and set aside at
     /// launch) is listed without its bytes, which are not read: ``QuarantinedState/bytes`` is
     /// empty and ``QuarantinedState/byteCount`` says how many there are. Listing costs no
@@ -116,11 +120,13 @@ extension Connection {
     func quarantinedStates(
         maximumSize: Int?
     ) throws(StateStoreError) -> [(state: StateStore.QuarantinedState, byteCount: Int)] {
+        // A row still being filled by a set-aside (named by its marker) is not a quarantined
+        // state yet: left out until its copy is whole.
         let statement = try cached(
             """
             SELECT id, path, type_name, version, generation, encoding, checksum, updated_at,
                    reason, quarantined_at, CASE WHEN length(bytes) <= ?1 THEN bytes END, length(bytes), key_id
-            FROM quarantine ORDER BY id DESC
+            FROM quarantine WHERE id NOT IN (\(StateStore.settingAsideIDs)) ORDER BY id DESC
             """)
         defer { statement.reset() }
         statement.bind(Int64(maximumSize ?? Int.max), at: 1)
@@ -192,6 +198,17 @@ extension StateStore.WriteTransaction {
             kept.bind(count, at: 3)
             if try kept.step() { return nil }
         }
+        let target = try insertQuarantineRow(copying: source, count: count, reason: reason)
+        if count > 0 {
+            try connection.copyBlob(
+                column: "bytes", from: "states", row: source, to: "quarantine", row: target, count: count)
+        }
+        return source
+    }
+
+    /// Inserts into quarantine the row `source` of `states` with `reason`, its bytes left as
+    /// `count` zeros for the caller to copy; returns its id.
+    func insertQuarantineRow(copying source: Int64, count: Int, reason: String) throws(StateStoreError) -> Int64 {
         let copy = try connection.cached(
             """
             INSERT INTO quarantine(path, type_name, version, generation, encoding, checksum, updated_at,
@@ -211,10 +228,8 @@ extension StateStore.WriteTransaction {
             room.bind(target, at: 1)
             room.bind(count, at: 2)
             try room.run()
-            try connection.copyBlob(
-                column: "bytes", from: "states", row: source, to: "quarantine", row: target, count: count)
         }
-        return source
+        return target
     }
 }
 
@@ -223,7 +238,8 @@ extension StateStore.WriteTransaction {
     /// quarantined before `cutoff` (at any time when `nil`): for once they have been looked at
     /// (``StateStore/quarantinedStates()``, `statectl inspect --quarantine`) and are not wanted.
     /// Returns what it removed, newest first, without the bytes. Rows whose path is not a valid
-    /// restoration path are left alone, as ``StateStore/quarantinedStates()`` does not list them.
+    /// restoration path are left alone, as ``StateStore/quarantinedStates()`` does not list them,
+    /// and so are rows a set-aside is still copying into.
     @discardableResult
     public func removeQuarantined(
         under prefix: RestorationPath? = nil, quarantinedBefore cutoff: Date? = nil
@@ -232,7 +248,7 @@ extension StateStore.WriteTransaction {
             """
             SELECT id, path, type_name, version, generation, encoding, checksum, updated_at,
                    reason, quarantined_at, key_id, length(bytes)
-            FROM quarantine WHERE quarantined_at < ?1 ORDER BY id DESC
+            FROM quarantine WHERE quarantined_at < ?1 AND id NOT IN (\(StateStore.settingAsideIDs)) ORDER BY id DESC
             """)
         list.bind(cutoff?.storedMilliseconds ?? Int64.max, at: 1)
         var removed: [StateStore.QuarantinedState] = []

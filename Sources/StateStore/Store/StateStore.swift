@@ -163,6 +163,11 @@ public final class StateStore: Sendable {
     /// the kernel knows its owner). A hint: a look that misses it only pays that call.
     let writerInTransaction = Atomic<Bool>(false)
 
+    /// Called on the writer's thread between the steps of a set-aside
+    /// (``setAsideInSteps(_:reason:ifLargerThan:transactions:)``), with the connection free: tests set it to
+    /// look at the database, or change it, while the copy is under way. `nil` in use.
+    let setAsideObserver = Lock<SetAsideObserver?>(nil)
+
     /// The integrity check running after open; `nil` when it is off.
     let backgroundChecker: BackgroundChecker?
 
@@ -347,6 +352,23 @@ public final class StateStore: Sendable {
             }
         } else {
             prunedAtOpen = 0
+        }
+        if !options.readOnly {
+            // A set-aside cut short by a kill or a power cut left a partial copy in quarantine,
+            // named by its marker: removed now. One lookup when there is none. A failure (a lock
+            // held past the busy timeout) leaves it to the next open; readers skip it meanwhile.
+            do {
+                let removed = try Self.removeAbandonedSetAsides(connection)
+                if removed > 0 {
+                    options.logger.info(
+                        "partial copies of states being set aside removed",
+                        metadata: ["statestore.database": "\(path)", "statestore.count": "\(removed)"])
+                }
+            } catch {
+                options.logger.info(
+                    "partial copies of states being set aside not removed",
+                    metadata: ["statestore.database": "\(path)", "statestore.error": "\(error.description)"])
+            }
         }
         recordedSeal = Lock(
             try Self.recordSealing(connection, sealer: options.sealer, readOnly: options.readOnly || !recordingSeal))
