@@ -13,9 +13,19 @@ import Logging
 //
 // At every moment the database holds the source row in `states`, or the whole copy in
 // quarantine with the source gone: a kill or a power cut between two steps leaves the source
-// and a partial copy named by its marker, which readers leave out (``Connection/quarantinedStates(maximumSize:)``,
-// ``StateStore/WriteTransaction/removeQuarantined(under:quarantinedBefore:)``) and the next
-// open removes (``StateStore/removeAbandonedSetAsides(_:)``).
+// and a partial copy named by its marker. Readers leave a row named by a marker out, as if it
+// were not there yet (``Connection/quarantinedStates(maximumSize:)``, `check()`'s count,
+// ``StateStore/WriteTransaction/removeQuarantined(under:quarantinedBefore:)``), rather than
+// list it with a reason saying it is being copied: a list of quarantined states then never
+// holds one whose bytes are not all there, and no reader needs to know the copy's steps. The
+// next open removes it (``StateStore/removeAbandonedSetAsides(_:)``); one a failed set-aside
+// could not remove is removed by this store's next set-aside (``StateStore/LeftSetAside``).
+//
+// The first step is the one whose time grows with the row: SQLite writes the room `zeroblob(n)`
+// makes as pages of zeros (no reading, no copying; about 4 ms a MiB on a loaded machine, against
+// some 30 ms a MiB for the copy). Its room cannot be made in parts (a blob's length is fixed
+// once written, and growing one rewrites it whole), so that step is the main thread's longest
+// possible wait: a fraction of the whole copy's, which it used to wait for.
 extension StateStore {
     /// How many bytes of the row each transaction of ``setAsideInSteps(_:reason:ifLargerThan:transactions:)``
     /// copies: 2 MiB.
@@ -73,6 +83,15 @@ extension StateStore {
         let action: @Sendable (SetAsideProgress) -> Void
     }
 
+    /// A partial copy this store could not remove when its set-aside failed (the failure was a
+    /// lock, a full disk): removed by the next set-aside's first transaction. Its marker names
+    /// this process, which opens do not touch while it lives.
+    struct LeftSetAside: Sendable {
+        var key: String
+        var target: Int64
+        var marker: String
+    }
+
     /// What identifies the row being copied: a row another connection replaced or rewrote
     /// differs in one of them (a change to its bytes alone that keeps all five, which no store
     /// makes, is not seen).
@@ -98,7 +117,11 @@ extension StateStore {
             var target: Int64
         }
         let marker = SetAsideMarker.thisProcess(path: path)
+        let leftovers = leftSetAsides.withLock { $0 }
         let started = try writeBehindTransaction { (transaction) throws(StateStoreError) -> Started? in
+            for left in leftovers {
+                try transaction.removeSetAside(key: left.key, target: left.target, marker: left.marker)
+            }
             guard let source = try transaction.setAsideSource(at: path), source.count > limit else { return nil }
             let target = try transaction.insertQuarantineRow(
                 copying: source.rowid, count: source.count, reason: reason)
@@ -106,6 +129,9 @@ extension StateStore {
             return Started(source: source, target: target)
         }
         transactions += 1
+        if !leftovers.isEmpty {
+            leftSetAsides.withLock { left in left.removeAll { gone in leftovers.contains { $0.key == gone.key } } }
+        }
         guard let started else { return .nothingToMove }
         let (source, target) = (started.source, started.target)
         let key = Self.settingAsideKey(quarantineID: target)
@@ -147,9 +173,14 @@ extension StateStore {
             transactions += 1
             guard finished else { return .changed }
         } catch {
-            // Best effort: a partial copy left here is removed by the next open (its marker says which).
-            _ = try? writeBehindTransaction { (transaction) throws(StateStoreError) in
-                try transaction.removeSetAside(key: key, target: target, marker: marker)
+            // A partial copy that cannot be removed now (the error may be a lock) is removed before
+            // the next set-aside, or by the next open after this process.
+            do {
+                try writeBehindTransaction { (transaction) throws(StateStoreError) in
+                    try transaction.removeSetAside(key: key, target: target, marker: marker)
+                }
+            } catch {
+                leftSetAsides.withLock { $0.append(LeftSetAside(key: key, target: target, marker: marker)) }
             }
             throw error
         }

@@ -167,6 +167,8 @@ public final class StateStore: Sendable {
     /// (``setAsideInSteps(_:reason:ifLargerThan:transactions:)``), with the connection free: tests set it to
     /// look at the database, or change it, while the copy is under way. `nil` in use.
     let setAsideObserver = Lock<SetAsideObserver?>(nil)
+    /// Partial copies of failed set-asides this store could not remove then: see ``LeftSetAside``.
+    let leftSetAsides = Lock<[LeftSetAside]>([])
 
     /// The integrity check running after open; `nil` when it is off.
     let backgroundChecker: BackgroundChecker?
