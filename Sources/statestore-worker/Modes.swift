@@ -173,6 +173,18 @@ func appReport(database: String) -> Never {
     }
 }
 
+/// Launches the mail app on `database`, prints "launched" as the launch returns, then waits to be
+/// killed: what the writer was handed (a row set aside at launch) goes on until the kill.
+@MainActor func appLaunch(database: String) -> Never {
+    do {
+        let app = try MailSession.launch(database: database)
+        emit("launched")
+        while true { withExtendedLifetime(app) { _ = sleep(60) } }
+    } catch {
+        fail("\(error)")
+    }
+}
+
 /// Launches the mail app on `database`, prints each problem reported, terminates it, then prints
 /// the process's peak resident set (`VmHWM`, KiB).
 @MainActor func appPeak(database: String) -> Never {

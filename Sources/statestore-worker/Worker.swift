@@ -12,7 +12,7 @@ struct Worker: ParsableCommand {
         commandName: "statestore-worker",
         abstract: "The process StateStore's tests and statectl soak start, stop and kill.",
         subcommands: [
-            SaveLoop.self, AppSession.self, AppReport.self, AppPeak.self,
+            SaveLoop.self, AppSession.self, AppReport.self, AppPeak.self, AppLaunch.self,
             SceneSession.self, SceneReport.self,
             CodeSession.self, CodeReport.self, ScenesSession.self, ScenesReport.self, RenameSession.self,
             RenameReport.self,
@@ -64,6 +64,14 @@ struct AppPeak: ParsableCommand {
         abstract: "Launch the mail app, print \"error=...\" lines, terminate, print \"peak_rss_kib=N\" (VmHWM).")
     @OptionGroup var db: DatabaseArgument
     func run() { MainActor.assumeIsolated { appPeak(database: db.database) } }
+}
+
+struct AppLaunch: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "app-launch",
+        abstract: "Launch the mail app, print \"launched\", then wait to be killed while the writer goes on.")
+    @OptionGroup var db: DatabaseArgument
+    func run() { MainActor.assumeIsolated { appLaunch(database: db.database) } }
 }
 
 /// `another`, `read-only` or `wait:MILLISECONDS`.

@@ -55,6 +55,15 @@ extension RestorationTests {
     /// and the row's bytes.
     func storeWithHugeRow(busyTimeout: Duration = .seconds(5)) throws -> (StateStore, Data) {
         try StateStore(path: database).save(NoteController.State(text: "small", edits: 0), for: "nav/b")
+        let bytes = hugeBytes()
+        try insertRawState(at: "nav/a", bytes: bytes)
+        let store = try StateStore(
+            path: database, options: .init(busyTimeout: busyTimeout, maximumStateSize: 1 << 20))
+        return (store, bytes)
+    }
+
+    /// `hugeRowSize` random bytes.
+    func hugeBytes() -> Data {
         var generator = SystemRandomNumberGenerator()
         var bytes = Data(count: hugeRowSize)
         bytes.withUnsafeMutableBytes { raw in
@@ -62,10 +71,7 @@ extension RestorationTests {
                 raw.storeBytes(of: generator.next(), toByteOffset: offset, as: UInt64.self)
             }
         }
-        try insertRawState(at: "nav/a", bytes: bytes)
-        let store = try StateStore(
-            path: database, options: .init(busyTimeout: busyTimeout, maximumStateSize: 1 << 20))
-        return (store, bytes)
+        return bytes
     }
 
     /// Inserts a state row with `bytes` at `path` with a raw connection.
@@ -141,6 +147,32 @@ extension RestorationTests {
         #expect(try store.quarantinedStates().map(\.reason) == [reason])
         #expect(coordinator.statistics.quarantined == 1)
         #expect(coordinator.recentErrors.contains { $0 == .quarantined(path: "nav/a", reason: reason) })
+    }
+
+    @Test func aLaunchThatRestoresItsHierarchyDoesNotWaitForTheSetAside() throws {
+        do {
+            let (application, _, _) = try launch(try StateStore(path: database))
+            application.terminate()
+        }
+        let bytes = hugeBytes()
+        try rawSQL(database, "DELETE FROM states WHERE path = 'nav/a'")
+        try insertRawState(at: "nav/a", bytes: bytes)
+        let store = try StateStore(path: database, options: .init(maximumStateSize: 1 << 20))
+        let gate = SetAsideGate()
+        gate.install(on: store)
+        let relaunched = Application(store: store, storyboard: storyboard())
+        let window = Window(size: Size(width: 400, height: 800), orientation: .portrait, application: relaunched)
+        // The restoration (its crash-loop guard's bookkeeping included) returns before the copy.
+        #expect(try relaunched.restoreHierarchy(in: window))
+        #expect(try count("SELECT count(*) FROM states WHERE path = 'nav/a'") == 1)
+        let note = try #require(
+            (window.rootViewController as? NavigationController)?.topViewController as? NoteController)
+        #expect(note.restorableState == .init())
+        _ = try #require(gate.next())
+        gate.open()
+        store.waitForWriteBehind()
+        #expect(try quarantinedBytes(at: "nav/a", in: store) == bytes)
+        #expect(try count("SELECT count(*) FROM states WHERE path = 'nav/a'") == 0)
     }
 
     @Test func theMainThreadWaitsForOneChunkAtMost() throws {

@@ -7,6 +7,11 @@ import Foundation
 /// launches died while restoring ``threshold`` times in a row, the archive is set aside (kept for
 /// `statectl inspect --hierarchy`) and the app starts fresh. States are kept: only the structure
 /// that led back to the crash is skipped.
+///
+/// Its count is its own (no write-behind write touches it), so reading and writing it does not
+/// wait for the write-behind writer; it must not: a row over the size limit met during the
+/// restoration is set aside by the writer, and the launch must not wait for that copy
+/// (``RestorationCoordinator/setAsideByWriter(_:reason:)``).
 struct CrashLoopGuard: Sendable {
     static let attemptsKey = "restoration.interrupted_attempts"
     let store: StateStore
@@ -22,20 +27,20 @@ struct CrashLoopGuard: Sendable {
     /// Call before restoring. Returns whether to go ahead.
     func beginRestoration() throws(StateStoreError) -> Decision {
         let key = Self.attemptsKey + "." + scene
-        let interrupted = Int(try store.metadata(key) ?? "0") ?? 0
+        let interrupted = Int(try store.metadata(key, waitingForWrites: false) ?? "0") ?? 0
         if interrupted >= threshold {
             try store.setHierarchyArchiveAside(
                 scene: scene, reason: "the last \(interrupted) launches died while restoring it (the crash-loop guard)"
             )
-            try store.setMetadata(key, to: nil)
+            try store.setMetadata(key, to: nil, waitingForWrites: false)
             return .skipped(interruptedAttempts: interrupted)
         }
-        try store.setMetadata(key, to: String(interrupted + 1))
+        try store.setMetadata(key, to: String(interrupted + 1), waitingForWrites: false)
         return .restore
     }
 
     /// Call once the restored hierarchy is on screen.
     func finishRestoration() throws(StateStoreError) {
-        try store.setMetadata(Self.attemptsKey + "." + scene, to: nil)
+        try store.setMetadata(Self.attemptsKey + "." + scene, to: nil, waitingForWrites: false)
     }
 }

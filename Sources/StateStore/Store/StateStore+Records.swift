@@ -69,7 +69,13 @@ extension StateStore {
 
     /// A value from the `metadata` table.
     public func metadata(_ key: String) throws(StateStoreError) -> String? {
-        try withConnection { (connection) throws(StateStoreError) -> String? in
+        try metadata(key, waitingForWrites: true)
+    }
+
+    /// ``metadata(_:)``, waiting for the write-behind writes only when `waitingForWrites` (see
+    /// ``withConnection(waitingForWrites:_:)``).
+    func metadata(_ key: String, waitingForWrites: Bool) throws(StateStoreError) -> String? {
+        try withConnection(waitingForWrites: waitingForWrites) { (connection) throws(StateStoreError) -> String? in
             let statement = try connection.cached("SELECT value FROM metadata WHERE key = ?1")
             defer { statement.reset() }
             statement.bind(key, at: 1)
@@ -79,7 +85,15 @@ extension StateStore {
 
     /// Sets (or, with `nil`, removes) a value in the `metadata` table.
     public func setMetadata(_ key: String, to value: String?) throws(StateStoreError) {
-        try write { (transaction) throws(StateStoreError) in try transaction.setMetadata(key, to: value) }
+        try setMetadata(key, to: value, waitingForWrites: true)
+    }
+
+    /// ``setMetadata(_:to:)``, waiting for the write-behind writes only when `waitingForWrites`
+    /// (see ``write(waitingForWrites:_:)``).
+    func setMetadata(_ key: String, to value: String?, waitingForWrites: Bool) throws(StateStoreError) {
+        try write(waitingForWrites: waitingForWrites) { (transaction) throws(StateStoreError) in
+            try transaction.setMetadata(key, to: value)
+        }
     }
 }
 

@@ -511,7 +511,16 @@ public final class StateStore: Sendable {
     /// ```
     public func write<T: Sendable>(_ body: (WriteTransaction) throws(StateStoreError) -> T) throws(StateStoreError) -> T
     {
-        try withConnection { (connection) throws(StateStoreError) -> T in
+        try write(waitingForWrites: true, body)
+    }
+
+    /// ``write(_:)``, after the write-behind writes handed over so far have committed only when
+    /// `waitingForWrites`: `false` only for a caller whose writes none of them touches (it then
+    /// waits for the connection, one of the writer's transactions at most).
+    func write<T: Sendable>(
+        waitingForWrites: Bool, _ body: (WriteTransaction) throws(StateStoreError) -> T
+    ) throws(StateStoreError) -> T {
+        try withConnection(waitingForWrites: waitingForWrites) { (connection) throws(StateStoreError) -> T in
             do throws(StateStoreError) {
                 return try connection.writeTransaction { () throws(StateStoreError) -> T in
                     try body(WriteTransaction(connection: connection, store: self))
