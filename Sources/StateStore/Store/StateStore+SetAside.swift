@@ -22,22 +22,23 @@ import Logging
 // could not remove is removed by this store's next set-aside (``StateStore/LeftSetAside``).
 //
 // The first step is the one whose time grows with the row: SQLite writes the room `zeroblob(n)`
-// makes as pages of zeros (no reading, no copying; about 4 ms a MiB on a loaded machine, against
-// some 30 ms a MiB for the copy). Its room cannot be made in parts (a blob's length is fixed
-// once written, and growing one rewrites it whole), so that step is the main thread's longest
-// possible wait: a fraction of the whole copy's, which it used to wait for.
+// makes as pages of zeros (no reading, no copying: 280-360 ms for 64 MiB with both cores busy
+// with other work, where the whole set-aside took 1.7 s and the launch returned in 2-7 ms). Its
+// room cannot be made in parts (a blob's length is fixed once written, and growing one rewrites
+// it whole), so that step is the main thread's longest possible wait, about a fifth of the
+// whole copy's, which it used to wait for.
 extension StateStore {
     /// How many bytes of the row each transaction of ``setAsideInSteps(_:reason:ifLargerThan:transactions:)``
     /// copies: 2 MiB.
     ///
     /// The main thread waits for at most one such transaction when it needs the connection (an
     /// appearance's query during the copy), so the chunk is the longest it can be kept waiting:
-    /// a copy runs at roughly 30 ms a megabyte on a loaded core, so 2 MiB is a few frames at
-    /// worst. Each step costs, besides its bytes, three lookups by key and a commit (no sync
-    /// with ``Options/Synchronous/normal``): noise beside 2 MiB, where a chunk of a few
-    /// kilobytes would spend more on commits than on copying. The memory is the copy's own
-    /// 1 MiB buffer (``Connection/copyBlob(column:from:row:to:row:offset:count:)``), whatever
-    /// the chunk.
+    /// a 2 MiB step took 34-39 ms on average (160 ms at worst) with both cores busy with other
+    /// work, a few frames. Each step costs, besides its bytes, four lookups by key and a commit
+    /// (no sync with ``Options/Synchronous/normal``): noise beside 2 MiB, where a chunk of a few
+    /// kilobytes would spend more on commits than on copying, and a chunk of tens of megabytes
+    /// would hold the main thread for a second. The memory is the copy's own 1 MiB buffer
+    /// (``Connection/copyBlob(column:from:row:to:row:offset:count:)``), whatever the chunk.
     static let setAsideChunk = 2 << 20
 
     /// The start of the `metadata` key of each set-aside under way:
