@@ -25,16 +25,29 @@ import Logging
 // makes as pages of zeros (no reading, no copying: 280-360 ms for 64 MiB with both cores busy
 // with other work, where the whole set-aside took 1.7 s and the launch returned in 2-7 ms). Its
 // room cannot be made in parts (a blob's length is fixed once written, and growing one rewrites
-// it whole), so that step is the main thread's longest possible wait, about a fifth of the
-// whole copy's, which it used to wait for.
+// it whole), so that step is the main thread's longest possible wait at 64 MiB, about a fifth
+// of the whole copy's, which it used to wait for.
+//
+// Each chunk's step also takes longer the further into the row it copies: it opens both blobs
+// afresh, and SQLite reaches byte k of a blob by following its chain of overflow pages from the
+// first, fetching each (k / 4096 pages, twice). A 2 MiB step took 5-20 ms at the start of a
+// 256 MiB row and 120-175 ms at its end, and the whole copy 14.5 s, with both cores busy (a
+// 500 MB row: 38 s, the launch returning in 55 ms). Keeping the blob handles open from one step
+// to the next would walk each chain once, but an open handle keeps its read transaction, and
+// with it the connection's snapshot, across the commits: the main thread's reads between steps
+// would not see other connections' commits, and the next step could not begin once one had
+// committed (`SQLITE_BUSY_SNAPSHOT`). Memory-mapping the file would make each fetch cheap, but
+// every page the walk touches would count in the process's resident memory. Larger chunks
+// further into the row would walk less in all, for a longer wait at each step.
 extension StateStore {
     /// How many bytes of the row each transaction of ``setAsideInSteps(_:reason:ifLargerThan:transactions:)``
     /// copies: 2 MiB.
     ///
     /// The main thread waits for at most one such transaction when it needs the connection (an
     /// appearance's query during the copy), so the chunk is the longest it can be kept waiting:
-    /// a 2 MiB step took 34-39 ms on average (160 ms at worst) with both cores busy with other
-    /// work, a few frames. Each step costs, besides its bytes, four lookups by key and a commit
+    /// a 2 MiB step of a 64 MiB row took 34-39 ms on average (160 ms at worst) with both cores
+    /// busy with other work, a few frames (a step further into a larger row takes longer: see
+    /// the steps above). Each step costs, besides its bytes, four lookups by key and a commit
     /// (no sync with ``Options/Synchronous/normal``): noise beside 2 MiB, where a chunk of a few
     /// kilobytes would spend more on commits than on copying, and a chunk of tens of megabytes
     /// would hold the main thread for a second. The memory is the copy's own 1 MiB buffer
