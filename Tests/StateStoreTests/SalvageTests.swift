@@ -220,6 +220,50 @@ struct SalvageTests {
         #expect(try store.restore(String.self, for: "root/item19") == Self.text(19))
     }
 
+    /// Quarantined rows over a megabyte are copied a megabyte at a time: an intact one comes
+    /// back byte for byte; one whose overflow chain is damaged past its first megabyte is not
+    /// kept as a row of zeros (the damage is the salvage's error), and the rows before it stay.
+    @Test func largeQuarantinedRowsAreCopiedInChunksAndADamagedOneIsNotKeptAsZeros() throws {
+        var generator = SystemRandomNumberGenerator()
+        let intact = Data((0..<(2 << 20) + 777).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        // Its marker lies past the first megabyte, so the damage is met during the chunked copy.
+        var damaged = Data(repeating: 0x61, count: (3 << 20) / 2)
+        damaged.append(Data("quarantine-damage-marker".utf8))
+        damaged.append(Data(repeating: 0x62, count: 1 << 20))
+        do {
+            let store = try StateStore(path: path, options: .init(maximumStateSize: 8 << 20))
+            try store.write { (transaction) throws(StateStoreError) in
+                try transaction.save(encoded: intact, encoding: .binary, typeName: "Big", version: 1, for: "big/a")
+                try transaction.save(encoded: damaged, encoding: .binary, typeName: "Big", version: 1, for: "big/b")
+                try transaction.save("kept", for: "root/kept")
+            }
+            #expect(try store.quarantine("big/a", reason: "first"))
+            #expect(try store.quarantine("big/b", reason: "second"))
+        }
+        var bytes = fileBytes(path)
+        // The marker's occurrence in the quarantine copy: the last one in the file (the state's
+        // own row was deleted, its pages freed, and may still hold it earlier or later).
+        let marker = Array("quarantine-damage-marker".utf8)
+        let occurrences = (0...(bytes.count - marker.count)).filter {
+            bytes[$0] == marker[0] && Array(bytes[$0..<($0 + marker.count)]) == marker
+        }
+        #expect(!occurrences.isEmpty)
+        for occurrence in occurrences {
+            let page = occurrence / Self.pageSize
+            for offset in (page * Self.pageSize)..<(page * Self.pageSize + 4) { bytes[offset] = 0xFF }
+        }
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let (store, recovery) = try StateStore.openOrRecover(
+            path: path, options: .init(openCheck: .full, maximumStateSize: 8 << 20))
+        let salvage = try #require(recovery).salvage
+        let quarantined = try store.quarantinedStates()
+        #expect(quarantined.map(\.path) == ["big/a"], "\(salvage)")
+        #expect(quarantined.first?.bytes == intact)
+        #expect(salvage.quarantined == 1, "\(salvage)")
+        #expect(salvage.error != nil, "\(salvage)")
+        #expect(try store.restore(String.self, for: "root/kept") == "kept")
+    }
+
     @Test func aCopyTheFreshFileCannotTakeLeavesTheDatabaseWhereItIs() throws {
         try populate(300)
         var bytes = fileBytes(path)

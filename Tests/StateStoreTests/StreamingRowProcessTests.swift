@@ -137,3 +137,45 @@ extension StreamingRowProcessTests {
         #expect(try roomy.quarantinedStates().map(\.bytes) == [small, huge])
     }
 }
+
+extension StreamingRowProcessTests {
+    /// A damaged database with a huge state and a huge quarantined row: `statectl recover`
+    /// copies the quarantined row a megabyte at a time, byte for byte, and leaves the state,
+    /// over `--max-state-size`, in the file it moves aside, unread.
+    @Test func recoverCopiesAHugeQuarantinedRowInBoundedMemory() throws {
+        let folder = TemporaryFolder()
+        let database = try smallDatabase(in: folder)
+        try StateStore(path: database).quarantine("root/settings", reason: "small")
+        // The schema changed outside StateStore: recover moves the file aside and copies it.
+        try rawSQL(database, "DROP INDEX quarantine_by_path")
+        let (usualResult, usual) = try statectlPeak(["recover", "--db", database, "--json"])
+        #expect(usualResult.status == 0, "\(usualResult)")
+
+        let second = folder.file("second.sqlite")
+        _ = try StateStore(path: second)
+        try addHugeRow(second, at: "root/huge", checksum: Self.zerosChecksum)
+        try StateStore(path: second).quarantine("root/huge", reason: "over the limit")
+        try addHugeRow(second, at: "root/huge2", checksum: Self.zerosChecksum)
+        try rawSQL(second, "DROP INDEX quarantine_by_path")
+        let (result, peak) = try statectlPeak(["recover", "--db", second, "--json"])
+        #expect(result.status == 0, "\(result)")
+        let report = try #require(
+            try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], "\(result)")
+        #expect(report["recovered"] as? Bool == true, "\(result)")
+        #expect(report["quarantined"] as? Int == 1, "\(result)")
+        #expect(report["states_left_behind"] as? Int == 1, "\(result)")
+        let recovered = try StateStore(path: second, options: .init(maximumStateSize: 1 << 20))
+        let quarantined = try recovered.quarantinedStates()
+        #expect(quarantined.map(\.path) == ["root/huge"])
+        #expect(quarantined.first?.byteCount == Self.rowSize)
+        var hasher = Checksum.Incremental()
+        #expect(try recovered.readQuarantinedBytes(id: try #require(quarantined.first).id) { hasher.update($0) })
+        #expect(Int64(bitPattern: hasher.finalize()) == Self.zerosChecksum)
+        #expect(try !recovered.entries().map(\.path).contains("root/huge2"))
+        let movedTo = try #require(report["moved_to"] as? String)
+        #expect(try rawRows(movedTo, "SELECT length(bytes) FROM states WHERE path = 'root/huge2'") == [["\(Self.rowSize)"]])
+        #expect(
+            !Self.peaksComparable || (peak - usual) * 1024 <= Self.bound,
+            "peak \(peak) KiB against \(usual) KiB for a small database")
+    }
+}

@@ -375,21 +375,22 @@ final class Connection {
     /// The rowid of the last row inserted (`sqlite3_last_insert_rowid`).
     var lastInsertedRowID: Int64 { sqlite3_last_insert_rowid(handle) }
 
-    /// Copies `count` bytes, from byte `start` on, of `table.column` of row `source` into the
-    /// same bytes of `target.column` of row `destination` (which must already hold a blob at
-    /// least that long, e.g. a `zeroblob`), a megabyte at a time through SQLite's incremental
-    /// blob I/O, so a state of any size is moved without ever being held in memory whole. See
+    /// Copies `count` bytes, from byte `start` on, of `table.column` of row `source` (in the
+    /// database of `reader`, this connection's own when `nil`) into the same bytes of
+    /// `target.column` of row `destination` (which must already hold a blob at least that long,
+    /// e.g. a `zeroblob`), a megabyte at a time through SQLite's incremental blob I/O, so a state
+    /// of any size is moved without ever being held in memory whole. See
     /// <https://www.sqlite.org/c3ref/blob_open.html>.
     func copyBlob(
-        column: String, from table: String, row source: Int64, to target: String, row destination: Int64,
-        offset start: Int = 0, count: Int
+        column: String, from table: String, row source: Int64, of reader: Connection? = nil, to target: String,
+        row destination: Int64, offset start: Int = 0, count: Int
     ) throws(StateStoreError) {
         var writer: OpaquePointer?
         defer { sqlite3_blob_close(writer) }
         let code = sqlite3_blob_open(handle, "main", target, column, destination, 1, &writer)
         guard code == SQLITE_OK else { throw error(code, sql: nil) }
         var offset = start
-        try readBlob(column: column, of: table, row: source, from: start, count: count) {
+        try (reader ?? self).readBlob(column: column, of: table, row: source, from: start, count: count) {
             (chunk) throws(StateStoreError) in
             let code = sqlite3_blob_write(writer, chunk.baseAddress, Int32(chunk.count), Int32(offset))
             guard code == SQLITE_OK else { throw error(code, sql: nil) }

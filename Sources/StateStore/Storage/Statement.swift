@@ -54,6 +54,13 @@ final class Statement {
         sqlite3_bind_null(handle, index)
     }
 
+    /// Binds a blob of `count` zeros that SQLite writes without holding them in memory: the room
+    /// that incremental blob I/O (``Connection/copyBlob(column:from:row:of:to:row:offset:count:)``)
+    /// then fills.
+    func bindZeroBlob(count: Int, at index: Int32) {
+        sqlite3_bind_zeroblob64(handle, index, sqlite3_uint64(count))
+    }
+
     /// Binds bytes without copying them: the buffer must stay valid until ``reset()``.
     func bindBorrowed(_ bytes: UnsafeRawBufferPointer, at index: Int32) {
         // A zero-length blob still needs a non-NULL pointer, or SQLite stores NULL.

@@ -88,12 +88,13 @@ extension StateStore {
                 of: "quarantine",
                 columns:
                     "id, path, type_name, version, generation, encoding, checksum, updated_at, reason, quarantined_at, bytes, key_id",
-                from: source, error: &copied.error
+                streaming: "bytes", from: source, error: &copied.error
             )
             _ = transaction.copyRows(
                 of: "scenes", columns: "identifier, path_prefix, created_at", from: source, error: &copied.error)
             copied.archives = transaction.copyRows(
-                of: "hierarchy", columns: "scene, set_aside, archive, updated_at", from: source, error: &copied.error)
+                of: "hierarchy", columns: "scene, set_aside, archive, updated_at", streaming: "archive", from: source,
+                error: &copied.error)
             _ = transaction.copyRows(
                 of: "pressure_events",
                 columns: "id, occurred_at, level, available_bytes, rss_before, rss_after, duration_us",
@@ -330,34 +331,71 @@ extension StateStore.WriteTransaction {
     /// Copies the rows of `table` that `source` can read (`columns` of them, `filter` a
     /// `WHERE` clause) into this database's table of that name, leaving a row whose key is
     /// already there; returns how many it copied. A table it cannot read whole sets `error`
-    /// (when none is set yet) and keeps the rows read before the damage.
+    /// (when none is set yet) and keeps the rows read before the damage. The blob in column
+    /// `streamed`, when over a megabyte, is copied a megabyte at a time
+    /// (``Connection/copyBlob(column:from:row:of:to:row:offset:count:)``), never held whole; a
+    /// row whose blob cannot be read to its end is not kept.
     fileprivate func copyRows(
-        of table: String, columns: String, from source: Connection, where filter: String? = nil,
-        error: inout StateStoreError?
+        of table: String, columns: String, streaming streamed: String? = nil, from source: Connection,
+        where filter: String? = nil, error: inout StateStoreError?
     ) -> Int {
         var copied = 0
-        do {
+        do throws(StateStoreError) {
             // A file of an older schema lacks the newer tables and columns: what it has is copied.
             let present = Set(try source.strings("SELECT name FROM pragma_table_info('\(table)')"))
-            let columns = columns.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter(
-                present.contains
-            ).joined(separator: ", ")
-            guard !columns.isEmpty else { return 0 }
-            let count = columns.split(separator: ",").count
+            let names = columns.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter(
+                present.contains)
+            guard !names.isEmpty else { return 0 }
+            let streamedIndex = streamed.flatMap { names.firstIndex(of: $0) }.map { Int32($0) }
+            // The streamed column is read only when small (`length` of a blob reads its header),
+            // and after the others come its length and the row's rowid.
+            let selected = names.map { (name) -> String in
+                name == streamed
+                    ? "CASE WHEN length(\(name)) > \(Connection.blobChunk) THEN NULL ELSE \(name) END" : name
+            }
+            let extra = streamed.map { ", length(\($0)), rowid" } ?? ""
             let read = try Statement(
-                connection: source, sql: "SELECT \(columns) FROM \(table)" + (filter.map { " WHERE \($0)" } ?? ""),
+                connection: source,
+                sql: "SELECT \(selected.joined(separator: ", "))\(extra) FROM \(table)"
+                    + (filter.map { " WHERE \($0)" } ?? ""),
                 persistent: false
             )
             let insert = try Statement(
                 connection: connection,
                 sql:
-                    "INSERT OR IGNORE INTO \(table)(\(columns)) VALUES (\((1...count).map { "?\($0)" }.joined(separator: ", ")))",
+                    "INSERT OR IGNORE INTO \(table)(\(names.joined(separator: ", "))) VALUES (\((1...names.count).map { "?\($0)" }.joined(separator: ", ")))",
                 persistent: false
             )
+            let count = Int32(names.count)
             while try read.step() {
-                for column in 0..<Int32(count) { insert.bind(column: column, of: read, at: column + 1) }
+                let length = streamedIndex.map { _ in read.int(count) } ?? 0
+                let large = length > Connection.blobChunk
+                for column in 0..<count {
+                    if large && column == streamedIndex {
+                        insert.bindZeroBlob(count: length, at: column + 1)
+                    } else {
+                        insert.bind(column: column, of: read, at: column + 1)
+                    }
+                }
                 try insert.run()
-                copied += connection.changes
+                guard connection.changes > 0 else { continue }
+                if large, let streamed {
+                    let target = connection.lastInsertedRowID
+                    do throws(StateStoreError) {
+                        try connection.copyBlob(
+                            column: streamed, from: table, row: read.int64(count + 1), of: source, to: table,
+                            row: target, count: length)
+                    } catch let failure {
+                        // Zeros where the bytes were are not a copy: the row goes, as a row that
+                        // cannot be read is not copied.
+                        let remove = try Statement(
+                            connection: connection, sql: "DELETE FROM \(table) WHERE rowid = ?1", persistent: false)
+                        remove.bind(target, at: 1)
+                        try remove.run()
+                        throw failure
+                    }
+                }
+                copied += 1
             }
         } catch let failure {
             if error == nil { error = failure }

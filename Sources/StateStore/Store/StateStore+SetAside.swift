@@ -51,7 +51,7 @@ extension StateStore {
     /// (no sync with ``Options/Synchronous/normal``): noise beside 2 MiB, where a chunk of a few
     /// kilobytes would spend more on commits than on copying, and a chunk of tens of megabytes
     /// would hold the main thread for a second. The memory is the copy's own 1 MiB buffer
-    /// (``Connection/copyBlob(column:from:row:to:row:offset:count:)``), whatever the chunk.
+    /// (``Connection/copyBlob(column:from:row:of:to:row:offset:count:)``), whatever the chunk.
     static let setAsideChunk = 2 << 20
 
     /// The start of the `metadata` key of each set-aside under way:

@@ -18,7 +18,9 @@ extension Statectl {
                 still be read and checked: every state whose bytes match their checksum (sealed \
                 ones as they are), the window hierarchy archives, the quarantine, the pressure \
                 events and the metadata. Reading goes on past damaged pages; the states on them, \
-                and states whose bytes fail their checksum, stay in the moved file.
+                states whose bytes fail their checksum, and states over --max-state-size (give \
+                the application's own limit) stay in the moved file. A large quarantined row or \
+                archive is copied a megabyte at a time, never held whole.
 
                 The fresh database is built beside the old one as <file>.recovering and takes its \
                 name once it is whole: a recovery interrupted (killed, a power cut) leaves the old \
@@ -46,6 +48,7 @@ extension Statectl {
         )
 
         @OptionGroup var database: DatabaseOptions
+        @OptionGroup var limit: StateSizeOptions
         @OptionGroup var output: OutputOptions
 
         func run() throws {
@@ -54,7 +57,7 @@ extension Statectl {
             // beside it, which the open puts in place.
             let interrupted = StateStore.isMissingBesideWholeRecoveryCopy(path)
             if !interrupted { try database.requireExistingFile() }
-            let recovery = try Self.recover(path)
+            let recovery = try Self.recover(path, maximumStateSize: Int(limit.maximumStateSize.bytes))
             let salvage = recovery?.salvage
             if output.json {
                 Output.json(
@@ -85,7 +88,7 @@ extension Statectl {
                             "States left behind:",
                             salvage.statesLeftBehind == 0
                                 ? "0"
-                                : "\(salvage.statesLeftBehind) (their bytes fail their checksum, or a column cannot be read)"
+                                : "\(salvage.statesLeftBehind) (their bytes fail their checksum, a column cannot be read, or they are over --max-state-size \(limit.maximumStateSize))"
                         ),
                         (
                             "Unreadable stretches:",
@@ -113,10 +116,12 @@ extension Statectl {
 
         /// `openOrRecover`, checking every page and index; a database another process has open is refused
         /// in the command's words.
-        private static func recover(_ path: String) throws -> StateStore.Recovery? {
+        private static func recover(_ path: String, maximumStateSize: Int) throws -> StateStore.Recovery? {
             do {
-                return try StateStore.openOrRecover(path: path, options: .init(openCheck: .full, backgroundCheck: .off))
-                    .recovery
+                return try StateStore.openOrRecover(
+                    path: path,
+                    options: .init(openCheck: .full, maximumStateSize: maximumStateSize, backgroundCheck: .off)
+                ).recovery
             } catch {
                 guard case .busy(let failure) = error else { throw error }
                 throw CLIError(message: failure.message + "; nothing was moved or changed")

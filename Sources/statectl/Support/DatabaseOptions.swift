@@ -86,7 +86,8 @@ struct DatabaseOptions: ParsableArguments {
     }
 }
 
-/// `--max-state-size`, shared by `export` and `import` so that what one writes the other accepts.
+/// `--max-state-size`, shared by `export` and `import` so that what one writes the other accepts,
+/// and by `recover`, which leaves a larger state in the file it moves aside.
 struct StateSizeOptions: ParsableArguments {
     @Option(
         name: .customLong("max-state-size"),

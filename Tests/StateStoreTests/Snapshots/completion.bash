@@ -204,13 +204,16 @@ _statectl_recover() {
     repeating_flags=()
     non_repeating_flags=(--json --version -h --help)
     repeating_options=()
-    non_repeating_options=(--db)
+    non_repeating_options=(--db --max-state-size)
     __statectl_offer_flags_options 0
 
     # Offer option value completions
     case "${prev}" in
     '--db')
         __statectl_add_completions -f
+        return
+        ;;
+    '--max-state-size')
         return
         ;;
     esac

@@ -25,7 +25,7 @@ function __statectl_parse_tokens -S
         case 'migrate'
             __statectl_parse_subcommand 0 'db=' 'json' 'dry-run' 'repair' 'version' 'h/help'
         case 'recover'
-            __statectl_parse_subcommand 0 'db=' 'json' 'version' 'h/help'
+            __statectl_parse_subcommand 0 'db=' 'max-state-size=' 'json' 'version' 'h/help'
         case 'check'
             __statectl_parse_subcommand 0 'db=' 'json' 'key-file=' 'credential=' 'version' 'h/help'
         case 'inspect'
@@ -120,6 +120,7 @@ complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_opti
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl migrate" version' -l 'version' -d 'Show the version.'
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl migrate" h help' -s 'h' -l 'help' -d 'Show help information.'
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl recover" db' -l 'db' -d 'The state database file. Default: $STATESTORE_DB, else the "statestore-demo" app\'s default path ($XDG_STATE_HOME/statestore-demo/state.sqlite or ~/.local/state/statestore-demo/state.sqlite).' -rF
+complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl recover" max-state-size' -l 'max-state-size' -d 'The largest state accepted, as the application\'s StateStore.Options.maximumStateSize (default 1MiB).' -rfka ''
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl recover" json' -l 'json' -d 'Print a JSON document (stable schema, see `statectl --help`) instead of text.'
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl recover" version' -l 'version' -d 'Show the version.'
 complete -c 'statectl' -n '__statectl_should_offer_completions_for_flags_or_options "statectl recover" h help' -s 'h' -l 'help' -d 'Show help information.'

@@ -96,6 +96,7 @@ _statectl_recover() {
     local -i ret=1
     local -ar arg_specs=(
         '--db[The state database file. Default\: $STATESTORE_DB, else the "statestore-demo" app'\''s default path ($XDG_STATE_HOME/statestore-demo/state.sqlite or ~/.local/state/statestore-demo/state.sqlite).]:path:_files'
+        '--max-state-size[The largest state accepted, as the application'\''s StateStore.Options.maximumStateSize (default 1MiB).]:size:'
         '--json[Print a JSON document (stable schema, see `statectl --help`) instead of text.]'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
