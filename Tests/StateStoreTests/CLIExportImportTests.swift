@@ -303,7 +303,7 @@ import Testing
         #expect(result.status == 1, "\(result)")
         #expect(
             result.stderr
-                == "statectl: The document would be at least 301.2 MiB, over the 256.0 MiB import accepts; export part of the states (`statectl prune` others in a copy), or keep large data outside the store. Nothing was exported.\n"
+                == "statectl: The document would be at least 301.4 MiB, over the 256.0 MiB import accepts; export part of the states (`statectl prune` others in a copy), or keep large data outside the store. Nothing was exported.\n"
         )
         #expect(!FileManager.default.fileExists(atPath: output))
     }

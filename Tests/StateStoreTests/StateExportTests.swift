@@ -577,3 +577,27 @@ import Testing
         #expect(FileSnapshot(path) == before)
     }
 }
+
+extension StateExportTests {
+    /// A clear state's bytes count toward the smallest document: a store holding a state whose
+    /// bytes alone are over the document limit is refused from its listing, nothing handed on
+    /// and no state read (a 300 MiB row was read, then refused, at 1.4 GB of memory).
+    @Test func aStateLargerThanTheDocumentLimitIsRefusedBeforeAnyStateIsRead() throws {
+        let store = try StateStore(
+            path: folder.file("large.sqlite"), options: .init(maximumStateSize: 4 << 20))
+        try store.save(encoded: Data(repeating: 1, count: 3 << 20), encoding: .binary, typeName: "B", version: 1, for: "big")
+        try store.save(["small": 1], for: "small")
+        let limit = 2 << 20
+        var handedOn = 0
+        #expect {
+            try StateExport.write(store: store, maximumStateSize: 4 << 20, unsealed: false, limit: limit) {
+                handedOn += $0.count
+            }
+        } throws: { error in
+            guard case StateExport.ExportError.documentTooLarge(let byteCount, limit) = error else { return false }
+            return byteCount == StateExport.minimumByteCount(of: try store.entries(), unsealed: false)
+                && byteCount > 3 << 20
+        }
+        #expect(handedOn == 0)
+    }
+}

@@ -184,10 +184,11 @@ public struct StateExport: Sendable, Hashable {
 
     /// A lower bound on the bytes ``encoded()`` would write for `entries`, from their listing
     /// alone (no state read): each state's object takes at least 240 bytes besides its path and
-    /// type name (its keys, indents, an ISO 8601 time, a checksum), and a sealed state written as
-    /// stored at least its base64. A JSON state may shrink once embedded, so its bytes count for
-    /// nothing, nor do a sealed state's when it is written clear (`unsealed`), as its plaintext
-    /// may be JSON.
+    /// type name (its keys, indents, an ISO 8601 time, a checksum), a sealed state written as
+    /// stored at least its base64, and a clear state at least its bytes: it is embedded as
+    /// `value` only when its bytes are exactly that value's compact text, which the document
+    /// writes indented, else as base64. A sealed state written clear (`unsealed`) counts none of
+    /// its bytes: its plaintext is shorter by the seal, whose size this listing does not know.
     package static func minimumByteCount(of entries: [StateStore.Entry], unsealed: Bool) -> Int {
         entries.reduce(minimumDocumentByteCount) { $0 + minimumByteCount(of: $1, unsealed: unsealed) }
     }
@@ -197,8 +198,13 @@ public struct StateExport: Sendable, Hashable {
 
     /// The least `entry`'s state adds to a document (``minimumByteCount(of:unsealed:)``).
     static func minimumByteCount(of entry: StateStore.Entry, unsealed: Bool) -> Int {
-        let sealed = unsealed ? 0 : entry.keyID.map { $0.utf8.count + 4 * ((entry.byteCount + 2) / 3) } ?? 0
-        return 240 + entry.path.rawValue.utf8.count + entry.typeName.utf8.count + sealed
+        let bytes =
+            switch entry.keyID {
+            case nil: entry.byteCount
+            case let keyID? where !unsealed: keyID.utf8.count + 4 * ((entry.byteCount + 2) / 3)
+            case _?: 0
+            }
+        return 240 + entry.path.rawValue.utf8.count + entry.typeName.utf8.count + bytes
     }
 
     /// The document's members before `states`, in the order ``encoded()`` writes them.
