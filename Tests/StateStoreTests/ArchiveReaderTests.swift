@@ -391,7 +391,8 @@ struct ArchiveWriterTests {
             storyboard.register("nav") { NavigationController() }
             let application = Application(store: store, storyboard: storyboard)
             let window = Window(size: Size(width: 100, height: 100), orientation: .portrait, application: application)
-            let navigation = try storyboard.instantiateViewController(withIdentifier: "nav") as! NavigationController
+            let navigation = try #require(
+                try storyboard.instantiateViewController(withIdentifier: "nav") as? NavigationController)
             let root = try storyboard.instantiateViewController(withIdentifier: "root")
             root.restorationIdentifier = "q\"uote é ✉︎ 😀 back\\slash"
             navigation.setViewControllers([root], animated: false)

@@ -129,7 +129,10 @@ import Testing
             #expect(result.kilobytes > 0, "no peak read")
             #expect(try StateStore(path: target).entries().count == count)
             peaks.append(
-                (result.kilobytes, Int(try FileManager.default.attributesOfItem(atPath: document)[.size] as! UInt64)))
+                (
+                    result.kilobytes,
+                    Int(try #require(try FileManager.default.attributesOfItem(atPath: document)[.size] as? UInt64))
+                ))
         }
         // The document's bytes and its states (their paths, type names and bytes, each state's
         // few bytes in their own allocations): about twice the document here (25 MiB for 13 MiB).

@@ -112,7 +112,7 @@ struct ChangedTypeProtectionTests {
         if let counter = again as? CounterDetail {
             counter.restorableState.count = 7
         } else {
-            (again as! LossyDetail).restorableState.text = "edited"
+            (try #require(again as? LossyDetail)).restorableState.text = "edited"
         }
         _ = app.navigation.popViewController(animated: false)
         app.coordinator.flush()

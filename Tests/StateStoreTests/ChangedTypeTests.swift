@@ -68,7 +68,8 @@ struct ChangedTypeTests {
         var errors: [RestorationError] = []
         coordinator.errorHandler = { errors.append($0) }
         let window = Window(size: Size(width: 400, height: 800), orientation: .portrait, application: application)
-        let navigation = try storyboard.instantiateViewController(withIdentifier: "nav") as! NavigationController
+        let navigation = try #require(
+            try storyboard.instantiateViewController(withIdentifier: "nav") as? NavigationController)
         navigation.setViewControllers(
             [try storyboard.instantiateViewController(withIdentifier: "screen")], animated: false)
         navigation.restorationIdentifier = "nav"

@@ -86,11 +86,12 @@ struct HostileRowTests {
         var errors: [RestorationError] = []
         coordinator.errorHandler = { errors.append($0) }
         let window = Window(size: Size(width: 400, height: 800), orientation: .portrait, application: application)
-        let navigation = try storyboard.instantiateViewController(withIdentifier: "nav") as! NavigationController
+        let navigation = try #require(
+            try storyboard.instantiateViewController(withIdentifier: "nav") as? NavigationController)
         navigation.setViewControllers([try storyboard.instantiateViewController(withIdentifier: "a")], animated: false)
         window.rootViewController = navigation
         window.makeKeyAndVisible()
-        let note = navigation.topViewController as! NoteController
+        let note = try #require(navigation.topViewController as? NoteController)
         #expect(note.restorableState.text == "from last time")
 
         note.restorableState.text = "typed after relaunch"

@@ -407,8 +407,8 @@ struct RestorationArchiveTests {
         let fresh = Window(size: Size(width: 400, height: 800), application: application)
         // window1 is open (restored from the old database): the new window is window2.
         #expect(fresh.sceneIdentifier == "window2")
-        let navigation =
-            try application.storyboard.instantiateViewController(withIdentifier: "nav") as! NavigationController
+        let navigation = try #require(
+            try application.storyboard.instantiateViewController(withIdentifier: "nav") as? NavigationController)
         let freshNote = try application.storyboard.instantiateViewController(withIdentifier: "a")
         navigation.setViewControllers([freshNote], animated: false)
         fresh.rootViewController = navigation

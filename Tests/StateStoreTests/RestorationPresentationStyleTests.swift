@@ -55,7 +55,8 @@ struct RestorationPresentationStyleTests {
         let application = Application(store: store, storyboard: storyboard())
         application.violationHandler = { Issue.record("lifecycle violation: \($0)") }
         let window = Window(size: Size(width: 390, height: 844), application: application)
-        let root = try application.storyboard.instantiateViewController(withIdentifier: "root") as! NoteController
+        let root = try #require(
+            try application.storyboard.instantiateViewController(withIdentifier: "root") as? NoteController)
         window.rootViewController = root
         window.makeKeyAndVisible()
         return (application, window, root)
@@ -64,8 +65,8 @@ struct RestorationPresentationStyleTests {
     @Test func aPageSheetsPresenterIsSavedAtTheFlushPointsNotWhenTheSheetAppears() throws {
         let store = try StateStore(path: database)
         let (application, _, root) = try launch(store)
-        let sheet =
-            try application.storyboard.instantiateViewController(withIdentifier: "sheet") as! SheetNoteController
+        let sheet = try #require(
+            try application.storyboard.instantiateViewController(withIdentifier: "sheet") as? SheetNoteController)
         root.uncommittedText = "typed under the sheet"
         root.restorableState.edits = 2
         root.present(sheet, animated: true)
@@ -103,8 +104,8 @@ struct RestorationPresentationStyleTests {
         let store = try StateStore(path: database)
         do {
             let (application, _, root) = try launch(store)
-            let sheet =
-                try application.storyboard.instantiateViewController(withIdentifier: "sheet") as! SheetNoteController
+            let sheet = try #require(
+                try application.storyboard.instantiateViewController(withIdentifier: "sheet") as? SheetNoteController)
             root.restorableState.text = "under"
             root.present(sheet, animated: false)
             sheet.restorableState.text = "on top"
@@ -130,13 +131,15 @@ struct RestorationPresentationStyleTests {
             application.violationHandler = { Issue.record("lifecycle violation: \($0)") }
             let window = Window(size: Size(width: 390, height: 844), application: application)
             let board = application.storyboard
-            let tabs = try board.instantiateViewController(withIdentifier: "tabs") as! TabBarController
-            let context = try board.instantiateViewController(withIdentifier: "context") as! NavigationController
+            let tabs = try #require(try board.instantiateViewController(withIdentifier: "tabs") as? TabBarController)
+            let context = try #require(
+                try board.instantiateViewController(withIdentifier: "context") as? NavigationController)
             context.setViewControllers([try board.instantiateViewController(withIdentifier: "root")], animated: false)
             tabs.viewControllers = [context, try board.instantiateViewController(withIdentifier: "full")]
             window.rootViewController = tabs
             window.makeKeyAndVisible()
-            let cover = try board.instantiateViewController(withIdentifier: "cover") as! CoverNoteController
+            let cover = try #require(
+                try board.instantiateViewController(withIdentifier: "cover") as? CoverNoteController)
             context.topViewController?.present(cover, animated: false)
             cover.restorableState.text = "over the context"
             // A tab switch hides it with its context: it disappears, so it is saved.

@@ -8,7 +8,7 @@ extension RestorationTests {
     @Test func aStateOverTheSizeBudgetIsReportedAndTheOldOneKept() throws {
         let store = try StateStore(path: database, options: .init(maximumStateSize: 200))
         let (application, _, navigation) = try launch(store)
-        let note = navigation.topViewController as! NoteController
+        let note = try #require(navigation.topViewController as? NoteController)
         note.restorableState.text = "short"
         navigation.pushViewController(
             try application.storyboard.instantiateViewController(withIdentifier: "b"), animated: false)
@@ -22,7 +22,7 @@ extension RestorationTests {
                 if case .store(.stateTooLarge(let path, _, 200)) = $0 { return path == "nav/a" } else { return false }
             } == true)
         // The oversized state holds nothing back: the next controller's save is written.
-        let b = navigation.topViewController as! NoteController
+        let b = try #require(navigation.topViewController as? NoteController)
         b.restorableState.text = "b's turn"
         navigation.pushViewController(
             try application.storyboard.instantiateViewController(withIdentifier: "c"), animated: false)

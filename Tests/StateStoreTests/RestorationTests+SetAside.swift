@@ -125,7 +125,7 @@ extension RestorationTests {
         gate.install(on: store)
         let (application, _, navigation) = try launch(store)
         let coordinator = try #require(application.restorationCoordinator)
-        let note = navigation.topViewController as! NoteController
+        let note = try #require(navigation.topViewController as? NoteController)
         #expect(note.restorableState == .init())
         // The launch returned before the copy was made: the row is still at its path.
         #expect(try count("SELECT count(*) FROM states WHERE path = 'nav/a'") == 1)
@@ -205,7 +205,7 @@ extension RestorationTests {
         gate.install(on: store)
         let (application, _, navigation) = try launch(store)
         let coordinator = try #require(application.restorationCoordinator)
-        let note = navigation.topViewController as! NoteController
+        let note = try #require(navigation.topViewController as? NoteController)
         // Halfway through the copy, the user types and moves on: the save is handed over.
         _ = try #require(gate.next())
         gate.step()
@@ -245,7 +245,7 @@ extension RestorationTests {
 
         // The row was not set aside: this screen's save does not replace it, and the next
         // appearance at the path reads it.
-        let note = navigation.topViewController as! NoteController
+        let note = try #require(navigation.topViewController as? NoteController)
         note.restorableState.text = "typed here"
         navigation.pushViewController(
             try application.storyboard.instantiateViewController(withIdentifier: "b"), animated: false)
@@ -312,7 +312,7 @@ extension RestorationTests {
         gate.install(on: store)
         let (application, _, navigation) = try launch(store)
         let coordinator = try #require(application.restorationCoordinator)
-        let note = navigation.topViewController as! NoteController
+        let note = try #require(navigation.topViewController as? NoteController)
         _ = try #require(gate.next())
         gate.step()
         #expect(try #require(gate.next()).copied == StateStore.setAsideChunk)

@@ -35,8 +35,8 @@ struct RestorationTests {
         let application = Application(store: store, storyboard: storyboard(finished: finished))
         application.violationHandler = { Issue.record("lifecycle violation: \($0)") }
         let window = Window(size: Size(width: 400, height: 800), orientation: .portrait, application: application)
-        let navigation =
-            try application.storyboard.instantiateViewController(withIdentifier: "nav") as! NavigationController
+        let navigation = try #require(
+            try application.storyboard.instantiateViewController(withIdentifier: "nav") as? NavigationController)
         navigation.setViewControllers(
             try stack.map { try application.storyboard.instantiateViewController(withIdentifier: $0) }, animated: false)
         window.rootViewController = navigation
@@ -48,7 +48,7 @@ struct RestorationTests {
         let store = try StateStore(path: database)
         try store.save(NoteController.State(text: "from last time", edits: 3), for: "nav/a")
         let (application, _, navigation) = try launch(store)
-        let note = navigation.topViewController as! NoteController
+        let note = try #require(navigation.topViewController as? NoteController)
         #expect(note.stateInWillAppear == .init(text: "from last time", edits: 3))
 
         note.uncommittedText = "committed by the override"
@@ -138,7 +138,7 @@ struct RestorationTests {
         let coordinator = try #require(application.restorationCoordinator)
         coordinator.flush()
         let before = coordinator.statistics
-        (navigation.topViewController as! NoteController).restorableState.text = "edited"
+        (try #require(navigation.topViewController as? NoteController)).restorableState.text = "edited"
         navigation.pushViewController(
             try application.storyboard.instantiateViewController(withIdentifier: "b"), animated: true)
         let after = coordinator.statistics
@@ -155,7 +155,7 @@ struct RestorationTests {
         let (application, _, navigation) = try launch(store)
         let coordinator = try #require(application.restorationCoordinator)
         coordinator.writesBehind = writesBehind
-        let note = navigation.topViewController as! NoteController
+        let note = try #require(navigation.topViewController as? NoteController)
         note.restorableState.text = "once"
         for _ in 0..<20 {
             navigation.pushViewController(
@@ -201,7 +201,7 @@ struct RestorationTests {
         let (application, _, navigation) = try launch(store)
         let coordinator = try #require(application.restorationCoordinator)
         coordinator.writesBehind = true
-        let note = navigation.topViewController as! NoteController
+        let note = try #require(navigation.topViewController as? NoteController)
         navigation.pushViewController(
             try application.storyboard.instantiateViewController(withIdentifier: "b"), animated: false)
         _ = navigation.popViewController(animated: false)
@@ -238,7 +238,7 @@ struct RestorationTests {
         _ = navigation.popViewController(animated: false)
         coordinator.flush()
         let before = coordinator.statistics
-        let note = navigation.topViewController as! NoteController
+        let note = try #require(navigation.topViewController as? NoteController)
         try await withWriterHeldBack {
             for step in 1...50 {
                 note.restorableState.edits = step
@@ -280,7 +280,8 @@ struct RestorationTests {
         let (application, _, navigation) = try launch(store)
         let coordinator = try #require(application.restorationCoordinator)
         func showB(editing text: String? = nil) throws -> NoteController {
-            let b = try application.storyboard.instantiateViewController(withIdentifier: "b") as! NoteController
+            let b = try #require(
+                try application.storyboard.instantiateViewController(withIdentifier: "b") as? NoteController)
             navigation.pushViewController(b, animated: false)
             if let text { b.restorableState.text = text }
             _ = navigation.popViewController(animated: false)
@@ -309,7 +310,8 @@ struct RestorationTests {
         let root = try #require(navigation.topViewController as? NoteController)
         func showG(_ text: String? = nil, changingRoot rootText: String? = nil) throws -> GatedNoteController {
             if let rootText { root.restorableState.text = rootText }
-            let g = try application.storyboard.instantiateViewController(withIdentifier: "g") as! GatedNoteController
+            let g = try #require(
+                try application.storyboard.instantiateViewController(withIdentifier: "g") as? GatedNoteController)
             navigation.pushViewController(g, animated: false)
             if let text { g.restorableState.text = text }
             _ = navigation.popViewController(animated: false)
@@ -414,7 +416,7 @@ struct RestorationTests {
         let store = try StateStore(path: database)
         try store.save(CounterController.Version1(text: "three little words"), for: "nav/counter", version: 1)
         let (application, _, navigation) = try launch(store, stack: ["counter"])
-        let counter = navigation.topViewController as! CounterController
+        let counter = try #require(navigation.topViewController as? CounterController)
         #expect(counter.restorableState == .init(title: "three little words", words: 3))
         #expect(application.restorationCoordinator?.statistics.migrations == 1)
         navigation.pushViewController(
@@ -428,7 +430,7 @@ struct RestorationTests {
         try store.save(["from": "the future"], for: "nav/counter", version: 3)
         let original = try #require(try store.state(at: "nav/counter"))
         let (application, _, navigation) = try launch(store, stack: ["counter"])
-        #expect((navigation.topViewController as! CounterController).restorableState == .init())
+        #expect((try #require(navigation.topViewController as? CounterController)).restorableState == .init())
         let quarantined = try #require(try store.quarantinedStates().first)
         #expect(quarantined.bytes == original.bytes)
         #expect(quarantined.version == 3)
@@ -445,15 +447,15 @@ struct RestorationTests {
         let garbage = Data([0xFF, 0x00, 0x13, 0x37])
         try store.save(encoded: garbage, encoding: .binary, typeName: "?", version: 1, for: "nav/a")
         let (_, _, navigation) = try launch(store)
-        #expect((navigation.topViewController as! NoteController).restorableState == .init())
+        #expect((try #require(navigation.topViewController as? NoteController)).restorableState == .init())
         #expect(try store.quarantinedStates().map(\.bytes) == [garbage])
     }
 
     @Test func aCancelledInteractivePopSavesAndRestoresConsistently() throws {
         let store = try StateStore(path: database)
         let (application, _, navigation) = try launch(store, stack: ["a", "b"])
-        let a = navigation.viewControllers[0] as! NoteController
-        let b = navigation.viewControllers[1] as! NoteController
+        let a = try #require(navigation.viewControllers[0] as? NoteController)
+        let b = try #require(navigation.viewControllers[1] as? NoteController)
         a.restorableState.text = "under"
         b.restorableState.text = "on top"
         let pop = navigation.beginInteractivePop()
@@ -472,9 +474,9 @@ struct RestorationTests {
         let relaunched = Application(store: store, storyboard: storyboard())
         let window = Window(size: Size(width: 400, height: 800), orientation: .portrait, application: relaunched)
         #expect(try relaunched.restoreHierarchy(in: window))
-        let stack = (window.rootViewController as! NavigationController).viewControllers
+        let stack = (try #require(window.rootViewController as? NavigationController)).viewControllers
         #expect(stack.map(\.restorationIdentifier) == ["a", "b"])
-        #expect((stack[1] as! NoteController).restorableState == .init(text: "on top", edits: 1))
+        #expect(try #require(stack[1] as? NoteController).restorableState == .init(text: "on top", edits: 1))
     }
 
     @Test func replacingAWindowsRootCommitsWhatDisappearedWithTheNewArchiveInOneTransaction() throws {
@@ -486,7 +488,7 @@ struct RestorationTests {
         let (application, window, navigation) = try launch(store)
         let coordinator = try #require(application.restorationCoordinator)
         coordinator.writesBehind = false
-        (navigation.topViewController as! NoteController).restorableState.text = "left behind"
+        (try #require(navigation.topViewController as? NoteController)).restorableState.text = "left behind"
         let before = coordinator.statistics.transactions
         window.rootViewController = try application.storyboard.instantiateViewController(withIdentifier: "b")
         #expect(coordinator.statistics.transactions == before + 1)
@@ -498,7 +500,7 @@ struct RestorationTests {
     @Test func aCriticalWarningSavesVisibleStatePurgesCachesAndIsRecorded() throws {
         let store = try StateStore(path: database)
         let (application, _, navigation) = try launch(store)
-        let note = navigation.topViewController as! NoteController
+        let note = try #require(navigation.topViewController as? NoteController)
         let cache = RecreatableCache<Int, [UInt8]>(name: "previews", cost: { $0.count })
         note.register(cache)
         for key in 0..<16 { cache[key] = [UInt8](repeating: UInt8(key), count: 64 << 10) }

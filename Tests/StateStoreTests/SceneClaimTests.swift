@@ -299,12 +299,12 @@ struct SceneClaimTests {
         let store = try StateStore(path: database, options: .init(busyTimeout: .milliseconds(100)))
         let app = LocalApp(store: store)
         let window = Window(size: Size(width: 390, height: 844), application: app.application)
-        let mail =
+        let mail = try #require(
             try app.application.storyboard.instantiateViewController(withIdentifier: MailStoryboard.mail)
-            as! NavigationController
-        let inbox =
+                as? NavigationController)
+        let inbox = try #require(
             try app.application.storyboard.instantiateViewController(withIdentifier: MailStoryboard.inbox)
-            as! InboxController
+                as? InboxController)
         mail.setViewControllers([inbox], animated: false)
         window.rootViewController = mail
         window.makeKeyAndVisible()

@@ -23,7 +23,8 @@ struct WriteFailureDeliveryTests {
         let errors = Errors()
         coordinator.errorHandler = { errors.list.append($0) }
         let window = Window(size: Size(width: 400, height: 800), orientation: .portrait, application: application)
-        let navigation = try storyboard.instantiateViewController(withIdentifier: "nav") as! NavigationController
+        let navigation = try #require(
+            try storyboard.instantiateViewController(withIdentifier: "nav") as? NavigationController)
         navigation.setViewControllers([try storyboard.instantiateViewController(withIdentifier: "a")], animated: false)
         window.rootViewController = navigation
         window.makeKeyAndVisible()
@@ -51,7 +52,7 @@ struct WriteFailureDeliveryTests {
         let store = try StateStore(path: database)
         let (application, navigation, errors) = try launch(store)
         try refuseStateWrites()
-        (navigation.topViewController as! NoteController).restorableState.text = "edited"
+        (try #require(navigation.topViewController as? NoteController)).restorableState.text = "edited"
         navigation.pushViewController(
             try application.storyboard.instantiateViewController(withIdentifier: "b"), animated: false)
         #expect(refusals(errors) == 0)
@@ -78,7 +79,7 @@ struct WriteFailureDeliveryTests {
             ("waitForWriteBehind", { store.waitForWriteBehind() }),
         ]
         for (index, (name, flushPoint)) in flushPoints.enumerated() {
-            let top = navigation.topViewController as! NoteController
+            let top = try #require(navigation.topViewController as? NoteController)
             top.restorableState.text = "edit \(index)"
             top.restorableState.edits = index + 1
             if index % 2 == 0 {
