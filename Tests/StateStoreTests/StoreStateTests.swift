@@ -395,6 +395,27 @@ struct StoreStateTests {
         #expect(try reopened.metadata("app") == nil)
     }
 
+    /// The table keeps the newest `pressureEventLimit` events: recording one more removes the
+    /// oldest, so an app under pressure for weeks does not grow its file with every warning.
+    @Test func pressureEventsKeepTheNewestUpToTheLimit() throws {
+        let store = try StateStore(path: path)
+        let limit = StateStore.pressureEventLimit
+        func event(_ index: Int) -> PressureEvent {
+            PressureEvent(
+                occurredAt: Date(timeIntervalSince1970: 1_700_000_000 + Double(index)), level: .warning,
+                availableBytes: UInt64(index), rssBefore: 2, rssAfter: 1, duration: .microseconds(1))
+        }
+        try store.write { (transaction) throws(StateStoreError) in
+            for index in 0..<(limit + 25) { try transaction.recordPressureEvent(event(index)) }
+        }
+        try store.recordPressureEvent(event(limit + 25))
+        let kept = try store.pressureEvents(limit: limit + 100)
+        #expect(kept.count == limit)
+        #expect(kept.first == event(limit + 25))
+        #expect(kept.last == event(26))
+        #expect(try store.check().pressureEventCount == limit)
+    }
+
     @Test func theChecksumIsXXH64() {
         // Reference values from the xxHash specification's test vectors.
         #expect(Checksum.xxh64(UnsafeRawBufferPointer(start: nil, count: 0)) == 0xEF46_DB37_51D8_E999)

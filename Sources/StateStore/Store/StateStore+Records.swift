@@ -3,7 +3,8 @@ import Foundation
 extension StateStore {
     // MARK: Pressure events
 
-    /// Appends a handled memory-pressure event.
+    /// Appends a handled memory-pressure event, and removes the oldest beyond
+    /// ``pressureEventLimit``.
     public func recordPressureEvent(_ event: PressureEvent) throws(StateStoreError) {
         try write { (transaction) throws(StateStoreError) in try transaction.recordPressureEvent(event) }
     }
@@ -97,8 +98,16 @@ extension StateStore {
     }
 }
 
+extension StateStore {
+    /// How many memory-pressure events the database keeps: recording one more removes the
+    /// oldest. An app under pressure for weeks records one event per warning it handles, and
+    /// the table must not grow with the app's age (10,000 events take about 400 KB).
+    public static let pressureEventLimit = 10_000
+}
+
 extension StateStore.WriteTransaction {
-    /// Appends a handled memory-pressure event.
+    /// Appends a handled memory-pressure event, and removes the oldest beyond
+    /// ``StateStore/pressureEventLimit``.
     public func recordPressureEvent(_ event: PressureEvent) throws(StateStoreError) {
         let statement = try connection.cached(
             """
@@ -112,6 +121,11 @@ extension StateStore.WriteTransaction {
         statement.bind(Int64(clamping: event.rssAfter), at: 5)
         statement.bind(event.duration.storedMicroseconds, at: 6)
         try statement.run()
+        // Ids only grow (the newest is the largest), so the oldest are a range of the rowid.
+        let trim = try connection.cached("DELETE FROM pressure_events WHERE id <= ?1 - ?2")
+        trim.bind(connection.lastInsertedRowID, at: 1)
+        trim.bind(StateStore.pressureEventLimit, at: 2)
+        try trim.run()
     }
 
     /// Replaces the live hierarchy archive of `scene`.
