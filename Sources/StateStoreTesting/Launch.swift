@@ -56,7 +56,7 @@ public final class Launch<App: LaunchedApp> {
             guard ended == ending else { throw .alreadyEnded(ended, requested: ending) }
             return
         }
-        switch ending {
+        switch ending.kind {
         case .termination:
             application.terminate()
             // What exit() does: the writer's queued work runs before the process goes.

@@ -85,7 +85,8 @@ struct ProcessDeathTests {
         let application = Application(store: store, storyboard: storyboard)
         application.violationHandler = { Issue.record("lifecycle violation: \($0)") }
         let window = Window(size: Size(width: 400, height: 800), orientation: .portrait, application: application)
-        let navigation = try #require(try storyboard.instantiateViewController(withIdentifier: "nav") as? NavigationController)
+        let navigation = try #require(
+            try storyboard.instantiateViewController(withIdentifier: "nav") as? NavigationController)
         let note = try #require(try storyboard.instantiateViewController(withIdentifier: "a") as? NoteController)
         navigation.setViewControllers([note], animated: false)
         window.rootViewController = navigation

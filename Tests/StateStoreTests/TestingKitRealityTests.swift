@@ -31,7 +31,8 @@ final class KitStepApp: LaunchedApp {
         if try !application.restoreHierarchy(in: window) {
             let navigation = try #require(
                 try storyboard.instantiateViewController(withIdentifier: "nav") as? NavigationController)
-            navigation.setViewControllers([try storyboard.instantiateViewController(withIdentifier: "list")], animated: false)
+            navigation.setViewControllers(
+                [try storyboard.instantiateViewController(withIdentifier: "list")], animated: false)
             window.rootViewController = navigation
             window.makeKeyAndVisible()
         }

@@ -33,7 +33,8 @@ final class KitNotesApp: LaunchedApp {
         if !restored {
             let navigation = try #require(
                 try storyboard.instantiateViewController(withIdentifier: "notes") as? NavigationController)
-            navigation.setViewControllers([try storyboard.instantiateViewController(withIdentifier: "list")], animated: false)
+            navigation.setViewControllers(
+                [try storyboard.instantiateViewController(withIdentifier: "list")], animated: false)
             window.rootViewController = navigation
             window.makeKeyAndVisible()
         }
@@ -90,7 +91,10 @@ struct TestingKitTests {
                     let store = try TemporaryStore("parallel")
                     let opened = try store.open()
                     try opened.save("\(index)", for: "root")
-                    return (store.folder, try opened.restore(String.self, for: "root").map { "\($0)" == "\(index)" ? $0 : "" })
+                    return (
+                        store.folder,
+                        try opened.restore(String.self, for: "root").map { "\($0)" == "\(index)" ? $0 : "" }
+                    )
                 }
             }
             return try await group.reduce(into: []) { $0.append($1) }
