@@ -11,6 +11,9 @@ let package = Package(
         // Sealed states (encryption at rest) with swift-crypto; a product of its own, so an app
         // that does not seal never compiles swift-crypto and its BoringSSL.
         .library(name: "StateStoreCrypto", targets: ["StateStoreCrypto"]),
+        // What an app's own tests use: a store per test, relaunch after termination or kill -9.
+        // A product of its own, so an app's shipping target on the core never compiles it.
+        .library(name: "StateStoreTesting", targets: ["StateStoreTesting"]),
         .executable(name: "statectl", targets: ["statectl"]),
         .executable(name: "mail", targets: ["mail"]),
     ],
@@ -80,6 +83,12 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        // The testing kit: StateStore alone (no test framework), so Swift Testing and XCTest
+        // tests both use it; it reaches the engine's package-level hooks (a simulated process death).
+        .target(
+            name: "StateStoreTesting",
+            dependencies: ["StateStore"]
+        ),
         // `statectl soak`'s machinery: the supervisor, the harness and its controllers, the
         // cgroup, the child processes, the summary and its invariants, the SVG report. Not a
         // product: statectl parses the options, calls it and prints what it returns.
@@ -133,6 +142,7 @@ let package = Package(
             name: "StateStoreTests",
             dependencies: [
                 "StateStore", "StateStoreSQLite", "StateStoreCrashVFS", "MailExample", "StateStoreServiceLifecycle", "StateStoreCrypto",
+                "StateStoreTesting",
                 .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ],

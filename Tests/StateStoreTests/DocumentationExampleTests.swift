@@ -9,9 +9,10 @@ import Testing
 struct DocumentationExampleTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
-    static let catalog = "Sources/StateStore/StateStore.docc"
+    static let catalogs = ["Sources/StateStore/StateStore.docc", "Sources/StateStoreTesting/StateStoreTesting.docc"]
     static let documentedTargets = [
         "Sources/StateStore", "Sources/StateStoreCrypto", "Sources/StateStoreServiceLifecycle",
+        "Sources/StateStoreTesting",
     ]
 
     static func text(_ path: String) throws -> String {
@@ -123,7 +124,7 @@ struct DocumentationExampleTests {
     /// app's source; no other article holds a Swift block nothing compiles.
     @Test func everyArticleShowsASnippetAndNoUncompiledSwift() throws {
         let names = Set(try Self.snippetNames)
-        for article in try Self.files(under: Self.catalog, suffix: ".md") {
+        for article in try Self.catalogs.flatMap({ try Self.files(under: $0, suffix: ".md") }) {
             let text = try Self.text(article)
             let shown = text.components(separatedBy: "@Snippet(path: \"StateStore/Snippets/").dropFirst()
                 .compactMap { $0.split(separator: "\"").first.map(String.init) }

@@ -286,6 +286,22 @@ final class RestorationWriter: Sendable {
         }
     }
 
+    /// Lets every held claim go now, written or not, and forgets the batches waiting and the
+    /// writes carried for a retry: the process is dead (``StateStore/simulateProcessDeath()``),
+    /// and the kernel drops its locks with it.
+    func dropEverythingAsDead() {
+        let released: [SceneClaim] = state.withLock { state in
+            state.waiting.removeAll()
+            state.carried.removeAll()
+            state.carriedArchives.removeAll()
+            state.carriedPrefixes.removeAll()
+            defer { state.heldClaims.removeAll() }
+            return state.heldClaims
+        }
+        // Released here, outside the writer's lock.
+        withExtendedLifetime(released) {}
+    }
+
     /// At the end of a run: the held claims go when nothing waits and nothing is carried.
     private func finishRun() {
         let released: [SceneClaim] = state.withLock { state in

@@ -90,6 +90,13 @@ final class WindowScene: Sendable {
         writer.release(afterPendingWrites: taken)
     }
 
+    /// The window's process died: the claim goes now, whatever is still to be written (the
+    /// kernel drops a dead process's locks).
+    func dropClaim() {
+        let taken = claim.withLock { $0.take() }
+        withExtendedLifetime(taken) {}
+    }
+
     deinit {
         // A window released without closing (its application let go): what its coordinator
         // still holds for it is handed over first, at the main actor's next turn.

@@ -38,6 +38,24 @@ final class WriteBehindQueue: Sendable {
     var threadStartError: Int32 { startError.load(ordering: .relaxed) }
     private let startError = Atomic<Int32>(0)
 
+    /// Whether jobs wait for someone to wait for the queue (``waitUntilIdle()``: a flush point,
+    /// a read or write through the store) instead of running on the queue's thread as they
+    /// come. For the testing kit (`StateStoreTesting`), which sets it on the stores it opens:
+    /// the writer never preempts the main thread (see ``WriterThread``), so on a busy core it
+    /// may commit nothing between two flush points, and a kill then loses every batch handed
+    /// over since the last one. Holding makes that worst case the rule, so that what a
+    /// simulated kill leaves does not depend on when the thread was scheduled. What a flush
+    /// point commits is unchanged: it runs the jobs itself, as it does without holding.
+    var holdsJobs: Bool {
+        get { holding.load(ordering: .acquiring) }
+        set { holding.store(newValue, ordering: .releasing) }
+    }
+    private let holding = Atomic<Bool>(false)
+
+    /// Set by ``abandon()``: no job runs any more, and jobs submitted later are dropped.
+    var isAbandoned: Bool { abandoned.load(ordering: .acquiring) }
+    private let abandoned = Atomic<Bool>(false)
+
     init() {
         startError.store(thread.start { [weak self] in self?.drain() }, ordering: .relaxed)
         ExitDrain.register(self)
@@ -52,6 +70,7 @@ final class WriteBehindQueue: Sendable {
     /// next ``wake()`` or ``waitUntilIdle()``, unless the thread is still running jobs and
     /// takes it.
     func submit(waking: Bool = true, _ job: @escaping @Sendable () -> Void) {
+        guard !isAbandoned else { return }
         outstanding.add(1, ordering: .sequentiallyConsistent)
         jobs.withLock { $0.append(job) }
         if waking { wake() }
@@ -60,7 +79,7 @@ final class WriteBehindQueue: Sendable {
     /// Has the queue's thread run the jobs queued so far, unless it is already on its way; a
     /// queue whose thread could not be started runs them here, before returning.
     func wake() {
-        guard !isIdle else { return }
+        guard !isIdle, !holdsJobs else { return }
         guard threadStartError == 0 else {
             runQueued()
             return
@@ -73,11 +92,12 @@ final class WriteBehindQueue: Sendable {
     /// The queue's side: runs jobs until none is left and no submit could have been missed.
     private func drain() {
         while true {
-            // A timer that falls due while jobs keep coming runs between two of them.
-            runQueued(between: thread.runDueTimer)
+            // A timer that falls due while jobs keep coming runs between two of them. Held
+            // jobs wait for a waiter (the thread is woken for its timer all the same).
+            if !holdsJobs { runQueued(between: thread.runDueTimer) }
             scheduled.store(false, ordering: .sequentiallyConsistent)
             // A job queued after the last look, whose submit saw a drain still scheduled.
-            guard !jobs.withLock({ $0.isEmpty }),
+            guard !holdsJobs, !jobs.withLock({ $0.isEmpty }),
                 scheduled.compareExchange(expected: false, desired: true, ordering: .sequentiallyConsistent).exchanged
             else { return }
         }
@@ -111,15 +131,27 @@ final class WriteBehindQueue: Sendable {
         afterWait.withLock { $0 = action.map(AfterWaiting.init) }
     }
 
-    /// Runs the queued jobs until none is left, calling `between` (if any) after each.
+    /// Runs the queued jobs until none is left, calling `between` (if any) after each. Once
+    /// the queue is abandoned, they are taken and dropped instead.
     private func runQueued(between: (() -> Void)? = nil) {
         runner.withLock { _ in
             while let job = jobs.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) {
-                job()
+                if !isAbandoned { job() }
                 outstanding.subtract(1, ordering: .sequentiallyConsistent)
                 between?()
             }
         }
+    }
+
+    /// Ends the queue as the death of its process would: the job running now (on any thread)
+    /// finishes, which a kill could also have let happen; the jobs still queued never run, and
+    /// those submitted later are dropped; the thread ends. For the testing kit's simulated
+    /// kill (``StateStore/simulateProcessDeath()``).
+    func abandon() {
+        abandoned.store(true, ordering: .releasing)
+        // Waits for the job running, if any, then drops the rest.
+        runQueued()
+        thread.stop()
     }
 }
 
@@ -245,7 +277,10 @@ private enum ExitDrain {
     private static func drainAll() {
         // A queue without a thread has settled each batch as it was handed over; its wake()
         // would run jobs here, on the exiting thread.
-        let busy = queues.withLock { $0.compactMap(\.queue) }.filter { !$0.isIdle && $0.threadStartError == 0 }
+        // A held queue (the testing kit's) runs its jobs when its test waits for them, not here.
+        let busy = queues.withLock { $0.compactMap(\.queue) }.filter {
+            !$0.isIdle && $0.threadStartError == 0 && !$0.holdsJobs
+        }
         guard !busy.isEmpty else { return }
         for queue in busy { queue.wake() }
         let deadline = ContinuousClock.now + .seconds(10)
@@ -298,6 +333,7 @@ extension StateStore {
         _ body: (WriteTransaction) throws(StateStoreError) -> T
     ) throws(StateStoreError) -> T {
         try connection.withLock { (connection: inout Connection) throws(StateStoreError) -> T in
+            if writeBehind.isAbandoned { throw Self.deadProcessError(path) }
             writerInTransaction.store(true, ordering: .relaxed)
             defer {
                 publishedChangeCount.store(connection.changeCount, ordering: .releasing)

@@ -495,6 +495,8 @@ public final class StateStore: Sendable {
     ) throws(StateStoreError) -> T {
         if waitingForWrites { writeBehind.waitUntilIdle() }
         return try connection.withLock { (connection: inout Connection) throws(StateStoreError) -> T in
+            // Looked at under the lock, which the death takes to close the connection.
+            if writeBehind.isAbandoned { throw Self.deadProcessError(path) }
             defer { publishedChangeCount.store(connection.changeCount, ordering: .releasing) }
             return try body(connection)
         }

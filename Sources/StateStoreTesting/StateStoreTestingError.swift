@@ -1,0 +1,29 @@
+/// What the testing kit itself refuses or fails to do. Failures of the store (opening it, a
+/// damaged file) are thrown as the store's own `StateStoreError`, and those of the app's launch
+/// code as it threw them.
+public enum StateStoreTestingError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The temporary folder for a ``TemporaryStore`` could not be made under `folder`
+    /// (`errno` says why: the folder is missing, full, or not writable).
+    case temporaryFolderNotMade(folder: String, errno: Int32)
+    /// A launch on the store at `path` is still running: a process of the app already has the
+    /// file open. End it first (``Launch/end(_:)``), or relaunch it (``Launch/relaunch(after:)``).
+    case launchStillRunning(path: String)
+    /// The launch already ended as `ended`, and was asked to end as `requested`.
+    case alreadyEnded(ProcessEnding, requested: ProcessEnding)
+    /// The launch on the store at `path` was already relaunched: relaunch the newer ``Launch``.
+    case alreadyRelaunched(path: String)
+
+    /// What went wrong and what to do.
+    public var description: String {
+        switch self {
+        case .temporaryFolderNotMade(let folder, let errno):
+            "a temporary folder could not be made in \(folder) (errno \(errno)): set TMPDIR to a writable folder"
+        case .launchStillRunning(let path):
+            "a launch on \(path) is still running; end it (end(_:)) or relaunch it (relaunch(after:)) before launching again"
+        case .alreadyEnded(let ended, let requested):
+            "the launch already ended by \(ended); it cannot end again by \(requested)"
+        case .alreadyRelaunched(let path):
+            "the launch on \(path) was already relaunched; relaunch the Launch that relaunch(after:) returned"
+        }
+    }
+}
