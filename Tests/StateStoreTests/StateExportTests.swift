@@ -585,7 +585,8 @@ extension StateExportTests {
     @Test func aStateLargerThanTheDocumentLimitIsRefusedBeforeAnyStateIsRead() throws {
         let store = try StateStore(
             path: folder.file("large.sqlite"), options: .init(maximumStateSize: 4 << 20))
-        try store.save(encoded: Data(repeating: 1, count: 3 << 20), encoding: .binary, typeName: "B", version: 1, for: "big")
+        try store.save(
+            encoded: Data(repeating: 1, count: 3 << 20), encoding: .binary, typeName: "B", version: 1, for: "big")
         try store.save(["small": 1], for: "small")
         let limit = 2 << 20
         var handedOn = 0

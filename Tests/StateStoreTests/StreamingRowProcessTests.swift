@@ -173,7 +173,8 @@ extension StreamingRowProcessTests {
         #expect(Int64(bitPattern: hasher.finalize()) == Self.zerosChecksum)
         #expect(try !recovered.entries().map(\.path).contains("root/huge2"))
         let movedTo = try #require(report["moved_to"] as? String)
-        #expect(try rawRows(movedTo, "SELECT length(bytes) FROM states WHERE path = 'root/huge2'") == [["\(Self.rowSize)"]])
+        #expect(
+            try rawRows(movedTo, "SELECT length(bytes) FROM states WHERE path = 'root/huge2'") == [["\(Self.rowSize)"]])
         #expect(
             !Self.peaksComparable || (peak - usual) * 1024 <= Self.bound,
             "peak \(peak) KiB against \(usual) KiB for a small database")
