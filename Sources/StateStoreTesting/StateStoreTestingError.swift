@@ -1,3 +1,5 @@
+import StateStore
+
 /// What the testing kit itself refuses or fails to do. Failures of the store (opening it, a
 /// damaged file) are thrown as the store's own `StateStoreError`, and those of the app's launch
 /// code as it threw them.
@@ -12,6 +14,11 @@ public enum StateStoreTestingError: Error, Sendable, Hashable, CustomStringConve
     case alreadyEnded(ProcessEnding, requested: ProcessEnding)
     /// The launch on the store at `path` was already relaunched: relaunch the newer ``Launch``.
     case alreadyRelaunched(path: String)
+    /// A file of a ``SimulatedMemory`` could not be written at `path`, for `reason`.
+    case memoryFilesNotWritten(path: String, reason: String)
+    /// The application did not respond to a memory warning of `level` or higher `within` the
+    /// time given; `lastReceived` is the level of the last warning it did respond to, if any.
+    case noMemoryWarning(level: MemoryPressureLevel, within: Duration, lastReceived: MemoryPressureLevel?)
 
     /// What went wrong and what to do.
     public var description: String {
@@ -24,6 +31,10 @@ public enum StateStoreTestingError: Error, Sendable, Hashable, CustomStringConve
             "the launch already ended by \(ended); it cannot end again by \(requested)"
         case .alreadyRelaunched(let path):
             "the launch on \(path) was already relaunched; relaunch the Launch that relaunch(after:) returned"
+        case .memoryFilesNotWritten(let path, let reason):
+            "the simulated memory file \(path) could not be written (\(reason)): check that the store's folder is writable"
+        case .noMemoryWarning(let level, let within, let last):
+            "the application responded to no \(level) memory warning within \(within) (the last it responded to: \(last.map { "\($0)" } ?? "none")); check that it observes the monitor (SimulatedMemory.observe(by:)) and that the main actor is free to take the warning"
         }
     }
 }
