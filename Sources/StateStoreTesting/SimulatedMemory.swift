@@ -19,7 +19,7 @@ import StateStore
 ///
 /// Only the polling is quicker than production's (every 10 ms), so a test does not wait for a
 /// warning; the thresholds, the hysteresis and the hold time before a level may go down are the
-/// ``MemoryPressureMonitor/Configuration`` given (its defaults unless you pass one).
+/// `MemoryPressureMonitor.Configuration` given (its defaults unless you pass one).
 @MainActor
 public final class SimulatedMemory {
     /// The folder standing in for `/`: `proc/meminfo`, `proc/pressure/memory` and, with a
@@ -113,9 +113,14 @@ public final class SimulatedMemory {
     /// with no stall. A return to `.normal` is not a warning: it returns once the files say so,
     /// with `nil`; the monitor lowers its level only after its hold time (5 s by default).
     ///
-    /// - Parameter timeout: How long to wait for the response.
-    /// - Throws: ``StateStoreTestingError/noMemoryWarning(level:within:lastReceived:)`` when none comes, with
-    ///   what the application last received.
+    /// - Parameters:
+    ///   - level: The level to move the memory to.
+    ///   - application: The application whose response to wait for; it must observe the
+    ///     monitor (``observe(by:)``).
+    ///   - timeout: How long to wait for the response.
+    /// - Returns: The report of the application's response; `nil` for `.normal`.
+    /// - Throws: ``StateStoreTestingError/noMemoryWarning(level:within:lastReceived:)`` when
+    ///   none comes, with what the application last received.
     @discardableResult
     public func raise(
         to level: MemoryPressureLevel, for application: Application, timeout: Duration = .seconds(10)
@@ -140,8 +145,16 @@ public final class SimulatedMemory {
     }
 
     /// Waits until `application` has responded to a warning of `level` or higher after its
-    /// `count`-th one (`Application.memoryWarningCount`), letting the main actor run meanwhile.
+    /// `count`-th one (`Application.memoryWarningCount`), letting the main actor run meanwhile:
+    /// for a change made with ``setAvailable(_:)``, ``setCgroupUsage(_:)`` or
+    /// ``setPressureStall(some:full:)``.
     ///
+    /// - Parameters:
+    ///   - level: The least level of the warning to wait for.
+    ///   - application: The application whose response to wait for.
+    ///   - count: `application.memoryWarningCount` before the change.
+    ///   - timeout: How long to wait.
+    /// - Returns: The report of the application's response.
     /// - Throws: ``StateStoreTestingError/noMemoryWarning(level:within:lastReceived:)``.
     public func nextWarning(
         at level: MemoryPressureLevel, for application: Application, after count: Int,

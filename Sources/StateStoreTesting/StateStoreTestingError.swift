@@ -14,6 +14,9 @@ public enum StateStoreTestingError: Error, Sendable, Hashable, CustomStringConve
     case alreadyEnded(ProcessEnding, requested: ProcessEnding)
     /// The launch on the store at `path` was already relaunched: relaunch the newer ``Launch``.
     case alreadyRelaunched(path: String)
+    /// The fixture at `path` (a database or an export document a ``TemporaryStore`` starts
+    /// from) could not be read or copied, for `reason`.
+    case fixtureNotCopied(path: String, reason: String)
     /// A file of a ``SimulatedMemory`` could not be written at `path`, for `reason`.
     case memoryFilesNotWritten(path: String, reason: String)
     /// The application did not respond to a memory warning of `level` or higher `within` the
@@ -31,6 +34,8 @@ public enum StateStoreTestingError: Error, Sendable, Hashable, CustomStringConve
             "the launch already ended by \(ended); it cannot end again by \(requested)"
         case .alreadyRelaunched(let path):
             "the launch on \(path) was already relaunched; relaunch the Launch that relaunch(after:) returned"
+        case .fixtureNotCopied(let path, let reason):
+            "the fixture \(path) could not be read or copied (\(reason)): check the path, relative to the test's working directory"
         case .memoryFilesNotWritten(let path, let reason):
             "the simulated memory file \(path) could not be written (\(reason)): check that the store's folder is writable"
         case .noMemoryWarning(let level, let within, let last):

@@ -54,6 +54,60 @@ public final class TemporaryStore: Sendable {
         self.options = options
     }
 
+    /// A store whose file starts as a copy of the database at `database`, with its `-wal`
+    /// when there is one: the file an earlier release of the app left, say, committed beside
+    /// the tests. The copy is the test's; the original is never opened. The first launch opens
+    /// it as the app would: migrating its schema, and each state as its type's
+    /// `migrateRestorableState(from:data:)` says when it is read.
+    ///
+    /// - Throws: ``StateStoreTestingError/temporaryFolderNotMade(folder:errno:)``, or
+    ///   ``StateStoreTestingError/fixtureNotCopied(path:reason:)`` when `database` cannot be
+    ///   read.
+    public convenience init(
+        copying database: String, _ name: String = #function, options: StateStore.Options = .init()
+    ) throws(StateStoreTestingError) {
+        try self.init(name, options: options)
+        for suffix in ["", "-wal"] {
+            let source = database + suffix
+            guard suffix.isEmpty || FileManager.default.fileExists(atPath: source) else { continue }
+            do {
+                try FileManager.default.copyItem(atPath: source, toPath: path + suffix)
+            } catch {
+                remove()
+                throw .fixtureNotCopied(path: source, reason: "\(error)")
+            }
+        }
+    }
+
+    /// A store whose file starts with the states of the export document at `export` (what
+    /// `statectl export` or `StateExport.encoded()` wrote), imported as `statectl import` does.
+    /// A document carries states, not the window hierarchy: the first launch builds its first
+    /// screens, and each controller restores its state from its path.
+    ///
+    /// - Throws: ``StateStoreTestingError/temporaryFolderNotMade(folder:errno:)`` or
+    ///   ``StateStoreTestingError/fixtureNotCopied(path:reason:)``; the document's own error
+    ///   (`StateExport.DocumentError`) when it is not one an import takes; a `StateStoreError`
+    ///   when the store refuses a state.
+    public convenience init(
+        importing export: String, _ name: String = #function, options: StateStore.Options = .init()
+    ) throws {
+        try self.init(name, options: options)
+        let bytes: Data
+        do {
+            bytes = try Data(contentsOf: URL(fileURLWithPath: export))
+        } catch {
+            remove()
+            throw StateStoreTestingError.fixtureNotCopied(path: export, reason: "\(error)")
+        }
+        do {
+            let document = try StateExport(decoding: bytes, maximumStateSize: options.maximumStateSize)
+            try StateStore(path: path, options: options).importStates(document)
+        } catch {
+            remove()
+            throw error
+        }
+    }
+
     deinit { remove() }
 
     /// The database's write-ahead log, `<path>-wal`: present after a launch that did not close
