@@ -10,6 +10,7 @@
 #include <malloc.h>
 #include <sched.h>
 #include <signal.h>
+#include <pthread.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -144,13 +145,25 @@ static void clinux_termination_handler(int number) {
     errno = saved;
 }
 
-/// Makes ``clinux_termination_handler`` the handler of signal `number`, writing into `pipe`:
-/// 0 when installed, -1 with `errno` set when `signal(2)` refused.
+/// Makes ``clinux_termination_handler`` the handler of signal `number`, writing into `pipe`,
+/// and unblocks the signal in the calling thread (the main thread): a process started with it
+/// blocked (a parent's `posix_spawn` from a thread that blocks it, as libdispatch's workers do,
+/// passes its mask on) would otherwise keep it pending for ever, its handler never run. 0 when
+/// installed, -1 with `errno` set when `signal(2)` or `pthread_sigmask(3)` refused.
 static inline int clinux_install_termination_handler(int number, int pipe) {
     unsigned char *numbers = clinux_signal_numbers();
     for (int value = 0; value < 256; value++) numbers[value] = (unsigned char)value;
     *clinux_termination_pipe() = pipe;
-    return signal(number, clinux_termination_handler) == SIG_ERR ? -1 : 0;
+    if (signal(number, clinux_termination_handler) == SIG_ERR) return -1;
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, number);
+    int failure = pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+    if (failure != 0) {
+        errno = failure;
+        return -1;
+    }
+    return 0;
 }
 
 #endif

@@ -142,12 +142,18 @@ func appSession(database: String, ending: String) -> Never {
     do {
         let app = try MailSession.launch(database: database)
         try MailSession.session(app)
-        if ending == "sigterm" {
+        if ending == "sigterm" || ending == "sigterm-runloop" {
             // Typed into the editor after the last save: only the SIGTERM handler's terminate,
             // which makes compose disappear and so commits the editor, can save this edit.
             app.compose?.editor.text = "Hello, world"
             app.application.installTerminationHandlers()
             emit("ready")
+            if ending == "sigterm-runloop" {
+                // The main thread stays this loop's: signals it started with blocked stay
+                // blocked unless the handlers unblocked them (dispatchMain() unblocks them).
+                servedByTheEventLoop = [app]
+                while true { _ = RunLoop.main.run(mode: .default, before: .distantFuture) }
+            }
             runEventLoop(keeping: app)
         }
         app.application.saveVisibleState()

@@ -38,13 +38,19 @@ struct SaveLoop: ParsableCommand {
     func run() { saveLoop(database: db.database, pathCount: max(1, paths)) }
 }
 
-enum SessionEnding: String, ExpressibleByArgument { case kill, sigterm }
+/// How an `app-session` waits for its end: killed, or SIGTERM with the main queue served by
+/// `dispatchMain()` (`sigterm`) or by Foundation's run loop on the main thread
+/// (`sigterm-runloop`, as an app with an event loop of its own serves it).
+enum SessionEnding: String, ExpressibleByArgument {
+    case kill, sigterm
+    case sigtermRunLoop = "sigterm-runloop"
+}
 
 struct AppSession: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "app-session",
         abstract:
-            "Launch the mail app, run a session, print \"ready\", then wait to be killed (after an explicit save) or for SIGTERM.",
+            "Launch the mail app, run a session, print \"ready\", then wait to be killed (after an explicit save) or for SIGTERM (under dispatchMain, or the run loop with sigterm-runloop).",
         discussion: "Each app-* mode seals with the key in STATESTORE_KEY_FILE when it is set.")
     @OptionGroup var db: DatabaseArgument
     @Argument var ending = SessionEnding.kill

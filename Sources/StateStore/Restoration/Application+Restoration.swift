@@ -242,7 +242,9 @@ extension Application {
     /// and restores the default action, so a second signal ends a process whose main thread
     /// is stuck; the main queue reads the pipe and terminates the application there. The
     /// handlers are process-wide: the application that installed them last is the one
-    /// terminated. Returns `false` when they could not be installed.
+    /// terminated. The signals are unblocked in the calling (main) thread: a process its parent
+    /// started with them blocked still takes them. Returns `false` when they could not be
+    /// installed.
     ///
     /// One owner handles the signals: in a process whose `ServiceGroup` runs
     /// `ApplicationStateService` (the `StateStoreServiceLifecycle` product), the group owns
