@@ -22,17 +22,21 @@ public final class Launch<App: LaunchedApp> {
     public let temporaryStore: TemporaryStore
     /// How the launch's process ended; `nil` while it runs.
     public private(set) var ending: ProcessEnding?
+    /// Every lifecycle callback the launch's controllers received, from the first its launch
+    /// code caused (the restoration's included), unless the launch code set a trace of its own.
+    public let trace: LifecycleTrace
 
     private let launch: @MainActor (StateStore) throws -> App
     private var relaunched = false
 
     init(
-        app: App, store: StateStore, temporaryStore: TemporaryStore,
+        app: App, store: StateStore, temporaryStore: TemporaryStore, trace: LifecycleTrace,
         launch: @escaping @MainActor (StateStore) throws -> App
     ) {
         self.app = app
         self.store = store
         self.temporaryStore = temporaryStore
+        self.trace = trace
         self.launch = launch
     }
 

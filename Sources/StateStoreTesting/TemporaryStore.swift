@@ -146,6 +146,10 @@ public final class TemporaryStore: Sendable {
         let store = try open()
         running.withLock { $0.store = store }
         let app: App
+        // Every callback the launch sends, the restoration's included, for ``Launch/diagnosis``.
+        let trace = LifecycleTrace()
+        Application.traceForNewApplications = trace
+        defer { Application.traceForNewApplications = nil }
         do {
             app = try launch(store)
         } catch {
@@ -153,7 +157,7 @@ public final class TemporaryStore: Sendable {
             store.simulateProcessDeath()
             throw error
         }
-        return Launch(app: app, store: store, temporaryStore: self, launch: launch)
+        return Launch(app: app, store: store, temporaryStore: self, trace: trace, launch: launch)
     }
 
     /// Removes the folder and everything in it now (the value's release does it otherwise).

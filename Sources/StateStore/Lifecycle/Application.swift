@@ -109,7 +109,18 @@ public final class Application {
         self.logger = logger
         storyboard.application = self
         Application.current = self
+        if let trace = Self.traceForNewApplications {
+            // An initializer's own assignment does not run `trace`'s didSet.
+            self.trace = trace
+            Self.someApplicationTraces = true
+        }
     }
+
+    /// A trace every application made from now on starts with, so that the callbacks its
+    /// launch sends (the restoration's included) are recorded from the first: for the testing
+    /// kit (`StateStoreTesting`), which records a relaunch it runs through an app's own launch
+    /// code. Not public: an app sets ``trace`` on the application it makes.
+    package static var traceForNewApplications: LifecycleTrace?
 
     deinit { Self.instances.subtract(1, ordering: .relaxed) }
 
