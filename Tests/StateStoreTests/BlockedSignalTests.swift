@@ -4,7 +4,7 @@ import Testing
 /// A process its parent started with SIGTERM blocked (a `posix_spawn` from a thread that blocks
 /// it, as libdispatch's worker threads do, passes the mask on) still terminates on SIGTERM once
 /// its application installed the termination handlers: they unblock the signal.
-@Suite("Termination handlers in a process started with the signals blocked", .hangGuard(minutes: 3))
+@Suite("Termination handlers in a process started with the signals blocked", .hangGuard(minutes: 10))
 struct BlockedSignalTests {
     /// Starts `statestore-worker arguments` with `blocked` signals blocked, its output in `output`.
     func spawnWorker(_ arguments: [String], blocking blocked: [Int32], output: String) throws -> pid_t {
