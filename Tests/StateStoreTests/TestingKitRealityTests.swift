@@ -75,7 +75,7 @@ final class KitStepApp: LaunchedApp {
 /// window of loss allows: everything up to the flush point, then a prefix of the later
 /// structural changes, each whole. The kit's is that class's worst case, on every run.
 @MainActor
-@Suite("StateStoreTesting: a kill in process leaves what a real kill -9 leaves", .hangGuard(minutes: 5))
+@Suite("StateStoreTesting: a kill in process leaves what a real kill -9 leaves", .hangGuard(minutes: 10))
 struct TestingKitRealityTests {
     static let steps = 12
 

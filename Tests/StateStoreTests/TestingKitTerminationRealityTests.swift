@@ -11,7 +11,7 @@ extension MailApp: LaunchedApp {}
 /// `terminate()`, then it exits), and once in process, ended by `relaunch(after: .termination)`.
 /// A termination loses nothing, so the two relaunches show the user exactly the same screens.
 @MainActor
-@Suite("StateStoreTesting: a termination in process leaves what a real SIGTERM leaves", .hangGuard(minutes: 5))
+@Suite("StateStoreTesting: a termination in process leaves what a real SIGTERM leaves", .hangGuard(minutes: 10))
 struct TestingKitTerminationRealityTests {
     /// The worker's session (`MailSession.session`, then the edit only the termination saves).
     func session(_ app: MailApp) throws {
