@@ -61,7 +61,7 @@ public final class SimulatedMemory {
         root = store.folder + "/memory"
         self.totalBytes = totalBytes
         self.cgroupLimit = cgroupLimit
-        availableBytes = totalBytes / 10 * 6 / 1024 * 1024
+        availableBytes = Self.bytes(percent: 60, of: totalBytes)
         cgroupUsage = cgroupLimit.map { $0 / 10 } ?? 0
         var configuration = configuration
         configuration.root = root
@@ -135,10 +135,10 @@ public final class SimulatedMemory {
             case .critical: 10
             }
         if let cgroupLimit {
-            availableBytes = totalBytes / 10 * 6 / 1024 * 1024
+            availableBytes = Self.bytes(percent: 60, of: totalBytes)
             cgroupUsage = cgroupLimit / 100 * (100 - percent)
         } else {
-            availableBytes = totalBytes / 100 * percent / 1024 * 1024
+            availableBytes = Self.bytes(percent: percent, of: totalBytes)
         }
         pressureStall = (0, 0)
         try writeFiles()
@@ -182,6 +182,11 @@ public final class SimulatedMemory {
         if let report = received() { return report }
         throw StateStoreTestingError.noMemoryWarning(
             level: level, within: timeout, lastReceived: application.lastMemoryWarning?.level)
+    }
+
+    /// `percent` of `total`, in whole kilobytes (as `/proc/meminfo` counts).
+    private static func bytes(percent: UInt64, of total: UInt64) -> UInt64 {
+        total / 100 * percent / 1024 * 1024
     }
 
     /// Writes every file from the values held.
