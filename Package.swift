@@ -50,8 +50,9 @@ let package = Package(
         // folder stays the only copy of the schema and nothing is read at run time.
         .executableTarget(name: "embed-migrations"),
         // A simulated power cut under SQLite (the unsynced writes kept, dropped or torn per
-        // sector; unsynced folder entries undone), for the tests and the power-cut harness
-        // in statestore-worker. Not a product, and nothing in the library uses it.
+        // sector; unsynced folder entries undone), for the testing kit's power cut, the tests
+        // and the power-cut harness in statestore-worker. Not a product of its own (the
+        // testing kit's product carries it), and nothing in the library uses it.
         .target(name: "StateStoreCrashVFS", dependencies: ["StateStoreSQLite"]),
         .plugin(
             name: "EmbedMigrations",
@@ -83,11 +84,12 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
-        // The testing kit: StateStore alone (no test framework), so Swift Testing and XCTest
-        // tests both use it; it reaches the engine's package-level hooks (a simulated process death).
+        // The testing kit: StateStore and the crash VFS (no test framework), so Swift Testing
+        // and XCTest tests both use it; it reaches the engine's package-level hooks (a simulated
+        // process death), and cuts the power under a launch with the crash VFS.
         .target(
             name: "StateStoreTesting",
-            dependencies: ["StateStore"]
+            dependencies: ["StateStore", "StateStoreCrashVFS"]
         ),
         // `statectl soak`'s machinery: the supervisor, the harness and its controllers, the
         // cgroup, the child processes, the summary and its invariants, the SVG report. Not a

@@ -1,6 +1,6 @@
 // A notes app's restoration, tested in process with StateStoreTesting: a kill -9 loses what the
-// writer had not committed, a termination loses nothing, and each relaunch shows what the user
-// would see. In a test, each `precondition` would be an `#expect` (or an `XCTAssert`).
+// writer had not committed, a termination loses nothing, a power cut loses nothing synced, and
+// each relaunch shows what the user would see. In a test, each `precondition` would be an `#expect` (or an `XCTAssert`).
 
 // snippet.hide
 import StateStore
@@ -56,7 +56,13 @@ precondition(launch.app.note.restorableState.text == "Dear Ada,")
 launch.app.note.restorableState.text = "Dear Ada, thank you"
 launch = try launch.relaunch(after: .termination)  // terminate() saves what is visible
 precondition(launch.app.note.restorableState.text == "Dear Ada, thank you")
+
+launch.app.note.restorableState.text = "Dear Ada, thank you for the book"
+launch.application.saveVisibleState()  // a flush point syncs what it commits
+launch = try launch.relaunch(after: .powerCut(seed: 42))  // the disk keeps what seed 42 draws
+// Whatever the draw, what was synced is there; the diagnosis (`"\(launch)"`) names the seed.
+precondition(launch.app.note.restorableState.text == "Dear Ada, thank you for the book")
 // snippet.hide
 try launch.end(.termination)
 store.remove()
-print("restored after kill -9: the flush point's note; after termination: the last one")
+print("restored after kill -9: the flush point's note; after termination and a power cut: the last one")

@@ -57,22 +57,35 @@ typedef struct Event {
 } Event;
 
 static pthread_mutex_t lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
-static char *root;
-static size_t rootLength;
-static uint64_t rng;
-static int64_t crashAt;
-static statestore_crash_policy policy;
-static statestore_crash_stats stats;
-static int64_t keepShare;      // percent of unsynced sectors a random cut keeps as last written
-static Tracked *tracked;
-static Event *events, *lastEvent;
+
+/// A recording of the files under one folder, from its begin to its end. Sessions on folders
+/// apart run side by side (tests of one process each have their own); every file belongs to
+/// the session whose folder holds it.
+struct statestore_crash_session {
+    /// Sessions are numbered; a file keeps the number of the session it was opened in, and
+    /// once that session crashed the file stays dead (every call fails) even after the session
+    /// ended: a connection closed late must not write over what the crash left.
+    int64_t number;
+    char *root;
+    size_t rootLength;
+    uint64_t rng;
+    int64_t crashAt;
+    statestore_crash_policy policy;
+    statestore_crash_stats stats;
+    int64_t keepShare;      // percent of unsynced sectors a random cut keeps as last written
+    Tracked *tracked;
+    Event *events, *lastEvent;
+    int failingSyncs;       // statestore_crashvfs_fail_syncs
+    int64_t openFiles;      // its files still open
+    struct statestore_crash_session *next;
+};
+typedef struct statestore_crash_session Session;
+
+static Session *sessions;       // every session begun and not ended
+static Session *global;         // the one the functions without a session argument drive
+static statestore_crash_stats globalStats;  // its figures, kept after it ended
+static int64_t sessionCount;
 static int64_t stashCounter;
-/// Sessions are numbered; a file keeps the number of the session it was opened in, and once
-/// that session crashed the file stays dead (every call fails) even after the session ended:
-/// a connection closed late must not write over what the crash left.
-static int64_t session;
-static int failingSyncs;          // statestore_crashvfs_fail_syncs
-static int64_t openFiles;        // tracked files of the current session still open
 static unsigned char *crashedSessions;
 static int64_t crashedCapacity;
 
@@ -80,28 +93,44 @@ static int session_crashed(int64_t number) {
     return number > 0 && number < crashedCapacity && crashedSessions[number];
 }
 
-static uint64_t next_random(void) {
+static uint64_t next_random(Session *s) {
     // xorshift64*
-    rng ^= rng >> 12;
-    rng ^= rng << 25;
-    rng ^= rng >> 27;
-    return rng * 2685821657736338717ULL;
+    s->rng ^= s->rng >> 12;
+    s->rng ^= s->rng << 25;
+    s->rng ^= s->rng >> 27;
+    return s->rng * 2685821657736338717ULL;
 }
 
-static int is_tracked_path(const char *path) {
-    return root && path && strncmp(path, root, rootLength) == 0 && (path[rootLength] == '/' || path[rootLength] == 0);
+static int under_root(const char *path, const char *root, size_t rootLength) {
+    return path && strncmp(path, root, rootLength) == 0 && (path[rootLength] == '/' || path[rootLength] == 0);
 }
 
-static Tracked *tracked_for(const char *path, int create) {
-    for (Tracked *t = tracked; t; t = t->next) {
+/// The running session whose folder holds `path`, if any.
+static Session *session_for_path(const char *path) {
+    for (Session *s = sessions; s; s = s->next) {
+        if (under_root(path, s->root, s->rootLength)) return s;
+    }
+    return NULL;
+}
+
+/// The running session numbered `number`, if it has not ended.
+static Session *session_numbered(int64_t number) {
+    for (Session *s = sessions; number && s; s = s->next) {
+        if (s->number == number) return s;
+    }
+    return NULL;
+}
+
+static Tracked *tracked_for(Session *session, const char *path, int create) {
+    for (Tracked *t = session->tracked; t; t = t->next) {
         if (strcmp(t->path, path) == 0) return t;
     }
     if (!create) return NULL;
     Tracked *t = calloc(1, sizeof(Tracked));
     t->path = strdup(path);
     t->fd = -1;
-    t->next = tracked;
-    tracked = t;
+    t->next = session->tracked;
+    session->tracked = t;
     return t;
 }
 
@@ -117,8 +146,8 @@ static void free_sectors(Tracked *t) {
     t->used = t->capacity = 0;
 }
 
-static void forget_tracked(const char *path) {
-    for (Tracked **link = &tracked; *link; link = &(*link)->next) {
+static void forget_tracked(Session *session, const char *path) {
+    for (Tracked **link = &session->tracked; *link; link = &(*link)->next) {
         if (strcmp((*link)->path, path) == 0) {
             Tracked *t = *link;
             *link = t->next;
@@ -176,24 +205,24 @@ static void add_version(Sector *s, const unsigned char *bytes, int length) {
     }
 }
 
-static void add_event(EventKind kind, const char *path, const char *stash) {
+static void add_event(Session *session, EventKind kind, const char *path, const char *stash) {
     Event *e = calloc(1, sizeof(Event));
     e->kind = kind;
     e->path = strdup(path);
     e->stash = stash ? strdup(stash) : NULL;
-    if (lastEvent) lastEvent->next = e; else events = e;
-    lastEvent = e;
+    if (session->lastEvent) session->lastEvent->next = e; else session->events = e;
+    session->lastEvent = e;
 }
 
-static void free_events(int removeStashes) {
-    for (Event *e = events, *next; e; e = next) {
+static void free_events(Session *session, int removeStashes) {
+    for (Event *e = session->events, *next; e; e = next) {
         next = e->next;
         if (e->stash && removeStashes) unlink(e->stash);
         free(e->path);
         free(e->stash);
         free(e);
     }
-    events = lastEvent = NULL;
+    session->events = session->lastEvent = NULL;
 }
 
 // MARK: - Reading the real file's sectors
@@ -218,9 +247,9 @@ static void read_sectors(int fd, int64_t first, int64_t last, unsigned char *out
 
 /// Records, for sectors [first, last] of `path`, their content before a change (when the
 /// sector has no record since the last sync) — `after` 0 — or after it — `after` 1.
-static void record_sectors(const char *path, int64_t first, int64_t last, int after) {
+static void record_sectors(Session *session, const char *path, int64_t first, int64_t last, int after) {
     if (last < first) return;
-    Tracked *t = tracked_for(path, 1);
+    Tracked *t = tracked_for(session, path, 1);
     if (t->fd < 0) t->fd = open(path, O_RDONLY | O_CLOEXEC);
     if (t->fd < 0) return;
     int64_t count = last - first + 1;
@@ -240,9 +269,9 @@ static void record_sectors(const char *path, int64_t first, int64_t last, int af
 /// Records a write of `amount` bytes at `offset` before it is made: each sector's content as
 /// of the last sync (read from the file the first time), then its content after the write,
 /// which is its newest version with the written bytes laid over it.
-static void record_write(const char *path, const unsigned char *bytes, int amount, int64_t offset) {
+static void record_write(Session *session, const char *path, const unsigned char *bytes, int amount, int64_t offset) {
     int64_t first = offset / SECTOR, last = (offset + amount - 1) / SECTOR;
-    Tracked *t = tracked_for(path, 1);
+    Tracked *t = tracked_for(session, path, 1);
     int64_t unread = -1;
     for (int64_t s = first; s <= last; s++) {
         Sector *sector = sector_slot(t, s, 0);
@@ -250,7 +279,7 @@ static void record_write(const char *path, const unsigned char *bytes, int amoun
     }
     if (unread >= 0) {
         // Some sectors have no record yet: their synced content comes from the file.
-        record_sectors(path, first, last, 0);
+        record_sectors(session, path, first, last, 0);
     }
     unsigned char content[SECTOR];
     for (int64_t s = first; s <= last; s++) {
@@ -271,7 +300,7 @@ static void record_write(const char *path, const unsigned char *bytes, int amoun
 
 // MARK: - The crash
 
-static void apply_file(Tracked *t) {
+static void apply_file(Session *session, Tracked *t) {
     if (t->used == 0) return;
     int fd = open(t->path, O_RDWR | O_CLOEXEC);
     if (fd < 0) return;
@@ -291,20 +320,21 @@ static void apply_file(Tracked *t) {
         chosen[i] = -1;
         if (s->index < 0) continue;
         int pick;
-        switch (policy) {
+        switch (session->policy) {
         case STATESTORE_CRASH_KEEP_ALL: pick = s->count - 1; break;
         case STATESTORE_CRASH_DROP_ALL: pick = 0; break;
         default:
             // The disk had written back a share of the cache, chosen per cut (so some cuts keep
             // nearly everything and some nearly nothing); the other sectors hold any version.
-            pick = (int64_t)(next_random() % 100) < keepShare ? s->count - 1 : (int)(next_random() % (uint64_t)s->count);
+            pick = (int64_t)(next_random(session) % 100) < session->keepShare ? s->count - 1
+                : (int)(next_random(session) % (uint64_t)s->count);
             break;
         }
         chosen[i] = pick;
         if (s->count == 1) { /* nothing written after the snapshot */ }
-        else if (pick == s->count - 1) stats.sectors_kept++;
-        else if (pick == 0) stats.sectors_dropped++;
-        else stats.sectors_torn++;
+        else if (pick == s->count - 1) session->stats.sectors_kept++;
+        else if (pick == 0) session->stats.sectors_dropped++;
+        else session->stats.sectors_torn++;
         Version *v = &s->versions[pick];
         if (v->length >= 0) {
             int64_t last = s->index * SECTOR + v->length;
@@ -330,21 +360,24 @@ static void apply_file(Tracked *t) {
     close(fd);
 }
 
-static void crash_locked(void) {
-    if (!root || stats.crashed) return;
-    stats.crashed = 1;
-    if (session >= crashedCapacity) {
+static void crash_locked(Session *session) {
+    if (!session || session->stats.crashed) return;
+    session->stats.crashed = 1;
+    int64_t number = session->number;
+    if (number >= crashedCapacity) {
         int64_t capacity = crashedCapacity ? crashedCapacity : 1024;
-        while (capacity <= session) capacity *= 2;
+        while (capacity <= number) capacity *= 2;
         crashedSessions = realloc(crashedSessions, (size_t)capacity);
         memset(crashedSessions + crashedCapacity, 0, (size_t)(capacity - crashedCapacity));
         crashedCapacity = capacity;
     }
-    crashedSessions[session] = 1;
-    keepShare = (int64_t)(next_random() % 101);
+    crashedSessions[number] = 1;
+    session->keepShare = (int64_t)(next_random(session) % 101);
     // Folder entries, path by path: of the creations and deletions since the folder's last
     // sync, a prefix reached the disk (a journaling file system commits them in order).
-    for (Event *e = events; e; e = e->next) {
+    statestore_crash_policy policy = session->policy;
+    statestore_crash_stats *stats = &session->stats;
+    for (Event *e = session->events; e; e = e->next) {
         if (e->decided) continue;
         int count = 0;
         for (Event *f = e; f; f = f->next) {
@@ -356,48 +389,48 @@ static void crash_locked(void) {
             if (!f->decided && strcmp(f->path, e->path) == 0) list[count++] = f;
         }
         int stood = policy == STATESTORE_CRASH_KEEP_ALL ? count
-            : policy == STATESTORE_CRASH_DROP_ALL ? 0 : (int)(next_random() % (uint64_t)(count + 1));
+            : policy == STATESTORE_CRASH_DROP_ALL ? 0 : (int)(next_random(session) % (uint64_t)(count + 1));
         int exists = stood == 0 ? list[0]->kind == EVENT_DELETE : list[stood - 1]->kind == EVENT_CREATE;
         struct stat st;
         int present = lstat(e->path, &st) == 0;
         if (stood == count) {
-            stats.entries_kept += count;
+            stats->entries_kept += count;
         } else if (exists) {
             // The file as it was when the first deletion that did not stand removed it.
             Event *deletion = list[stood];
             if (deletion->kind == EVENT_DELETE && deletion->stash) {
-                forget_tracked(e->path);
-                Tracked *t = tracked_for(deletion->stash, 0);
-                if (t) { apply_file(t); forget_tracked(deletion->stash); }
-                if (rename(deletion->stash, e->path) == 0) stats.entries_restored++;
+                forget_tracked(session, e->path);
+                Tracked *t = tracked_for(session, deletion->stash, 0);
+                if (t) { apply_file(session, t); forget_tracked(session, deletion->stash); }
+                if (rename(deletion->stash, e->path) == 0) stats->entries_restored++;
             }
         } else if (present) {
             unlink(e->path);
-            forget_tracked(e->path);
-            stats.entries_vanished++;
+            forget_tracked(session, e->path);
+            stats->entries_vanished++;
         }
         for (int i = 0; i < count; i++) {
             list[i]->decided = 1;
             if (list[i]->stash) {
-                forget_tracked(list[i]->stash);
+                forget_tracked(session, list[i]->stash);
                 unlink(list[i]->stash);  // gone already when it was brought back
             }
         }
         free(list);
     }
     // File contents.
-    for (Tracked *t = tracked; t; t = t->next) {
+    for (Tracked *t = session->tracked; t; t = t->next) {
         struct stat st;
-        if (lstat(t->path, &st) == 0) apply_file(t);
+        if (lstat(t->path, &st) == 0) apply_file(session, t);
     }
 }
 
 /// Counts one operation; returns 1 when it is the one the crash happens at (the crash has
 /// then happened, and the operation must not).
-static int count_operation(void) {
-    stats.operations++;
-    if (crashAt > 0 && stats.operations == crashAt) {
-        crash_locked();
+static int count_operation(Session *session) {
+    session->stats.operations++;
+    if (session->crashAt > 0 && session->stats.operations == session->crashAt) {
+        crash_locked(session);
         return 1;
     }
     return 0;
@@ -412,29 +445,31 @@ static int (*realOpenDirectory)(const char *, int *);
 
 static int hooked_open(const char *path, int flags, int mode) {
     pthread_mutex_lock(&lock);
-    if (!is_tracked_path(path)) {
+    Session *session = session_for_path(path);
+    if (!session) {
         pthread_mutex_unlock(&lock);
         return realOpen(path, flags, mode);
     }
-    if (stats.crashed) {
+    if (session->stats.crashed) {
         pthread_mutex_unlock(&lock);
         errno = EIO;
         return -1;
     }
     int existed = access(path, F_OK) == 0;
     int fd = realOpen(path, flags, mode);
-    if (fd >= 0 && !existed && (flags & O_CREAT)) add_event(EVENT_CREATE, path, NULL);
+    if (fd >= 0 && !existed && (flags & O_CREAT)) add_event(session, EVENT_CREATE, path, NULL);
     pthread_mutex_unlock(&lock);
     return fd;
 }
 
 static int hooked_unlink(const char *path) {
     pthread_mutex_lock(&lock);
-    if (!is_tracked_path(path)) {
+    Session *session = session_for_path(path);
+    if (!session) {
         pthread_mutex_unlock(&lock);
         return realUnlink(path);
     }
-    if (stats.crashed) {
+    if (session->stats.crashed) {
         pthread_mutex_unlock(&lock);
         errno = EIO;
         return -1;
@@ -445,11 +480,11 @@ static int hooked_unlink(const char *path) {
     int rc = realUnlink(path);
     if (rc == 0) {
         // The removed file's unsynced writes go with it, to be decided if it comes back.
-        Tracked *t = tracked_for(path, 0);
+        Tracked *t = tracked_for(session, path, 0);
         if (t) {
-            if (linked) { free(t->path); t->path = strdup(stash); } else forget_tracked(path);
+            if (linked) { free(t->path); t->path = strdup(stash); } else forget_tracked(session, path);
         }
-        add_event(EVENT_DELETE, path, linked ? stash : NULL);
+        add_event(session, EVENT_DELETE, path, linked ? stash : NULL);
     } else if (linked) {
         unlink(stash);
     }
@@ -460,13 +495,14 @@ static int hooked_unlink(const char *path) {
 static int hooked_open_directory(const char *file, int *fd) {
     int rc = realOpenDirectory(file, fd);
     pthread_mutex_lock(&lock);
-    if (rc == SQLITE_OK && is_tracked_path(file) && !stats.crashed) {
+    Session *session = rc == SQLITE_OK ? session_for_path(file) : NULL;
+    if (session && !session->stats.crashed) {
         // The unix VFS syncs the folder right after opening it: every entry made or removed
         // in it so far is on disk.
         const char *slash = strrchr(file, '/');
         size_t folder = slash ? (size_t)(slash - file) : 0;
-        Event **link = &events;
-        lastEvent = NULL;
+        Event **link = &session->events;
+        session->lastEvent = NULL;
         while (*link) {
             Event *e = *link;
             const char *eslash = strrchr(e->path, '/');
@@ -474,14 +510,14 @@ static int hooked_open_directory(const char *file, int *fd) {
             if (efolder == folder && strncmp(e->path, file, folder) == 0) {
                 *link = e->next;
                 if (e->stash) {
-                    forget_tracked(e->stash);
+                    forget_tracked(session, e->stash);
                     unlink(e->stash);
                 }
                 free(e->path);
                 free(e->stash);
                 free(e);
             } else {
-                lastEvent = e;
+                session->lastEvent = e;
                 link = &e->next;
             }
         }
@@ -508,15 +544,16 @@ static int dead(CrashFile *p) {
     return crashed;
 }
 
-/// Whether writes to `p` are recorded: it belongs to the session running now.
-static int recording(CrashFile *p) {
-    return p->session && p->session == session && root != NULL;
+/// The session that records the writes to `p`: the one it was opened in, while that runs.
+static Session *recording(CrashFile *p) {
+    return session_numbered(p->session);
 }
 
 static int x_close(sqlite3_file *file) {
     CrashFile *p = (CrashFile *)file;
     pthread_mutex_lock(&lock);
-    if (p->session && p->session == session) openFiles--;
+    Session *session = session_numbered(p->session);
+    if (session) session->openFiles--;
     pthread_mutex_unlock(&lock);
     int rc = p->real->pMethods ? p->real->pMethods->xClose(p->real) : SQLITE_OK;
     free(p->path);
@@ -538,19 +575,20 @@ static int x_write(sqlite3_file *file, const void *buffer, int amount, sqlite3_i
         pthread_mutex_unlock(&lock);
         return SQLITE_IOERR_WRITE;
     }
-    if (!recording(p)) {
+    Session *session = recording(p);
+    if (!session) {
         pthread_mutex_unlock(&lock);
         return p->real->pMethods->xWrite(p->real, buffer, amount, offset);
     }
-    if (count_operation()) {
+    if (count_operation(session)) {
         pthread_mutex_unlock(&lock);
         return SQLITE_IOERR_WRITE;
     }
-    record_write(p->path, buffer, amount, offset);
+    record_write(session, p->path, buffer, amount, offset);
     int rc = p->real->pMethods->xWrite(p->real, buffer, amount, offset);
     if (rc != SQLITE_OK) {
         // The write did not happen (or not whole: SQLite treats it as failed): forget its versions.
-        Tracked *t = tracked_for(p->path, 0);
+        Tracked *t = tracked_for(session, p->path, 0);
         for (int64_t s = offset / SECTOR; t && s <= (offset + amount - 1) / SECTOR; s++) {
             Sector *sector = sector_slot(t, s, 0);
             if (sector && sector->count > 1) free(sector->versions[--sector->count].bytes);
@@ -568,11 +606,12 @@ static int x_truncate(sqlite3_file *file, sqlite3_int64 size) {
         pthread_mutex_unlock(&lock);
         return SQLITE_IOERR_TRUNCATE;
     }
-    if (!recording(p)) {
+    Session *session = recording(p);
+    if (!session) {
         pthread_mutex_unlock(&lock);
         return p->real->pMethods->xTruncate(p->real, size);
     }
-    if (count_operation()) {
+    if (count_operation(session)) {
         pthread_mutex_unlock(&lock);
         return SQLITE_IOERR_TRUNCATE;
     }
@@ -580,9 +619,9 @@ static int x_truncate(sqlite3_file *file, sqlite3_int64 size) {
     int64_t old = stat(p->path, &st) == 0 ? (int64_t)st.st_size : 0;
     int64_t low = (old < size ? old : size) / SECTOR;
     int64_t high = ((old > size ? old : size) + SECTOR - 1) / SECTOR - 1;
-    record_sectors(p->path, low, high, 0);
+    record_sectors(session, p->path, low, high, 0);
     int rc = p->real->pMethods->xTruncate(p->real, size);
-    record_sectors(p->path, low, high, 1);
+    record_sectors(session, p->path, low, high, 1);
     pthread_mutex_unlock(&lock);
     return rc;
 }
@@ -595,20 +634,21 @@ static int x_sync(sqlite3_file *file, int flags) {
         pthread_mutex_unlock(&lock);
         return SQLITE_IOERR_FSYNC;
     }
-    if (!recording(p)) {
+    Session *session = recording(p);
+    if (!session) {
         pthread_mutex_unlock(&lock);
         return p->real->pMethods->xSync(p->real, flags);
     }
-    if (failingSyncs) {
+    if (session->failingSyncs) {
         pthread_mutex_unlock(&lock);
         return SQLITE_IOERR_FSYNC;
     }
-    if (count_operation()) {
+    if (count_operation(session)) {
         pthread_mutex_unlock(&lock);
         return SQLITE_IOERR_FSYNC;
     }
     int rc = p->real->pMethods->xSync(p->real, flags);
-    if (rc == SQLITE_OK) forget_tracked(p->path);
+    if (rc == SQLITE_OK) forget_tracked(session, p->path);
     pthread_mutex_unlock(&lock);
     return rc;
 }
@@ -706,10 +746,11 @@ static int v_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *file, int fl
     int rc = unixVFS->xOpen(unixVFS, name, p->real, flags, outFlags);
     if (rc != SQLITE_OK) return rc;
     pthread_mutex_lock(&lock);
-    if (name && is_tracked_path(name)) {
+    Session *session = name ? session_for_path(name) : NULL;
+    if (session) {
         p->path = strdup(name);
-        p->session = session;
-        openFiles++;
+        p->session = session->number;
+        session->openFiles++;
     }
     pthread_mutex_unlock(&lock);
     p->base.pMethods = &methods;
@@ -778,59 +819,131 @@ int statestore_crashvfs_register(int make_default) {
         crashVFS.mxPathname = base->mxPathname;
     }
     pthread_mutex_unlock(&lock);
+    // Registered again without `make_default`, it stays the default when it is: code that
+    // only names it must not take it from code that relies on it being the default.
+    if (!make_default && sqlite3_vfs_find(NULL) == &crashVFS) return SQLITE_OK;
     return sqlite3_vfs_register(&crashVFS, make_default);
+}
+
+/// Whether a running session's folder holds `folder`, or lies in it.
+static int overlaps_running_session(const char *folder, size_t length) {
+    for (Session *s = sessions; s; s = s->next) {
+        if (under_root(folder, s->root, s->rootLength) || under_root(s->root, folder, length)) return 1;
+    }
+    return 0;
+}
+
+static Session *begin_locked(const char *folder, uint64_t seed, int64_t crash_at, statestore_crash_policy chosen) {
+    Session *session = calloc(1, sizeof(Session));
+    session->number = ++sessionCount;
+    session->root = strdup(folder);
+    session->rootLength = strlen(session->root);
+    while (session->rootLength > 1 && session->root[session->rootLength - 1] == '/') {
+        session->root[--session->rootLength] = 0;
+    }
+    session->rng = seed ? seed : 0x9E3779B97F4A7C15ULL;
+    session->crashAt = crash_at;
+    session->policy = chosen;
+    session->next = sessions;
+    sessions = session;
+    return session;
+}
+
+static void end_locked(Session *session) {
+    while (session->tracked) forget_tracked(session, session->tracked->path);
+    // Without a crash, the deletions stand: their stashes go.
+    free_events(session, 1);
+    for (Session **link = &sessions; *link; link = &(*link)->next) {
+        if (*link == session) { *link = session->next; break; }
+    }
+    free(session->root);
+    free(session);
+}
+
+statestore_crash_session *statestore_crashvfs_session_begin(
+    const char *folder, uint64_t seed, int64_t crash_at, statestore_crash_policy chosen) {
+    pthread_mutex_lock(&lock);
+    size_t length = strlen(folder);
+    while (length > 1 && folder[length - 1] == '/') length--;
+    char *trimmed = strndup(folder, length);
+    Session *session = overlaps_running_session(trimmed, length) ? NULL : begin_locked(trimmed, seed, crash_at, chosen);
+    free(trimmed);
+    pthread_mutex_unlock(&lock);
+    return session;
+}
+
+void statestore_crashvfs_session_reseed(statestore_crash_session *session, uint64_t seed) {
+    pthread_mutex_lock(&lock);
+    session->rng = seed ? seed : 0x9E3779B97F4A7C15ULL;
+    pthread_mutex_unlock(&lock);
+}
+
+void statestore_crashvfs_session_crash_now(statestore_crash_session *session) {
+    pthread_mutex_lock(&lock);
+    crash_locked(session);
+    pthread_mutex_unlock(&lock);
+}
+
+statestore_crash_stats statestore_crashvfs_session_stats(statestore_crash_session *session) {
+    pthread_mutex_lock(&lock);
+    statestore_crash_stats copy = session->stats;
+    pthread_mutex_unlock(&lock);
+    return copy;
+}
+
+int64_t statestore_crashvfs_session_open_files(statestore_crash_session *session) {
+    pthread_mutex_lock(&lock);
+    int64_t count = session->openFiles;
+    pthread_mutex_unlock(&lock);
+    return count;
+}
+
+void statestore_crashvfs_session_end(statestore_crash_session *session) {
+    pthread_mutex_lock(&lock);
+    end_locked(session);
+    pthread_mutex_unlock(&lock);
 }
 
 void statestore_crashvfs_begin(const char *folder, uint64_t seed, int64_t crash_at, statestore_crash_policy chosen) {
     pthread_mutex_lock(&lock);
     statestore_crashvfs_end();
-    session++;
-    openFiles = 0;
-    root = strdup(folder);
-    rootLength = strlen(root);
-    while (rootLength > 1 && root[rootLength - 1] == '/') root[--rootLength] = 0;
-    rng = seed ? seed : 0x9E3779B97F4A7C15ULL;
-    crashAt = crash_at;
-    policy = chosen;
-    memset(&stats, 0, sizeof stats);
+    global = begin_locked(folder, seed, crash_at, chosen);
+    memset(&globalStats, 0, sizeof globalStats);
     pthread_mutex_unlock(&lock);
 }
 
 void statestore_crashvfs_crash_now(void) {
     pthread_mutex_lock(&lock);
-    crash_locked();
+    crash_locked(global);
     pthread_mutex_unlock(&lock);
 }
 
 void statestore_crashvfs_end(void) {
     pthread_mutex_lock(&lock);
-    while (tracked) forget_tracked(tracked->path);
-    // Without a crash, the deletions stand: their stashes go.
-    free_events(1);
-    free(root);
-    root = NULL;
-    rootLength = 0;
-    crashAt = 0;
-    failingSyncs = 0;
+    if (global) {
+        globalStats = global->stats;
+        end_locked(global);
+        global = NULL;
+    }
     pthread_mutex_unlock(&lock);
 }
 
 int64_t statestore_crashvfs_open_files(void) {
     pthread_mutex_lock(&lock);
-    int64_t count = openFiles;
+    int64_t count = global ? global->openFiles : 0;
     pthread_mutex_unlock(&lock);
     return count;
 }
 
 statestore_crash_stats statestore_crashvfs_stats(void) {
     pthread_mutex_lock(&lock);
-    statestore_crash_stats copy = stats;
+    statestore_crash_stats copy = global ? global->stats : globalStats;
     pthread_mutex_unlock(&lock);
     return copy;
 }
 
 void statestore_crashvfs_fail_syncs(int failing) {
     pthread_mutex_lock(&lock);
-    failingSyncs = failing;
+    if (global) global->failingSyncs = failing;
     pthread_mutex_unlock(&lock);
 }

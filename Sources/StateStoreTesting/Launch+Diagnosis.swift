@@ -15,6 +15,7 @@ extension Launch: @MainActor CustomStringConvertible {
         var lines: [String] = []
         lines.append(
             "Launch on \(temporaryStore.path)" + (ending.map { ", ended by \($0)" } ?? ", running"))
+        if let startedAfter { lines.append("Started after the \(startedAfter)") }
         let window = self.window
         lines.append(
             "Window \"\(window.sceneIdentifier)\" \(Int(window.size.width))x\(Int(window.size.height)) \(window.orientation)"

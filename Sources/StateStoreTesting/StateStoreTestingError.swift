@@ -19,6 +19,12 @@ public enum StateStoreTestingError: Error, Sendable, Hashable, CustomStringConve
     case fixtureNotCopied(path: String, reason: String)
     /// A file of a ``SimulatedMemory`` could not be written at `path`, for `reason`.
     case memoryFilesNotWritten(path: String, reason: String)
+    /// The power cut of a launch on the store in `folder` could not be prepared or made, for
+    /// `reason`: the crash-simulating VFS that records the launch's writes was not available,
+    /// or another store was still open on the file when the power went (close every store a
+    /// test opened with ``TemporaryStore/open()`` before the cut: a live connection would keep
+    /// the process's view of the file, which a reboot does not).
+    case powerCutNotRecorded(folder: String, reason: String)
     /// The application did not respond to a memory warning of `level` or higher `within` the
     /// time given; `lastReceived` is the level of the last warning it did respond to, if any.
     case noMemoryWarning(level: MemoryPressureLevel, within: Duration, lastReceived: MemoryPressureLevel?)
@@ -38,6 +44,8 @@ public enum StateStoreTestingError: Error, Sendable, Hashable, CustomStringConve
             "the fixture \(path) could not be read or copied (\(reason)): check the path, relative to the test's working directory"
         case .memoryFilesNotWritten(let path, let reason):
             "the simulated memory file \(path) could not be written (\(reason)): check that the store's folder is writable"
+        case .powerCutNotRecorded(let folder, let reason):
+            "the power cut under \(folder) could not be made: \(reason)"
         case .noMemoryWarning(let level, let within, let last):
             "the application responded to no \(level) memory warning within \(within) (the last it responded to: \(last.map { "\($0)" } ?? "none")); check that it observes the monitor (SimulatedMemory.observe(by:)) and that the main actor is free to take the warning"
         }

@@ -143,7 +143,15 @@ public final class TemporaryStore: Sendable {
             return !store.simulatedProcessHasDied
         }
         if alive { throw StateStoreTestingError.launchStillRunning(path: path) }
-        let store = try open()
+        // Every write of the launch is recorded from its first, for a power cut to choose from.
+        let recording = try PowerCutRecording(folder: folder)
+        let store: StateStore
+        do {
+            store = try open()
+        } catch {
+            recording.end()
+            throw error
+        }
         running.withLock { $0.store = store }
         let app: App
         // Every callback the launch sends, the restoration's included, for ``Launch/diagnosis``.
@@ -155,9 +163,11 @@ public final class TemporaryStore: Sendable {
         } catch {
             // The launch crashed its process: nothing of it writes any more.
             store.simulateProcessDeath()
+            recording.end()
             throw error
         }
-        return Launch(app: app, store: store, temporaryStore: self, trace: trace, launch: launch)
+        return Launch(
+            app: app, store: store, temporaryStore: self, trace: trace, recording: recording, launch: launch)
     }
 
     /// Removes the folder and everything in it now (the value's release does it otherwise).

@@ -18,6 +18,13 @@ extension StateStore {
         SQLiteLog.logger.withLock { $0 = logger }
         return SQLiteLog.installed
     }
+
+    /// Installs the receiver of SQLite's log (which discards it until ``routeSQLiteLog(to:)``
+    /// names a logger), for code that initialises SQLite before any store does: a VFS
+    /// registration initialises it, after which the log can no longer be installed.
+    package static func installSQLiteLog() {
+        _ = SQLiteLog.installed
+    }
 }
 
 /// The process-wide receiver of SQLite's log.

@@ -39,12 +39,18 @@ typedef struct {
     int64_t entries_kept;        ///< unsynced creations and deletions that stood
 } statestore_crash_stats;
 
-/// Registers the VFS as "statestore-crash" (the default VFS when `make_default` is non-zero)
-/// and installs its system-call hooks in the unix VFS. Idempotent. Returns an SQLite code.
+/// Registers the VFS as "statestore-crash" (the default VFS when `make_default` is non-zero;
+/// a call without it leaves the VFS the default when it already is) and installs its
+/// system-call hooks in the unix VFS. Idempotent. Returns an SQLite code.
 int statestore_crashvfs_register(int make_default);
 
-/// Starts tracking the files under `root` (a folder path, no trailing slash): from now on
-/// writes there are recorded. `crash_at` is the 1-based operation at which the crash happens
+/// The functions below without a session argument drive one session of the process (the
+/// global one); `statestore_crashvfs_session_begin` starts more, each on a folder of its own,
+/// side by side with it: a file belongs to the session whose folder holds it, and a crash, its
+/// figures and its end touch that session's files alone.
+
+/// Starts tracking the files under `root` (a folder path, no trailing slash) as the global
+/// session, ending the one before: from now on writes there are recorded. `crash_at` is the 1-based operation at which the crash happens
 /// (0: never, until `statestore_crashvfs_crash_now`). `seed` drives every random choice.
 void statestore_crashvfs_begin(const char *root, uint64_t seed, int64_t crash_at, statestore_crash_policy policy);
 
@@ -55,6 +61,7 @@ void statestore_crashvfs_crash_now(void);
 /// already hold what survived), and lets calls through again.
 void statestore_crashvfs_end(void);
 
+/// The global session's figures; after its end, the figures it ended with.
 statestore_crash_stats statestore_crashvfs_stats(void);
 
 /// While `failing` is non-zero, every sync of a file of the current session fails with
@@ -65,6 +72,30 @@ void statestore_crashvfs_fail_syncs(int failing);
 
 /// Files of the current session SQLite still has open: 0 once every connection is closed.
 int64_t statestore_crashvfs_open_files(void);
+
+/// A session on a folder of its own.
+typedef struct statestore_crash_session statestore_crash_session;
+
+/// Starts a session on the files under `root`, as `statestore_crashvfs_begin` does, beside
+/// the sessions running. Returns NULL when a running session's folder holds `root` or lies in
+/// it (a file belongs to one session at most).
+statestore_crash_session *statestore_crashvfs_session_begin(
+    const char *root, uint64_t seed, int64_t crash_at, statestore_crash_policy policy);
+
+/// Sets the seed of the session's random choices, which are all made by the crash: a seed set
+/// just before `statestore_crashvfs_session_crash_now` draws as one given to the begin does.
+void statestore_crashvfs_session_reseed(statestore_crash_session *session, uint64_t seed);
+
+/// Crashes the session's files now (when not crashed yet).
+void statestore_crashvfs_session_crash_now(statestore_crash_session *session);
+
+statestore_crash_stats statestore_crashvfs_session_stats(statestore_crash_session *session);
+
+/// The session's files SQLite still has open.
+int64_t statestore_crashvfs_session_open_files(statestore_crash_session *session);
+
+/// Ends the session and frees it, as `statestore_crashvfs_end` ends the global one.
+void statestore_crashvfs_session_end(statestore_crash_session *session);
 
 #ifdef __cplusplus
 }
