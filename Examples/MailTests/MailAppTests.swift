@@ -3,7 +3,8 @@ import StateStore
 import StateStoreTesting
 import Testing
 
-/// The mail app as its process launches it (`MailApp.start`, on the test's store and memory).
+/// The mail app as its process launches it (`MailApp.start`), on the test's store and memory:
+/// the termination handlers are left out, the kit ends the launch.
 ///
 /// An app's own test target conforms its launch type in one line, `extension MailApp:
 /// LaunchedApp {}`; this package's other tests, linked into the same test binary, already
