@@ -152,6 +152,19 @@ let package = Package(
             exclude: ["Snapshots"],
             resources: [.copy("Fixtures")]
         ),
+        // The example apps' own tests, written with the testing kit as an app's developer would
+        // write them: a store per test, a relaunch after termination or kill -9, a memory warning.
+        .testTarget(
+            name: "MailExampleTests",
+            dependencies: ["MailExample", "StateStore", "StateStoreTesting"],
+            path: "Examples/MailTests"
+        ),
+        // The terminal app's, through `@testable import mail`: its screens as it draws them.
+        .testTarget(
+            name: "MailTerminalTests",
+            dependencies: ["mail", "MailExample", "StateStore", "StateStoreTesting"],
+            path: "Examples/MailTerminalTests"
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -39,9 +39,27 @@ final class TerminalMailApp {
     /// How many problems the store has reported.
     private var errorCount = 0
 
-    init(database: String, monitor: MemoryPressureMonitor) throws {
-        databasePath = database
+    /// The terminal's size in columns and rows, asked at each drawing and resize.
+    let terminalSize: () -> (columns: Int, rows: Int)
+    /// Where a drawn screen goes: the terminal.
+    let output: @MainActor (String) -> Void
+
+    /// The app on the database at `database`, drawing on the process's terminal.
+    convenience init(database: String, monitor: MemoryPressureMonitor) throws {
+        self.init(store: try StateStore(path: database), databasePath: database, monitor: monitor)
+    }
+
+    /// The app on `store` (opened on `databasePath`), drawing at `terminalSize` to `output`:
+    /// the process's terminal by default; the tests give a terminal of their own.
+    init(
+        store: StateStore, databasePath: String, monitor: MemoryPressureMonitor,
+        terminalSize: @escaping () -> (columns: Int, rows: Int) = Terminal.size,
+        output: @escaping @MainActor (String) -> Void = { Terminal.write($0) }
+    ) {
+        self.databasePath = databasePath
         self.monitor = monitor
+        self.terminalSize = terminalSize
+        self.output = output
         let storyboard = Storyboard()
         storyboard.register("tabs") { TabBarController() }
         storyboard.register("mail") { NavigationController() }
@@ -49,8 +67,8 @@ final class TerminalMailApp {
         storyboard.register("message") { MessageScreen() }
         storyboard.register("compose") { ComposeScreen() }
         storyboard.register("settings") { SettingsScreen() }
-        application = Application(store: try StateStore(path: database), storyboard: storyboard, memoryMonitor: monitor)
-        let (columns, rows) = Terminal.size()
+        application = Application(store: store, storyboard: storyboard, memoryMonitor: monitor)
+        let (columns, rows) = terminalSize()
         window = Window(size: Self.size(columns: columns, rows: rows), orientation: .portrait, application: application)
         application.restorationCoordinator?.errorHandler = { [weak self] error in
             guard let self else { return }
@@ -119,7 +137,7 @@ final class TerminalMailApp {
     /// The terminal was resized (SIGWINCH): the window takes the new size, and the lifecycle
     /// sends the size transition and layout before the redraw.
     func terminalResized() {
-        let (columns, rows) = Terminal.size()
+        let (columns, rows) = terminalSize()
         window.resize(to: Self.size(columns: columns, rows: rows))
         draw()
     }
@@ -248,7 +266,7 @@ final class TerminalMailApp {
     func draw() {
         // Suspended (ctrl-z): the terminal is the shell's until `fg`, which redraws.
         if Terminal.isSuspended { return }
-        let (columns, rows) = Terminal.size()
+        let (columns, rows) = terminalSize()
         let traits = TraitCollection(windowSize: window.size)
         var lines: [String] = []
         let selected = tabs?.selectedIndex ?? 0
@@ -280,7 +298,7 @@ final class TerminalMailApp {
         if let front, let cursor = front.cursor(width: columns), 2 + cursor.row < rows - 2 {
             screen += "\u{1B}[\(3 + cursor.row);\(1 + cursor.column)H\u{1B}[?25h"
         }
-        Terminal.write(screen)
+        output(screen)
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import StateStoreTesting
 import Testing
 
 @testable import StateStore
@@ -62,6 +63,21 @@ struct RestorationPresentationStyleTests {
         return (application, window, root)
     }
 
+    /// The app's launch code, as the testing kit runs it on each (re)launch: the hierarchy
+    /// saved, else the first screens `build` puts in the window.
+    func launchRestoring(
+        _ store: StateStore, build: (Application, Window) throws -> Void
+    ) throws -> LaunchedWindow {
+        let application = Application(store: store, storyboard: storyboard())
+        application.violationHandler = { Issue.record("lifecycle violation: \($0)") }
+        let window = Window(size: Size(width: 390, height: 844), application: application)
+        if try !application.restoreHierarchy(in: window) {
+            try build(application, window)
+            window.makeKeyAndVisible()
+        }
+        return LaunchedWindow(application: application, window: window)
+    }
+
     @Test func aPageSheetsPresenterIsSavedAtTheFlushPointsNotWhenTheSheetAppears() throws {
         let store = try StateStore(path: database)
         let (application, _, root) = try launch(store)
@@ -101,20 +117,20 @@ struct RestorationPresentationStyleTests {
     }
 
     @Test func aRestoredPageSheetIsASheetOverItsVisiblePresenter() throws {
-        let store = try StateStore(path: database)
-        do {
-            let (application, _, root) = try launch(store)
-            let sheet = try #require(
-                try application.storyboard.instantiateViewController(withIdentifier: "sheet") as? SheetNoteController)
-            root.restorableState.text = "under"
-            root.present(sheet, animated: false)
-            sheet.restorableState.text = "on top"
-            application.terminate()
+        let launch = try TemporaryStore().launch { store in
+            try launchRestoring(store) { application, window in
+                window.rootViewController = try application.storyboard.instantiateViewController(withIdentifier: "root")
+            }
         }
-        let relaunched = Application(store: store, storyboard: storyboard())
-        relaunched.violationHandler = { Issue.record("lifecycle violation: \($0)") }
-        let window = Window(size: Size(width: 390, height: 844), application: relaunched)
-        #expect(try relaunched.restoreHierarchy(in: window))
+        let first = try #require(launch.window.rootViewController as? NoteController)
+        let presented = try #require(
+            try launch.application.storyboard.instantiateViewController(withIdentifier: "sheet") as? SheetNoteController
+        )
+        first.restorableState.text = "under"
+        first.present(presented, animated: false)
+        presented.restorableState.text = "on top"
+
+        let window = try launch.relaunch(after: .termination).window
         let root = try #require(window.rootViewController as? NoteController)
         let sheet = try #require(root.presentedViewController as? SheetNoteController)
         #expect(sheet.modalPresentationStyle == .pageSheet)
@@ -125,36 +141,35 @@ struct RestorationPresentationStyleTests {
     }
 
     @Test func aControllerOverItsContextIsSavedUnderItsPresenterAndRestoredThere() throws {
-        let store = try StateStore(path: database)
-        do {
-            let application = Application(store: store, storyboard: storyboard())
-            application.violationHandler = { Issue.record("lifecycle violation: \($0)") }
-            let window = Window(size: Size(width: 390, height: 844), application: application)
-            let board = application.storyboard
-            let tabs = try #require(try board.instantiateViewController(withIdentifier: "tabs") as? TabBarController)
-            let context = try #require(
-                try board.instantiateViewController(withIdentifier: "context") as? NavigationController)
-            context.setViewControllers([try board.instantiateViewController(withIdentifier: "root")], animated: false)
-            tabs.viewControllers = [context, try board.instantiateViewController(withIdentifier: "full")]
-            window.rootViewController = tabs
-            window.makeKeyAndVisible()
-            let cover = try #require(
-                try board.instantiateViewController(withIdentifier: "cover") as? CoverNoteController)
-            context.topViewController?.present(cover, animated: false)
-            cover.restorableState.text = "over the context"
-            // A tab switch hides it with its context: it disappears, so it is saved.
-            tabs.selectedIndex = 1
-            application.restorationCoordinator?.flush()
-            #expect(
-                try store.restore(CoverNoteController.State.self, for: "tabs/context/cover")
-                    == .init(text: "over the context"))
-            tabs.selectedIndex = 0
-            application.terminate()
+        let launch = try TemporaryStore().launch { store in
+            try launchRestoring(store) { application, window in
+                let board = application.storyboard
+                let tabs = try #require(
+                    try board.instantiateViewController(withIdentifier: "tabs") as? TabBarController)
+                let context = try #require(
+                    try board.instantiateViewController(withIdentifier: "context") as? NavigationController)
+                context.setViewControllers(
+                    [try board.instantiateViewController(withIdentifier: "root")], animated: false)
+                tabs.viewControllers = [context, try board.instantiateViewController(withIdentifier: "full")]
+                window.rootViewController = tabs
+            }
         }
-        let relaunched = Application(store: store, storyboard: storyboard())
-        relaunched.violationHandler = { Issue.record("lifecycle violation: \($0)") }
-        let window = Window(size: Size(width: 390, height: 844), application: relaunched)
-        #expect(try relaunched.restoreHierarchy(in: window))
+        let firstTabs = try #require(launch.window.rootViewController as? TabBarController)
+        let firstContext = try #require(firstTabs.viewControllers.first as? NavigationController)
+        let firstCover = try #require(
+            try launch.application.storyboard.instantiateViewController(withIdentifier: "cover") as? CoverNoteController
+        )
+        firstContext.topViewController?.present(firstCover, animated: false)
+        firstCover.restorableState.text = "over the context"
+        // A tab switch hides it with its context: it disappears, so it is saved.
+        firstTabs.selectedIndex = 1
+        launch.application.restorationCoordinator?.flush()
+        #expect(
+            try launch.store.restore(CoverNoteController.State.self, for: "tabs/context/cover")
+                == .init(text: "over the context"))
+        firstTabs.selectedIndex = 0
+
+        let window = try launch.relaunch(after: .termination).window
         let tabs = try #require(window.rootViewController as? TabBarController)
         let context = try #require(tabs.viewControllers.first as? NavigationController)
         let cover = try #require(context.presentedViewController as? CoverNoteController)
