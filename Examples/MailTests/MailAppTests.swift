@@ -55,6 +55,23 @@ struct MailAppTests {
         #expect(mail.message?.restorableState.messageID == "m-1047", "\(relaunched)")
     }
 
+    /// A reply saved at a flush point, then the power goes: a flush point syncs what it
+    /// commits, so whatever the disk kept of the rest (eight draws, with the app's default
+    /// `synchronous: .normal`), the draft comes back over its message.
+    @Test(arguments: UInt64(1)...8)
+    func theComposeDraftSurvivesAPowerCut(seed: UInt64) throws {
+        let store = try TemporaryStore()
+        let launch = try store.launch { try LaunchedMail(store: $0) }
+        try reply(in: launch.app.mail, to: MailMessage.mailbox[7], body: "Hello, Grace")
+        launch.application.saveVisibleState()
+        launch.app.mail.compose?.type(to: "grace@example.com", subject: "Re: Status report #8", body: "Hello, Grace!")
+
+        let relaunched = try launch.relaunch(after: .powerCut(seed: seed))
+        let compose = try #require(relaunched.app.mail.compose, "\(relaunched)")
+        #expect(compose.restorableState.body == "Hello, Grace", "\(relaunched)")
+        #expect(relaunched.app.mail.message?.restorableState.messageID == "m-1047", "\(relaunched)")
+    }
+
     /// What a kill -9 loses, at worst: what was typed since the last flush point. The draft
     /// comes back as it was saved.
     @Test func aKillLosesOnlyWhatWasTypedSinceTheLastSave() throws {
