@@ -14,6 +14,9 @@ let package = Package(
         // What an app's own tests use: a store per test, relaunch after termination or kill -9.
         // A product of its own, so an app's shipping target on the core never compiles it.
         .library(name: "StateStoreTesting", targets: ["StateStoreTesting"]),
+        // GTK 4 events onto Application, Window and the controllers; a product of its own, so an
+        // app on the core never compiles or links GTK.
+        .library(name: "StateStoreGTK", targets: ["StateStoreGTK"]),
         .executable(name: "statectl", targets: ["statectl"]),
         .executable(name: "mail", targets: ["mail"]),
     ],
@@ -46,6 +49,13 @@ let package = Package(
         // malloc_trim, fstatfs and prctl, which Swift's Glibc module does not import; linked
         // directly, so they also work in a statically linked executable.
         .systemLibrary(name: "StateStoreLinux"),  // named after the package, as StateStoreSQLite is
+        // Debian's libgtk-4-dev (GTK 4.8), found through pkg-config, with static inline wrappers
+        // for the GObject macros Swift does not import. Not a product: only StateStoreGTK uses it.
+        .systemLibrary(
+            name: "StateStoreGTK4",
+            pkgConfig: "gtk4",
+            providers: [.apt(["libgtk-4-dev"])]
+        ),
         // Turns migrations/*.sql into Swift source at build time, so the top-level
         // folder stays the only copy of the schema and nothing is read at run time.
         .executableTarget(name: "embed-migrations"),
@@ -67,6 +77,10 @@ let package = Package(
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ],
             plugins: ["EmbedMigrations"]
+        ),
+        .target(
+            name: "StateStoreGTK",
+            dependencies: ["StateStore", "StateStoreGTK4"]
         ),
         .target(
             name: "StateStoreServiceLifecycle",
