@@ -124,6 +124,13 @@ let package = Package(
             dependencies: ["StateStore", "MailExample"],
             path: "Examples/MailTerminal"
         ),
+        // The mail app in a GTK 4 window (`swift run mail-gtk`): for now the reply being written,
+        // in a text view, in a window that comes back at its size after a relaunch or kill -9.
+        .executableTarget(
+            name: "mail-gtk",
+            dependencies: ["StateStore", "StateStoreGTK", "MailExample"],
+            path: "Examples/MailGTK"
+        ),
         .executableTarget(
             name: "statectl",
             dependencies: [
