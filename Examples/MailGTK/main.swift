@@ -8,7 +8,7 @@
 //
 // The first launch opens the first message of the inbox and replies to it; every later launch
 // (after quitting, or after kill -9) rebuilds the tabs, the message and the reply from the store,
-// with the draft's text, in a window of the size it had. The first frame's time after the
+// with the draft's text, in a window of the size it had. Ctrl+Q quits. The first frame's time after the
 // process started is written to stderr.
 import Dispatch
 import Foundation
@@ -140,6 +140,17 @@ MainActor.assumeIsolated {
                             Data("mail-gtk: first frame \(Int((seconds * 1000).rounded())) ms after start\n".utf8))
                     }, nil)
             }, nil)
+        // Ctrl+Q quits: GTK's shutdown follows, and with it Application.terminate() (the draft is
+        // written even when typing has not paused).
+        let quit = g_simple_action_new("quit", nil)
+        cgtk_connect_action(quit, { _, _, data in g_application_quit(data?.assumingMemoryBound(to: GApplication.self)) },
+            UnsafeMutableRawPointer(cgtk_application(gtk.pointer)))
+        g_action_map_add_action(cgtk_action_map(gtk.pointer), cgtk_action(quit))
+        g_object_unref(UnsafeMutableRawPointer(quit))
+        let accelerator = strdup("<Control>q")
+        var accelerators: [UnsafePointer<CChar>?] = [UnsafePointer(accelerator), nil]
+        gtk_application_set_accels_for_action(gtk.pointer, "app.quit", &accelerators)
+        free(accelerator)
         window.present()
         running = [mail, editor]
         return mail.application

@@ -57,6 +57,19 @@ static inline gulong cgtk_connect_notify(gpointer instance, const char *signal,
     return g_signal_connect_data(instance, signal, G_CALLBACK(handler), data, NULL, 0);
 }
 
+/// `g_signal_connect()` for a `GSimpleAction`'s `activate`: the handler gets the action, its
+/// parameter (or `NULL`) and the user data.
+static inline gulong cgtk_connect_action(GSimpleAction *action,
+                                         void (*handler)(GSimpleAction *action, GVariant *parameter, gpointer data),
+                                         gpointer data) {
+    return g_signal_connect_data(action, "activate", G_CALLBACK(handler), data, NULL, 0);
+}
+
+/// `G_ACTION_MAP(application)`.
+static inline GActionMap *cgtk_action_map(GtkApplication *application) { return G_ACTION_MAP(application); }
+/// `G_ACTION(action)`.
+static inline GAction *cgtk_action(GSimpleAction *action) { return G_ACTION(action); }
+
 // libdispatch's main queue, as Foundation's run loop serves it on Linux: an eventfd that
 // becomes readable when work is queued on the main queue, and the call that runs that work on
 // the main thread. Exported by the toolchain's libdispatch (which every Swift program using

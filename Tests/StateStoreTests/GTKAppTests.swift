@@ -154,6 +154,23 @@ final class VirtualDisplay {
         return file
     }
 
+    /// A screenshot once the window has painted a `width` × `height` window at the screen's
+    /// top left corner (light inside, the black screen outside), or the last one taken in 30 s:
+    /// a window is mapped before its first frame is drawn. Returns it and whether it showed that.
+    func screenshot(_ name: String, showingWindowOf width: Int, by height: Int) throws -> (file: String, shown: Bool) {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while true {
+            let file = try screenshot(name)
+            let shown =
+                try lightness(of: file, x: width - 10, y: height - 10) > 0.9
+                && lightness(of: file, x: width + 20, y: height / 2) < 0.1
+            if shown || ContinuousClock.now > deadline { return (file, shown) }
+            unlink(file)
+            screenshots -= 1
+            usleep(100_000)
+        }
+    }
+
     /// How light the screenshot is at one pixel: 0 black (no window there), 1 white.
     func lightness(of screenshot: String, x: Int, y: Int) throws -> Double {
         Double(try run("convert", [screenshot, "-crop", "1x1+\(x)+\(y)", "-format", "%[fx:mean]", "info:"])) ?? -1
@@ -172,7 +189,7 @@ final class VirtualDisplay {
 
 /// The GTK mail app (`Examples/MailGTK`, the `mail-gtk` executable) in a real X server: a
 /// window found with `xdotool`, typed into and resized as a person would, killed with
-/// `kill -9` and launched again.
+/// `kill -9` and launched again, ended with SIGTERM and quit with ctrl+q.
 @Suite("The mail app in a GTK window", .hangGuard(minutes: 5))
 struct GTKAppTests {
     let folder = TemporaryFolder()
@@ -189,13 +206,13 @@ struct GTKAppTests {
 
     /// Starts the app on `display`, under a session bus of its own when `dbus-run-session` is
     /// installed (GTK warns without one); its output goes to `<name>.out` in the test's folder.
-    func launch(_ name: String, on display: VirtualDisplay) throws -> SpawnedProgram {
+    func launch(_ name: String, on display: VirtualDisplay, autosaveMilliseconds: Int = 300) throws -> SpawnedProgram {
         let app = try builtProduct("mail-gtk")
         var environment = ProcessInfo.processInfo.environment
         environment["DISPLAY"] = display.display
         environment["MAIL_DB"] = database
         environment["MAIL_MONITOR_ROOT"] = try monitorRoot()
-        environment["MAIL_AUTOSAVE_MS"] = "300"
+        environment["MAIL_AUTOSAVE_MS"] = "\(autosaveMilliseconds)"
         // No accessibility bus: its daemons would outlive the app.
         environment["GTK_A11Y"] = "none"
         environment.removeValue(forKey: "WAYLAND_DISPLAY")
@@ -284,10 +301,9 @@ struct GTKAppTests {
         try display.run("xdotool", ["windowsize", "--sync", window, "700", "500"])
         let resized = try waitForRows { _, size in size == #"{"height":500,"width":700}"# }
         #expect(resized, "the window's new size was never saved: \(stored)")
-        let before = try display.screenshot("typed-and-resized")
-        #expect(try display.lightness(of: before, x: 690, y: 490) > 0.9, "no window inside 700×500")
-        #expect(try display.lightness(of: before, x: 720, y: 250) < 0.1, "a window outside 700×500")
-        failed = failed || !typed || !resized
+        let before = try display.screenshot("typed-and-resized", showingWindowOf: 700, by: 500)
+        #expect(before.shown, "the screenshot shows no 700×500 window")
+        failed = failed || !typed || !resized || !before.shown
 
         // kill -9, and launch again once it is gone.
         #expect(kill(app, SIGKILL) == 0)
@@ -299,9 +315,8 @@ struct GTKAppTests {
         print("GTKAppTests: the relaunched window was mapped after \(ContinuousClock.now - started)")
         let size = try display.size(of: again)
         #expect(size?.width == 700 && size?.height == 500, "the window came back at \(String(describing: size))")
-        let after = try display.screenshot("relaunched")
-        #expect(try display.lightness(of: after, x: 690, y: 490) > 0.9, "no window inside 700×500 after the relaunch")
-        #expect(try display.lightness(of: after, x: 720, y: 250) < 0.1, "a window outside 700×500 after the relaunch")
+        let after = try display.screenshot("relaunched", showingWindowOf: 700, by: 500)
+        #expect(after.shown, "the screenshot after the relaunch shows no 700×500 window")
 
         // The text view holds the draft with the cursor at its end: what is typed now follows it.
         try display.run("xdotool", ["windowfocus", "--sync", again])
@@ -309,12 +324,24 @@ struct GTKAppTests {
         let continued = try waitForRows { body, _ in body == "Half a reply more" }
         #expect(continued, "the relaunched text view did not hold the draft: \(stored)")
         _ = try display.screenshot("typed-after-relaunch")
-        failed = failed || !continued || size?.width != 700 || size?.height != 500
+        failed = failed || !continued || !after.shown || size?.width != 700 || size?.height != 500
         // SIGTERM: the application terminates (everything written) and the process exits with 128 + 15,
         // the termination handler's pipe read on the main dispatch queue, which GLib's loop serves.
         kill(appProcess(of: second), SIGTERM)
         let status = second.wait()
         #expect(status & 0x7f == 0 && (status >> 8) & 0xff == 128 + SIGTERM, "the app ended with wait status \(status)")
+
+        // Ctrl+Q right after typing, long before the autosave: GTK's shutdown terminates the
+        // application, which writes the draft before the process exits 0.
+        let third = try launch("third", on: display, autosaveMilliseconds: 60_000)
+        defer { stop(third) }
+        let last = try #require(display.waitForWindow(named: "Mail"), "the app's window never appeared a third time")
+        try display.run("xdotool", ["windowfocus", "--sync", last])
+        try display.run("xdotool", ["type", "--delay", "20", " and the end"])
+        try display.run("xdotool", ["key", "ctrl+q"])
+        let quitStatus = third.wait()
+        #expect(quitStatus == 0, "the app quit with wait status \(quitStatus)")
+        #expect(try storedDraftAndSize().body == "Half a reply more and the end", "quitting lost the draft: \(stored)")
         let secondOutput = (try? String(contentsOfFile: folder.file("second.out"), encoding: .utf8)) ?? ""
         if let line = secondOutput.split(separator: "\n").first(where: { $0.contains("first frame") }) {
             print("GTKAppTests: \(line)")
