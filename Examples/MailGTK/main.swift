@@ -143,7 +143,8 @@ MainActor.assumeIsolated {
         // Ctrl+Q quits: GTK's shutdown follows, and with it Application.terminate() (the draft is
         // written even when typing has not paused).
         let quit = g_simple_action_new("quit", nil)
-        cgtk_connect_action(quit, { _, _, data in g_application_quit(data?.assumingMemoryBound(to: GApplication.self)) },
+        cgtk_connect_action(
+            quit, { _, _, data in g_application_quit(data?.assumingMemoryBound(to: GApplication.self)) },
             UnsafeMutableRawPointer(cgtk_application(gtk.pointer)))
         g_action_map_add_action(cgtk_action_map(gtk.pointer), cgtk_action(quit))
         g_object_unref(UnsafeMutableRawPointer(quit))

@@ -65,12 +65,16 @@ public final class GTKApplication {
         cgtk_connect(
             pointer, "activate",
             { _, data in
-                MainActor.assumeIsolated { Unmanaged<GTKApplication>.fromOpaque(data!).takeUnretainedValue().activate() }
+                MainActor.assumeIsolated {
+                    Unmanaged<GTKApplication>.fromOpaque(data!).takeUnretainedValue().activate()
+                }
             }, data)
         cgtk_connect(
             pointer, "shutdown",
             { _, data in
-                MainActor.assumeIsolated { Unmanaged<GTKApplication>.fromOpaque(data!).takeUnretainedValue().shutdown() }
+                MainActor.assumeIsolated {
+                    Unmanaged<GTKApplication>.fromOpaque(data!).takeUnretainedValue().shutdown()
+                }
             }, data)
     }
 

@@ -82,7 +82,8 @@ public final class GTKWindow {
             savedSize = size
         } catch {
             window.application?.logger.info(
-                "window size not saved", metadata: ["statestore.error": "\(error)", "statestore.scene": "\(window.sceneIdentifier)"])
+                "window size not saved",
+                metadata: ["statestore.error": "\(error)", "statestore.scene": "\(window.sceneIdentifier)"])
         }
     }
 
@@ -151,7 +152,8 @@ public final class GTKWindow {
 
     private func scheduleSizeSave() {
         if pendingSizeSave != 0 { g_source_remove(pendingSizeSave) }
-        let milliseconds = sizeSaveDelay.components.seconds * 1000 + sizeSaveDelay.components.attoseconds / 1_000_000_000_000_000
+        let milliseconds =
+            sizeSaveDelay.components.seconds * 1000 + sizeSaveDelay.components.attoseconds / 1_000_000_000_000_000
         pendingSizeSave = g_timeout_add(
             guint(max(0, milliseconds)),
             { data in
@@ -181,7 +183,8 @@ public final class GTKWindow {
         retainedUntilDestroyed = self
         cgtk_connect(instance, "show", { _, data in MainActor.assumeIsolated { GTKWindow.from(data).shown() } }, data)
         cgtk_connect(instance, "hide", { _, data in MainActor.assumeIsolated { GTKWindow.from(data).hidden() } }, data)
-        cgtk_connect(instance, "realize", { _, data in MainActor.assumeIsolated { GTKWindow.from(data).realized() } }, data)
+        cgtk_connect(
+            instance, "realize", { _, data in MainActor.assumeIsolated { GTKWindow.from(data).realized() } }, data)
         cgtk_connect(
             instance, "destroy",
             { _, data in

@@ -66,7 +66,9 @@ final class VirtualDisplay {
     /// Whether an X server can be started here, with the tools the tests drive it with.
     static let isAvailable =
         serverPath != nil
-        && ["/usr/bin/xdotool", "/usr/bin/import", "/usr/bin/convert"].allSatisfy { (path: String) in access(path, X_OK) == 0 }
+        && ["/usr/bin/xdotool", "/usr/bin/import", "/usr/bin/convert"].allSatisfy { (path: String) in
+            access(path, X_OK) == 0
+        }
 
     /// Starts the server; throws when it does not come up within 30 s.
     init(folder: TemporaryFolder) throws {
@@ -74,7 +76,8 @@ final class VirtualDisplay {
         // -displayfd: the server picks a free display and writes its number on standard output.
         let number = folder.file("xvfb.out")
         server = try SpawnedProgram(
-            Self.serverPath ?? "/usr/bin/Xvfb", ["-displayfd", "1", "-screen", "0", "1280x1024x24", "-nolisten", "tcp"],
+            Self.serverPath ?? "/usr/bin/Xvfb",
+            ["-displayfd", "1", "-screen", "0", "1280x1024x24", "-nolisten", "tcp"],
             environment: ProcessInfo.processInfo.environment, output: number)
         var text = ""
         let deadline = ContinuousClock.now + .seconds(30)
@@ -117,7 +120,8 @@ final class VirtualDisplay {
         process.waitUntilExit()
         let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
         guard process.terminationStatus == 0 else {
-            throw RawSQLFailure(message: "\(tool) \(arguments.joined(separator: " ")) failed (status \(process.terminationStatus))")
+            throw RawSQLFailure(
+                message: "\(tool) \(arguments.joined(separator: " ")) failed (status \(process.terminationStatus))")
         }
         return text
     }
@@ -178,9 +182,11 @@ final class VirtualDisplay {
 
     /// Copies the test's screenshots where they outlive it; returns that folder.
     func keepScreenshots() -> String {
-        let kept = FileManager.default.temporaryDirectory.appending(path: "statestore-gtk-screens/\(UUID().uuidString)").path
+        let kept = FileManager.default.temporaryDirectory.appending(path: "statestore-gtk-screens/\(UUID().uuidString)")
+            .path
         try? FileManager.default.createDirectory(atPath: kept, withIntermediateDirectories: true)
-        for file in (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [] where file.hasSuffix(".png") {
+        for file in (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        where file.hasSuffix(".png") {
             try? FileManager.default.copyItem(atPath: folder.file(file), toPath: kept + "/" + file)
         }
         return kept
@@ -228,7 +234,9 @@ struct GTKAppTests {
         let deadline = ContinuousClock.now + .seconds(30)
         while ContinuousClock.now < deadline {
             let id = process.pid
-            if ((try? String(contentsOfFile: "/proc/\(id)/comm", encoding: .utf8)) ?? "").hasPrefix("mail-gtk") { return id }
+            if ((try? String(contentsOfFile: "/proc/\(id)/comm", encoding: .utf8)) ?? "").hasPrefix("mail-gtk") {
+                return id
+            }
             let children = (try? String(contentsOfFile: "/proc/\(id)/task/\(id)/children", encoding: .utf8)) ?? ""
             for child in children.split(separator: " ").compactMap({ pid_t($0) }) {
                 let command = (try? String(contentsOfFile: "/proc/\(child)/comm", encoding: .utf8)) ?? ""
@@ -254,7 +262,9 @@ struct GTKAppTests {
             "SELECT path, CAST(bytes AS TEXT) FROM states WHERE path IN ('tabs/compose', 'gtk-window-size/main')")
         let byPath = Dictionary(rows.map { ($0[0], $0[1]) }, uniquingKeysWith: { first, _ in first })
         let body = byPath["tabs/compose"].flatMap { json -> String? in
-            guard let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any] else { return nil }
+            guard let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any] else {
+                return nil
+            }
             return object["body"] as? String
         }
         return (body, byPath["gtk-window-size/main"])
@@ -274,7 +284,9 @@ struct GTKAppTests {
         return false
     }
 
-    @Test(.enabled(if: VirtualDisplay.isAvailable, "needs Xvfb, xdotool and imagemagick (scripts/bootstrap installs them)"))
+    @Test(
+        .enabled(
+            if: VirtualDisplay.isAvailable, "needs Xvfb, xdotool and imagemagick (scripts/bootstrap installs them)"))
     func aReplyTypedInTheWindowSurvivesKill9AtItsSize() throws {
         let display: VirtualDisplay
         do {
