@@ -51,6 +51,16 @@ let package = Package(
         .systemLibrary(name: "StateStoreLinux"),  // named after the package, as StateStoreSQLite is
         // Debian's libgtk-4-dev (GTK 4.8), found through pkg-config, with static inline wrappers
         // for the GObject macros Swift does not import. Not a product: only StateStoreGTK uses it.
+        // A build that reaches it prints `warning: prohibited flag(s): -pthread, …, -mfpmath=sse,
+        // -msse, -msse2`: SwiftPM passes on only -I and -F of a .pc file's Cflags (-L, -l, -F,
+        // -framework, -w of its Libs), drops the rest and says so, and has no setting to quiet it.
+        // -pthread comes from gthread-2.0's flags and the private libraries of glib-2.0, harfbuzz
+        // and graphene-1.0, the SSE flags from graphene-1.0's Cflags (for 32-bit x86); neither is
+        // needed (x86_64 has SSE2 and uses it for floating point; glibc has pthreads in libc, and
+        // GTK's libraries link it themselves), and nothing but a pkg-config name finds GTK's include folders
+        // without unsafeFlags, which would keep other packages from depending on StateStoreGTK.
+        // An app on the core product never reaches it and builds without the warning
+        // (scripts/check-dependency); scripts/test fails only on warnings in the project's files.
         .systemLibrary(
             name: "StateStoreGTK4",
             pkgConfig: "gtk4",
