@@ -410,6 +410,10 @@ struct SceneClaimTests {
         try #require(sqlite3_exec(handle, "ROLLBACK", nil, nil, nil) == SQLITE_OK)
         app.application.saveVisibleState()
         #expect(app.application.restorationCoordinator?.hasUnsavedWrites == false)
+        // Let go by the writer's thread once they are written: waited for (it was seen still
+        // held right after the flush point, once in eight runs of the suite).
+        let deadline = ContinuousClock.now + .seconds(30)
+        while try store.sceneHolder(of: "main") != nil, ContinuousClock.now < deadline { usleep(1_000) }
         #expect(try store.sceneHolder(of: "main") == nil)
         #expect(
             try store.restore(InboxController.State.self, for: "mail/inbox")?.selectedMessageID
