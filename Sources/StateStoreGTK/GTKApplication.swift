@@ -2,7 +2,7 @@ import Foundation
 import StateStore
 import StateStoreGTK4
 
-/// A `GtkApplication` that drives an ``Application``: GTK's `activate` launches it, GTK's
+/// A `GtkApplication` that drives an `Application`: GTK's `activate` launches it, GTK's
 /// `shutdown` terminates it.
 ///
 /// ```swift
@@ -19,17 +19,17 @@ import StateStoreGTK4
 /// ```
 ///
 /// - `activate` (the first time): the main dispatch queue is served from GLib's loop (see
-///   ``GTKMainQueue``), then `launch` runs: it creates the ``Application`` and its windows and
+///   ``GTKMainQueue``), then `launch` runs: it creates the `Application` and its windows and
 ///   restores the hierarchy the store holds. A later `activate` (the app launched again while it
 ///   runs, for a unique application) presents the windows it has.
 /// - `shutdown` (the last window closed, `g_application_quit`, the session ending):
-///   ``Application/terminate()``, so everything visible is written before ``run(arguments:)``
+///   `Application.terminate()`, so everything visible is written before ``run(arguments:)``
 ///   returns.
 ///
 /// Everything runs on the main thread, GTK's, which is also the main actor's.
 @MainActor
 public final class GTKApplication {
-    /// What creates the ``Application`` when GTK activates the app the first time.
+    /// What creates the `Application` when GTK activates the app the first time.
     public typealias Launch = @MainActor (GTKApplication) throws -> Application
 
     /// The `GtkApplication`.
@@ -55,7 +55,7 @@ public final class GTKApplication {
     ///     instance of its own at each launch, with or without a session bus; the store's scene
     ///     claims keep two instances on one database from showing, and saving over, the same
     ///     window.
-    ///   - launch: Creates the ``Application`` on GTK's first `activate`.
+    ///   - launch: Creates the `Application` on GTK's first `activate`.
     public init(
         identifier: String?, flags: GApplicationFlags = G_APPLICATION_NON_UNIQUE, launch: @escaping Launch
     ) {
@@ -81,7 +81,7 @@ public final class GTKApplication {
     isolated deinit { g_object_unref(pointer) }
 
     /// Runs GTK's main loop until the application quits (`g_application_run`); returns its
-    /// exit status. ``Application/terminate()`` has run by then.
+    /// exit status. `Application.terminate()` has run by then.
     public func run(arguments: [String] = CommandLine.arguments) -> Int32 {
         var argv = arguments.map { strdup($0) } + [nil]
         defer { for argument in argv { free(argument) } }
@@ -92,7 +92,7 @@ public final class GTKApplication {
     /// Creates a `GtkApplicationWindow` of this application that shows `window`: see ``GTKWindow``.
     ///
     /// When the store holds the size this window's scene had at the last launch, `window` takes
-    /// it (``Window/resize(to:)``) and the GTK window opens at it; otherwise it opens at
+    /// it (`Window.resize(to:)`) and the GTK window opens at it; otherwise it opens at
     /// `window`'s size.
     public func makeWindow(for window: Window, title: String? = nil) -> GTKWindow {
         let made = GTKWindow(window: window, application: self, title: title)

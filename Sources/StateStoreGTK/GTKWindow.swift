@@ -2,16 +2,16 @@ import Foundation
 import StateStore
 import StateStoreGTK4
 
-/// A `GtkApplicationWindow` that shows a ``Window``: what GTK says happens to the window becomes
+/// A `GtkApplicationWindow` that shows a `Window`: what GTK says happens to the window becomes
 /// the engine's calls.
 ///
 /// | GTK | engine |
 /// |---|---|
-/// | `show` | ``Window/makeKeyAndVisible()``: the first time, the root controller (or the top of its presentations) appears |
-/// | `notify::is-active`, active | ``Window/makeKeyAndVisible()``: the window becomes the application's key window |
-/// | `hide`, or the surface minimized (`notify::state`) | ``Application/saveVisibleState()``: a flush point. The controllers stay appeared, as a UIKit scene's do in the background |
-/// | `close-request` | ``Application/saveVisibleState()``, then, when another window of the app stays open, ``Window/close()`` (the scene is gone: a relaunch does not rebuild it). The last window's scene is kept: GTK's `shutdown` follows, and ``Application/terminate()`` closes it as the app quits |
-/// | `notify::default-width`, `notify::default-height` (the user resized it) | ``Window/resize(to:)``: `viewWillTransition(to:with:)`, size classes and layout; the size is saved once resizing pauses for 300 ms, and at `shutdown` |
+/// | `show` | `Window.makeKeyAndVisible()`: the first time, the root controller (or the top of its presentations) appears |
+/// | `notify::is-active`, active | `Window.makeKeyAndVisible()`: the window becomes the application's key window |
+/// | `hide`, or the surface minimized (`notify::state`) | `Application.saveVisibleState()`: a flush point. The controllers stay appeared, as a UIKit scene's do in the background |
+/// | `close-request` | `Application.saveVisibleState()`, then, when another window of the app stays open, `Window.close()` (the scene is gone: a relaunch does not rebuild it). The last window's scene is kept: GTK's `shutdown` follows, and `Application.terminate()` closes it as the app quits |
+/// | `notify::default-width`, `notify::default-height` (the user resized it) | `Window.resize(to:)`: `viewWillTransition(to:with:)`, size classes and layout; the size is saved once resizing pauses for 300 ms, and at `shutdown` |
 ///
 /// One point is one GTK logical pixel. Made by ``GTKApplication/makeWindow(for:title:)``.
 @MainActor
