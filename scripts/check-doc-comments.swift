@@ -6,7 +6,7 @@
 //     swift scripts/check-doc-comments.swift .build/x86_64-unknown-linux-gnu/symbolgraph
 import Foundation
 
-let modules = ["StateStore", "StateStoreCrypto", "StateStoreServiceLifecycle", "StateStoreTesting"]
+let modules = ["StateStore", "StateStoreCrypto", "StateStoreServiceLifecycle", "StateStoreTesting", "StateStoreGTK"]
 guard CommandLine.arguments.count == 2 else {
     FileHandle.standardError.write(Data("usage: check-doc-comments.swift SYMBOLGRAPH-FOLDER\n".utf8))
     exit(2)

@@ -115,16 +115,34 @@ struct SceneReport: ParsableCommand {
             "One instance: print \"scene=... restored=... draft=...\", then terminate (with hold: \"holding\", then run until killed or SIGTERM)."
     )
     @OptionGroup var db: DatabaseArgument
-    @Argument(help: "another, read-only or wait:MS, and hold, in any order.") var options: [String] = []
+    @Argument(
+        help: """
+            another, read-only or wait:MS, and hold, in any order; with hold, ballast:MB (memory written to, \
+            which a kill takes a while to free) and linger:MS (the scene's claim outlives the process by MS).
+            """)
+    var options: [String] = []
+    /// The number after `prefix` in an option, or 0.
+    func value(_ prefix: String) -> Int {
+        options.first { $0.hasPrefix(prefix) }.flatMap { Int($0.dropFirst(prefix.count)) } ?? 0
+    }
     func validate() throws {
         for option in options where option != "hold" && SceneInstances.policy(option) == nil {
-            throw ValidationError("\(option) is not another, read-only, wait:MS or hold")
+            guard ["ballast:", "linger:"].contains(where: { option.hasPrefix($0) }),
+                Int(option.drop { $0 != ":" }.dropFirst()) != nil
+            else {
+                throw ValidationError("\(option) is not another, read-only, wait:MS, hold, ballast:MB or linger:MS")
+            }
         }
     }
     func run() {
-        let policy = options.first { $0 != "hold" }.flatMap(SceneInstances.policy) ?? .openAnotherScene
+        let policy =
+            options.first { $0 != "hold" && SceneInstances.policy($0) != nil }.flatMap(SceneInstances.policy)
+            ?? .openAnotherScene
+        let (ballast, linger) = (value("ballast:"), value("linger:"))
         MainActor.assumeIsolated {
-            SceneInstances.report(database: db.database, policy: policy, hold: options.contains("hold"))
+            SceneInstances.report(
+                database: db.database, policy: policy, hold: options.contains("hold"), ballastMegabytes: ballast,
+                lingerMilliseconds: linger)
         }
     }
 }

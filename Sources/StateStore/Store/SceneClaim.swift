@@ -34,7 +34,9 @@ public struct SceneHolder: Sendable, Hashable, CustomStringConvertible {
 /// open-file-description lock on the scene's claim file and writes its process id and the time
 /// into it; further holds of the same scene in the process share that lock. The lock goes when
 /// the last hold is released (its deinit) or the process dies: the kernel drops it with the
-/// process, so a `kill -9` leaves no stale claim.
+/// process, so a `kill -9` leaves no stale claim. It drops it once it has torn the process
+/// down, a moment after the kill; a claim meanwhile waits for a holder that is dying (see
+/// ``SceneClaims/claim(_:file:in:)``), so a relaunch right after a `kill -9` gets its scene back.
 ///
 /// Open-file-description locks (`F_OFD_SETLK`), not `flock`: whether one is held can be asked
 /// without taking it (`F_OFD_GETLK`), so `statectl inspect --scenes` or an app listing its free
@@ -107,8 +109,42 @@ enum SceneClaims {
     /// Claims `scene` in `folder` (made, 0700, when missing) for this process. `file` names the
     /// claim file when it is not the scene's own (scenes that save under the default scene's
     /// paths share its claim).
+    ///
+    /// A scene held by a process that is dying (``HolderExit/state(of:)``: killed, exiting,
+    /// or a zombie) is waited for, up to ``exitingHolderWait``: the kernel drops a dead
+    /// process's lock only once it has torn the process down, which can take a moment after a
+    /// `kill -9` (tens of milliseconds on a busy machine, more for a large process), and a
+    /// relaunch in that moment would otherwise find the killed window's scene held and open a
+    /// new one. A live holder is never waited for here.
     static func claim(
         _ scene: String, file claimed: String? = nil, in folder: String
+    ) throws(StateStoreError) -> SceneClaimAttempt {
+        let first = try attempt(scene, file: claimed, in: folder)
+        guard case .held(let holder) = first, let pid = holder.processIdentifier, pid != getpid(),
+            HolderExit.state(of: pid) == .exiting
+        else { return first }
+        let clock = ContinuousClock()
+        let deadline = clock.now + exitingHolderWait
+        var latest = first
+        while clock.now < deadline {
+            usleep(2_000)
+            latest = try attempt(scene, file: claimed, in: folder)
+            // Claimed; or taken meanwhile by another process, which is not the one dying.
+            guard case .held(let still) = latest, still.processIdentifier == pid else { return latest }
+            // Still dying, or reaped with its lock still held (a process that inherited the open
+            // file description holds it, and may let go too): waited for, up to the deadline.
+            // Alive again is its process id taken by a new process: no longer waited for.
+            if HolderExit.state(of: pid) == .running { return latest }
+        }
+        return latest
+    }
+
+    /// How long ``claim(_:file:in:)`` waits for a dying holder's lock to go: two seconds.
+    static let exitingHolderWait: Duration = .seconds(2)
+
+    /// One try at ``claim(_:file:in:)``, without waiting for a dying holder.
+    private static func attempt(
+        _ scene: String, file claimed: String?, in folder: String
     ) throws(StateStoreError) -> SceneClaimAttempt {
         if mkdir(folder, 0o700) != 0, errno != EEXIST {
             throw .fileSystem(FileSystemFailure(operation: .createFolder, path: folder, errno: errno))
@@ -272,6 +308,65 @@ enum SceneClaims {
             }
         }
         return result
+    }
+}
+
+/// Whether the process a claim's record names is dying, as `/proc` shows it: a scene whose
+/// holder was just killed is still locked until the kernel has torn the process down.
+enum HolderExit {
+    /// What `/proc` says of a process.
+    enum State: Equatable {
+        /// Alive, with no SIGKILL pending.
+        case running
+        /// SIGKILL pending (sent, not yet acted on), exiting (`PF_EXITING`), or a zombie.
+        case exiting
+        /// No such process (or `/proc` cannot be read).
+        case gone
+    }
+
+    /// `PF_EXITING` in the flags of `/proc/PID/stat` (field 9): the process is in `do_exit`.
+    static let exitingFlag: UInt64 = 0x4
+    /// SIGKILL's bit in the masks of `/proc/PID/status` (`SigPnd`, `ShdPnd`): signal N is bit N-1.
+    static let killBit: UInt64 = 1 << (UInt64(SIGKILL) - 1)
+
+    /// The state of process `pid`, from `/proc/PID/stat` and `/proc/PID/status`.
+    static func state(of pid: Int32) -> State {
+        guard let stat = contents(of: "/proc/\(pid)/stat") else { return .gone }
+        return isExiting(stat: stat, status: contents(of: "/proc/\(pid)/status")) ? .exiting : .running
+    }
+
+    /// Whether `/proc/PID/stat`'s text `stat` and `/proc/PID/status`'s `status` show a dying
+    /// process: state `Z`, `X` or `x`, `PF_EXITING` in its flags, or SIGKILL pending for its
+    /// thread (`SigPnd`) or its thread group (`ShdPnd`).
+    static func isExiting(stat: String, status: String?) -> Bool {
+        // After the command's closing parenthesis (a command may hold one): state, ppid,
+        // pgrp, session, tty_nr, tpgid, flags.
+        if let close = stat.lastIndex(of: ")") {
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            if let state = fields.first, ["Z", "X", "x"].contains(state) { return true }
+            if fields.count > 6, let flags = UInt64(fields[6]), flags & exitingFlag != 0 { return true }
+        }
+        for line in (status ?? "").split(separator: "\n") where line.hasPrefix("SigPnd:") || line.hasPrefix("ShdPnd:") {
+            let mask = line.dropFirst("SigPnd:".count).trimmingCharacters(in: .whitespaces)
+            if let bits = UInt64(mask, radix: 16), bits & killBit != 0 { return true }
+        }
+        return false
+    }
+
+    /// The text of a `/proc` file (whose size says nothing), or `nil`.
+    private static func contents(of path: String) -> String? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { break }
+            bytes += buffer.prefix(count)
+        }
+        return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self)
     }
 }
 
