@@ -64,7 +64,24 @@ enum Terminal {
         guard isRaw else { return }
         restore()
         isSuspended = true
+        stoppedAfter = continuations
         kill(0, SIGTSTP)
+    }
+
+    /// The continuations (SIGCONT) the app has seen, and the one after which it last stopped
+    /// itself: one stop per continuation. Two resumes follow a `bg` (its SIGCONT's, and the one
+    /// a suspend schedules) and both find the app in the background; a stop the process sends
+    /// itself is taken by another thread and lands while the main thread runs on, so a second
+    /// stop, checked before the first landed and sent after `fg` continued the app, would stop
+    /// it again in the foreground.
+    nonisolated(unsafe) private static var continuations = 0
+    nonisolated(unsafe) private static var stoppedAfter = -1
+
+    /// The process was continued (SIGCONT): ``resumed()``, for this continuation.
+    @discardableResult
+    static func continued() -> Bool {
+        continuations += 1
+        return resumed()
     }
 
     /// The process continued (SIGCONT), or a suspend did not stop it (a process group without
@@ -82,7 +99,11 @@ enum Terminal {
                 restore(discardingInput: false)
                 isSuspended = true
             }
-            kill(getpid(), SIGTTOU)
+            // A stop already sent for this continuation is on its way.
+            if stoppedAfter != continuations {
+                stoppedAfter = continuations
+                kill(getpid(), SIGTTOU)
+            }
             return false
         }
         _ = tcsetattr(0, TCSADRAIN, raw)

@@ -61,7 +61,7 @@ MainActor.assumeIsolated {
     // the terminal is taken again and the screen redrawn (at its size now).
     signal(SIGCONT, SIG_IGN)
     let continued = DispatchSource.makeSignalSource(signal: SIGCONT, queue: .main)
-    continued.setEventHandler { MainActor.assumeIsolated { if Terminal.resumed() { app.terminalResized() } } }
+    continued.setEventHandler { MainActor.assumeIsolated { if Terminal.continued() { app.terminalResized() } } }
     continued.resume()
 
     /// Keys in the order they were typed. Those before a ctrl-c are handled first; then SIGINT,
