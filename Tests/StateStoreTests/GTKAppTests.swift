@@ -74,10 +74,13 @@ final class VirtualDisplay {
     init(folder: TemporaryFolder) throws {
         self.folder = folder
         // -displayfd: the server picks a free display and writes its number on standard output.
+        // -noreset: by default the server resets when its last client leaves (the app killed or
+        // ended, between two launches), and refuses connections meanwhile: a launch then finds
+        // "cannot open display".
         let number = folder.file("xvfb.out")
         server = try SpawnedProgram(
             Self.serverPath ?? "/usr/bin/Xvfb",
-            ["-displayfd", "1", "-screen", "0", "1280x1024x24", "-nolisten", "tcp"],
+            ["-displayfd", "1", "-screen", "0", "1280x1024x24", "-nolisten", "tcp", "-noreset"],
             environment: ProcessInfo.processInfo.environment, output: number)
         var text = ""
         let deadline = ContinuousClock.now + .seconds(30)
@@ -229,6 +232,11 @@ struct GTKAppTests {
             output: folder.file("\(name).out"))
     }
 
+    /// What the launch `name` printed, for a failure's message.
+    func output(of name: String) -> String {
+        (try? String(contentsOfFile: folder.file("\(name).out"), encoding: .utf8)) ?? "(nothing)"
+    }
+
     /// The app's own process: `process` itself, or the program `dbus-run-session` runs.
     func appProcess(of process: SpawnedProgram) -> pid_t {
         let deadline = ContinuousClock.now + .seconds(30)
@@ -347,7 +355,9 @@ struct GTKAppTests {
         // application, which writes the draft before the process exits 0.
         let third = try launch("third", on: display, autosaveMilliseconds: 60_000)
         defer { stop(third) }
-        let last = try #require(display.waitForWindow(named: "Mail"), "the app's window never appeared a third time")
+        let last = try #require(
+            display.waitForWindow(named: "Mail"),
+            "the app's window never appeared a third time; its output: \(output(of: "third"))")
         try display.run("xdotool", ["windowfocus", "--sync", last])
         try display.run("xdotool", ["type", "--delay", "20", " and the end"])
         try display.run("xdotool", ["key", "ctrl+q"])
