@@ -136,7 +136,9 @@ struct TerminalMailAppTests {
 
         let report = try #require(try await memory.raise(to: .critical, for: launch.application))
         #expect(report.level == .critical)
-        #expect(report.cacheCostReleased > 0)
+        // Not how much this warning released: the drawn rows' caches are the process's, and a
+        // critical warning of a test running meanwhile (while this one waited for its own) may
+        // have emptied them first. Empty they are, whichever did.
         #expect(TerminalMailApp.rows.count == 0)
         #expect(
             launch.app.titleLine.contains("memory warning (critical): caches released"), "\(launch.app.screen)")
