@@ -660,20 +660,11 @@ final class SpawnedInstance {
             _ = unsafeBitCast(symbol, to: AddCloseFrom.self)(&actions, 3)
         }
         // No signal blocked or ignored, whatever the spawning thread blocks.
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var defaults = sigset_t()
-        sigfillset(&defaults)
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        var mask = sigset_t()
-        sigemptyset(&mask)
-        posix_spawnattr_setsigmask(&attributes, &mask)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+        let attributes = SpawnAttributes()
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { for argument in argv { free(argument) } }
         var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
+        let spawned = posix_spawn(&pid, executable, &actions, &attributes.value, argv, environ)
         close(ends[1])
         output = FileHandle(fileDescriptor: ends[0], closeOnDealloc: true)
         try #require(spawned == 0, "posix_spawn: \(spawned)")

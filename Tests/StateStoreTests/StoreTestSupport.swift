@@ -153,3 +153,23 @@ func expectLocksHeld(by store: StateStore, on path: String, sourceLocation: Sour
     try store.save("after", for: try RestorationPath(validating: "root/locks-held-\(before)"))
     #expect(try statesCountedElsewhere(path) == before + 1, sourceLocation: sourceLocation)
 }
+
+/// Attributes for `posix_spawn` under which the child starts with every signal at its default
+/// and none blocked, whatever the spawning thread blocks or ignores (a test's thread may block
+/// signals; a child that inherits a blocked SIGTERM or SIGHUP never ends when told to).
+final class SpawnAttributes {
+    var value = posix_spawnattr_t()
+
+    init() {
+        posix_spawnattr_init(&value)
+        var defaults = sigset_t()
+        sigfillset(&defaults)
+        posix_spawnattr_setsigdefault(&value, &defaults)
+        var mask = sigset_t()
+        sigemptyset(&mask)
+        posix_spawnattr_setsigmask(&value, &mask)
+        posix_spawnattr_setflags(&value, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+    }
+
+    deinit { posix_spawnattr_destroy(&value) }
+}

@@ -43,18 +43,9 @@ final class TerminalSession {
         // The server and the shell it starts begin with no signal blocked and every signal at its
         // default, whatever the spawning thread of this process blocks: a server that inherits a
         // blocked SIGHUP or SIGCHLD never sees its shell end, and outlives `kill-server`.
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var defaults = sigset_t()
-        sigfillset(&defaults)
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        var mask = sigset_t()
-        sigemptyset(&mask)
-        posix_spawnattr_setsigmask(&attributes, &mask)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+        let attributes = SpawnAttributes()
         var pid: pid_t = 0
-        guard posix_spawn(&pid, executable, &actions, &attributes, argv, environ) == 0 else {
+        guard posix_spawn(&pid, executable, &actions, &attributes.value, argv, environ) == 0 else {
             throw RawSQLFailure(message: "tmux could not be started (scripts/bootstrap installs it)")
         }
         var status: Int32 = 0
