@@ -143,6 +143,12 @@ let package = Package(
             dependencies: ["StateStore", "StateStoreGTK", "MailExample"],
             path: "Examples/MailGTK"
         ),
+        // The GTK adapter's test program: a stand-in for the low-memory-monitor service on a
+        // private system bus, and a memory monitor fed GLib's warnings.
+        .executableTarget(
+            name: "statestore-gtk-worker",
+            dependencies: ["StateStore", "StateStoreGTK"]
+        ),
         .executableTarget(
             name: "statectl",
             dependencies: [

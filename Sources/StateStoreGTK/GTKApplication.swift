@@ -22,6 +22,8 @@ import StateStoreGTK4
 ///   ``GTKMainQueue``), then `launch` runs: it creates the `Application` and its windows and
 ///   restores the hierarchy the store holds. A later `activate` (the app launched again while it
 ///   runs, for a unique application) presents the windows it has.
+/// - GLib's own low-memory warnings (`GMemoryMonitor`) feed the application's memory monitors:
+///   see ``GLibMemoryWarnings``.
 /// - `shutdown` (the last window closed, `g_application_quit`, the session ending):
 ///   `Application.terminate()`, so everything visible is written before ``run(arguments:)``
 ///   returns.
@@ -40,6 +42,16 @@ public final class GTKApplication {
 
     /// The windows made with ``makeWindow(for:title:)`` that GTK has not destroyed yet.
     public private(set) var windows: [GTKWindow] = []
+
+    /// Whether GLib's own low-memory warnings feed the application's memory monitors: when
+    /// `true` (the default), the first `activate` makes a ``GLibMemoryWarnings`` for each
+    /// monitor the launched application observes. Set it before ``run(arguments:)``.
+    public var feedsGLibMemoryWarnings = true
+
+    /// What feeds GLib's low-memory warnings to the application's monitors, from the first
+    /// `activate` on (empty when ``feedsGLibMemoryWarnings`` is `false` or the application
+    /// observes no monitor).
+    public private(set) var glibMemoryWarnings: [GLibMemoryWarnings] = []
 
     /// The error `launch` threw, if it did: GTK's loop was then quit and ``run(arguments:)``
     /// returns 1.
@@ -111,7 +123,11 @@ public final class GTKApplication {
         }
         GTKMainQueue.install()
         do {
-            application = try launch(self)
+            let launched = try launch(self)
+            application = launched
+            if feedsGLibMemoryWarnings {
+                glibMemoryWarnings = launched.observedMemoryMonitors.map { GLibMemoryWarnings(feeding: $0) }
+            }
         } catch {
             launchError = error
             g_application_quit(cgtk_application(pointer))
@@ -121,6 +137,7 @@ public final class GTKApplication {
     private func shutdown() {
         // Each window's size is written with the states, in the same flush.
         for window in windows { window.saveSize() }
+        for warnings in glibMemoryWarnings { warnings.stop() }
         application?.terminate()
     }
 }

@@ -65,6 +65,15 @@ static inline gulong cgtk_connect_action(GSimpleAction *action,
     return g_signal_connect_data(action, "activate", G_CALLBACK(handler), data, NULL, 0);
 }
 
+/// `g_signal_connect()` for `GMemoryMonitor`'s `low-memory-warning`: the handler gets the
+/// monitor, GLib's warning level (50, 100, 255) and the user data.
+static inline gulong cgtk_connect_low_memory_warning(GMemoryMonitor *monitor,
+                                                     void (*handler)(GMemoryMonitor *monitor,
+                                                                     GMemoryMonitorWarningLevel level, gpointer data),
+                                                     gpointer data) {
+    return g_signal_connect_data(monitor, "low-memory-warning", G_CALLBACK(handler), data, NULL, 0);
+}
+
 /// `G_ACTION_MAP(application)`.
 static inline GActionMap *cgtk_action_map(GtkApplication *application) { return G_ACTION_MAP(application); }
 /// `G_ACTION(action)`.

@@ -91,6 +91,11 @@ extension Application {
         memoryMonitors.append(MonitorLink(monitor: monitor, token: token, lease: MonitorLease(monitor)))
     }
 
+    /// The monitors whose warnings this application takes (``observeMemoryPressure(_:)``), in
+    /// the order it began observing them: where an adapter feeds a platform's own warnings in
+    /// (``MemoryPressureMonitor/report(_:)``).
+    public var observedMemoryMonitors: [MemoryPressureMonitor] { memoryMonitors.map(\.monitor) }
+
     /// Stops delivering `monitor`'s warnings; when no application observes it any more and
     /// applications started it, it is stopped (its thread joined).
     public func stopObservingMemoryPressure(_ monitor: MemoryPressureMonitor) {

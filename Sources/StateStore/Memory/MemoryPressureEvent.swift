@@ -22,7 +22,9 @@ public struct MemoryPressureEvent: Sendable, Equatable {
         case pressureStallTrigger
         /// systemd's `$MEMORY_PRESSURE_WATCH` fired.
         case systemdWatch
-        /// A direct call to ``MemoryPressureMonitor/refresh(source:)``.
+        /// A direct call: ``MemoryPressureMonitor/refresh(source:)``, or
+        /// ``MemoryPressureMonitor/report(_:)`` for an outside warning (then
+        /// ``MemoryPressureEvent/externalWarning`` names it).
         case manual
     }
 
@@ -43,6 +45,10 @@ public struct MemoryPressureEvent: Sendable, Equatable {
     /// For an event raised on a PSI trigger or systemd watch wake-up: how long before the next
     /// timed poll was due it came, so how much earlier than polling alone. `nil` otherwise.
     public var aheadOfPoll: Duration?
+    /// For an event raised on an outside warning (``MemoryPressureMonitor/report(_:)``): that
+    /// warning. When its level is above the monitor's own reading of the sample, the event's
+    /// ``level`` and ``trigger`` are the warning's. `nil` otherwise.
+    public var externalWarning: ExternalMemoryWarning?
 
     /// An event with the given values; `aheadOfPoll` is `nil` unless a PSI trigger or systemd watch raised it.
     public init(

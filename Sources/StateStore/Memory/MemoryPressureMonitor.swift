@@ -145,15 +145,45 @@ public final class MemoryPressureMonitor: Sendable {
         record(sample, at: now, date: date, source: source, aheadOfPoll: nil)
     }
 
-    /// ``record(_:at:date:source:)`` for the monitor thread, which knows when its next poll was due.
+    /// Feeds a warning from outside the monitor's own readings (GLib's `GMemoryMonitor`, a
+    /// desktop portal, a supervisor) into the same levels: samples now, grades the sample at
+    /// least at the warning's level, publishes the event that yields (if any) and returns it.
+    ///
+    /// The warning goes through the same hysteresis and rate limits as the monitor's own
+    /// samples, so it is deduplicated against them: a warning at or below the level the monitor
+    /// already holds raises no event (only a repeat, when one is due), and a warning above it
+    /// raises one event, with the warning's level and trigger and
+    /// ``MemoryPressureEvent/externalWarning`` set. The level it raised goes down as any level
+    /// does, once the monitor's own samples clear the thresholds and the level has been held for
+    /// ``Configuration/minimumLevelDuration``. The event's source is ``MemoryPressureEvent/Source/manual``.
+    ///
+    /// Safe to call from any thread, while the monitor thread runs or not.
+    ///
+    /// - Throws: a ``MemoryError`` only when `/proc/meminfo` cannot be read and the monitor has
+    ///   no earlier sample: the warning is then graded against the most recent sample instead.
+    @discardableResult
+    public func report(_ warning: ExternalMemoryWarning) throws(MemoryError) -> MemoryPressureEvent? {
+        let sample: MemorySample
+        do {
+            sample = try self.sample()
+        } catch {
+            guard let last = lastSample else { throw error }
+            sample = last
+        }
+        return record(sample, at: .now, date: Date(), source: .manual, aheadOfPoll: nil, external: warning)
+    }
+
+    /// ``record(_:at:date:source:)`` for the monitor thread, which knows when its next poll was
+    /// due, and for ``report(_:)``.
     @discardableResult
     func record(
         _ sample: MemorySample, at now: ContinuousClock.Instant, date: Date,
-        source: MemoryPressureEvent.Source, aheadOfPoll: Duration?
+        source: MemoryPressureEvent.Source, aheadOfPoll: Duration?, external: ExternalMemoryWarning? = nil
     ) -> MemoryPressureEvent? {
         let (event, level, handlers, continuations) = shared.withLock { shared in
             var result = Self.evaluate(
-                sample, state: shared.state, configuration: configuration, at: now, date: date, source: source)
+                sample, state: shared.state, configuration: configuration, at: now, date: date, source: source,
+                external: external)
             result.event?.aheadOfPoll = aheadOfPoll
             shared.state = result.state
             shared.lastSample = sample
