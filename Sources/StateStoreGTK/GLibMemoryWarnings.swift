@@ -31,7 +31,7 @@ import StateStoreGTK4
 /// loop runs.
 @MainActor
 public final class GLibMemoryWarnings {
-    /// The name in ``StateStore/ExternalMemoryWarning/sender`` of the warnings this feeds: `"GMemoryMonitor"`.
+    /// The sender (`ExternalMemoryWarning.sender`) of the warnings this feeds: `"GMemoryMonitor"`.
     public static let sender = "GMemoryMonitor"
 
     /// A warning GLib gave, and what the monitor made of it.
