@@ -6,7 +6,7 @@ import StateStoreGTK4
 ///
 /// | engine | GTK |
 /// |---|---|
-/// | `present(_:animated:)` on the presenter (or on a controller it contains) | a `GtkWindow` (`gtk_window_new`), modal (`gtk_window_set_modal`) and transient for the main window (`gtk_window_set_transient_for`), with a header bar, the title and the content the closures give |
+/// | `present(_:animated:)` on the presenter (or on a controller it contains) | a `GtkWindow` (`gtk_window_new`) of the main window's application, modal (`gtk_window_set_modal`) and transient for the main window (`gtk_window_set_transient_for`), with a header bar, the title and the content the closures give |
 /// | `dismiss(animated:completion:)` | the dialog is destroyed |
 /// | the presented controller a relaunch restored (`Application.restoreHierarchy(in:)`) | the dialog, shown again once the main window is mapped and presented (so it opens over it) |
 ///
@@ -111,6 +111,9 @@ public final class GTKPresentation {
         gtk_window_set_modal(window, 1)
         gtk_window_set_transient_for(window, parent.pointer)
         gtk_window_set_destroy_with_parent(window, 1)
+        // A window of the main window's application, so the application's shortcuts (`app.quit`'s
+        // ctrl+q, say) work in it too.
+        gtk_window_set_application(window, gtk_window_get_application(parent.pointer))
         gtk_window_set_default_size(window, Int32(defaultSize.width), Int32(defaultSize.height))
         let header = gtk_header_bar_new()
         gtk_window_set_titlebar(window, header)
