@@ -188,8 +188,9 @@ final class VirtualDisplay {
 }
 
 /// The GTK mail app (`Examples/MailGTK`, the `mail-gtk` executable) in a real X server: a
-/// window found with `xdotool`, typed into and resized as a person would, killed with
-/// `kill -9` and launched again, ended with SIGTERM and quit with ctrl+q.
+/// window found with `xdotool`, clicked, typed into and resized as a person would, under a
+/// critical memory warning, killed with `kill -9` and launched again, ended with SIGTERM and
+/// quit with ctrl+q.
 @Suite("The mail app in a GTK window", .hangGuard(minutes: 5))
 struct GTKAppTests {
     let folder = TemporaryFolder()
@@ -341,6 +342,7 @@ struct GTKAppTests {
     // the tab switcher, then the inbox's rows, 44 pixels each; on the message page, the back
     // button (100 × 36) and "Reply" next to it, 6 pixels from the page's corner and apart.
     static func inboxRowY(_ index: Int) -> Int { 40 + 44 * index + 22 }
+    static let backButton = (x: 6 + 50, y: 40 + 6 + 18)
     static let replyButton = (x: 6 + 100 + 6 + 50, y: 40 + 6 + 18)
 
     @Test(
@@ -433,6 +435,12 @@ struct GTKAppTests {
         check(size?.width == 700 && size?.height == 500, "the window came back at \(String(describing: size))")
         let dialogAgain = display.waitForWindow(named: "Reply")
         check(dialogAgain != nil, "the reply dialog did not come back; the app said: \(output(of: "second"))")
+        if let dialogAgain {
+            let dialogSize = try display.size(of: dialogAgain)
+            check(
+                dialogSize?.width == 360 && dialogSize?.height == 240,
+                "the dialog came back at \(String(describing: dialogSize))")
+        }
         let after = try display.screenshot("relaunched", showingWindowOf: 700, by: 500)
         check(after.shown, "the screenshot after the relaunch shows no 700×500 window")
         let rows = try storedRows()
@@ -474,6 +482,31 @@ struct GTKAppTests {
         #expect(
             quit.stack == ["inbox", "message"] && quit.presented == "compose",
             "quitting lost the stack or the presentation: \(quit)")
+
+        // Escape closes the dialog, which dismisses the compose controller; the back button pops
+        // the message: the engine's hierarchy follows the window.
+        let fourth = try launch("fourth", on: display)
+        defer { stop(fourth) }
+        let main = try #require(
+            display.waitForWindow(named: "Mail"),
+            "the app's window never appeared a fourth time; its output: \(output(of: "fourth"))")
+        let closing = try #require(
+            display.waitForWindow(named: "Reply"),
+            "the reply dialog never appeared a fourth time; its output: \(output(of: "fourth"))")
+        try display.run("xdotool", ["windowfocus", "--sync", closing])
+        try display.run("xdotool", ["key", "Escape"])
+        let dismissed = try waitForRows { $0.presented == nil && $0.stack == ["inbox", "message"] }
+        check(dismissed, "Escape in the dialog did not dismiss the compose controller: \(stored)")
+        let stillShown = (try? display.run("xdotool", ["search", "--onlyvisible", "--name", "^Reply$"])) ?? ""
+        check(stillShown.isEmpty, "the dialog is still shown after its controller was dismissed")
+        _ = try display.screenshot("dialog-closed")
+        try click(main, x: Self.backButton.x, y: Self.backButton.y, on: display)
+        let popped = try waitForRows { $0.stack == ["inbox"] && $0.selected == "m-1042" }
+        check(popped, "the back button did not pop the message: \(stored)")
+        let inboxAgain = try display.screenshot("back-to-inbox", showingWindowOf: 700, by: 500)
+        check(inboxAgain.shown, "the screenshot back at the inbox shows no 700×500 window")
+        stop(fourth)
+
         if let line = output(of: "second").split(separator: "\n").first(where: { $0.contains("first frame") }) {
             print("GTKAppTests: relaunched with the stack and the dialog: \(line)")
         }
