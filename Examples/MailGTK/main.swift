@@ -80,6 +80,7 @@ final class MailWindow {
     private let status: UnsafeMutablePointer<GtkWidget>
     private var messagePages: [ObjectIdentifier: MessagePage] = [:]
     private var inboxList: OpaquePointer?
+    private var signatureEntry: OpaquePointer?
     /// Every reply editor made (one per dialog): their signal handlers point at them.
     private var editors: [ReplyEditor] = []
     private var saveGeneration = 0
@@ -252,7 +253,8 @@ final class MailWindow {
         }
         gtk_box_append(cgtk_box(box), label("Signature"))
         let entry = gtk_entry_new()!
-        gtk_editable_set_text(opaque(entry), mail.settings?.restorableState.signature ?? "")
+        signatureEntry = opaque(entry)
+        showSignature()
         cgtk_connect(
             UnsafeMutableRawPointer(entry), "changed",
             { entry, data in
@@ -265,6 +267,15 @@ final class MailWindow {
             }, selfPointer)
         gtk_box_append(cgtk_box(box), entry)
         return box
+    }
+
+    /// The signature, as the settings controller holds it: restored when the tab first
+    /// appears, which may be after its page was built.
+    func showSignature() {
+        guard let signatureEntry else { return }
+        let signature = mail.settings?.restorableState.signature ?? ""
+        let shown = gtk_editable_get_text(signatureEntry).map { String(cString: $0) } ?? ""
+        if shown != signature { gtk_editable_set_text(signatureEntry, signature) }
     }
 
     /// The reply dialog's content: the message replied to, and the draft in a text view.
@@ -308,6 +319,7 @@ final class MailWindow {
     func hierarchyChanged() {
         showSelectedTab()
         showInboxSelection()
+        showSignature()
         for page in messagePages.values { page.refresh() }
         messagePages = messagePages.filter { $0.value.controller != nil }
         refreshStatus()
