@@ -489,6 +489,14 @@ MainActor.assumeIsolated {
         let mail = MailApp(
             store: try StateStore(path: database),
             memoryMonitor: try MemoryPressureMonitor(configuration: .init(root: root)))
+        // The reply opens in a dialog over the main window, which stays on screen: a sheet, so the
+        // engine keeps the controllers under it appeared too (full screen, its default, would make
+        // them disappear). Made so at a relaunch as well, before the hierarchy is rebuilt.
+        mail.application.storyboard.register(MailStoryboard.compose) {
+            let compose = ComposeController()
+            compose.modalPresentationStyle = .formSheet
+            return compose
+        }
         let window = gtk.makeWindow(for: mail.window, title: "Mail")
         try mail.launch()
         // SIGTERM and SIGINT save what is visible and exit; their pipe is read on the main queue.

@@ -14,6 +14,12 @@ import StateStoreGTK4
 /// |---|---|
 /// | the dialog's close button, Escape, or any other `close-request` | `dismiss(animated: true)` on the presented controller; the dialog closes when the engine has dismissed it |
 ///
+/// The main window stays on screen under the dialog: present with a style that keeps the
+/// presenter visible (`formSheet`, `pageSheet` or `overFullScreen`, set on the controller when it
+/// is made, so a relaunch rebuilds it so too), and the engine's controllers under it stay
+/// appeared as they are on screen. With the default, `fullScreen`, they disappear in the engine
+/// while GTK still shows them.
+///
 /// The engine is the model: the dialog is there while the presenter's
 /// `presentedViewController` is, whatever presented or dismissed it. The adapter observes the
 /// presenter's application (a `LifecycleObserver`, told of every structural change) and is held
