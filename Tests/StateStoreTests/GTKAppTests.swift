@@ -474,6 +474,7 @@ struct GTKAppTests {
         try display.run("xdotool", ["windowfocus", "--sync", last])
         try display.run("xdotool", ["key", "ctrl+End"])
         try display.run("xdotool", ["type", "--delay", "20", " and the end"])
+        _ = try display.screenshot("typed-before-quitting")
         try display.run("xdotool", ["key", "ctrl+q"])
         let quitStatus = third.wait()
         #expect(quitStatus == 0, "the app quit with wait status \(quitStatus)")
