@@ -136,8 +136,9 @@ let package = Package(
             dependencies: ["StateStore", "MailExample"],
             path: "Examples/MailTerminal"
         ),
-        // The mail app in a GTK 4 window (`swift run mail-gtk`): for now the reply being written,
-        // in a text view, in a window that comes back at its size after a relaunch or kill -9.
+        // The mail app in a GTK 4 window (`swift run mail-gtk`): the inbox, the message pushed on a
+        // GtkStack, the reply in a modal dialog, settings and a status bar; after a relaunch or
+        // kill -9 it comes back as it was left, in a window of the size it had.
         .executableTarget(
             name: "mail-gtk",
             dependencies: ["StateStore", "StateStoreGTK", "MailExample"],

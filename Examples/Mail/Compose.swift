@@ -10,6 +10,8 @@ public final class TextView: View {
 public final class ComposeController: ViewController, StateRestoring {
     public struct Draft: Codable, Sendable, Hashable {
         public var to = "", subject = "", body = ""
+        /// Where the insertion point is, in characters from the start; absent in older rows.
+        public var cursor: Int?
     }
     public var restorableState = Draft()  // saved on disappear, restored on appear
 

@@ -13,6 +13,13 @@ import StateStoreGTK4
 /// | `close-request` | `Application.saveVisibleState()`, then, when another window of the app stays open, `Window.close()` (the scene is gone: a relaunch does not rebuild it). The last window's scene is kept: GTK's `shutdown` follows, and `Application.terminate()` closes it as the app quits |
 /// | `notify::default-width`, `notify::default-height` (the user resized it) | `Window.resize(to:)`: `viewWillTransition(to:with:)`, size classes and layout; the size is saved once resizing pauses for 300 ms, and at `shutdown` |
 ///
+/// What the engine does to the controllers inside the window, two adapters show:
+///
+/// | engine | GTK |
+/// |---|---|
+/// | a `NavigationController`'s push, pop and `setViewControllers` (and the stack a relaunch restored) | ``GTKNavigationStack``: a `GtkStack` with a page per controller, the top shown, sliding left going deeper and right going back; its back button pops |
+/// | `present(_:animated:)`, `dismiss(animated:completion:)` (and a presentation a relaunch restored) | ``GTKPresentation``: a modal `GtkWindow` transient for this one, opened and destroyed with the presentation; closing it (its close button, Escape) dismisses the presented controller |
+///
 /// One point is one GTK logical pixel. Made by ``GTKApplication/makeWindow(for:title:)``.
 @MainActor
 public final class GTKWindow {

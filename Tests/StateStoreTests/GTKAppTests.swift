@@ -188,8 +188,9 @@ final class VirtualDisplay {
 }
 
 /// The GTK mail app (`Examples/MailGTK`, the `mail-gtk` executable) in a real X server: a
-/// window found with `xdotool`, typed into and resized as a person would, killed with
-/// `kill -9` and launched again, ended with SIGTERM and quit with ctrl+q.
+/// window found with `xdotool`, clicked, typed into and resized as a person would, under a
+/// critical memory warning, killed with `kill -9` and launched again, ended with SIGTERM and
+/// quit with ctrl+q.
 @Suite("The mail app in a GTK window", .hangGuard(minutes: 5))
 struct GTKAppTests {
     let folder = TemporaryFolder()
@@ -253,40 +254,101 @@ struct GTKAppTests {
         process.wait()
     }
 
-    /// The draft's body and the window's saved size, as the rows hold them.
-    func storedDraftAndSize() throws -> (body: String?, size: String?) {
-        guard FileManager.default.fileExists(atPath: database) else { return (nil, nil) }
-        let rows = try rawRows(
-            database,
-            "SELECT path, CAST(bytes AS TEXT) FROM states WHERE path IN ('tabs/compose', 'gtk-window-size/main')")
-        let byPath = Dictionary(rows.map { ($0[0], $0[1]) }, uniquingKeysWith: { first, _ in first })
-        let body = byPath["tabs/compose"].flatMap { json -> String? in
-            guard let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any] else {
-                return nil
-            }
-            return object["body"] as? String
+    /// What the test reads back from the app's database.
+    struct StoredRows: CustomStringConvertible {
+        /// The compose controller's draft: its text and the insertion point.
+        var body: String?
+        var cursor: Int?
+        /// The window's saved size, as the row holds it (`{"height":500,"width":700}`).
+        var size: String?
+        /// The mail tab's navigation stack, bottom first, by storyboard identifier.
+        var stack: [String] = []
+        /// What the tab bar presents, by storyboard identifier.
+        var presented: String?
+        /// The inbox's selected message, and the message the message controller shows.
+        var selected: String?
+        var message: String?
+        /// The memory-pressure events the app recorded, by level.
+        var pressureLevels: [Int] = []
+
+        var description: String {
+            "body \(body.debugDescription), cursor \(cursor.map(String.init) ?? "nil"), size \(size ?? "nil"), "
+                + "stack \(stack), presented \(presented ?? "nil"), selected \(selected ?? "nil"), "
+                + "message \(message ?? "nil"), pressure events \(pressureLevels)"
         }
-        return (body, byPath["gtk-window-size/main"])
     }
 
-    /// The draft's body and the window's saved size, for a failure's message.
-    var stored: String { (try? storedDraftAndSize()).map { "\($0)" } ?? "(unreadable)" }
+    /// The rows as the database holds them now (empty before the app made it).
+    func storedRows() throws -> StoredRows {
+        var stored = StoredRows()
+        guard FileManager.default.fileExists(atPath: database) else { return stored }
+        func object(_ json: String?) -> [String: Any]? {
+            json.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        }
+        let rows = try rawRows(database, "SELECT path, CAST(bytes AS TEXT) FROM states")
+        let byPath = Dictionary(rows.map { ($0[0], $0[1]) }, uniquingKeysWith: { first, _ in first })
+        let draft = object(byPath["tabs/compose"])
+        stored.body = draft?["body"] as? String
+        stored.cursor = draft?["cursor"] as? Int
+        stored.size = byPath["gtk-window-size/main"]
+        stored.selected = object(byPath["tabs/mail/inbox"])?["selectedMessageID"] as? String
+        stored.message = object(byPath["tabs/mail/message"])?["messageID"] as? String
+        let archive = try rawRows(
+            database, "SELECT CAST(archive AS TEXT) FROM hierarchy WHERE scene = 'main' AND set_aside = 0"
+        ).first?.first
+        if let root = object(archive)?["root"] as? [String: Any] {
+            let tabs = root["children"] as? [[String: Any]] ?? []
+            let navigation = tabs.first { $0["kind"] as? String == "navigation" }
+            stored.stack = (navigation?["children"] as? [[String: Any]] ?? []).compactMap {
+                $0["storyboardIdentifier"] as? String
+            }
+            stored.presented = (root["presented"] as? [String: Any])?["storyboardIdentifier"] as? String
+        }
+        stored.pressureLevels = try rawRows(database, "SELECT level FROM pressure_events ORDER BY id").compactMap {
+            Int($0[0])
+        }
+        return stored
+    }
 
-    /// Waits (up to 60 s) until the stored rows satisfy `condition`.
-    func waitForRows(_ condition: (String?, String?) -> Bool) throws -> Bool {
-        let deadline = ContinuousClock.now + .seconds(60)
+    /// The rows, for a failure's message.
+    var stored: String { (try? storedRows()).map { "\($0)" } ?? "(unreadable)" }
+
+    /// Waits (up to 30 s) until the stored rows satisfy `condition`.
+    func waitForRows(_ condition: (StoredRows) -> Bool) throws -> Bool {
+        let deadline = ContinuousClock.now + .seconds(30)
         while ContinuousClock.now < deadline {
-            let (body, size) = try storedDraftAndSize()
-            if condition(body, size) { return true }
+            if condition(try storedRows()) { return true }
             usleep(50_000)
         }
         return false
     }
 
+    /// Waits (up to 30 s) until the launch `name` has printed a line containing `text`.
+    func waitForOutput(of name: String, containing text: String) -> Bool {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while ContinuousClock.now < deadline {
+            if output(of: name).contains(text) { return true }
+            usleep(50_000)
+        }
+        return false
+    }
+
+    /// Clicks at (`x`, `y`) in `window` (its top left corner is 0, 0), as a person would.
+    func click(_ window: String, x: Int, y: Int, on display: VirtualDisplay) throws {
+        try display.run("xdotool", ["mousemove", "--sync", "--window", window, "\(x)", "\(y)", "click", "1"])
+    }
+
+    // The window's layout, in GTK logical pixels from its top left corner: a 40-pixel bar with
+    // the tab switcher, then the inbox's rows, 44 pixels each; on the message page, the back
+    // button (100 × 36) and "Reply" next to it, 6 pixels from the page's corner and apart.
+    static func inboxRowY(_ index: Int) -> Int { 40 + 44 * index + 22 }
+    static let backButton = (x: 6 + 50, y: 40 + 6 + 18)
+    static let replyButton = (x: 6 + 100 + 6 + 50, y: 40 + 6 + 18)
+
     @Test(
         .enabled(
             if: VirtualDisplay.isAvailable, "needs Xvfb, xdotool and imagemagick (scripts/bootstrap installs them)"))
-    func aReplyTypedInTheWindowSurvivesKill9AtItsSize() throws {
+    func theMailAppDrivenInTheWindowComesBackAfterKill9() throws {
         let display: VirtualDisplay
         do {
             display = try VirtualDisplay(folder: folder)
@@ -294,30 +356,75 @@ struct GTKAppTests {
             print("⚠️⚠️⚠️ GTKAppTests SKIPPED: no X server could be started (\(error)); the GTK window is untested here")
             return
         }
+        let began = ContinuousClock.now
         var failed = false
         defer {
             if failed { Issue.record("the screenshots are in \(display.keepScreenshots())") }
         }
+        func check(_ passed: Bool, _ comment: @autoclosure () -> String) {
+            if !passed {
+                failed = true
+                Issue.record(Comment(rawValue: comment()))
+            }
+        }
 
-        // First launch: the first message's reply, in a window of the app's default size.
+        // First launch: the inbox, in a window of the app's default size (390 × 844).
         let first = try launch("first", on: display)
         defer { stop(first) }
         let window = try #require(display.waitForWindow(named: "Mail"), "the app's window never appeared")
         let app = appProcess(of: first)
-        try display.run("xdotool", ["windowfocus", "--sync", window])
-        try display.run("xdotool", ["type", "--delay", "20", "Half a reply"])
-        // Saved when typing pauses: the autosave runs on the main dispatch queue, under GLib's loop.
-        let typed = try waitForRows { body, _ in body == "Half a reply" }
-        #expect(typed, "the draft typed in the window was never saved: \(stored)")
-        try display.run("xdotool", ["windowsize", "--sync", window, "700", "500"])
-        let resized = try waitForRows { _, size in size == #"{"height":500,"width":700}"# }
-        #expect(resized, "the window's new size was never saved: \(stored)")
-        let before = try display.screenshot("typed-and-resized", showingWindowOf: 700, by: 500)
-        #expect(before.shown, "the screenshot shows no 700×500 window")
-        failed = failed || !typed || !resized || !before.shown
+        let inbox = try display.screenshot("inbox", showingWindowOf: 390, by: 844)
+        check(inbox.shown, "the screenshot shows no 390×844 window")
 
-        // kill -9, and launch again once it is gone.
-        #expect(kill(app, SIGKILL) == 0)
+        // A click on the inbox's third row opens that message: the engine pushes it, the GtkStack
+        // shows its page, and the pause after the click saves the stack and the selection.
+        try click(window, x: 100, y: Self.inboxRowY(2), on: display)
+        let opened = try waitForRows { rows in
+            rows.stack == ["inbox", "message"] && rows.selected == "m-1042" && rows.message == "m-1042"
+        }
+        check(opened, "the click on the inbox's row did not open its message: \(stored)")
+        _ = try display.screenshot("message")
+
+        // "Reply": the engine presents a compose controller, shown as a modal dialog.
+        try click(window, x: Self.replyButton.x, y: Self.replyButton.y, on: display)
+        let dialog = display.waitForWindow(named: "Reply")
+        check(dialog != nil, "the reply dialog never appeared; the app said: \(output(of: "first"))")
+        let presented = try waitForRows { $0.presented == "compose" }
+        check(presented, "the presented compose controller was never archived: \(stored)")
+        _ = try display.screenshot("reply-dialog")
+
+        // Typing and moving the cursor edit the draft at once; it is saved when typing pauses
+        // (the autosave runs on the main dispatch queue, under GLib's loop).
+        if let dialog { try display.run("xdotool", ["windowfocus", "--sync", dialog]) }
+        try display.run("xdotool", ["type", "--delay", "20", "Half a reply"])
+        let typed = try waitForRows { $0.body == "Half a reply" && $0.cursor == 12 }
+        check(typed, "the draft typed in the dialog was never saved: \(stored)")
+        try display.run("xdotool", ["key", "--delay", "20", "Left", "Left"])
+        let moved = try waitForRows { $0.body == "Half a reply" && $0.cursor == 10 }
+        check(moved, "the cursor moved in the dialog was never saved: \(stored)")
+        _ = try display.screenshot("typed")
+
+        try display.run("xdotool", ["windowsize", "--sync", window, "700", "500"])
+        let resized = try waitForRows { $0.size == #"{"height":500,"width":700}"# }
+        check(resized, "the window's new size was never saved: \(stored)")
+        let before = try display.screenshot("resized", showingWindowOf: 700, by: 500)
+        check(before.shown, "the screenshot shows no 700×500 window")
+
+        // Memory runs critically low (5 % available): the monitor, polling the fixture tree,
+        // raises a critical warning; the controllers' caches empty and the status bar says so.
+        try "MemTotal: 8000000 kB\nMemFree: 300000 kB\nMemAvailable: 400000 kB\n"
+            .write(toFile: folder.file("root") + "/proc/meminfo", atomically: true, encoding: .utf8)
+        let warned = waitForOutput(
+            of: "first",
+            containing: "memory warning (critical) handled; Caches: 0 entries, 0 B · Memory warning: critical")
+        check(warned, "no critical memory warning emptied the caches; the app said: \(output(of: "first"))")
+        let recorded = try waitForRows { $0.pressureLevels.contains(2) }
+        check(recorded, "the critical warning was never recorded: \(stored)")
+        _ = try display.screenshot("memory-warning")
+
+        // kill -9, and launch again once it is gone: the same window size, the stack (inbox →
+        // message), the dialog open, the draft's text and cursor.
+        check(kill(app, SIGKILL) == 0, "kill -9 failed")
         first.wait()
         let second = try launch("second", on: display)
         defer { stop(second) }
@@ -325,17 +432,29 @@ struct GTKAppTests {
         let again = try #require(display.waitForWindow(named: "Mail"), "the app's window never appeared again")
         print("GTKAppTests: the relaunched window was mapped after \(ContinuousClock.now - started)")
         let size = try display.size(of: again)
-        #expect(size?.width == 700 && size?.height == 500, "the window came back at \(String(describing: size))")
+        check(size?.width == 700 && size?.height == 500, "the window came back at \(String(describing: size))")
+        let dialogAgain = display.waitForWindow(named: "Reply")
+        check(dialogAgain != nil, "the reply dialog did not come back; the app said: \(output(of: "second"))")
+        if let dialogAgain {
+            let dialogSize = try display.size(of: dialogAgain)
+            check(
+                dialogSize?.width == 360 && dialogSize?.height == 240,
+                "the dialog came back at \(String(describing: dialogSize))")
+        }
         let after = try display.screenshot("relaunched", showingWindowOf: 700, by: 500)
-        #expect(after.shown, "the screenshot after the relaunch shows no 700×500 window")
+        check(after.shown, "the screenshot after the relaunch shows no 700×500 window")
+        let rows = try storedRows()
+        check(
+            rows.stack == ["inbox", "message"] && rows.presented == "compose" && rows.message == "m-1042"
+                && rows.body == "Half a reply" && rows.cursor == 10,
+            "the relaunch did not find what was left: \(rows)")
 
-        // The text view holds the draft with the cursor at its end: what is typed now follows it.
-        try display.run("xdotool", ["windowfocus", "--sync", again])
-        try display.run("xdotool", ["type", "--delay", "20", " more"])
-        let continued = try waitForRows { body, _ in body == "Half a reply more" }
-        #expect(continued, "the relaunched text view did not hold the draft: \(stored)")
+        // The text view holds the draft with the cursor where it was: what is typed now lands there.
+        if let dialogAgain { try display.run("xdotool", ["windowfocus", "--sync", dialogAgain]) }
+        try display.run("xdotool", ["type", "--delay", "20", "X"])
+        let continued = try waitForRows { $0.body == "Half a repXly" && $0.cursor == 11 }
+        check(continued, "what was typed after the relaunch did not land at the restored cursor: \(stored)")
         _ = try display.screenshot("typed-after-relaunch")
-        failed = failed || !continued || !after.shown || size?.width != 700 || size?.height != 500
         // SIGTERM: the application terminates (everything written) and the process exits with 128 + 15,
         // the termination handler's pipe read on the main dispatch queue, which GLib's loop serves.
         kill(appProcess(of: second), SIGTERM)
@@ -346,18 +465,52 @@ struct GTKAppTests {
         // application, which writes the draft before the process exits 0.
         let third = try launch("third", on: display, autosaveMilliseconds: 60_000)
         defer { stop(third) }
-        let last = try #require(
+        _ = try #require(
             display.waitForWindow(named: "Mail"),
             "the app's window never appeared a third time; its output: \(output(of: "third"))")
+        let last = try #require(
+            display.waitForWindow(named: "Reply"),
+            "the reply dialog never appeared a third time; its output: \(output(of: "third"))")
         try display.run("xdotool", ["windowfocus", "--sync", last])
+        try display.run("xdotool", ["key", "ctrl+End"])
         try display.run("xdotool", ["type", "--delay", "20", " and the end"])
+        _ = try display.screenshot("typed-before-quitting")
         try display.run("xdotool", ["key", "ctrl+q"])
         let quitStatus = third.wait()
         #expect(quitStatus == 0, "the app quit with wait status \(quitStatus)")
-        #expect(try storedDraftAndSize().body == "Half a reply more and the end", "quitting lost the draft: \(stored)")
-        let secondOutput = (try? String(contentsOfFile: folder.file("second.out"), encoding: .utf8)) ?? ""
-        if let line = secondOutput.split(separator: "\n").first(where: { $0.contains("first frame") }) {
-            print("GTKAppTests: \(line)")
+        let quit = try storedRows()
+        #expect(quit.body == "Half a repXly and the end", "quitting lost the draft: \(quit)")
+        #expect(
+            quit.stack == ["inbox", "message"] && quit.presented == "compose",
+            "quitting lost the stack or the presentation: \(quit)")
+
+        // Escape closes the dialog, which dismisses the compose controller; the back button pops
+        // the message: the engine's hierarchy follows the window.
+        let fourth = try launch("fourth", on: display)
+        defer { stop(fourth) }
+        let main = try #require(
+            display.waitForWindow(named: "Mail"),
+            "the app's window never appeared a fourth time; its output: \(output(of: "fourth"))")
+        let closing = try #require(
+            display.waitForWindow(named: "Reply"),
+            "the reply dialog never appeared a fourth time; its output: \(output(of: "fourth"))")
+        try display.run("xdotool", ["windowfocus", "--sync", closing])
+        try display.run("xdotool", ["key", "Escape"])
+        let dismissed = try waitForRows { $0.presented == nil && $0.stack == ["inbox", "message"] }
+        check(dismissed, "Escape in the dialog did not dismiss the compose controller: \(stored)")
+        let stillShown = (try? display.run("xdotool", ["search", "--onlyvisible", "--name", "^Reply$"])) ?? ""
+        check(stillShown.isEmpty, "the dialog is still shown after its controller was dismissed")
+        _ = try display.screenshot("dialog-closed")
+        try click(main, x: Self.backButton.x, y: Self.backButton.y, on: display)
+        let popped = try waitForRows { $0.stack == ["inbox"] && $0.selected == "m-1042" }
+        check(popped, "the back button did not pop the message: \(stored)")
+        let inboxAgain = try display.screenshot("back-to-inbox", showingWindowOf: 700, by: 500)
+        check(inboxAgain.shown, "the screenshot back at the inbox shows no 700×500 window")
+        stop(fourth)
+
+        if let line = output(of: "second").split(separator: "\n").first(where: { $0.contains("first frame") }) {
+            print("GTKAppTests: relaunched with the stack and the dialog: \(line)")
         }
+        print("GTKAppTests: the test took \(ContinuousClock.now - began)")
     }
 }
