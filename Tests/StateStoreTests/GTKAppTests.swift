@@ -207,9 +207,14 @@ struct GTKAppTests {
 
     /// Starts the app on `display`, under a session bus of its own when `dbus-run-session` is
     /// installed (GTK warns without one); its output goes to `<name>.out` in the test's folder.
-    func launch(_ name: String, on display: VirtualDisplay, autosaveMilliseconds: Int = 300) throws -> SpawnedProgram {
+    /// With `systemBus`, GLib's memory monitor listens for the low-memory-monitor service there.
+    func launch(
+        _ name: String, on display: VirtualDisplay, autosaveMilliseconds: Int = 300,
+        systemBus: LowMemoryMonitorStandIn? = nil
+    ) throws -> SpawnedProgram {
         let app = try builtProduct("mail-gtk")
         var environment = ProcessInfo.processInfo.environment
+        if let systemBus { environment["DBUS_SYSTEM_BUS_ADDRESS"] = systemBus.address }
         environment["DISPLAY"] = display.display
         environment["MAIL_DB"] = database
         environment["MAIL_MONITOR_ROOT"] = try monitorRoot()
@@ -324,8 +329,8 @@ struct GTKAppTests {
     }
 
     /// Waits (up to 30 s) until the launch `name` has printed a line containing `text`.
-    func waitForOutput(of name: String, containing text: String) -> Bool {
-        let deadline = ContinuousClock.now + .seconds(30)
+    func waitForOutput(of name: String, containing text: String, timeout: Duration = .seconds(30)) -> Bool {
+        let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if output(of: name).contains(text) { return true }
             usleep(50_000)
@@ -369,7 +374,10 @@ struct GTKAppTests {
         }
 
         // First launch: the inbox, in a window of the app's default size (390 × 844).
-        let first = try launch("first", on: display)
+        // GLib's low-memory-monitor service, stood in for on a bus of the test's own.
+        let lowMemoryMonitor =
+            LowMemoryMonitorStandIn.daemonPath == nil ? nil : try LowMemoryMonitorStandIn(folder: folder)
+        let first = try launch("first", on: display, systemBus: lowMemoryMonitor)
         defer { stop(first) }
         let window = try #require(display.waitForWindow(named: "Mail"), "the app's window never appeared")
         let app = appProcess(of: first)
@@ -409,6 +417,20 @@ struct GTKAppTests {
         check(resized, "the window's new size was never saved: \(stored)")
         let before = try display.screenshot("resized", showingWindowOf: 700, by: 500)
         check(before.shown, "the screenshot shows no 700×500 window")
+
+        // GLib warns (the low-memory-monitor service's level 50): GLibMemoryWarnings hands it to
+        // the app's monitor, whose own reading is normal, so the app handles one warning.
+        if let lowMemoryMonitor {
+            let glibWarned = lowMemoryMonitor.sendUntilDelivered(50) {
+                waitForOutput(of: "first", containing: "memory warning (warning) handled", timeout: .milliseconds(300))
+                    ? true : nil
+            }
+            check(glibWarned == true, "GLib's warning never reached the app; it said: \(output(of: "first"))")
+            let recordedWarning = try waitForRows { $0.pressureLevels.contains(1) }
+            check(recordedWarning, "GLib's warning was never recorded: \(stored)")
+        } else {
+            print("⚠️ GTKAppTests: no dbus-daemon, so GLib's memory warnings were not driven")
+        }
 
         // Memory runs critically low (5 % available): the monitor, polling the fixture tree,
         // raises a critical warning; the controllers' caches empty and the status bar says so.
