@@ -5,7 +5,7 @@ import Testing
 /// daemon of the test's own stands in for the system bus, a process owns the low-memory-monitor
 /// service's name on it and emits its `LowMemoryWarning` signal, and GLib's real D-Bus memory
 /// monitor, in another process, hears it and hands it to a `MemoryPressureMonitor`.
-@Suite("GLib's memory warnings", .hangGuard(minutes: 3))
+@Suite("GLib's memory warnings", .serialized, .hangGuard(minutes: 10))
 struct GLibMemoryWarningTests {
     let folder = TemporaryFolder()
 
@@ -83,36 +83,42 @@ struct GLibMemoryWarningTests {
 
 /// A program whose stdin the test writes and whose output it reads as it comes.
 final class LineProgram {
-    let process = Process()
-    let input = Pipe()
+    let program: SpawnedProgram
     let output: String
+    /// The test's end of the socket pair the program reads as its stdin: a socket, so a line
+    /// sent to a program that has ended fails with EPIPE (`MSG_NOSIGNAL`) instead of a SIGPIPE.
+    private let input: Int32
 
     init(_ executable: String, _ arguments: [String], environment: [String: String], output: String) throws {
         self.output = output
-        _ = FileManager.default.createFile(atPath: output, contents: nil)
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.environment = environment
-        process.standardInput = input
-        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
-        process.standardOutput = handle
-        process.standardError = handle
-        try process.run()
+        var pair: [Int32] = [-1, -1]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
+            throw RawSQLFailure(message: "socketpair failed: \(String(cString: strerror(errno)))")
+        }
+        input = pair[0]
+        defer { close(pair[1]) }
+        do {
+            program = try SpawnedProgram(
+                executable, arguments, environment: environment, output: output, input: pair[1])
+        } catch {
+            close(pair[0])
+            throw error
+        }
     }
 
     deinit {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        close(input)
+        if program.isRunning { kill(program.pid, SIGKILL) }
+        program.wait()
+    }
+
+    func send(_ line: String) {
+        let bytes = Array((line + "\n").utf8)
+        _ = bytes.withUnsafeBytes { Glibc.send(input, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
     }
 
     var lines: [String] {
         ((try? String(contentsOfFile: output, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
-    }
-
-    func send(_ line: String) {
-        input.fileHandleForWriting.write(Data((line + "\n").utf8))
     }
 
     /// Waits up to `timeout` for a line `condition` accepts, from line `index` on; returns its index.

@@ -9,11 +9,20 @@ final class SpawnedProgram {
     let pid: pid_t
     private var status: Int32?
 
-    init(_ executable: String, _ arguments: [String], environment: [String: String], output: String) throws {
+    /// Starts `executable`; its stdin is `input` (a descriptor the program gets as its 0), or
+    /// `/dev/null`.
+    init(
+        _ executable: String, _ arguments: [String], environment: [String: String], output: String,
+        input: Int32? = nil
+    ) throws {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        if let input {
+            posix_spawn_file_actions_adddup2(&actions, input, 0)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        }
         posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_APPEND, 0o600)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
         let attributes = SpawnAttributes()
