@@ -7,7 +7,7 @@ import Testing
 /// `statectl` at its edges, run as the built binary: closed descriptors, numbers out of range,
 /// FIFOs and devices, other programs' databases, odd output targets, hostile documents.
 /// Each case ends in one `statectl:` line and the right exit code, and leaves every byte.
-@Suite(.hangGuard(minutes: 5)) struct BadInputCLITests {
+@Suite(.hangGuard(minutes: 10)) struct BadInputCLITests {
     /// Runs `script` with `bash -c`, `$STATECTL` set to the built binary.
     static func shell(_ script: String) throws -> (status: Int32, output: String) {
         let (process, pipe) = try CLI.start("/bin/bash", ["-c", script], environment: ["STATECTL": CLI.executable])

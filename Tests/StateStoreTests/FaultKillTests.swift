@@ -4,7 +4,7 @@ import Testing
 @testable import StateStore
 
 /// kill -9 at random moments: every save acknowledged before the kill is on disk, intact.
-@Suite("Faults: SIGKILL while saving", .hangGuard(minutes: 5))
+@Suite("Faults: SIGKILL while saving", .hangGuard(minutes: 10))
 struct FaultKillTests {
     /// 200 by default; `STATESTORE_KILL_ITERATIONS=1000 swift test --filter FaultKill` for a longer run.
     static let iterations = Int(ProcessInfo.processInfo.environment["STATESTORE_KILL_ITERATIONS"] ?? "") ?? 200

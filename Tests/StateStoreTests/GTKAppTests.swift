@@ -200,7 +200,7 @@ final class VirtualDisplay {
 /// window found with `xdotool`, clicked, typed into and resized as a person would, under a
 /// critical memory warning, killed with `kill -9` and launched again, ended with SIGTERM and
 /// quit with ctrl+q.
-@Suite("The mail app in a GTK window", .hangGuard(minutes: 5))
+@Suite("The mail app in a GTK window", .hangGuard(minutes: 10))
 struct GTKAppTests {
     let folder = TemporaryFolder()
     var database: String { folder.file("mail.sqlite") }

@@ -5,7 +5,7 @@ import Testing
 
 /// A state row far over `maximumStateSize`, written by another tool, is quarantined at launch
 /// without ever being loaded: the relaunched app's peak RSS (`VmHWM`) stays near its usual one.
-@Suite(.serialized, .hangGuard(minutes: 5)) struct HugeRowProcessTests {
+@Suite(.serialized, .hangGuard(minutes: 10)) struct HugeRowProcessTests {
     /// Launches and terminates the mail app (`statestore-worker app-peak`); its output lines.
     func launch(_ database: String) throws -> (peakKiB: Int, lines: [Substring]) {
         let (status, output) = try runProgram(try builtProduct("statestore-worker"), ["app-peak", database])

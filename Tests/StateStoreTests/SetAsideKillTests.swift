@@ -6,7 +6,7 @@ import Testing
 /// kill -9 while the writer sets aside a row over `maximumStateSize` met at launch: the database
 /// holds the row in `states`, or its whole copy in quarantine with the row gone, never neither;
 /// a partial copy is listed by no reader and removed by the next open.
-@Suite(.serialized, .hangGuard(minutes: 5)) struct SetAsideKillTests {
+@Suite(.serialized, .hangGuard(minutes: 10)) struct SetAsideKillTests {
     /// What one killed launch left.
     enum Left: String {
         /// The row in `states`, no copy begun (or a finished copy's source not yet removed).

@@ -7,7 +7,7 @@ import Testing
 /// are committed in `Snapshots/statectl-json-fields.txt`. A field may be added (regenerate the
 /// file with `STATESTORE_UPDATE_SNAPSHOTS=1`); a field removed or retyped is a breaking change,
 /// which the file is not rewritten for until `CHANGELOG.md`'s Unreleased section names it.
-@Suite("statectl's JSON fields", .hangGuard(minutes: 5))
+@Suite("statectl's JSON fields", .hangGuard(minutes: 10))
 struct StatectlJSONFieldsTests {
     static let snapshot = Snapshot.file("statectl-json-fields.txt")
 

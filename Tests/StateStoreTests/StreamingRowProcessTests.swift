@@ -6,7 +6,7 @@ import Testing
 /// Paths that read a row's bytes without needing them whole stream them: a 64 MiB row (written
 /// by another tool) costs `statectl` a bounded amount of memory, its peak RSS measured by GNU
 /// time around the child process.
-@Suite(.serialized, .hangGuard(minutes: 5)) struct StreamingRowProcessTests {
+@Suite(.serialized, .hangGuard(minutes: 10)) struct StreamingRowProcessTests {
     /// The size of the huge row, and how far over a small database's run a command may peak.
     static let rowSize = 64 << 20
     static let bound = 16 << 20

@@ -146,7 +146,7 @@ final class TerminalSession {
 /// The terminal mail app (`Examples/MailTerminal`, the `mail` executable) driven through a real
 /// terminal as a person would: keys, a resize, a memory warning from the monitor, `kill -9`,
 /// signals and the quit key, read back from the screen.
-@Suite("The mail app at a real terminal", .hangGuard(minutes: 5))
+@Suite("The mail app at a real terminal", .hangGuard(minutes: 10))
 struct TerminalAppTests {
     let folder = TemporaryFolder()
     var database: String { folder.file("mail.sqlite") }

@@ -6,7 +6,7 @@ import Testing
 /// kill -9 right after a disappearance, with saves still with the write-behind writer: the
 /// database holds everything up to the last flush point and then a prefix of the later
 /// structural changes, in order, each whole — what the documented window allows, nothing more.
-@Suite("Write-behind: SIGKILL right after a disappearance", .hangGuard(minutes: 5))
+@Suite("Write-behind: SIGKILL right after a disappearance", .hangGuard(minutes: 10))
 struct WriteBehindKillTests {
     struct StepState: Codable, Sendable {
         var step: Int
