@@ -48,9 +48,6 @@ public final class GLibMemoryWarnings {
     /// The monitor the warnings feed.
     public let monitor: MemoryPressureMonitor
 
-    /// GLib's warnings so far, with what each raised; the newest last, at most 64.
-    public private(set) var received: [Warning] = []
-
     /// Called on the main thread for each warning, after the monitor took it.
     public var onWarning: (@MainActor (Warning) -> Void)?
 
@@ -103,9 +100,6 @@ public final class GLibMemoryWarnings {
         let warning = ExternalMemoryWarning(
             sender: Self.sender, level: level, trigger: .pressureStall, detail: "low-memory-warning \(glibLevel)")
         let event = try? monitor.report(warning)
-        let received = Warning(glibLevel: glibLevel, level: level, event: event)
-        self.received.append(received)
-        if self.received.count > 64 { self.received.removeFirst(self.received.count - 64) }
-        onWarning?(received)
+        onWarning?(Warning(glibLevel: glibLevel, level: level, event: event))
     }
 }

@@ -155,11 +155,10 @@ public final class GTKNavigationStack {
     }
 
     private func observeApplication() {
-        guard observer == nil, let application = navigationController.application else { return }
-        let made = HierarchyChangeObserver { [unowned self] in update() }
-        made.owner = self
-        observer = made
-        application.addObserver(made)
+        guard observer == nil else { return }
+        observer = HierarchyChangeObserver.attach(to: navigationController.application, owner: self) {
+            [unowned self] in update()
+        }
     }
 }
 
@@ -169,9 +168,23 @@ public final class GTKNavigationStack {
 final class HierarchyChangeObserver: LifecycleObserver {
     let changed: @MainActor () -> Void
     /// The adapter `changed` updates, kept alive with the application's observers.
-    var owner: AnyObject?
+    let owner: AnyObject
 
-    init(_ changed: @escaping @MainActor () -> Void) { self.changed = changed }
+    private init(owner: AnyObject, _ changed: @escaping @MainActor () -> Void) {
+        self.owner = owner
+        self.changed = changed
+    }
+
+    /// Adds an observer for `owner` to `application`'s observers; `nil` (nothing added) while
+    /// there is no application yet.
+    static func attach(
+        to application: Application?, owner: AnyObject, _ changed: @escaping @MainActor () -> Void
+    ) -> HierarchyChangeObserver? {
+        guard let application else { return nil }
+        let observer = HierarchyChangeObserver(owner: owner, changed)
+        application.addObserver(observer)
+        return observer
+    }
 
     func hierarchyDidChange(in window: Window) { changed() }
 }

@@ -163,10 +163,7 @@ public final class GTKPresentation {
     }
 
     private func observeApplication() {
-        guard observer == nil, let application = presenter.application else { return }
-        let made = HierarchyChangeObserver { [unowned self] in update() }
-        made.owner = self
-        observer = made
-        application.addObserver(made)
+        guard observer == nil else { return }
+        observer = HierarchyChangeObserver.attach(to: presenter.application, owner: self) { [unowned self] in update() }
     }
 }
