@@ -144,4 +144,29 @@ struct MailAppTests {
         let relaunched = try launch.relaunch(after: .kill)
         #expect(relaunched.app.mail.compose?.restorableState.body == "Hello", "\(relaunched)")
     }
+
+    /// A draft as releases before the cursor wrote it (`to`, `subject`, `body`).
+    struct DraftWithoutCursor: Codable, Equatable {
+        var to = "", subject = "", body = ""
+    }
+
+    /// The draft gained its cursor as an optional: a row written before comes back with its
+    /// text and no cursor, and a draft without a cursor is written as such a row, so an
+    /// earlier release still reads it.
+    @Test func aDraftWrittenBeforeTheCursorExistedComesBackWithItsText() throws {
+        let temporary = try TemporaryStore()
+        let store = try temporary.open()
+        let old = DraftWithoutCursor(to: "ada@example.com", subject: "Re: Status", body: "Half a reply")
+        try store.save(old, for: "tabs/compose")
+        let restored = try #require(try store.restore(ComposeController.Draft.self, for: "tabs/compose"))
+        #expect(restored.to == old.to && restored.subject == old.subject && restored.body == old.body)
+        #expect(restored.cursor == nil)
+
+        try store.save(restored, for: "tabs/compose")
+        #expect(try store.restore(DraftWithoutCursor.self, for: "tabs/compose") == old)
+        var moved = restored
+        moved.cursor = 4
+        try store.save(moved, for: "tabs/compose")
+        #expect(try store.restore(ComposeController.Draft.self, for: "tabs/compose")?.cursor == 4)
+    }
 }

@@ -63,6 +63,10 @@ struct GLibMemoryWarningTests {
         service.send(255)
         let again = try #require(watcher.waitForLine(from: critical + 1) { $0.hasPrefix("glib 255") })
         #expect(watcher.lines[again] == "glib 255 level=critical raised=none")
+        // A level GLib does not define (under 50) asks only for a reading: nothing is raised.
+        service.send(0)
+        let none = try #require(watcher.waitForLine(from: again + 1) { $0.hasPrefix("glib 0") })
+        #expect(watcher.lines[none] == "glib 0 level=normal raised=none")
         // The monitor's handlers heard exactly the two events.
         #expect(watcher.lines.filter { $0.hasPrefix("event ") }.count == 2, "\(watcher.lines)")
     }
